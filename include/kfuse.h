@@ -1,0 +1,425 @@
+/*
+ * kfuse.h - the public API of kfuse, a runtime JIT kernel-fusion compiler for
+ * NVIDIA GPUs. This header is the manual: every function says who owns what,
+ * whether it may be called from several threads, and how it fails.
+ *
+ * The shape of a session:
+ *
+ *   kf_ctx *ctx;   kf_ctx_create(&ctx);
+ *   kf_graph *g;   kf_graph_create(ctx, &g);
+ *   int64_t shape[2] = {8192, 8192};
+ *   kf_value x = kf_input(g, "x", KF_F32, 2, shape);
+ *   kf_value y = kf_softmax(g, x, -1);
+ *   kf_set_output(g, y);
+ *   if (kf_graph_status(g) != KF_OK) puts(kf_graph_errmsg(g));
+ *   ... run it on the CPU reference, or compile and launch it ...
+ *   kf_graph_destroy(g);  kf_ctx_destroy(ctx);
+ *
+ * Conventions
+ * - Every handle is opaque. Each create has a destroy; destroy(NULL) is a no-op.
+ * - Functions that can fail return kf_status; the detailed message is kept on
+ *   the handle involved (kf_ctx_errmsg, kf_graph_errmsg) until the next failing
+ *   call on that handle.
+ * - Builder functions (kf_add, kf_softmax, ...) return a kf_value. Their first
+ *   error is sticky on the graph: it is kept, naming the node, the op and the
+ *   shapes; that call and every later builder call return KF_NONE; nothing
+ *   aborts. Check kf_graph_status() once after building.
+ * - Thread-safety: a kf_ctx may be shared by threads (its caches lock
+ *   internally). A kf_graph is not thread-safe: build and mutate it from one
+ *   thread at a time; read-only calls (const kf_graph *) may run concurrently.
+ * - Strings returned as `const char *` belong to the handle and stay valid
+ *   until the handle changes or is destroyed. Strings returned as `char *`
+ *   are the caller's, released with kf_free().
+ * - The library never writes to stdout and never aborts.
+ */
+#ifndef KFUSE_H
+#define KFUSE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(KFUSE_BUILDING) && defined(__GNUC__)
+#define KF_API __attribute__((visibility("default")))
+#else
+#define KF_API
+#endif
+
+/* ------------------------------------------------------------------------ */
+/* Versions                                                                 */
+/* ------------------------------------------------------------------------ */
+
+#define KFUSE_VERSION_MAJOR 0
+#define KFUSE_VERSION_MINOR 1
+#define KFUSE_VERSION_PATCH 0
+#define KFUSE_VERSION_STRING "0.1.0"
+/* MAJOR*10000 + MINOR*100 + PATCH, for compile-time comparisons. */
+#define KFUSE_VERSION_NUMBER \
+  (KFUSE_VERSION_MAJOR * 10000 + KFUSE_VERSION_MINOR * 100 + KFUSE_VERSION_PATCH)
+
+/* The version of the library actually loaded ("0.1.0"). Thread-safe. */
+KF_API const char *kf_version(void);
+/* KFUSE_VERSION_NUMBER of the library actually loaded. Thread-safe. */
+KF_API int kf_version_number(void);
+
+/* ------------------------------------------------------------------------ */
+/* Status codes, written once                                               */
+/* ------------------------------------------------------------------------ */
+
+#define KF_STATUS_MAP(X)                                                      \
+  X(OK, "success")                                                            \
+  X(ERR_INVALID_ARG, "invalid argument")                                      \
+  X(ERR_OUT_OF_MEMORY, "out of memory")                                       \
+  X(ERR_SHAPE, "incompatible shapes")                                         \
+  X(ERR_DTYPE, "incompatible dtypes")                                         \
+  X(ERR_PARSE, "malformed graph file")                                        \
+  X(ERR_IO, "file input/output failed")                                       \
+  X(ERR_UNSUPPORTED, "not supported")                                         \
+  X(ERR_COMPILE, "kernel compilation failed")                                 \
+  X(ERR_NO_DEVICE, "no CUDA driver or GPU available")                         \
+  X(ERR_CUDA, "CUDA driver call failed")                                      \
+  X(ERR_CONTEXT_LOST, "CUDA context lost after a sticky error")               \
+  X(ERR_INTERNAL, "internal error")
+
+typedef enum kf_status {
+#define KF_STATUS_ENUM_(name, msg) KF_##name,
+  KF_STATUS_MAP(KF_STATUS_ENUM_)
+#undef KF_STATUS_ENUM_
+      KF_STATUS_COUNT_
+} kf_status;
+
+/* A short constant description of a status ("incompatible shapes"); an
+ * unknown value gives "unknown status". Thread-safe. */
+KF_API const char *kf_status_str(kf_status status);
+/* The enumerator's name without the prefix ("ERR_SHAPE"). Thread-safe. */
+KF_API const char *kf_status_name(kf_status status);
+
+/* ------------------------------------------------------------------------ */
+/* Data types                                                               */
+/* ------------------------------------------------------------------------ */
+
+#define KF_DTYPE_MAP(X)                                                       \
+  X(F16, f16, 2)                                                              \
+  X(BF16, bf16, 2)                                                            \
+  X(F32, f32, 4)                                                              \
+  X(F64, f64, 8)                                                              \
+  X(I32, i32, 4)                                                              \
+  X(I64, i64, 8)                                                              \
+  X(BOOL, bool, 1)
+
+typedef enum kf_dtype {
+#define KF_DTYPE_ENUM_(id, name, size) KF_##id,
+  KF_DTYPE_MAP(KF_DTYPE_ENUM_)
+#undef KF_DTYPE_ENUM_
+      KF_DTYPE_COUNT
+} kf_dtype;
+
+/* "f16", "bf16", ...; "?" for an unknown value. Thread-safe. */
+KF_API const char *kf_dtype_name(kf_dtype dtype);
+/* Bytes per element (bool is one byte holding 0 or 1); 0 for an unknown value. */
+KF_API size_t kf_dtype_size(kf_dtype dtype);
+/* Parses a dtype name. KF_ERR_INVALID_ARG for an unknown name. */
+KF_API kf_status kf_dtype_parse(const char *name, kf_dtype *out);
+
+/* Conversions between float and the 16-bit float formats, rounding to
+ * nearest even; NaN stays NaN, infinities and subnormals are exact where
+ * representable. Thread-safe. */
+KF_API uint16_t kf_float_to_f16(float value);
+KF_API float kf_f16_to_float(uint16_t bits);
+KF_API uint16_t kf_float_to_bf16(float value);
+KF_API float kf_bf16_to_float(uint16_t bits);
+
+/* ------------------------------------------------------------------------ */
+/* Handles                                                                  */
+/* ------------------------------------------------------------------------ */
+
+typedef struct kf_ctx kf_ctx;     /* caches, device state, logging */
+typedef struct kf_graph kf_graph; /* an op graph under construction */
+
+/* A value in a graph: an input, a constant or the result of an op. */
+typedef int32_t kf_value;
+/* An absent or invalid value; also what a failing builder returns. */
+#define KF_NONE ((kf_value)-1)
+
+/* Most dimensions a tensor can have. */
+#define KF_MAX_RANK 8
+
+/* ------------------------------------------------------------------------ */
+/* Context                                                                  */
+/* ------------------------------------------------------------------------ */
+
+typedef enum kf_log_level {
+  KF_LOG_ERROR = 0,
+  KF_LOG_WARN = 1,
+  KF_LOG_INFO = 2,
+  KF_LOG_DEBUG = 3
+} kf_log_level;
+
+/* Receives every log line of a context; `component` is "ir", "fuse",
+ * "codegen", "cache" or "runtime". May be called from any thread that uses
+ * the context, so it must be thread-safe itself. */
+typedef void (*kf_log_fn)(void *user, kf_log_level level, const char *component,
+                          const char *message);
+
+/* Creates a context. The caller owns *out and releases it with
+ * kf_ctx_destroy. Reads KFUSE_LOG (e.g. "warn", "fuse=debug,cache=info") for
+ * the default logger, which writes to stderr. Errors: KF_ERR_INVALID_ARG
+ * (out is NULL), KF_ERR_OUT_OF_MEMORY. */
+KF_API kf_status kf_ctx_create(kf_ctx **out);
+/* Destroys a context; graphs created from it must be destroyed first. */
+KF_API void kf_ctx_destroy(kf_ctx *ctx);
+/* The message of the last failing call made on this context ("" if none). */
+KF_API const char *kf_ctx_errmsg(const kf_ctx *ctx);
+/* Replaces the logger (NULL restores the stderr logger). Not thread-safe
+ * against concurrent use of the context. */
+KF_API void kf_ctx_set_log(kf_ctx *ctx, kf_log_fn fn, void *user);
+
+/* Releases a string or buffer that kfuse returned as the caller's. */
+KF_API void kf_free(void *ptr);
+
+/* ------------------------------------------------------------------------ */
+/* Graphs                                                                   */
+/* ------------------------------------------------------------------------ */
+
+/* Creates an empty graph. ctx may be NULL (a graph needs a context only to
+ * be loaded from YAML, compiled or run). The caller owns *out.
+ * Errors: KF_ERR_INVALID_ARG, KF_ERR_OUT_OF_MEMORY. */
+KF_API kf_status kf_graph_create(kf_ctx *ctx, kf_graph **out);
+/* Destroys a graph and everything it owns. */
+KF_API void kf_graph_destroy(kf_graph *g);
+
+/* KF_OK, or the sticky status of the first builder error. */
+KF_API kf_status kf_graph_status(const kf_graph *g);
+/* The message of the first builder error, or else of the last failing call
+ * on this graph ("" if none). */
+KF_API const char *kf_graph_errmsg(const kf_graph *g);
+
+/* The graph's name (may be NULL). kf_graph_set_name copies the string. */
+KF_API const char *kf_graph_name(const kf_graph *g);
+KF_API kf_status kf_graph_set_name(kf_graph *g, const char *name);
+
+/* Gives value v a name, used by dumps, YAML files and error messages. Names
+ * match [A-Za-z_][A-Za-z0-9_.]* and are unique within the graph. The string
+ * is copied. Errors: KF_ERR_INVALID_ARG (bad v, bad syntax, name taken).
+ * Not sticky. */
+KF_API kf_status kf_set_name(kf_graph *g, kf_value v, const char *name);
+/* Marks v as the next graph output (outputs keep the order of these calls;
+ * marking one value twice is an error). Sticky like a builder error. */
+KF_API kf_status kf_set_output(kf_graph *g, kf_value v);
+
+/* Introspection; all read-only. A bad value gives KF_DTYPE_COUNT, -1 or NULL. */
+KF_API int kf_graph_num_values(const kf_graph *g);
+KF_API int kf_graph_num_inputs(const kf_graph *g);
+KF_API kf_value kf_graph_input(const kf_graph *g, int index);
+KF_API int kf_graph_num_outputs(const kf_graph *g);
+KF_API kf_value kf_graph_output(const kf_graph *g, int index);
+KF_API kf_value kf_graph_find(const kf_graph *g, const char *name);
+KF_API kf_dtype kf_value_dtype(const kf_graph *g, kf_value v);
+KF_API int kf_value_rank(const kf_graph *g, kf_value v);
+/* Points at the value's KF_MAX_RANK-long shape array (first rank entries
+ * meaningful), valid while the graph lives. */
+KF_API const int64_t *kf_value_shape(const kf_graph *g, kf_value v);
+/* Element count of a value; -1 for a bad value. */
+KF_API int64_t kf_value_numel(const kf_graph *g, kf_value v);
+/* The value's name, or NULL when it has none. */
+KF_API const char *kf_value_name(const kf_graph *g, kf_value v);
+/* The op that defines v ("input", "const", "add", ...), or NULL. */
+KF_API const char *kf_value_op(const kf_graph *g, kf_value v);
+
+/* A 128-bit structural hash: equal graphs hash equal; any change of op,
+ * operand, attribute, dtype, shape, or of the inputs and outputs, changes
+ * it. Names are not part of it. Thread-safe on a const graph. */
+typedef struct kf_hash128 {
+  uint64_t lo, hi;
+} kf_hash128;
+KF_API kf_hash128 kf_graph_hash(const kf_graph *g);
+
+/* A readable text dump, one line per value:
+ *   %3 y: f32[8192,8192] = add(%1 x, %2)
+ * The caller frees the result with kf_free; NULL on out of memory. */
+KF_API char *kf_graph_dump(const kf_graph *g);
+
+/* ------------------------------------------------------------------------ */
+/* Builders. Each checks its operands, infers the result's dtype and shape, */
+/* and returns the new value (KF_NONE after a sticky error).                */
+/* Tensor operands of one op must share a dtype (use kf_cast); binary and   */
+/* ternary ops broadcast as NumPy does.                                     */
+/* ------------------------------------------------------------------------ */
+
+/* A graph input; inputs are bound in the order they are declared. The name
+ * is required. */
+KF_API kf_value kf_input(kf_graph *g, const char *name, kf_dtype dtype, int rank,
+                         const int64_t *shape);
+/* A rank-0 constant, rounded once to dtype. */
+KF_API kf_value kf_scalar(kf_graph *g, double value, kf_dtype dtype);
+
+/* Unary pointwise ops. exp..ceil (the transcendental and rounding ones)
+ * need a floating dtype; neg, abs, relu and sign take any numeric dtype;
+ * logical_not takes any dtype and gives bool. */
+KF_API kf_value kf_neg(kf_graph *g, kf_value x);
+KF_API kf_value kf_abs(kf_graph *g, kf_value x);
+KF_API kf_value kf_exp(kf_graph *g, kf_value x);
+KF_API kf_value kf_log(kf_graph *g, kf_value x);
+KF_API kf_value kf_sqrt(kf_graph *g, kf_value x);
+KF_API kf_value kf_rsqrt(kf_graph *g, kf_value x);
+KF_API kf_value kf_reciprocal(kf_graph *g, kf_value x);
+KF_API kf_value kf_sin(kf_graph *g, kf_value x);
+KF_API kf_value kf_cos(kf_graph *g, kf_value x);
+KF_API kf_value kf_tanh(kf_graph *g, kf_value x);
+KF_API kf_value kf_sigmoid(kf_graph *g, kf_value x);
+KF_API kf_value kf_relu(kf_graph *g, kf_value x);
+KF_API kf_value kf_gelu(kf_graph *g, kf_value x);      /* erf form */
+KF_API kf_value kf_gelu_tanh(kf_graph *g, kf_value x); /* tanh approximation */
+KF_API kf_value kf_silu(kf_graph *g, kf_value x);
+KF_API kf_value kf_erf(kf_graph *g, kf_value x);
+KF_API kf_value kf_floor(kf_graph *g, kf_value x);
+KF_API kf_value kf_ceil(kf_graph *g, kf_value x);
+KF_API kf_value kf_sign(kf_graph *g, kf_value x);
+KF_API kf_value kf_logical_not(kf_graph *g, kf_value x);
+
+/* Binary pointwise ops. add, sub, mul, maximum and minimum take numeric
+ * dtypes; div and pow floating ones; comparisons and logical ops any dtype
+ * and give bool. maximum/minimum propagate NaN. */
+KF_API kf_value kf_add(kf_graph *g, kf_value a, kf_value b);
+KF_API kf_value kf_sub(kf_graph *g, kf_value a, kf_value b);
+KF_API kf_value kf_mul(kf_graph *g, kf_value a, kf_value b);
+KF_API kf_value kf_div(kf_graph *g, kf_value a, kf_value b);
+KF_API kf_value kf_pow(kf_graph *g, kf_value a, kf_value b);
+KF_API kf_value kf_maximum(kf_graph *g, kf_value a, kf_value b);
+KF_API kf_value kf_minimum(kf_graph *g, kf_value a, kf_value b);
+KF_API kf_value kf_eq(kf_graph *g, kf_value a, kf_value b);
+KF_API kf_value kf_ne(kf_graph *g, kf_value a, kf_value b);
+KF_API kf_value kf_lt(kf_graph *g, kf_value a, kf_value b);
+KF_API kf_value kf_le(kf_graph *g, kf_value a, kf_value b);
+KF_API kf_value kf_gt(kf_graph *g, kf_value a, kf_value b);
+KF_API kf_value kf_ge(kf_graph *g, kf_value a, kf_value b);
+KF_API kf_value kf_logical_and(kf_graph *g, kf_value a, kf_value b);
+KF_API kf_value kf_logical_or(kf_graph *g, kf_value a, kf_value b);
+
+/* cond ? a : b, elementwise; cond is bool, a and b share a dtype. */
+KF_API kf_value kf_where(kf_graph *g, kf_value cond, kf_value a, kf_value b);
+/* min(max(x, lo), hi) on a numeric dtype; pass -INFINITY / INFINITY for an
+ * absent bound. lo > hi is an error. */
+KF_API kf_value kf_clamp(kf_graph *g, kf_value x, double lo, double hi);
+/* Converts to dtype (floats to integers truncate toward zero and saturate;
+ * NaN gives 0; anything nonzero gives true). */
+KF_API kf_value kf_cast(kf_graph *g, kf_value x, kf_dtype dtype);
+
+/* Reductions over `axes` (naxes entries; negative ones count from the end;
+ * naxes == 0 reduces over every axis). keepdim keeps reduced axes as 1.
+ * sum, max and min take numeric dtypes, mean floating ones. */
+KF_API kf_value kf_sum(kf_graph *g, kf_value x, int naxes, const int *axes, bool keepdim);
+KF_API kf_value kf_mean(kf_graph *g, kf_value x, int naxes, const int *axes, bool keepdim);
+KF_API kf_value kf_max(kf_graph *g, kf_value x, int naxes, const int *axes, bool keepdim);
+KF_API kf_value kf_min(kf_graph *g, kf_value x, int naxes, const int *axes, bool keepdim);
+
+/* Layout ops. reshape keeps the element count; one entry of shape may be -1
+ * and is inferred. transpose permutes the axes (perm has rank(x) entries).
+ * broadcast_to expands size-1 and missing leading axes as NumPy does. */
+KF_API kf_value kf_reshape(kf_graph *g, kf_value x, int rank, const int64_t *shape);
+KF_API kf_value kf_transpose(kf_graph *g, kf_value x, const int *perm);
+KF_API kf_value kf_broadcast_to(kf_graph *g, kf_value x, int rank, const int64_t *shape);
+
+/* Composites, expanded into primitives when built (half-precision inputs are
+ * computed in f32 and cast back once). softmax and log_softmax work along
+ * `axis`; layernorm and rmsnorm along the last axis, with optional weight
+ * and bias (KF_NONE when absent) of the last axis's length. */
+KF_API kf_value kf_softmax(kf_graph *g, kf_value x, int axis);
+KF_API kf_value kf_log_softmax(kf_graph *g, kf_value x, int axis);
+KF_API kf_value kf_layernorm(kf_graph *g, kf_value x, kf_value weight, kf_value bias,
+                             double eps);
+KF_API kf_value kf_rmsnorm(kf_graph *g, kf_value x, kf_value weight, double eps);
+
+/* Matrix product over the last two axes; leading axes broadcast; rank-1
+ * operands are not promoted (both operands need rank >= 2). Numeric dtypes;
+ * half-precision products accumulate in f32. */
+KF_API kf_value kf_matmul(kf_graph *g, kf_value a, kf_value b);
+
+/* ------------------------------------------------------------------------ */
+/* CPU reference interpreter                                                */
+/* ------------------------------------------------------------------------ */
+
+/* A dense, row-major tensor in host memory. */
+typedef struct kf_host_tensor {
+  void *data;
+  kf_dtype dtype;
+  int rank;
+  int64_t shape[KF_MAX_RANK];
+} kf_host_tensor;
+
+/* Runs the graph on the CPU, computing every value in f64 (integers in
+ * int64) and rounding once to its dtype. inputs[i] binds the i-th declared
+ * input, outputs[j] receives the j-th output; each must match the value's
+ * dtype and shape exactly, and output buffers are the caller's, allocated
+ * beforehand. Slow and simple on purpose: it is the oracle for every other
+ * check. Not thread-safe on one graph.
+ * Errors: KF_ERR_INVALID_ARG (counts, dtypes, shapes, NULL data; the message
+ * names the tensor), KF_ERR_OUT_OF_MEMORY, the graph's sticky status. */
+KF_API kf_status kf_graph_run_reference(kf_graph *g, const kf_host_tensor *inputs,
+                                        int n_inputs, kf_host_tensor *outputs,
+                                        int n_outputs);
+
+/* ------------------------------------------------------------------------ */
+/* Plans: fusion, code generation, compilation                              */
+/* ------------------------------------------------------------------------ */
+
+typedef struct kf_plan kf_plan; /* a fused, compiled (and loaded) graph */
+
+/* How a plan runs its launches. */
+typedef enum kf_run_mode {
+  KF_MODE_PLAIN = 0,   /* one after another on the caller's stream */
+  KF_MODE_STREAMS = 1, /* independent launches on prioritized streams */
+  KF_MODE_GRAPH = 2    /* recorded once as a CUDA Graph and replayed */
+} kf_run_mode;
+
+typedef struct kf_options {
+  bool fusion;           /* false: every op its own kernel */
+  bool horizontal;       /* false: no horizontal packing */
+  const char *arch;      /* "sm_90"; NULL: the current device's */
+  kf_run_mode mode;
+  double occupancy_drop; /* split a fused kernel whose occupancy falls more
+                            than this fraction below its parts' (0.20) */
+  int streams;           /* streams in KF_MODE_STREAMS (4) */
+} kf_options;
+
+/* Fills defaults: fusion and horizontal packing on (unless KFUSE_NO_FUSION
+ * or KFUSE_NO_HORIZONTAL is set to 1), arch NULL, KF_MODE_PLAIN, 0.20, 4. */
+KF_API void kf_options_init(kf_options *opt);
+
+/* Text renderings of a plan. */
+typedef enum kf_format { KF_FORMAT_TEXT = 0, KF_FORMAT_JSON = 1, KF_FORMAT_DOT = 2 } kf_format;
+
+/* -- KFUSE PLAN API: sections below are added by the fuser, codegen and
+ *    runtime modules. -- */
+
+/* Plans a valid graph that has outputs: fusion and buffer planning only,
+ * needing neither a GPU nor NVRTC. The plan keeps its own copy of the
+ * graph, so g may be destroyed afterwards. opt may be NULL (defaults). The
+ * caller owns *out. A plan is not thread-safe: use one from one thread at a
+ * time (several plans of one context may be used from different threads).
+ * Errors: KF_ERR_INVALID_ARG, the graph's sticky status, KF_ERR_OUT_OF_MEMORY;
+ * the message is on ctx. */
+KF_API kf_status kf_plan_create(kf_ctx *ctx, const kf_graph *g, const kf_options *opt,
+                                kf_plan **out);
+KF_API void kf_plan_destroy(kf_plan *plan);
+/* The message of the last failing call on this plan ("" if none). */
+KF_API const char *kf_plan_errmsg(const kf_plan *plan);
+/* The plan as text, JSON or Graphviz DOT (each launch a cluster). The JSON
+ * has launches, kernels (name, kind, ops, outputs, bytes), bytes_fused,
+ * bytes_unfused, workspace_bytes and decisions. Caller frees with kf_free;
+ * NULL on out of memory. */
+KF_API char *kf_plan_describe(const kf_plan *plan, kf_format fmt);
+KF_API int kf_plan_num_launches(const kf_plan *plan);
+KF_API int kf_plan_num_kernels(const kf_plan *plan);
+/* Bytes of device workspace the plan needs between launches. */
+KF_API int64_t kf_plan_workspace_size(const kf_plan *plan);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* KFUSE_H */

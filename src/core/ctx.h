@@ -1,0 +1,50 @@
+/* ctx.h - the context: last error, logging, and the per-module state that
+ * later passes hang on it (caches, the loaded driver). */
+#ifndef KF_CORE_CTX_H
+#define KF_CORE_CTX_H
+
+#include <pthread.h>
+#include <stdarg.h>
+
+#include "kfuse.h"
+
+/* Log components; KFUSE_LOG sets a level for each ("fuse=debug,cache=info")
+ * or for all ("warn"). */
+typedef enum core_component {
+  LOG_IR,
+  LOG_FUSE,
+  LOG_CODEGEN,
+  LOG_CACHE,
+  LOG_RUNTIME,
+  LOG_COMPONENT_COUNT
+} core_component;
+
+struct rt_state;    /* src/runtime: driver, device, streams */
+struct cache_state; /* src/runtime: kernel caches */
+
+struct kf_ctx {
+  pthread_mutex_t lock; /* guards errmsg and the lazily created states */
+  char errmsg[8192];
+  kf_log_fn log_fn; /* NULL: the stderr logger */
+  void *log_user;
+  kf_log_level levels[LOG_COMPONENT_COUNT];
+  struct rt_state *rt;
+  struct cache_state *cache;
+};
+
+/* Records the message of a failing call on the context; returns st. ctx may
+ * be NULL (then nothing is recorded). Thread-safe. */
+kf_status core_error(kf_ctx *ctx, kf_status st, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+kf_status core_verror(kf_ctx *ctx, kf_status st, const char *fmt, va_list ap);
+
+/* Logs a line if the component's level admits it. ctx may be NULL (then
+ * KFUSE_LOG and the stderr logger decide). Thread-safe. */
+void core_log(kf_ctx *ctx, kf_log_level level, core_component comp, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+/* Whether a line at this level would be logged (to skip expensive formatting). */
+bool core_log_enabled(const kf_ctx *ctx, kf_log_level level, core_component comp);
+/* Parses a KFUSE_LOG string into levels; unknown words are ignored. */
+void core_log_parse(const char *spec, kf_log_level levels[LOG_COMPONENT_COUNT]);
+
+#endif

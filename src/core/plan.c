@@ -1,0 +1,101 @@
+/* plan.c - creating, describing and destroying plans: the pipeline's front
+ * door. kf_plan_create runs verify -> fuse -> buffer planning. */
+#include "core/plan.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void kf_options_init(kf_options *opt) {
+  if (!opt) return;
+  memset(opt, 0, sizeof *opt);
+  const char *nf = getenv("KFUSE_NO_FUSION");
+  const char *nh = getenv("KFUSE_NO_HORIZONTAL");
+  opt->fusion = !(nf && strcmp(nf, "1") == 0);
+  opt->horizontal = !(nh && strcmp(nh, "1") == 0);
+  opt->arch = NULL;
+  opt->mode = KF_MODE_PLAIN;
+  opt->occupancy_drop = 0.20;
+  opt->streams = 4;
+}
+
+kf_status core_plan_error(kf_plan *plan, kf_status st, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(plan->errmsg, sizeof plan->errmsg, fmt, ap);
+  va_end(ap);
+  core_error(plan->ctx, st, "%s", plan->errmsg);
+  return st;
+}
+
+kf_status kf_plan_create(kf_ctx *ctx, const kf_graph *g, const kf_options *opt,
+                         kf_plan **out) {
+  if (!out) return core_error(ctx, KF_ERR_INVALID_ARG, "kf_plan_create: out is NULL");
+  *out = NULL;
+  if (!ctx || !g) return core_error(ctx, KF_ERR_INVALID_ARG, "kf_plan_create: NULL ctx or graph");
+  if (g->status != KF_OK)
+    return core_error(ctx, g->status, "kf_plan_create: the graph has an error: %s", g->errmsg);
+  if (g->n_outputs == 0)
+    return core_error(ctx, KF_ERR_INVALID_ARG, "kf_plan_create: the graph has no outputs");
+  kf_plan *plan = calloc(1, sizeof *plan);
+  if (!plan) return core_error(ctx, KF_ERR_OUT_OF_MEMORY, "kf_plan_create: out of memory");
+  plan->ctx = ctx;
+  if (opt)
+    plan->options = *opt;
+  else
+    kf_options_init(&plan->options);
+  plan->graph = ir_graph_clone(g);
+  if (!plan->graph) {
+    kf_plan_destroy(plan);
+    return core_error(ctx, KF_ERR_OUT_OF_MEMORY, "kf_plan_create: out of memory");
+  }
+  fuse_options fo;
+  fuse_options_default(&fo);
+  fo.fusion = plan->options.fusion;
+  fo.horizontal = plan->options.horizontal;
+  char err[512] = "";
+  kf_status st = fuse_plan_build(plan->graph, &fo, &plan->fuse, err, sizeof err);
+  if (st != KF_OK) {
+    core_error(ctx, st, "fusion failed: %s", err);
+    kf_plan_destroy(plan);
+    return st;
+  }
+  *out = plan;
+  return KF_OK;
+}
+
+void kf_plan_destroy(kf_plan *plan) {
+  if (!plan) return;
+  rt_plan_free(plan->rt);
+  cg_program_free(plan->code);
+  fuse_plan_free(plan->fuse);
+  kf_graph_destroy(plan->graph);
+  free(plan);
+}
+
+const char *kf_plan_errmsg(const kf_plan *plan) { return plan ? plan->errmsg : ""; }
+
+char *kf_plan_describe(const kf_plan *plan, kf_format fmt) {
+  if (!plan || !plan->fuse) return NULL;
+  switch (fmt) {
+    case KF_FORMAT_TEXT:
+      return fuse_plan_text(plan->fuse);
+    case KF_FORMAT_JSON:
+      return fuse_plan_json(plan->fuse);
+    case KF_FORMAT_DOT:
+      return fuse_plan_dot(plan->fuse);
+  }
+  return NULL;
+}
+
+int kf_plan_num_launches(const kf_plan *plan) {
+  return plan && plan->fuse ? plan->fuse->n_launches : -1;
+}
+
+int kf_plan_num_kernels(const kf_plan *plan) {
+  return plan && plan->fuse ? plan->fuse->n_kernels : -1;
+}
+
+int64_t kf_plan_workspace_size(const kf_plan *plan) {
+  return plan && plan->fuse ? plan->fuse->workspace_bytes : -1;
+}

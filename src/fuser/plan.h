@@ -1,0 +1,124 @@
+/* plan.h - what the fusion pass produces and code generation consumes: the
+ * kernels (groups of nodes computed in one pass over memory), how they are
+ * packed into launches, where intermediate values live, and why. */
+#ifndef KF_FUSER_PLAN_H
+#define KF_FUSER_PLAN_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "ir/ir.h"
+
+typedef enum fuse_kind {
+  FK_POINTWISE, /* one iteration space; layout ops by index arithmetic */
+  FK_ROW,       /* persistent reduction(s) over the innermost axis */
+  FK_REDUCE,    /* reduction over other axes or all, prologue + epilogue */
+  FK_MATMUL     /* a GEMM with an optional pointwise epilogue */
+} fuse_kind;
+
+const char *fuse_kind_name(fuse_kind kind);
+
+/* One kernel: a group of nodes computed together. Values in `inputs` are
+ * read from device memory (graph inputs or outputs of earlier kernels);
+ * values in `outputs` are written to device memory (graph outputs, or
+ * values that a later kernel reads: those live in the workspace). Constants
+ * are folded into the code and are never inputs. */
+typedef struct fuse_kernel {
+  int id;
+  fuse_kind kind;
+  char name[48];     /* "k3_row", unique in the plan */
+  int32_t *nodes;    /* computed here, topological order (no inputs) */
+  int32_t n_nodes;
+  int32_t *inputs;   /* value indices, ascending */
+  int32_t n_inputs;
+  int32_t *outputs;  /* value indices, ascending */
+  int32_t n_outputs;
+  /* The iteration space. POINTWISE: the shape every output has (outputs
+   * share one element count). ROW: rows x cols, cols = the reduced innermost
+   * extent. REDUCE: outer x reduced x inner after merging adjacent axes of
+   * the reduction's input (inner == 1 means contiguous, e.g. a full sum).
+   * MATMUL: batch x m x n x k. */
+  int rank;
+  int64_t shape[KF_MAX_RANK];
+  int64_t numel;     /* elements of the iteration space */
+  int64_t rows, cols;        /* ROW */
+  int64_t outer, red, inner; /* REDUCE */
+  int64_t batch, m, n, k;    /* MATMUL */
+  /* Cost, counted as the fewest bytes this kernel must move. */
+  int64_t bytes_read, bytes_written, flops;
+  int launch; /* index into fuse_plan.launches */
+  int depth;  /* longest path from a graph input, in kernels */
+} fuse_kernel;
+
+/* One launch: one kernel, or several independent ones packed horizontally
+ * (their block ranges routed to each part). */
+typedef struct fuse_launch {
+  int32_t *kernels; /* kernel ids */
+  int32_t n_kernels;
+  bool horizontal;  /* n_kernels > 1 */
+} fuse_launch;
+
+/* Where a value that lives in device memory is kept. Graph inputs and
+ * outputs are the caller's tensors; every other memory value lives in the
+ * workspace at `offset` (256-byte aligned). */
+typedef enum fuse_home { HOME_INPUT, HOME_OUTPUT, HOME_WORKSPACE } fuse_home;
+
+typedef struct fuse_buffer {
+  int32_t value;
+  fuse_home home;
+  int index;        /* HOME_INPUT / HOME_OUTPUT: position in the graph's list */
+  int64_t offset;   /* HOME_WORKSPACE */
+  int64_t bytes;
+  int first_launch; /* written by */
+  int last_launch;  /* last read by */
+} fuse_buffer;
+
+/* A merge that was considered, taken or refused, with the rule that
+ * decided it and the numbers behind it. */
+typedef struct fuse_decision {
+  bool accepted;
+  char rule[32];     /* "pointwise-chain", "use-count", "size-limit", ... */
+  char text[224];    /* "k2 into k5: ... (bytes 4.0 MB -> 2.0 MB)" */
+} fuse_decision;
+
+typedef struct fuse_options {
+  bool fusion;     /* false: every op its own kernel (KFUSE_NO_FUSION=1) */
+  bool horizontal; /* false: no horizontal packing (KFUSE_NO_HORIZONTAL=1) */
+  int sm_count;    /* to judge "too small to fill the GPU"; 132 by default */
+  int max_parts;   /* most kernels in one horizontal launch */
+  int max_param_bytes; /* most kernel-parameter bytes in one launch */
+} fuse_options;
+
+typedef struct fuse_plan {
+  const kf_graph *graph;
+  fuse_options options;
+  fuse_kernel *kernels;
+  int32_t n_kernels;
+  fuse_launch *launches;
+  int32_t n_launches;
+  int32_t *kernel_of; /* node index -> kernel id, -1 for inputs/constants */
+  fuse_buffer *buffers;
+  int32_t n_buffers;
+  int64_t workspace_bytes;
+  int64_t peak_bytes;    /* inputs + outputs + workspace */
+  int64_t bytes_fused;   /* sum of kernels' bytes */
+  int64_t bytes_unfused; /* the same with every op its own kernel */
+  fuse_decision *decisions;
+  int32_t n_decisions, cap_decisions;
+} fuse_plan;
+
+/* Defaults, then KFUSE_NO_FUSION / KFUSE_NO_HORIZONTAL from the environment. */
+void fuse_options_default(fuse_options *opt);
+/* Plans a valid graph with at least one output. On failure returns a status
+ * and writes a message to err (size errsize). The caller frees *out with
+ * fuse_plan_free. */
+kf_status fuse_plan_build(const kf_graph *g, const fuse_options *opt, fuse_plan **out,
+                          char *err, size_t errsize);
+void fuse_plan_free(fuse_plan *plan);
+
+/* Renderings for users; each returns a malloc'd string or NULL on OOM. */
+char *fuse_plan_text(const fuse_plan *plan);
+char *fuse_plan_json(const fuse_plan *plan);
+char *fuse_plan_dot(const fuse_plan *plan);
+
+#endif

@@ -1,0 +1,155 @@
+/* ir.h - the op graph as every pass sees it: ops, nodes, the graph, and the
+ * internal helpers shared across src/ir/. */
+#ifndef KF_IR_H
+#define KF_IR_H
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "kfuse.h"
+
+/* ---- the op table ------------------------------------------------------ */
+
+typedef enum ir_op {
+#define UNARY(ID, lname, ...) IR_OP_##ID,
+#define BINARY(ID, lname, ...) IR_OP_##ID,
+#define OTHER(ID, lname, ...) IR_OP_##ID,
+#include "ops.def"
+  IR_OP_COUNT
+} ir_op;
+
+typedef enum ir_kind {
+  KIND_SOURCE,    /* input, const */
+  KIND_UNARY,     /* one operand, elementwise */
+  KIND_BINARY,    /* two operands, broadcast, elementwise */
+  KIND_POINTWISE, /* where, clamp, cast */
+  KIND_REDUCE,    /* sum mean max min */
+  KIND_LAYOUT,    /* reshape transpose broadcast_to: index arithmetic only */
+  KIND_COMPOSITE, /* expanded at build time, never a node */
+  KIND_MATMUL
+} ir_kind;
+
+typedef enum ir_accept { ACC_ANY, ACC_NUM, ACC_FLT } ir_accept;
+typedef enum ir_result { RES_SAME, RES_BOOL } ir_result;
+
+/* Attribute bits, for the YAML loader's "which keys may this op have". */
+enum {
+  ATTR_DTYPE = 1u << 0,
+  ATTR_MIN = 1u << 1,
+  ATTR_MAX = 1u << 2,
+  ATTR_AXES = 1u << 3,
+  ATTR_KEEPDIM = 1u << 4,
+  ATTR_SHAPE = 1u << 5,
+  ATTR_PERM = 1u << 6,
+  ATTR_AXIS = 1u << 7,
+  ATTR_EPS = 1u << 8
+};
+
+typedef struct ir_op_info {
+  const char *name; /* "add" */
+  ir_kind kind;
+  int8_t min_args, max_args;
+  uint32_t attrs;   /* ATTR_* bits */
+  ir_accept accepts; /* unary/binary only; others check in their builder */
+  ir_result result;
+} ir_op_info;
+
+extern const ir_op_info ir_ops[IR_OP_COUNT];
+
+/* The op of that name, or -1. */
+int ir_op_lookup(const char *name);
+
+/* ---- nodes and graphs --------------------------------------------------- */
+
+/* One value of the graph. Which attribute fields mean something depends on
+ * the op: the result shape is always `shape` (reshape and broadcast_to keep
+ * their target there), the result dtype is `dtype` (cast keeps its target
+ * there). */
+typedef struct ir_node {
+  ir_op op;
+  kf_dtype dtype;
+  int8_t rank;
+  int8_t nargs;
+  int32_t args[3];
+  int64_t shape[KF_MAX_RANK];
+  double value;        /* CONST: the scalar, already rounded to dtype */
+  double lo, hi;       /* CLAMP: bounds, -inf / +inf when absent */
+  uint8_t axes;        /* REDUCE: bit i set when input axis i is reduced */
+  bool keepdim;        /* REDUCE */
+  int8_t perm[KF_MAX_RANK]; /* TRANSPOSE: output axis i is input axis perm[i] */
+  char *name;          /* NULL when unnamed; unique within the graph */
+  int32_t uses;        /* how many operand slots of later nodes read it */
+  bool is_output;
+} ir_node;
+
+/* A name -> value index; open addressing, owned by the graph. */
+typedef struct ir_names {
+  int32_t *slots; /* value index, or -1 */
+  uint32_t cap;   /* power of two */
+  uint32_t count;
+} ir_names;
+
+struct kf_graph {
+  kf_ctx *ctx; /* may be NULL */
+  char *name;
+  ir_node *nodes;
+  int32_t n_nodes, cap_nodes;
+  int32_t *inputs;
+  int32_t n_inputs, cap_inputs;
+  int32_t *outputs;
+  int32_t n_outputs, cap_outputs;
+  ir_names names;
+  kf_status status;    /* sticky builder status */
+  char errmsg[1024];   /* first builder error, or last failing call */
+};
+
+/* ---- helpers shared inside src/ir/ -------------------------------------- */
+
+/* Records a sticky builder error (only the first one is kept) and returns
+ * KF_NONE. The message is printf-formatted. */
+kf_value ir_fail(kf_graph *g, kf_status st, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* Records a non-sticky error message on the graph and returns st. */
+kf_status ir_error(kf_graph *g, kf_status st, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* True if v names an existing node. */
+bool ir_valid(const kf_graph *g, kf_value v);
+/* Appends a node (copied) and returns its index, or KF_NONE on OOM
+ * (recorded as a sticky error). Increments the operands' use counts. */
+kf_value ir_append(kf_graph *g, const ir_node *n);
+
+/* Formats a shape as "[2,3]" into buf (at least 8*21+3 bytes). */
+const char *ir_shape_str(char *buf, size_t size, int rank, const int64_t *shape);
+/* A node's label for messages: "%5 y" or "%5". */
+const char *ir_node_label(const kf_graph *g, kf_value v, char *buf, size_t size);
+
+/* Element count with overflow check: false if the product exceeds INT64_MAX
+ * or any dimension is < 0. rank 0 gives 1. */
+bool ir_numel(int rank, const int64_t *shape, int64_t *out);
+/* NumPy broadcasting of two shapes; false if they do not broadcast. */
+bool ir_broadcast_shapes(int ra, const int64_t *a, int rb, const int64_t *b, int *rout,
+                         int64_t *out);
+
+/* True for f16 bf16 f32 f64. */
+bool ir_dtype_is_float(kf_dtype dt);
+/* Rounds a double once to dtype and returns it as a double (f16/bf16/f32
+ * round to nearest even; integers truncate toward zero and saturate, NaN
+ * gives 0; bool gives 0 or 1). */
+double ir_round_to_dtype(double v, kf_dtype dt);
+/* Bit conversions from double, rounding once (no double rounding through
+ * float). */
+uint16_t ir_double_to_f16(double v);
+uint16_t ir_double_to_bf16(double v);
+
+/* Name syntax [A-Za-z_][A-Za-z0-9_.]*, at most 255 bytes. */
+bool ir_name_valid(const char *name);
+/* Index of a named value, or -1. */
+int32_t ir_names_find(const kf_graph *g, const char *name);
+/* Adds name -> v; false on OOM. The caller checked uniqueness. */
+bool ir_names_insert(kf_graph *g, const char *name, int32_t v);
+void ir_names_free(ir_names *names);
+
+#endif /* KF_IR_H */

@@ -1,0 +1,38 @@
+/* main.c - the kfuse program: dispatches to one subcommand per file. */
+#include <stdio.h>
+#include <string.h>
+
+#include "commands.h"
+#include "kfuse.h"
+
+static const kfuse_command commands[] = {
+    {"info", "info", "versions of kfuse and NVRTC; the driver and GPU when present", cmd_info},
+};
+static const int n_commands = (int)(sizeof commands / sizeof commands[0]);
+
+static void usage(FILE *out) {
+  fprintf(out, "usage: kfuse [--version] [--help] COMMAND [ARGS]\n\ncommands:\n");
+  for (int i = 0; i < n_commands; i++)
+    fprintf(out, "  %-44s %s\n", commands[i].usage, commands[i].help);
+}
+
+int main(int argc, char **argv) {
+  if (argc < 2) {
+    usage(stderr);
+    return 2;
+  }
+  if (strcmp(argv[1], "--version") == 0 || strcmp(argv[1], "version") == 0) {
+    printf("kfuse %s\n", kf_version());
+    return 0;
+  }
+  if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
+      strcmp(argv[1], "help") == 0) {
+    usage(stdout);
+    return 0;
+  }
+  for (int i = 0; i < n_commands; i++)
+    if (strcmp(argv[1], commands[i].name) == 0) return commands[i].run(argc - 2, argv + 2);
+  fprintf(stderr, "kfuse: unknown command '%s'\n", argv[1]);
+  usage(stderr);
+  return 2;
+}
