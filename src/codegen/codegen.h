@@ -1,0 +1,55 @@
+/* codegen.h - from a planned launch to CUDA C: the contract between code
+ * generation (src/codegen), compilation (src/runtime/nvrtc, caches) and
+ * launching (src/runtime). */
+#ifndef KF_CODEGEN_H
+#define KF_CODEGEN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "fuser/plan.h"
+
+/* What code is generated for. */
+typedef struct cg_target {
+  int cc_major, cc_minor; /* 9, 0 for sm_90 */
+  int sm_count;           /* to size grid-stride grids; 132 on an H200 */
+  int max_threads_per_sm; /* 2048 */
+  int max_smem_per_block; /* opt-in maximum, bytes (227 KB on sm_90) */
+} cg_target;
+
+/* Parses "sm_90" (also "sm_90a", "compute_90") into a target with that
+ * arch's defaults. false on a malformed name. */
+bool cg_target_from_arch(const char *arch, cg_target *out);
+
+/* One device-memory parameter of a launch, in kernel-signature order. Every
+ * kernel parameter is a pointer: shapes are compile-time constants of the
+ * source, so a graph with other shapes is another kernel. */
+typedef struct cg_param {
+  int32_t value;  /* the graph value the pointer addresses */
+  bool written;   /* the kernel stores to it */
+} cg_param;
+
+/* The generated code of one launch (one plan launch: a kernel, or a
+ * horizontal pack of several). */
+typedef struct cg_launch_src {
+  char *source;        /* complete CUDA C translation unit, NUL-terminated */
+  char entry[64];      /* extern "C" __global__ function name */
+  cg_param *params;
+  int32_t n_params;
+  uint32_t grid;       /* blocks (1-D grid) */
+  uint32_t block;      /* threads per block (1-D) */
+  uint32_t smem_bytes; /* dynamic shared memory; > 48 KB needs the opt-in */
+  int64_t max_offset;  /* largest element offset used; decides index width */
+  bool index64;        /* 64-bit index arithmetic was needed */
+  int vec_bytes;       /* widest vector access emitted (16, 8, 4 or elem size) */
+} cg_launch_src;
+
+/* Generates the launch `launch` of `plan`. out is the caller's; release its
+ * contents with cg_launch_src_free. Errors: KF_ERR_UNSUPPORTED (a kernel
+ * shape codegen cannot handle, message in err), KF_ERR_OUT_OF_MEMORY. */
+kf_status cg_emit_launch(const kf_graph *g, const fuse_plan *plan, int launch,
+                         const cg_target *target, cg_launch_src *out, char *err,
+                         size_t errsize);
+void cg_launch_src_free(cg_launch_src *src);
+
+#endif
