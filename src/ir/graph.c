@@ -1,0 +1,236 @@
+/* graph.c - the graph object: creation, sticky errors, appending nodes,
+ * outputs, introspection and deep copies. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/ctx.h"
+#include "core/plan.h"
+#include "ir/ir.h"
+
+kf_status kf_graph_create(kf_ctx *ctx, kf_graph **out) {
+  if (!out) return KF_ERR_INVALID_ARG;
+  *out = NULL;
+  kf_graph *g = calloc(1, sizeof *g);
+  if (!g) return KF_ERR_OUT_OF_MEMORY;
+  g->ctx = ctx;
+  g->status = KF_OK;
+  *out = g;
+  return KF_OK;
+}
+
+void kf_graph_destroy(kf_graph *g) {
+  if (!g) return;
+  for (int32_t i = 0; i < g->n_nodes; i++) free(g->nodes[i].name);
+  free(g->nodes);
+  free(g->inputs);
+  free(g->outputs);
+  ir_names_free(&g->names);
+  free(g->name);
+  free(g);
+}
+
+kf_status kf_graph_status(const kf_graph *g) { return g ? g->status : KF_ERR_INVALID_ARG; }
+
+const char *kf_graph_errmsg(const kf_graph *g) { return g ? g->errmsg : ""; }
+
+const char *kf_graph_name(const kf_graph *g) { return g ? g->name : NULL; }
+
+kf_status kf_graph_set_name(kf_graph *g, const char *name) {
+  if (!g) return KF_ERR_INVALID_ARG;
+  char *copy = NULL;
+  if (name) {
+    size_t len = strlen(name);
+    copy = malloc(len + 1);
+    if (!copy) return ir_error(g, KF_ERR_OUT_OF_MEMORY, "kf_graph_set_name: out of memory");
+    memcpy(copy, name, len + 1);
+  }
+  free(g->name);
+  g->name = copy;
+  return KF_OK;
+}
+
+/* ---- errors ---------------------------------------------------------------- */
+
+kf_value ir_fail(kf_graph *g, kf_status st, const char *fmt, ...) {
+  if (!g || g->status != KF_OK) return KF_NONE; /* only the first is kept */
+  g->status = st == KF_OK ? KF_ERR_INTERNAL : st;
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(g->errmsg, sizeof g->errmsg, fmt, ap);
+  va_end(ap);
+  core_log(g->ctx, KF_LOG_DEBUG, LOG_IR, "builder error: %s", g->errmsg);
+  return KF_NONE;
+}
+
+kf_status ir_error(kf_graph *g, kf_status st, const char *fmt, ...) {
+  /* The first builder error outlives later non-sticky ones. */
+  if (!g || g->status != KF_OK) return st;
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(g->errmsg, sizeof g->errmsg, fmt, ap);
+  va_end(ap);
+  return st;
+}
+
+/* ---- nodes ----------------------------------------------------------------- */
+
+bool ir_valid(const kf_graph *g, kf_value v) { return g && v >= 0 && v < g->n_nodes; }
+
+/* Makes room for one more int32 in a growable array. */
+static bool grow_i32(int32_t **arr, int32_t n, int32_t *cap) {
+  if (n < *cap) return true;
+  if (*cap >= INT32_MAX / 2) return false;
+  int32_t ncap = *cap ? *cap * 2 : 8;
+  int32_t *p = realloc(*arr, (size_t)ncap * sizeof *p);
+  if (!p) return false;
+  *arr = p;
+  *cap = ncap;
+  return true;
+}
+
+static bool grow_nodes(kf_graph *g) {
+  if (g->n_nodes < g->cap_nodes) return true;
+  if (g->cap_nodes >= INT32_MAX / 2) return false;
+  int32_t ncap = g->cap_nodes ? g->cap_nodes * 2 : 16;
+  ir_node *p = realloc(g->nodes, (size_t)ncap * sizeof *p);
+  if (!p) return false;
+  g->nodes = p;
+  g->cap_nodes = ncap;
+  return true;
+}
+
+kf_value ir_append(kf_graph *g, const ir_node *n) {
+  if (!g || !n) return KF_NONE;
+  if (g->status != KF_OK) return KF_NONE;
+  if (n->nargs < 0 || n->nargs > 3 || n->rank < 0 || n->rank > KF_MAX_RANK ||
+      (unsigned)n->op >= IR_OP_COUNT || (unsigned)n->dtype >= KF_DTYPE_COUNT)
+    return ir_fail(g, KF_ERR_INTERNAL, "ir_append: malformed node (op %d, %d args, rank %d)",
+                   (int)n->op, n->nargs, n->rank);
+  for (int i = 0; i < n->nargs; i++)
+    if (!ir_valid(g, n->args[i]))
+      return ir_fail(g, KF_ERR_INTERNAL, "ir_append: operand %d (%d) is not a value", i,
+                     n->args[i]);
+  if (!grow_nodes(g) ||
+      (n->op == IR_OP_INPUT && !grow_i32(&g->inputs, g->n_inputs, &g->cap_inputs)))
+    return ir_fail(g, KF_ERR_OUT_OF_MEMORY, "out of memory adding node %%%d", g->n_nodes);
+  kf_value v = g->n_nodes++;
+  ir_node *dst = &g->nodes[v];
+  *dst = *n;
+  dst->name = NULL; /* names go through ir_names_insert / kf_set_name */
+  dst->uses = 0;
+  dst->is_output = false;
+  for (int i = 0; i < n->nargs; i++) g->nodes[n->args[i]].uses++;
+  if (n->op == IR_OP_INPUT) g->inputs[g->n_inputs++] = v;
+  return v;
+}
+
+kf_status kf_set_output(kf_graph *g, kf_value v) {
+  if (!g) return KF_ERR_INVALID_ARG;
+  if (g->status != KF_OK) return g->status;
+  if (!ir_valid(g, v)) {
+    ir_fail(g, KF_ERR_INVALID_ARG, "kf_set_output: bad value %d", v);
+    return g->status;
+  }
+  char label[300];
+  if (g->nodes[v].is_output) {
+    ir_fail(g, KF_ERR_INVALID_ARG, "kf_set_output: %s is already an output",
+            ir_node_label(g, v, label, sizeof label));
+    return g->status;
+  }
+  if (!grow_i32(&g->outputs, g->n_outputs, &g->cap_outputs)) {
+    ir_fail(g, KF_ERR_OUT_OF_MEMORY, "kf_set_output: out of memory");
+    return g->status;
+  }
+  g->outputs[g->n_outputs++] = v;
+  g->nodes[v].is_output = true;
+  return KF_OK;
+}
+
+const char *ir_node_label(const kf_graph *g, kf_value v, char *buf, size_t size) {
+  if (!buf || size == 0) return "";
+  if (ir_valid(g, v) && g->nodes[v].name)
+    snprintf(buf, size, "%%%d %s", v, g->nodes[v].name);
+  else
+    snprintf(buf, size, "%%%d", v);
+  return buf;
+}
+
+/* ---- introspection --------------------------------------------------------- */
+
+int kf_graph_num_values(const kf_graph *g) { return g ? g->n_nodes : -1; }
+int kf_graph_num_inputs(const kf_graph *g) { return g ? g->n_inputs : -1; }
+int kf_graph_num_outputs(const kf_graph *g) { return g ? g->n_outputs : -1; }
+
+kf_value kf_graph_input(const kf_graph *g, int index) {
+  return g && index >= 0 && index < g->n_inputs ? g->inputs[index] : KF_NONE;
+}
+
+kf_value kf_graph_output(const kf_graph *g, int index) {
+  return g && index >= 0 && index < g->n_outputs ? g->outputs[index] : KF_NONE;
+}
+
+kf_dtype kf_value_dtype(const kf_graph *g, kf_value v) {
+  return ir_valid(g, v) ? g->nodes[v].dtype : KF_DTYPE_COUNT;
+}
+
+int kf_value_rank(const kf_graph *g, kf_value v) { return ir_valid(g, v) ? g->nodes[v].rank : -1; }
+
+const int64_t *kf_value_shape(const kf_graph *g, kf_value v) {
+  return ir_valid(g, v) ? g->nodes[v].shape : NULL;
+}
+
+int64_t kf_value_numel(const kf_graph *g, kf_value v) {
+  int64_t n;
+  if (!ir_valid(g, v) || !ir_numel(g->nodes[v].rank, g->nodes[v].shape, &n)) return -1;
+  return n;
+}
+
+const char *kf_value_name(const kf_graph *g, kf_value v) {
+  return ir_valid(g, v) ? g->nodes[v].name : NULL;
+}
+
+const char *kf_value_op(const kf_graph *g, kf_value v) {
+  if (!ir_valid(g, v) || (unsigned)g->nodes[v].op >= IR_OP_COUNT) return NULL;
+  return ir_ops[g->nodes[v].op].name;
+}
+
+/* ---- deep copy ------------------------------------------------------------- */
+
+static void *dup_mem(const void *src, size_t n) {
+  if (!src || n == 0) return NULL;
+  void *p = malloc(n);
+  if (p) memcpy(p, src, n);
+  return p;
+}
+
+static char *dup_str(const char *s) { return s ? dup_mem(s, strlen(s) + 1) : NULL; }
+
+kf_graph *ir_graph_clone(const kf_graph *g) {
+  if (!g) return NULL;
+  kf_graph *c = calloc(1, sizeof *c);
+  if (!c) return NULL;
+  *c = *g; /* scalars, status, errmsg; the ctx pointer is shared */
+  c->nodes = dup_mem(g->nodes, (size_t)g->n_nodes * sizeof *g->nodes);
+  c->inputs = dup_mem(g->inputs, (size_t)g->n_inputs * sizeof *g->inputs);
+  c->outputs = dup_mem(g->outputs, (size_t)g->n_outputs * sizeof *g->outputs);
+  c->names.slots = dup_mem(g->names.slots, (size_t)g->names.cap * sizeof *g->names.slots);
+  c->name = dup_str(g->name);
+  c->cap_nodes = c->nodes ? g->n_nodes : 0;
+  c->cap_inputs = c->inputs ? g->n_inputs : 0;
+  c->cap_outputs = c->outputs ? g->n_outputs : 0;
+  bool ok = (c->nodes || g->n_nodes == 0) && (c->inputs || g->n_inputs == 0) &&
+            (c->outputs || g->n_outputs == 0) && (c->names.slots || g->names.cap == 0) &&
+            (c->name || !g->name);
+  if (!c->nodes) c->n_nodes = 0; /* nothing to free per node */
+  for (int32_t i = 0; i < c->n_nodes; i++) {
+    const char *nm = g->nodes[i].name;
+    c->nodes[i].name = ok ? dup_str(nm) : NULL;
+    if (nm && !c->nodes[i].name) ok = false;
+  }
+  if (!ok) {
+    kf_graph_destroy(c);
+    return NULL;
+  }
+  return c;
+}

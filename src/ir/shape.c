@@ -1,0 +1,58 @@
+/* shape.c - element counts, NumPy broadcasting and shape formatting. */
+#include <stdio.h>
+
+#include "ir/ir.h"
+
+bool ir_numel(int rank, const int64_t *shape, int64_t *out) {
+  if (rank < 0 || rank > KF_MAX_RANK || (rank > 0 && !shape)) return false;
+  int64_t n = 1;
+  for (int i = 0; i < rank; i++) {
+    if (shape[i] < 0) return false;
+    if (shape[i] != 0 && n > INT64_MAX / shape[i]) {
+      /* Overflow, unless a later zero makes the product 0. */
+      for (int j = i + 1; j < rank; j++)
+        if (shape[j] == 0) {
+          if (out) *out = 0;
+          return true;
+        }
+      return false;
+    }
+    n *= shape[i];
+  }
+  if (out) *out = n;
+  return true;
+}
+
+bool ir_broadcast_shapes(int ra, const int64_t *a, int rb, const int64_t *b, int *rout,
+                         int64_t *out) {
+  if (ra < 0 || rb < 0 || ra > KF_MAX_RANK || rb > KF_MAX_RANK) return false;
+  int r = ra > rb ? ra : rb;
+  int64_t tmp[KF_MAX_RANK];
+  /* Align from the right; a missing axis acts as 1. */
+  for (int i = 0; i < r; i++) {
+    int ia = ra - r + i, ib = rb - r + i;
+    int64_t da = ia >= 0 ? a[ia] : 1, db = ib >= 0 ? b[ib] : 1;
+    if (da == db || db == 1)
+      tmp[i] = da;
+    else if (da == 1)
+      tmp[i] = db;
+    else
+      return false;
+  }
+  /* Written at the end so that out may alias a or b. */
+  for (int i = 0; i < r; i++) out[i] = tmp[i];
+  if (rout) *rout = r;
+  return true;
+}
+
+const char *ir_shape_str(char *buf, size_t size, int rank, const int64_t *shape) {
+  if (!buf || size == 0) return "";
+  size_t n = 0;
+  buf[0] = '\0';
+  if (rank < 0 || rank > KF_MAX_RANK) rank = 0;
+  n += (size_t)snprintf(buf + n, n < size ? size - n : 0, "[");
+  for (int i = 0; i < rank && n < size; i++)
+    n += (size_t)snprintf(buf + n, size - n, i ? ",%lld" : "%lld", (long long)shape[i]);
+  if (n < size) snprintf(buf + n, size - n, "]");
+  return buf;
+}
