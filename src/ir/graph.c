@@ -100,6 +100,8 @@ static bool grow_nodes(kf_graph *g) {
   return true;
 }
 
+/* The node's name, uses and is_output start empty; an INPUT node is not
+ * added to g->inputs here (kf_input does that, after naming it). */
 kf_value ir_append(kf_graph *g, const ir_node *n) {
   if (!g || !n) return KF_NONE;
   if (g->status != KF_OK) return KF_NONE;
@@ -111,8 +113,7 @@ kf_value ir_append(kf_graph *g, const ir_node *n) {
     if (!ir_valid(g, n->args[i]))
       return ir_fail(g, KF_ERR_INTERNAL, "ir_append: operand %d (%d) is not a value", i,
                      n->args[i]);
-  if (!grow_nodes(g) ||
-      (n->op == IR_OP_INPUT && !grow_i32(&g->inputs, g->n_inputs, &g->cap_inputs)))
+  if (!grow_nodes(g))
     return ir_fail(g, KF_ERR_OUT_OF_MEMORY, "out of memory adding node %%%d", g->n_nodes);
   kf_value v = g->n_nodes++;
   ir_node *dst = &g->nodes[v];
@@ -121,7 +122,6 @@ kf_value ir_append(kf_graph *g, const ir_node *n) {
   dst->uses = 0;
   dst->is_output = false;
   for (int i = 0; i < n->nargs; i++) g->nodes[n->args[i]].uses++;
-  if (n->op == IR_OP_INPUT) g->inputs[g->n_inputs++] = v;
   return v;
 }
 
