@@ -418,6 +418,107 @@ KF_API int kf_plan_num_kernels(const kf_plan *plan);
 /* Bytes of device workspace the plan needs between launches. */
 KF_API int64_t kf_plan_workspace_size(const kf_plan *plan);
 
+/* ------------------------------------------------------------------------ */
+/* Devices (runtime). libcuda.so.1 is loaded with dlopen at first use; it is */
+/* never linked. Without it every call below returns KF_ERR_NO_DEVICE and   */
+/* says so on the context; compiling still works with an explicit arch.     */
+/* ------------------------------------------------------------------------ */
+
+typedef struct kf_device_info {
+  int ordinal;
+  char name[256];           /* "NVIDIA H200" */
+  int cc_major, cc_minor;   /* compute capability: 9, 0 */
+  int sm_count;             /* multiprocessors */
+  uint64_t total_mem;       /* bytes of device memory */
+  int max_threads_per_sm;
+  int max_smem_per_block;   /* opt-in maximum, bytes */
+  int l2_bytes;
+  int driver_version;       /* 13000 for CUDA 13.0 */
+} kf_device_info;
+
+/* The CUDA version the installed driver supports (13000 = 13.0). Works
+ * without a GPU. Errors: KF_ERR_NO_DEVICE (no libcuda), KF_ERR_INVALID_ARG. */
+KF_API kf_status kf_driver_version(kf_ctx *ctx, int *version);
+/* Number of GPUs. Errors: KF_ERR_NO_DEVICE (no libcuda, or a driver that
+ * sees no GPU; the message tells which), KF_ERR_INVALID_ARG. Thread-safe. */
+KF_API kf_status kf_device_count(kf_ctx *ctx, int *count);
+/* Facts about GPU `ordinal`. Errors: KF_ERR_NO_DEVICE, KF_ERR_INVALID_ARG
+ * (bad ordinal, NULL out). Thread-safe. */
+KF_API kf_status kf_device_query(kf_ctx *ctx, int ordinal, kf_device_info *out);
+
+/* ------------------------------------------------------------------------ */
+/* Running plans (runtime)                                                  */
+/* ------------------------------------------------------------------------ */
+
+/* A dense, row-major tensor in device memory: `data` is a CUdeviceptr cast
+ * to a pointer. kfuse only borrows it for the run. */
+typedef struct kf_tensor {
+  void *data;
+  kf_dtype dtype;
+  int rank;
+  int64_t shape[KF_MAX_RANK];
+} kf_tensor;
+
+/* Loads a compiled plan's kernels into the CUDA context (the caller's
+ * current one, else the primary context of device 0, which kfuse retains),
+ * reads their registers, spills and occupancy, and allocates the workspace
+ * unless the caller handed one in. The first kf_plan_run does this if it
+ * was not done, but not while the caller's stream is capturing a CUDA
+ * Graph: call kf_plan_load (and one kf_plan_run) before capturing.
+ * Errors: KF_ERR_NO_DEVICE, KF_ERR_UNSUPPORTED (plan not compiled),
+ * KF_ERR_OUT_OF_MEMORY (the plan stays usable; retry later),
+ * KF_ERR_CUDA, KF_ERR_CONTEXT_LOST. */
+KF_API kf_status kf_plan_load(kf_plan *plan);
+
+/* Hands the plan a caller-owned device workspace of `bytes` bytes (at least
+ * kf_plan_workspace_size, 256-byte aligned) used by every later run; kfuse
+ * frees any workspace it allocated itself. dptr NULL returns to a workspace
+ * allocated by kfuse. The memory must outlive the runs that use it.
+ * Errors: KF_ERR_INVALID_ARG (too small, misaligned). */
+KF_API kf_status kf_plan_set_workspace(kf_plan *plan, void *dptr, size_t bytes);
+
+/* Changes how later runs launch (plain, streams, CUDA Graph) without
+ * recompiling. Errors: KF_ERR_INVALID_ARG. */
+KF_API kf_status kf_plan_set_mode(kf_plan *plan, kf_run_mode mode);
+
+/* Runs the plan on `stream` (a CUstream; NULL = the legacy default stream).
+ * inputs[i] binds the graph's i-th input, outputs[j] its j-th output; each
+ * must match the value's dtype and shape, be non-NULL device memory and
+ * be aligned to its element size (16-byte alignment is faster). Outputs
+ * must not overlap inputs or each other. Every tensor is checked before
+ * anything is launched. The run is asynchronous: it never synchronizes the
+ * device, and the tensors must stay alive until the stream reaches the
+ * run's end. In KF_MODE_STREAMS independent kernels run on kfuse's
+ * prioritized streams, forked from and joined back to `stream`; in
+ * KF_MODE_GRAPH the plan is one CUDA Graph, instantiated once and replayed,
+ * new tensor addresses updating it in place. May be called while `stream`
+ * is being captured once the plan is loaded (see kf_plan_load).
+ * Not thread-safe on one plan.
+ * Errors: KF_ERR_INVALID_ARG (the message names the tensor and what is
+ * wrong), KF_ERR_NO_DEVICE, KF_ERR_OUT_OF_MEMORY (plan stays usable),
+ * KF_ERR_CONTEXT_LOST (a sticky CUDA error: this and every later call of
+ * the context fail; the process must recreate its CUDA context),
+ * KF_ERR_CUDA. */
+KF_API kf_status kf_plan_run(kf_plan *plan, const kf_tensor *inputs, int n_inputs,
+                             const kf_tensor *outputs, int n_outputs, void *stream);
+
+/* DLPack (v1.x) variants of kf_plan_run. kfuse borrows the tensors: it
+ * never calls their deleters. Each must be on a CUDA device (kDLCUDA or
+ * kDLCUDAManaged) of the plan's device, with the value's dtype and shape,
+ * and strides NULL or compact row-major; byte_offset is honoured. An output
+ * flagged DLPACK_FLAG_BITMASK_READ_ONLY is refused. Include dlpack.h for
+ * the structs; kfuse.h only names them. Errors as kf_plan_run. */
+struct DLManagedTensorVersioned;
+struct DLManagedTensor;
+KF_API kf_status kf_plan_run_dlpack(kf_plan *plan,
+                                    struct DLManagedTensorVersioned *const *inputs,
+                                    int n_inputs,
+                                    struct DLManagedTensorVersioned *const *outputs,
+                                    int n_outputs, void *stream);
+KF_API kf_status kf_plan_run_dlpack_legacy(kf_plan *plan, struct DLManagedTensor *const *inputs,
+                                           int n_inputs, struct DLManagedTensor *const *outputs,
+                                           int n_outputs, void *stream);
+
 #ifdef __cplusplus
 }
 #endif
