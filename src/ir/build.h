@@ -30,7 +30,8 @@ bool ir_bld_accepts(kf_graph *g, const char *what, ir_accept acc, kf_value v);
 /* Checks that tensor operands a and b share a dtype (KF_ERR_DTYPE). */
 bool ir_bld_same_dtype(kf_graph *g, const char *what, kf_value a, kf_value b);
 
-/* A zeroed node with op, dtype and shape set (shape may be NULL for rank 0). */
+/* A zeroed node with op, dtype and rank set, and the shape copied unless
+ * shape is NULL (the caller fills it then). */
 void ir_bld_node(ir_node *n, ir_op op, kf_dtype dt, int rank, const int64_t *shape);
 
 /* Normalizes a possibly negative axis into [0, rank); false if out of range. */

@@ -66,7 +66,7 @@ void ir_bld_node(ir_node *n, ir_op op, kf_dtype dt, int rank, const int64_t *sha
   n->op = op;
   n->dtype = dt;
   n->rank = (int8_t)rank;
-  for (int i = 0; i < rank; i++) n->shape[i] = shape[i];
+  for (int i = 0; shape && i < rank; i++) n->shape[i] = shape[i];
   n->args[0] = n->args[1] = n->args[2] = KF_NONE;
 }
 
