@@ -1,0 +1,237 @@
+/* reference.c - kf_graph_run_reference: checks the caller's tensors, walks
+ * the graph in order computing each live value in f64 (integers in int64),
+ * frees every value after its last use, and writes the outputs. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ir/ref.h"
+
+/* One run: a buffer per value, and when each may be freed. */
+typedef struct ref_run {
+  kf_graph *g;
+  ref_buf *bufs;
+  int32_t *last_use; /* index of the last live node reading it; -1: none */
+  bool *live;        /* needed by some output */
+} ref_run;
+
+/* ---- checking the caller's tensors ------------------------------------------- */
+
+/* "bf16[8192]", or a description of a malformed tensor. */
+static const char *tensor_desc(char *buf, size_t size, kf_dtype dt, int rank,
+                               const int64_t *shape) {
+  char sh[KF_MAX_RANK * 21 + 3];
+  if (rank < 0 || rank > KF_MAX_RANK)
+    snprintf(buf, size, "%s with rank %d", kf_dtype_name(dt), rank);
+  else
+    snprintf(buf, size, "%s%s", kf_dtype_name(dt), ir_shape_str(sh, sizeof sh, rank, shape));
+  return buf;
+}
+
+/* `role` is "input" or "output"; index its position; v the graph value. */
+static kf_status check_tensor(kf_graph *g, const char *role, int index, kf_value v,
+                              const kf_host_tensor *t) {
+  const ir_node *n = &g->nodes[v];
+  char who[300], want[256], got[256];
+  if (n->name)
+    snprintf(who, sizeof who, "%s %d '%s'", role, index, n->name);
+  else
+    snprintf(who, sizeof who, "%s %d (%%%d)", role, index, (int)v);
+  bool same = t->dtype == n->dtype && t->rank == n->rank;
+  for (int d = 0; same && d < n->rank; d++) same = t->shape[d] == n->shape[d];
+  if (!same)
+    return ir_error(g, KF_ERR_INVALID_ARG, "%s: expected %s, got %s", who,
+                    tensor_desc(want, sizeof want, n->dtype, n->rank, n->shape),
+                    tensor_desc(got, sizeof got, t->dtype, t->rank, t->shape));
+  if (!t->data) return ir_error(g, KF_ERR_INVALID_ARG, "%s: data is NULL", who);
+  return KF_OK;
+}
+
+static kf_status check_args(kf_graph *g, const kf_host_tensor *inputs, int n_inputs,
+                            const kf_host_tensor *outputs, int n_outputs) {
+  const char *fn = "kf_graph_run_reference";
+  if (g->n_outputs == 0) return ir_error(g, KF_ERR_INVALID_ARG, "%s: the graph has no outputs", fn);
+  if (n_inputs != g->n_inputs)
+    return ir_error(g, KF_ERR_INVALID_ARG, "%s: the graph has %d inputs, got %d", fn,
+                    (int)g->n_inputs, n_inputs);
+  if (n_outputs != g->n_outputs)
+    return ir_error(g, KF_ERR_INVALID_ARG, "%s: the graph has %d outputs, got %d", fn,
+                    (int)g->n_outputs, n_outputs);
+  if ((n_inputs > 0 && !inputs) || !outputs)
+    return ir_error(g, KF_ERR_INVALID_ARG, "%s: %s is NULL", fn, outputs ? "inputs" : "outputs");
+  for (int i = 0; i < n_inputs; i++) {
+    kf_status st = check_tensor(g, "input", i, g->inputs[i], &inputs[i]);
+    if (st != KF_OK) return st;
+  }
+  for (int j = 0; j < n_outputs; j++) {
+    kf_status st = check_tensor(g, "output", j, g->outputs[j], &outputs[j]);
+    if (st != KF_OK) return st;
+  }
+  return KF_OK;
+}
+
+/* ---- lifetimes and memory ------------------------------------------------------ */
+
+/* Marks the values the outputs need (so dead nodes cost nothing) and, for
+ * each, the last live node that reads it. Outputs are never freed early. */
+static void plan_lifetimes(ref_run *r) {
+  const kf_graph *g = r->g;
+  for (int32_t v = 0; v < g->n_nodes; v++) r->last_use[v] = -1;
+  for (int32_t j = 0; j < g->n_outputs; j++) {
+    r->live[g->outputs[j]] = true;
+    r->last_use[g->outputs[j]] = INT32_MAX;
+  }
+  for (int32_t v = g->n_nodes - 1; v >= 0; v--) {
+    if (!r->live[v]) continue;
+    const ir_node *n = &g->nodes[v];
+    for (int j = 0; j < n->nargs; j++) {
+      int32_t a = n->args[j];
+      r->live[a] = true;
+      if (r->last_use[a] < v) r->last_use[a] = v;
+    }
+  }
+}
+
+static void buf_free(ref_buf *b) {
+  free(b->f);
+  free(b->i);
+  b->f = NULL;
+  b->i = NULL;
+}
+
+/* Allocates value v's buffer for its dtype and element count. */
+static kf_status buf_alloc(ref_run *r, kf_value v) {
+  const ir_node *n = &r->g->nodes[v];
+  char label[300], sh[KF_MAX_RANK * 21 + 3];
+  int64_t count;
+  bool ok = ir_numel(n->rank, n->shape, &count) && (uint64_t)count <= SIZE_MAX / 8;
+  void *p = ok ? malloc(count > 0 ? (size_t)count * 8 : 8) : NULL;
+  if (!p)
+    return ir_error(r->g, KF_ERR_OUT_OF_MEMORY,
+                    "kf_graph_run_reference: out of memory for %s: %s%s (8 bytes per element)",
+                    ir_node_label(r->g, v, label, sizeof label), kf_dtype_name(n->dtype),
+                    ir_shape_str(sh, sizeof sh, n->rank, n->shape));
+  ref_buf *b = &r->bufs[v];
+  b->n = count;
+  if (ir_dtype_is_float(n->dtype))
+    b->f = p;
+  else
+    b->i = p;
+  return KF_OK;
+}
+
+/* ---- host buffers in and out ------------------------------------------------------ */
+
+/* Reads a host tensor exactly: every stored format widens to double/int64. */
+static void read_input(const kf_host_tensor *t, ref_buf *b) {
+  for (int64_t k = 0; k < b->n; k++) {
+    switch (t->dtype) {
+    case KF_F16: b->f[k] = kf_f16_to_float(((const uint16_t *)t->data)[k]); break;
+    case KF_BF16: b->f[k] = kf_bf16_to_float(((const uint16_t *)t->data)[k]); break;
+    case KF_F32: b->f[k] = ((const float *)t->data)[k]; break;
+    case KF_F64: b->f[k] = ((const double *)t->data)[k]; break;
+    case KF_I32: b->i[k] = ((const int32_t *)t->data)[k]; break;
+    case KF_I64: b->i[k] = ((const int64_t *)t->data)[k]; break;
+    default: b->i[k] = ((const uint8_t *)t->data)[k] != 0; break; /* bool */
+    }
+  }
+}
+
+/* Values are already rounded to the dtype, so each store is exact. */
+static void write_output(const ref_buf *b, kf_host_tensor *t) {
+  for (int64_t k = 0; k < b->n; k++) {
+    switch (t->dtype) {
+    case KF_F16: ((uint16_t *)t->data)[k] = ir_double_to_f16(b->f[k]); break;
+    case KF_BF16: ((uint16_t *)t->data)[k] = ir_double_to_bf16(b->f[k]); break;
+    case KF_F32: ((float *)t->data)[k] = (float)b->f[k]; break;
+    case KF_F64: ((double *)t->data)[k] = b->f[k]; break;
+    case KF_I32: ((int32_t *)t->data)[k] = (int32_t)ref_sat_int((double)b->i[k], KF_I32); break;
+    case KF_I64: ((int64_t *)t->data)[k] = b->i[k]; break;
+    default: ((uint8_t *)t->data)[k] = b->i[k] != 0; break; /* bool */
+    }
+  }
+}
+
+/* ---- evaluation ----------------------------------------------------------------- */
+
+static void eval_const(const ir_node *n, ref_buf *out) {
+  if (out->f)
+    out->f[0] = ir_round_to_dtype(n->value, n->dtype);
+  else
+    out->i[0] = ref_sat_int(n->value, n->dtype);
+}
+
+static kf_status eval_node(ref_run *r, kf_value v, const kf_host_tensor *inputs) {
+  kf_graph *g = r->g;
+  const ir_node *n = &g->nodes[v];
+  const ref_buf *a[3] = {NULL, NULL, NULL};
+  for (int j = 0; j < n->nargs && j < 3; j++) a[j] = &r->bufs[n->args[j]];
+  ref_buf *out = &r->bufs[v];
+  switch (ir_ops[n->op].kind) {
+  case KIND_SOURCE:
+    if (n->op == IR_OP_CONST) {
+      eval_const(n, out);
+      return KF_OK;
+    }
+    for (int i = 0; i < g->n_inputs; i++)
+      if (g->inputs[i] == v) read_input(&inputs[i], out);
+    return KF_OK;
+  case KIND_UNARY: ref_eval_unary(g, n, a, out); return KF_OK;
+  case KIND_BINARY: ref_eval_binary(g, n, a, out); return KF_OK;
+  case KIND_REDUCE: ref_eval_reduce(g, n, a, out); return KF_OK;
+  case KIND_LAYOUT: ref_eval_layout(g, n, a, out); return KF_OK;
+  case KIND_MATMUL: ref_eval_matmul(g, n, a, out); return KF_OK;
+  case KIND_POINTWISE:
+    if (n->op == IR_OP_WHERE)
+      ref_eval_where(g, n, a, out);
+    else if (n->op == IR_OP_CLAMP)
+      ref_eval_clamp(g, n, a, out);
+    else
+      ref_eval_cast(g, n, a, out);
+    return KF_OK;
+  default:
+    break;
+  }
+  char label[300];
+  return ir_error(g, KF_ERR_INTERNAL, "kf_graph_run_reference: %s: op '%s' cannot be evaluated",
+                  ir_node_label(g, v, label, sizeof label), ir_ops[n->op].name);
+}
+
+/* Evaluates the live nodes in order, freeing operands after their last use. */
+static kf_status run_nodes(ref_run *r, const kf_host_tensor *inputs) {
+  const kf_graph *g = r->g;
+  for (int32_t v = 0; v < g->n_nodes; v++) {
+    if (!r->live[v]) continue;
+    kf_status st = buf_alloc(r, v);
+    if (st == KF_OK) st = eval_node(r, v, inputs);
+    if (st != KF_OK) return st;
+    const ir_node *n = &g->nodes[v];
+    for (int j = 0; j < n->nargs; j++)
+      if (r->last_use[n->args[j]] == v) buf_free(&r->bufs[n->args[j]]);
+  }
+  return KF_OK;
+}
+
+kf_status kf_graph_run_reference(kf_graph *g, const kf_host_tensor *inputs, int n_inputs,
+                                 kf_host_tensor *outputs, int n_outputs) {
+  if (!g) return KF_ERR_INVALID_ARG;
+  if (g->status != KF_OK) return g->status; /* its message is already there */
+  kf_status st = check_args(g, inputs, n_inputs, outputs, n_outputs);
+  if (st != KF_OK) return st;
+  size_t nn = (size_t)g->n_nodes;
+  ref_run r = {g, calloc(nn, sizeof(ref_buf)), malloc(nn * sizeof(int32_t)),
+               calloc(nn, sizeof(bool))};
+  if (!r.bufs || !r.last_use || !r.live) {
+    st = ir_error(g, KF_ERR_OUT_OF_MEMORY, "kf_graph_run_reference: out of memory");
+  } else {
+    plan_lifetimes(&r);
+    st = run_nodes(&r, inputs);
+  }
+  for (int j = 0; st == KF_OK && j < n_outputs; j++)
+    write_output(&r.bufs[g->outputs[j]], &outputs[j]);
+  for (size_t v = 0; r.bufs && v < nn; v++) buf_free(&r.bufs[v]);
+  free(r.bufs);
+  free(r.last_use);
+  free(r.live);
+  return st;
+}
