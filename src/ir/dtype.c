@@ -125,9 +125,10 @@ uint16_t kf_float_to_bf16(float value) {
 
 float kf_bf16_to_float(uint16_t bits) { return bits_float((uint32_t)bits << 16); }
 
-/* The largest double that converts to int64 without overflow (2^63 - 1024):
- * saturating to 2^63 itself would make (int64_t)result undefined. */
-#define IR_I64_MAX_DOUBLE 9223372036854774784.0
+/* INT64_MAX as a double is 2^63, which (int64_t) cannot convert: callers
+ * turn an i64 result into an integer with saturation (v >= 2^63 gives
+ * INT64_MAX), as the reference's ref_sat_int and the GPU's cvt.rzi do. */
+#define IR_I64_LIMIT 9223372036854775808.0
 
 double ir_round_to_dtype(double v, kf_dtype dt) {
   switch (dt) {
@@ -146,8 +147,8 @@ double ir_round_to_dtype(double v, kf_dtype dt) {
     return trunc(v);
   case KF_I64:
     if (isnan(v)) return 0.0;
-    if (v >= IR_I64_MAX_DOUBLE) return IR_I64_MAX_DOUBLE;
-    if (v <= -9223372036854775808.0) return -9223372036854775808.0;
+    if (v >= IR_I64_LIMIT) return IR_I64_LIMIT;
+    if (v <= -IR_I64_LIMIT) return -IR_I64_LIMIT;
     return trunc(v);
   case KF_BOOL:
     return v != 0.0 ? 1.0 : 0.0; /* NaN != 0: true */
