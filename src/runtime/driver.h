@@ -136,5 +136,9 @@ int rt_fake_live_objects(void);
 /* A device address range the fake accepts as device memory in
  * cuPointerGetAttribute, as if the test had allocated it. */
 void rt_fake_add_device_range(CUdeviceptr base, size_t bytes);
+/* Registers, local (spill) bytes and static shared bytes that the fake
+ * reports for kernels whose entry name contains `entry_substr` (default
+ * 32, 0, 0). Up to 16 rules; the first match wins. */
+void rt_fake_set_kernel(const char *entry_substr, int regs, int local_bytes, int static_smem);
 
 #endif

@@ -1,0 +1,170 @@
+/* rt.h - the runtime's internal contracts: per-context state (driver,
+ * device, CUDA context, stream pool, lost flag) and a plan's loaded state
+ * (modules, functions, workspace, schedule, CUDA Graph). */
+#ifndef KF_RUNTIME_RT_H
+#define KF_RUNTIME_RT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "codegen/codegen.h"
+#include "core/plan.h"
+#include "runtime/driver.h"
+
+/* Streams in a context's pool; kf_options.streams is clamped to this. */
+#define RT_MAX_STREAMS 8
+
+/* ---- per-context state (rt_state.c) -------------------------------------- */
+
+typedef struct rt_state {
+  const rt_driver *drv;
+  CUdevice dev;
+  CUcontext cuctx;   /* the caller's current context at first use, or the
+                        device's primary context */
+  bool retained;     /* we retained cuctx (a primary context) */
+  bool lost;         /* a sticky error happened: every later call fails */
+  char lost_msg[512];
+  int prio_least, prio_greatest; /* cuCtxGetStreamPriorityRange */
+  CUstream pool[RT_MAX_STREAMS]; /* pool[0] has the greatest priority */
+  int pool_prio[RT_MAX_STREAMS];
+  int n_pool;
+  kf_device_info info;
+} rt_state;
+
+/* The context's runtime state, created at first use (loads the driver,
+ * picks the context). Errors (on ctx): KF_ERR_NO_DEVICE, KF_ERR_CUDA,
+ * KF_ERR_CONTEXT_LOST once lost, KF_ERR_OUT_OF_MEMORY. Thread-safe. */
+kf_status rt_state_get(kf_ctx *ctx, rt_state **out);
+/* Makes rt's CUDA context current for this thread if it is not; *pushed
+ * says whether rt_leave must pop it. */
+kf_status rt_enter(kf_ctx *ctx, rt_state *rt, bool *pushed);
+void rt_leave(rt_state *rt, bool pushed);
+/* Records a failed driver call `what` on the plan (when not NULL) and the
+ * context, marks the context lost on a sticky error, and returns the
+ * mapped status (rt_cu_status). */
+kf_status rt_fail(kf_ctx *ctx, kf_plan *plan, rt_state *rt, CUresult r, const char *what);
+/* The first n streams of the pool, created at first need (inside
+ * rt_enter). Errors as rt_fail. Thread-safe. */
+kf_status rt_pool_streams(kf_ctx *ctx, kf_plan *plan, rt_state *rt, int n, CUstream *out);
+
+/* Fills a kf_device_info for dev (device.c). */
+CUresult rt_device_fill(const rt_driver *drv, CUdevice dev, kf_device_info *out);
+
+/* ---- a plan's loaded state (rt_plan.c and friends) ----------------------- */
+
+/* What the compiler hands the runtime per launch. */
+typedef struct rt_image {
+  const cg_launch_src *src; /* entry, params, grid, block, smem */
+  const void *image;        /* CUBIN */
+  size_t size;
+} rt_image;
+
+/* Where a kernel parameter points. */
+typedef struct rt_bind {
+  fuse_home home;
+  int index;      /* HOME_INPUT / HOME_OUTPUT */
+  int64_t offset; /* HOME_WORKSPACE */
+} rt_bind;
+
+/* What occupancy feedback measured for one launch's function. */
+typedef struct rt_occ {
+  int regs, local_bytes, static_smem, dyn_smem;
+  int block, blocks_per_sm;
+  double occupancy; /* resident threads / max threads per SM, 0..1 */
+} rt_occ;
+
+typedef struct rt_launch {
+  char entry[64];
+  CUmodule mod;
+  CUfunction fn;
+  uint32_t grid, block, smem;
+  int n_params;
+  rt_bind *binds;     /* n_params */
+  CUdeviceptr *args;  /* n_params: the bound pointers */
+  void **argv;        /* n_params + 1: &args[i], NULL-terminated */
+  rt_occ occ;
+  /* schedule */
+  int32_t *deps;      /* earlier launches this one must follow */
+  int n_deps;
+  int64_t cost;       /* bytes moved, + 1 */
+  int64_t to_sink;    /* longest cost path from here to the end */
+  bool critical;
+  int stream;         /* pool index in streams mode */
+  CUevent done;       /* recorded after it when another stream waits */
+  CUgraphNode node;
+} rt_launch;
+
+/* One occupancy decision, kept for kf_plan_describe-like reports. */
+typedef struct rt_decision {
+  int launch;
+  bool split; /* a split was called for */
+  char text[256];
+} rt_decision;
+
+struct rt_plan {
+  rt_state *rt;
+  bool loaded;
+  int n_launches;
+  rt_launch *launches;
+  /* workspace */
+  CUdeviceptr ws;
+  size_t ws_bytes;
+  bool ws_owned;    /* allocated by kfuse (freed by kfuse) */
+  bool ws_caller;   /* handed in by kf_plan_set_workspace */
+  kf_run_mode mode;
+  /* validation cache: addresses last checked with cuPointerGetAttribute */
+  CUdeviceptr *checked;
+  int n_checked;
+  /* streams mode */
+  bool scheduled;
+  int n_streams;    /* pool streams used */
+  CUevent fork_ev;
+  CUevent join_ev[RT_MAX_STREAMS];
+  /* graph mode */
+  CUgraph graph;
+  CUgraphExec exec;
+  CUdeviceptr *graph_args; /* per launch, n_params each, as the exec holds */
+  int graph_updates;       /* kernel nodes updated in place (tests) */
+  /* occupancy decisions */
+  rt_decision *decisions;
+  int n_decisions;
+};
+
+/* The plan's runtime part, created at first need. NULL on OOM. */
+struct rt_plan *rt_plan_get(kf_plan *plan);
+/* Loads the given images (one per plan launch) into modules and functions,
+ * measures occupancy, resolves parameter bindings, allocates the
+ * workspace. Used by kf_plan_load with the compiler's images, and directly
+ * by tests with fake ones. Errors recorded on the plan. */
+kf_status rt_plan_load_images(kf_plan *plan, const rt_image *images, int n);
+/* Unloads modules, frees events, graph, workspace; keeps rt_plan. */
+void rt_plan_unload(kf_plan *plan);
+
+/* launch.c: validation and binding */
+kf_status rt_validate(kf_plan *plan, rt_state *rt, const kf_tensor *in, int n_in,
+                      const kf_tensor *out, int n_out);
+void rt_bind_args(kf_plan *plan, const kf_tensor *in, const kf_tensor *out);
+kf_status rt_run_plain(kf_plan *plan, CUstream stream);
+kf_status rt_launch_one(kf_plan *plan, int i, CUstream stream);
+
+/* streams.c */
+/* Computes dependencies, costs, the critical path and stream assignment
+ * for n_streams streams (pure logic, no driver calls). */
+kf_status rt_schedule(kf_plan *plan, int n_streams);
+kf_status rt_run_streams(kf_plan *plan, CUstream stream);
+void rt_streams_free(kf_plan *plan);
+
+/* cuda_graph.c */
+kf_status rt_run_graph(kf_plan *plan, CUstream stream);
+void rt_graph_free(kf_plan *plan);
+
+/* occupancy.c */
+kf_status rt_occupancy_measure(kf_plan *plan, int launch);
+/* Whether a fused kernel should be split: it spills, or its occupancy is
+ * more than `drop` (a fraction) below the lowest of its parts'. parts may
+ * be NULL (n_parts 0): only the spill rule applies. Writes the reason with
+ * the numbers to why. */
+bool rt_occupancy_decide(const rt_occ *fused, const rt_occ *parts, int n_parts, double drop,
+                         char *why, size_t size);
+
+#endif
