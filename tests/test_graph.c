@@ -499,6 +499,47 @@ START_TEST(dump_text) {
 }
 END_TEST
 
+/* The same checks through the public builders, as a user sees them. */
+START_TEST(public_builders) {
+  kf_graph *g = new_graph(), *h = new_graph();
+  kf_graph *gs[2] = {g, h};
+  for (int i = 0; i < 2; i++) {
+    int64_t shape[2] = {8192, 8192};
+    kf_value x = kf_input(gs[i], "x", KF_F32, 2, shape);
+    kf_value w = kf_input(gs[i], "w", KF_F32, 2, shape);
+    kf_value k = kf_scalar(gs[i], 2.0, KF_F32);
+    kf_value m = kf_mul(gs[i], w, k);
+    kf_value y = kf_add(gs[i], x, m);
+    ck_assert_int_eq(kf_set_name(gs[i], y, i ? "y2" : "y"), KF_OK);
+    int ax = -1;
+    kf_value r = kf_sum(gs[i], y, 1, &ax, true);
+    ck_assert_int_eq(kf_set_output(gs[i], y), KF_OK);
+    ck_assert_int_eq(kf_set_output(gs[i], r), KF_OK);
+    ck_assert_int_eq(kf_graph_status(gs[i]), KF_OK);
+    ck_assert_int_eq(kf_graph_num_inputs(gs[i]), 2);
+    ck_assert_int_eq(kf_graph_input(gs[i], 1), w);
+    ck_assert_int_eq(kf_value_numel(gs[i], r), 8192);
+    ck_assert_int_eq(gs[i]->nodes[y].uses, 1);
+  }
+  kf_hash128 a = kf_graph_hash(g), b = kf_graph_hash(h);
+  ck_assert(a.lo == b.lo && a.hi == b.hi); /* only a name differs */
+  char *d = kf_graph_dump(g);
+  ck_assert_ptr_nonnull(d);
+  ck_assert_ptr_nonnull(strstr(d, "%0 x: f32[8192,8192] = input\n"));
+  ck_assert_ptr_nonnull(strstr(d, "%2: f32[] = const 2\n"));
+  ck_assert_ptr_nonnull(strstr(d, "%4 y: f32[8192,8192] = add(%0 x, %3)\n"));
+  ck_assert_ptr_nonnull(strstr(d, "= sum(%4 y) axes=[1] keepdim=true\n"));
+  ck_assert_ptr_nonnull(strstr(d, "outputs: %4 y, %5\n"));
+  kf_free(d);
+  /* A builder error is sticky and later calls return KF_NONE. */
+  ck_assert_int_eq(kf_add(g, 0, 99), KF_NONE);
+  ck_assert_int_ne(kf_graph_status(g), KF_OK);
+  ck_assert_int_eq(kf_neg(g, 0), KF_NONE);
+  kf_graph_destroy(g);
+  kf_graph_destroy(h);
+}
+END_TEST
+
 static Suite *make_suite(void) {
   Suite *s = suite_create("graph");
   TCase *tc = tcase_create("graph");
@@ -515,6 +556,7 @@ static Suite *make_suite(void) {
   tcase_add_test(tc, shapes);
   tcase_add_test(tc, clone_is_deep);
   tcase_add_test(tc, dump_text);
+  tcase_add_test(tc, public_builders);
   suite_add_tcase(s, tc);
   return s;
 }
