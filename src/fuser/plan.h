@@ -48,6 +48,17 @@ typedef struct fuse_kernel {
   int64_t bytes_read, bytes_written, flops;
   int launch; /* index into fuse_plan.launches */
   int depth;  /* longest path from a graph input, in kernels */
+  /* Extensions (fuser). roles[i] and recomputed[i] describe nodes[i]. */
+  uint8_t *roles;      /* fuse_role of each node */
+  uint8_t *recomputed; /* 1: a cheap copy of a node whose home kernel is
+                          kernel_of[node]; this kernel recomputes it from
+                          graph inputs instead of reading it from memory */
+  uint8_t red_axes;    /* ROW/REDUCE: reduced axes of `shape` (bit i = axis i) */
+  bool red_strided;    /* REDUCE: the reduced axes are not adjacent; outer is
+                          the kept extent before the first reduced axis,
+                          inner the kept extent after it */
+  int32_t n_epilogue;  /* MATMUL: pointwise nodes fused after the GEMM */
+  int64_t blocks;      /* estimated thread blocks, to judge horizontal packing */
 } fuse_kernel;
 
 /* One launch: one kernel, or several independent ones packed horizontally
@@ -56,6 +67,7 @@ typedef struct fuse_launch {
   int32_t *kernels; /* kernel ids */
   int32_t n_kernels;
   bool horizontal;  /* n_kernels > 1 */
+  int32_t param_bytes; /* 8 per distinct device pointer of its parts */
 } fuse_launch;
 
 /* Where a value that lives in device memory is kept. Graph inputs and
@@ -87,6 +99,13 @@ typedef struct fuse_options {
   int sm_count;    /* to judge "too small to fill the GPU"; 132 by default */
   int max_parts;   /* most kernels in one horizontal launch */
   int max_param_bytes; /* most kernel-parameter bytes in one launch */
+  /* Extensions (fuser). */
+  int max_nodes;     /* most nodes in one kernel (size limit) */
+  int max_inputs;    /* most distinct tensors one kernel reads */
+  int max_epilogue;  /* most pointwise nodes fused after a matmul */
+  int blocks_per_sm; /* a kernel with fewer blocks than sm_count * this is
+                        "too small to fill the GPU" */
+  bool recompute;    /* allow recomputing cheap producers in several kernels */
 } fuse_options;
 
 typedef struct fuse_plan {
@@ -105,6 +124,9 @@ typedef struct fuse_plan {
   int64_t bytes_unfused; /* the same with every op its own kernel */
   fuse_decision *decisions;
   int32_t n_decisions, cap_decisions;
+  /* Extensions (fuser). */
+  int32_t n_dead;       /* nodes with no path to an output: not computed */
+  int32_t n_recomputed; /* node copies recomputed outside their home kernel */
 } fuse_plan;
 
 /* Defaults, then KFUSE_NO_FUSION / KFUSE_NO_HORIZONTAL from the environment. */
@@ -120,5 +142,31 @@ void fuse_plan_free(fuse_plan *plan);
 char *fuse_plan_text(const fuse_plan *plan);
 char *fuse_plan_json(const fuse_plan *plan);
 char *fuse_plan_dot(const fuse_plan *plan);
+
+/* ---- extensions (fuser) ------------------------------------------------- */
+
+/* What a node of a kernel computes, in terms of the iteration space. */
+typedef enum fuse_role {
+  FUSE_ROLE_FREE = 0, /* a pointwise/layout function of the kernel's inputs
+                         only: evaluate it at whatever index a consumer needs
+                         (broadcasting and layout by index arithmetic) */
+  FUSE_ROLE_FULL = 1, /* ROW: one value per element of rows x cols that needs
+                         a reduction of this kernel first (e.g. x - max);
+                         MATMUL: the product and its epilogue */
+  FUSE_ROLE_REDUCED = 2 /* ROW: one value per row; REDUCE: one per reduced
+                           element: the reductions and pointwise work on
+                           their results */
+} fuse_role;
+
+const char *fuse_role_name(fuse_role role);
+
+/* Re-checks kernel `kernel` of a built plan with the same legality predicate
+ * the fusion pass used (kinds, shapes and roles, outputs, size limits), and
+ * that its outputs are exactly the values other kernels or the caller read.
+ * false with a reason in why. For tests and debugging. */
+bool fuse_kernel_legal(const fuse_plan *plan, int kernel, char *why, size_t whysize);
+
+/* A value's display name: its name, or "%<index>" when unnamed. */
+const char *fuse_value_label(const kf_graph *g, int32_t v, char *buf, size_t size);
 
 #endif
