@@ -275,6 +275,36 @@ START_TEST(names_many) {
 }
 END_TEST
 
+/* A small, full-ish table under heavy churn: deletions hit clusters that
+ * wrap around the end of the slot array, and every name stays findable. */
+START_TEST(names_churn) {
+  enum { N = 7 }; /* 7 names in 16 slots */
+  kf_graph *g = new_graph();
+  int64_t one = 1;
+  kf_value x = input(g, "x", KF_F32, 1, &one);
+  for (int i = 1; i < N; i++) {
+    ir_node n = make(IR_OP_NEG, KF_F32, 1, &one);
+    n.nargs = 1;
+    n.args[0] = x;
+    ir_append(g, &n);
+  }
+  char name[64];
+  unsigned seed = 7;
+  for (int k = 0; k < 200000; k++) {
+    seed = seed * 1103515245u + 12345u;
+    int v = (int)((seed >> 8) % N);
+    snprintf(name, sizeof name, "n%d", k);
+    ck_assert_int_eq(kf_set_name(g, v, name), KF_OK);
+    for (int u = 0; u < N; u++) {
+      const char *nm = kf_value_name(g, u);
+      if (nm) ck_assert_msg(kf_graph_find(g, nm) == u, "step %d: %s lost", k, nm);
+    }
+  }
+  ck_assert_uint_eq(g->names.cap, 16);
+  kf_graph_destroy(g);
+}
+END_TEST
+
 START_TEST(outputs) {
   kf_graph *g = new_graph();
   kf_value x = input(g, "x", KF_F32, 2, s48);
@@ -551,6 +581,7 @@ static Suite *make_suite(void) {
   tcase_add_test(tc, name_syntax);
   tcase_add_test(tc, names_set_find_rename);
   tcase_add_test(tc, names_many);
+  tcase_add_test(tc, names_churn);
   tcase_add_test(tc, outputs);
   tcase_add_test(tc, introspection);
   tcase_add_test(tc, shapes);
