@@ -21,8 +21,12 @@ static float bitsf(uint32_t u) {
   return f;
 }
 
-static bool f16_is_nan(uint16_t h) { return (h & 0x7C00u) == 0x7C00u && (h & 0x3FFu); }
-static bool bf16_is_nan(uint16_t h) { return (h & 0x7F80u) == 0x7F80u && (h & 0x7Fu); }
+static bool f16_is_nan(uint16_t h) {
+  return (h & 0x7C00u) == 0x7C00u && (h & 0x3FFu);
+}
+static bool bf16_is_nan(uint16_t h) {
+  return (h & 0x7F80u) == 0x7F80u && (h & 0x7Fu);
+}
 
 START_TEST(names_sizes_parse) {
   static const char *names[] = {"f16", "bf16", "f32", "f64", "i32", "i64", "bool"};
@@ -122,9 +126,9 @@ START_TEST(f16_edges) {
   ck_assert_uint_eq(ir_double_to_f16(-ldexp(1, -25)), 0x8000);
   ck_assert_uint_eq(ir_double_to_f16(ldexp(1, -25) * 1.0000001), 0x0001);
   ck_assert_uint_eq(ir_double_to_f16(3 * ldexp(1, -25)), 0x0002); /* 1.5 ulp: even */
-  ck_assert_uint_eq(ir_double_to_f16(ldexp(1, -14)), 0x0400);    /* smallest normal */
-  ck_assert_uint_eq(ir_double_to_f16(ldexp(1023, -24)), 0x03FF); /* largest subnormal */
-  ck_assert_uint_eq(ir_double_to_f16(ldexp(2047, -25)), 0x0400); /* rounds into normal */
+  ck_assert_uint_eq(ir_double_to_f16(ldexp(1, -14)), 0x0400);     /* smallest normal */
+  ck_assert_uint_eq(ir_double_to_f16(ldexp(1023, -24)), 0x03FF);  /* largest subnormal */
+  ck_assert_uint_eq(ir_double_to_f16(ldexp(2047, -25)), 0x0400);  /* rounds into normal */
   ck_assert_uint_eq(ir_double_to_f16(ldexp(1, -40)), 0x0000);
   ck_assert_uint_eq(ir_double_to_f16(0.1), 0x2E66);
   uint16_t qn = ir_double_to_f16(NAN), nqn = ir_double_to_f16(-NAN);
@@ -140,7 +144,7 @@ END_TEST
 /* Rounding a double once differs from rounding it to float first when the
  * float rounding lands on a halfway point. */
 START_TEST(no_double_rounding) {
-  double v = 1.0 + ldexp(1, -11) + ldexp(1, -40); /* just above f16 halfway */
+  double v = 1.0 + ldexp(1, -11) + ldexp(1, -40);       /* just above f16 halfway */
   ck_assert_uint_eq(kf_float_to_f16((float)v), 0x3C00); /* float hits the tie */
   ck_assert_uint_eq(ir_double_to_f16(v), 0x3C01);
   _Float16 ref = (_Float16)v;

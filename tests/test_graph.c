@@ -31,8 +31,7 @@ static ir_node make(ir_op op, kf_dtype dt, int rank, const int64_t *shape) {
 }
 
 /* An input as kf_input makes it: appended, named, registered. */
-static kf_value input(kf_graph *g, const char *name, kf_dtype dt, int rank,
-                      const int64_t *shape) {
+static kf_value input(kf_graph *g, const char *name, kf_dtype dt, int rank, const int64_t *shape) {
   ir_node n = make(IR_OP_INPUT, dt, rank, shape);
   kf_value v = ir_append(g, &n);
   ck_assert_int_ge(v, 0);
@@ -267,8 +266,10 @@ START_TEST(names_many) {
   for (int i = 1; i < N; i += 97) {
     snprintf(name, sizeof name, "v%d", i);
     kf_value f = kf_graph_find(g, name);
-    if (f >= 0) ck_assert_str_eq(kf_value_name(g, f), name);
-    else stale++;
+    if (f >= 0)
+      ck_assert_str_eq(kf_value_name(g, f), name);
+    else
+      stale++;
   }
   ck_assert_int_gt(stale, 0);
   kf_graph_destroy(g);
@@ -503,14 +504,15 @@ START_TEST(dump_text) {
   kf_set_output(g, s);
   char *d = kf_graph_dump(g);
   ck_assert_ptr_nonnull(d);
-  const char *want = "%0 x: f32[4,8] = input\n"
-                     "%1: f32[] = const 1.5\n"
-                     "%2 y: f32[4,8] = add(%0 x, %1)\n"
-                     "%3: f32[4,1] = sum(%2 y) axes=[1] keepdim=true\n"
-                     "%4: f32[8,4] = transpose(%2 y) perm=[1,0]\n"
-                     "%5: f32[8,4] = clamp(%4) min=0 max=6\n"
-                     "%6: f32[8,4] = clamp(%5) max=0.1\n"
-                     "outputs: %2 y, %3\n";
+  const char *want =
+      "%0 x: f32[4,8] = input\n"
+      "%1: f32[] = const 1.5\n"
+      "%2 y: f32[4,8] = add(%0 x, %1)\n"
+      "%3: f32[4,1] = sum(%2 y) axes=[1] keepdim=true\n"
+      "%4: f32[8,4] = transpose(%2 y) perm=[1,0]\n"
+      "%5: f32[8,4] = clamp(%4) min=0 max=6\n"
+      "%6: f32[8,4] = clamp(%5) max=0.1\n"
+      "outputs: %2 y, %3\n";
   ck_assert_str_eq(d, want);
   kf_free(d);
   ir_fail(g, KF_ERR_SHAPE, "bad shapes");

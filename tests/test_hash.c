@@ -34,8 +34,8 @@ typedef enum variant {
   V_COUNT
 } variant;
 
-static ir_node make(ir_op op, kf_dtype dt, int rank, const int64_t *shape, int nargs,
-                    kf_value a, kf_value b) {
+static ir_node make(ir_op op, kf_dtype dt, int rank, const int64_t *shape, int nargs, kf_value a,
+                    kf_value b) {
   ir_node n;
   memset(&n, 0, sizeof n);
   n.op = op;
@@ -50,8 +50,7 @@ static ir_node make(ir_op op, kf_dtype dt, int rank, const int64_t *shape, int n
   return n;
 }
 
-static kf_value input(kf_graph *g, const char *name, kf_dtype dt, int rank,
-                      const int64_t *shape) {
+static kf_value input(kf_graph *g, const char *name, kf_dtype dt, int rank, const int64_t *shape) {
   ir_node n = make(IR_OP_INPUT, dt, rank, shape, 0, 0, 0);
   kf_value v = ir_append(g, &n);
   ck_assert(ir_names_insert(g, name, v));
@@ -128,7 +127,9 @@ static kf_hash128 hash_of(variant var) {
   return h;
 }
 
-static bool same(kf_hash128 a, kf_hash128 b) { return a.lo == b.lo && a.hi == b.hi; }
+static bool same(kf_hash128 a, kf_hash128 b) {
+  return a.lo == b.lo && a.hi == b.hi;
+}
 
 START_TEST(equal_graphs_hash_equal) {
   kf_hash128 a = hash_of(V_BASE), b = hash_of(V_BASE);
@@ -149,10 +150,10 @@ END_TEST
 
 START_TEST(each_change_changes_hash) {
   static const variant changed[] = {
-      V_OP,           V_DTYPE,         V_SHAPE,          V_RANK,          V_OPERAND_ORDER,
-      V_CONST_VALUE,  V_CLAMP_LO,       V_CLAMP_HI,      V_REDUCE_AXES,
-      V_REDUCE_KEEPDIM, V_REDUCE_OP,   V_PERM,           V_OUTPUT_ORDER,  V_OUTPUT_MISSING,
-      V_INPUT_ORDER,  V_EXTRA_NODE};
+      V_OP,          V_DTYPE,    V_SHAPE,        V_RANK,           V_OPERAND_ORDER,
+      V_CONST_VALUE, V_CLAMP_LO, V_CLAMP_HI,     V_REDUCE_AXES,    V_REDUCE_KEEPDIM,
+      V_REDUCE_OP,   V_PERM,     V_OUTPUT_ORDER, V_OUTPUT_MISSING, V_INPUT_ORDER,
+      V_EXTRA_NODE};
   kf_hash128 hs[V_COUNT];
   for (int v = 0; v < V_COUNT; v++) hs[v] = hash_of((variant)v);
   for (size_t i = 0; i < sizeof changed / sizeof *changed; i++)

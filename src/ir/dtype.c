@@ -63,8 +63,8 @@ static uint16_t half_from_double(double v, int M, int B) {
   if (a == 0.0) return sign;
   int e;
   frexp(a, &e);
-  e -= 1; /* a is in [2^e, 2^(e+1)) */
-  if (e < 1 - B) e = 1 - B; /* subnormal: the quantum stops shrinking */
+  e -= 1;                          /* a is in [2^e, 2^(e+1)) */
+  if (e < 1 - B) e = 1 - B;        /* subnormal: the quantum stops shrinking */
   double m = rne(ldexp(a, M - e)); /* in [0, 2^(M+1)], exact scaling */
   /* m >= 2^M carries the implicit one into the exponent field, and m ==
    * 2^(M+1) carries once more: a round-up to the next binade is free. */
@@ -96,8 +96,12 @@ static float bits_float(uint32_t u) {
   return f;
 }
 
-uint16_t ir_double_to_f16(double v) { return half_from_double(v, 10, 15); }
-uint16_t ir_double_to_bf16(double v) { return half_from_double(v, 7, 127); }
+uint16_t ir_double_to_f16(double v) {
+  return half_from_double(v, 10, 15);
+}
+uint16_t ir_double_to_bf16(double v) {
+  return half_from_double(v, 7, 127);
+}
 
 uint16_t kf_float_to_f16(float value) {
   uint32_t u = float_bits(value);
@@ -108,7 +112,8 @@ uint16_t kf_float_to_f16(float value) {
 
 float kf_f16_to_float(uint16_t bits) {
   if ((bits & 0x7C00u) == 0x7C00u && (bits & 0x3FFu)) {
-    uint32_t u = ((uint32_t)(bits & 0x8000u) << 16) | 0x7FC00000u | ((uint32_t)(bits & 0x3FFu) << 13);
+    uint32_t u =
+        ((uint32_t)(bits & 0x8000u) << 16) | 0x7FC00000u | ((uint32_t)(bits & 0x3FFu) << 13);
     return bits_float(u);
   }
   return (float)half_to_double(bits, 10, 15); /* exact in float */
@@ -123,7 +128,9 @@ uint16_t kf_float_to_bf16(float value) {
   return (uint16_t)(u >> 16);
 }
 
-float kf_bf16_to_float(uint16_t bits) { return bits_float((uint32_t)bits << 16); }
+float kf_bf16_to_float(uint16_t bits) {
+  return bits_float((uint32_t)bits << 16);
+}
 
 /* INT64_MAX as a double is 2^63, which (int64_t) cannot convert: callers
  * turn an i64 result into an integer with saturation (v >= 2^63 gives
@@ -132,27 +139,27 @@ float kf_bf16_to_float(uint16_t bits) { return bits_float((uint32_t)bits << 16);
 
 double ir_round_to_dtype(double v, kf_dtype dt) {
   switch (dt) {
-  case KF_F16:
-    return half_to_double(ir_double_to_f16(v), 10, 15);
-  case KF_BF16:
-    return half_to_double(ir_double_to_bf16(v), 7, 127);
-  case KF_F32:
-    return (double)(float)v;
-  case KF_F64:
-    return v;
-  case KF_I32:
-    if (isnan(v)) return 0.0;
-    if (v >= 2147483647.0) return 2147483647.0;
-    if (v <= -2147483648.0) return -2147483648.0;
-    return trunc(v);
-  case KF_I64:
-    if (isnan(v)) return 0.0;
-    if (v >= IR_I64_LIMIT) return IR_I64_LIMIT;
-    if (v <= -IR_I64_LIMIT) return -IR_I64_LIMIT;
-    return trunc(v);
-  case KF_BOOL:
-    return v != 0.0 ? 1.0 : 0.0; /* NaN != 0: true */
-  default:
-    return v;
+    case KF_F16:
+      return half_to_double(ir_double_to_f16(v), 10, 15);
+    case KF_BF16:
+      return half_to_double(ir_double_to_bf16(v), 7, 127);
+    case KF_F32:
+      return (double)(float)v;
+    case KF_F64:
+      return v;
+    case KF_I32:
+      if (isnan(v)) return 0.0;
+      if (v >= 2147483647.0) return 2147483647.0;
+      if (v <= -2147483648.0) return -2147483648.0;
+      return trunc(v);
+    case KF_I64:
+      if (isnan(v)) return 0.0;
+      if (v >= IR_I64_LIMIT) return IR_I64_LIMIT;
+      if (v <= -IR_I64_LIMIT) return -IR_I64_LIMIT;
+      return trunc(v);
+    case KF_BOOL:
+      return v != 0.0 ? 1.0 : 0.0; /* NaN != 0: true */
+    default:
+      return v;
   }
 }

@@ -128,8 +128,7 @@ char *kf_graph_dump(const kf_graph *g) {
     sb_value(&b, g, g->outputs[i]);
   }
   sb_printf(&b, "\n");
-  if (g->status != KF_OK)
-    sb_printf(&b, "error: %s: %s\n", kf_status_name(g->status), g->errmsg);
+  if (g->status != KF_OK) sb_printf(&b, "error: %s: %s\n", kf_status_name(g->status), g->errmsg);
   if (b.failed) {
     free(b.s);
     return NULL;

@@ -30,11 +30,17 @@ void kf_graph_destroy(kf_graph *g) {
   free(g);
 }
 
-kf_status kf_graph_status(const kf_graph *g) { return g ? g->status : KF_ERR_INVALID_ARG; }
+kf_status kf_graph_status(const kf_graph *g) {
+  return g ? g->status : KF_ERR_INVALID_ARG;
+}
 
-const char *kf_graph_errmsg(const kf_graph *g) { return g ? g->errmsg : ""; }
+const char *kf_graph_errmsg(const kf_graph *g) {
+  return g ? g->errmsg : "";
+}
 
-const char *kf_graph_name(const kf_graph *g) { return g ? g->name : NULL; }
+const char *kf_graph_name(const kf_graph *g) {
+  return g ? g->name : NULL;
+}
 
 kf_status kf_graph_set_name(kf_graph *g, const char *name) {
   if (!g) return KF_ERR_INVALID_ARG;
@@ -75,7 +81,9 @@ kf_status ir_error(kf_graph *g, kf_status st, const char *fmt, ...) {
 
 /* ---- nodes ----------------------------------------------------------------- */
 
-bool ir_valid(const kf_graph *g, kf_value v) { return g && v >= 0 && v < g->n_nodes; }
+bool ir_valid(const kf_graph *g, kf_value v) {
+  return g && v >= 0 && v < g->n_nodes;
+}
 
 /* Makes room for one more int32 in a growable array. */
 static bool grow_i32(int32_t **arr, int32_t n, int32_t *cap) {
@@ -158,9 +166,15 @@ const char *ir_node_label(const kf_graph *g, kf_value v, char *buf, size_t size)
 
 /* ---- introspection --------------------------------------------------------- */
 
-int kf_graph_num_values(const kf_graph *g) { return g ? g->n_nodes : -1; }
-int kf_graph_num_inputs(const kf_graph *g) { return g ? g->n_inputs : -1; }
-int kf_graph_num_outputs(const kf_graph *g) { return g ? g->n_outputs : -1; }
+int kf_graph_num_values(const kf_graph *g) {
+  return g ? g->n_nodes : -1;
+}
+int kf_graph_num_inputs(const kf_graph *g) {
+  return g ? g->n_inputs : -1;
+}
+int kf_graph_num_outputs(const kf_graph *g) {
+  return g ? g->n_outputs : -1;
+}
 
 kf_value kf_graph_input(const kf_graph *g, int index) {
   return g && index >= 0 && index < g->n_inputs ? g->inputs[index] : KF_NONE;
@@ -174,7 +188,9 @@ kf_dtype kf_value_dtype(const kf_graph *g, kf_value v) {
   return ir_valid(g, v) ? g->nodes[v].dtype : KF_DTYPE_COUNT;
 }
 
-int kf_value_rank(const kf_graph *g, kf_value v) { return ir_valid(g, v) ? g->nodes[v].rank : -1; }
+int kf_value_rank(const kf_graph *g, kf_value v) {
+  return ir_valid(g, v) ? g->nodes[v].rank : -1;
+}
 
 const int64_t *kf_value_shape(const kf_graph *g, kf_value v) {
   return ir_valid(g, v) ? g->nodes[v].shape : NULL;
@@ -204,7 +220,9 @@ static void *dup_mem(const void *src, size_t n) {
   return p;
 }
 
-static char *dup_str(const char *s) { return s ? dup_mem(s, strlen(s) + 1) : NULL; }
+static char *dup_str(const char *s) {
+  return s ? dup_mem(s, strlen(s) + 1) : NULL;
+}
 
 kf_graph *ir_graph_clone(const kf_graph *g) {
   if (!g) return NULL;

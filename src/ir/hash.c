@@ -14,7 +14,9 @@ typedef struct ser {
   size_t n;
 } ser;
 
-static void put_u8(ser *s, uint8_t v) { s->buf[s->n++] = v; }
+static void put_u8(ser *s, uint8_t v) {
+  s->buf[s->n++] = v;
+}
 
 /* Little-endian whatever the host, so the hash is the same everywhere. */
 static void put_u64(ser *s, uint64_t v) {

@@ -23,7 +23,9 @@ bool ir_name_valid(const char *name) {
   return true;
 }
 
-static uint32_t name_hash(const char *s) { return (uint32_t)XXH3_64bits(s, strlen(s)); }
+static uint32_t name_hash(const char *s) {
+  return (uint32_t)XXH3_64bits(s, strlen(s));
+}
 
 int32_t ir_names_find(const kf_graph *g, const char *name) {
   if (!g || !name || g->names.cap == 0) return -1;
@@ -122,8 +124,8 @@ kf_status kf_set_name(kf_graph *g, kf_value v, const char *name) {
   int32_t owner = ir_names_find(g, name);
   if (owner == v) return KF_OK;
   if (owner >= 0)
-    return ir_error(g, KF_ERR_INVALID_ARG, "kf_set_name: name '%s' is already taken by %%%d",
-                    name, owner);
+    return ir_error(g, KF_ERR_INVALID_ARG, "kf_set_name: name '%s' is already taken by %%%d", name,
+                    owner);
   if (!ir_names_insert(g, name, v))
     return ir_error(g, KF_ERR_OUT_OF_MEMORY, "kf_set_name: out of memory");
   return KF_OK;
