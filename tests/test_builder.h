@@ -13,7 +13,9 @@
 
 static kf_graph *G;
 
-static inline void setup_graph(void) { ck_assert_int_eq(kf_graph_create(NULL, &G), KF_OK); }
+static inline void setup_graph(void) {
+  ck_assert_int_eq(kf_graph_create(NULL, &G), KF_OK);
+}
 static inline void teardown_graph(void) {
   kf_graph_destroy(G);
   G = NULL;
@@ -25,8 +27,8 @@ static inline kf_value in_(const char *name, kf_dtype dt, int rank, const int64_
   ck_assert_msg(v != KF_NONE, "kf_input(%s) failed: %s", name, kf_graph_errmsg(G));
   return v;
 }
-#define IN(name, dt, ...)                                                                  \
-  in_(name, dt, (int)(sizeof((int64_t[]){0, __VA_ARGS__}) / sizeof(int64_t)) - 1,          \
+#define IN(name, dt, ...)                                                         \
+  in_(name, dt, (int)(sizeof((int64_t[]){0, __VA_ARGS__}) / sizeof(int64_t)) - 1, \
       (const int64_t[]){0, __VA_ARGS__} + 1)
 #define IN0(name, dt) in_(name, dt, 0, NULL)
 
@@ -36,15 +38,15 @@ static inline void has_(kf_value v, kf_dtype dt, int rank, const int64_t *shape,
   ck_assert_int_eq(kf_graph_status(G), KF_OK);
   ck_assert_msg(kf_value_dtype(G, v) == dt, "line %d: dtype %s, want %s", line,
                 kf_dtype_name(kf_value_dtype(G, v)), kf_dtype_name(dt));
-  ck_assert_msg(kf_value_rank(G, v) == rank, "line %d: rank %d, want %d", line,
-                kf_value_rank(G, v), rank);
+  ck_assert_msg(kf_value_rank(G, v) == rank, "line %d: rank %d, want %d", line, kf_value_rank(G, v),
+                rank);
   const int64_t *s = kf_value_shape(G, v);
   for (int i = 0; i < rank; i++)
-    ck_assert_msg(s[i] == shape[i], "line %d: dim %d is %lld, want %lld", line, i,
-                  (long long)s[i], (long long)shape[i]);
+    ck_assert_msg(s[i] == shape[i], "line %d: dim %d is %lld, want %lld", line, i, (long long)s[i],
+                  (long long)shape[i]);
 }
-#define HAS(v, dt, ...)                                                                     \
-  has_(v, dt, (int)(sizeof((int64_t[]){0, __VA_ARGS__}) / sizeof(int64_t)) - 1,            \
+#define HAS(v, dt, ...)                                                         \
+  has_(v, dt, (int)(sizeof((int64_t[]){0, __VA_ARGS__}) / sizeof(int64_t)) - 1, \
        (const int64_t[]){0, __VA_ARGS__} + 1, __LINE__)
 #define HAS0(v, dt) has_(v, dt, 0, NULL, __LINE__)
 
@@ -64,7 +66,9 @@ static inline void fails_(kf_value v, kf_status st, int line, ...) {
 #define FAILS(v, st, ...) fails_(v, st, __LINE__, __VA_ARGS__, (const char *)NULL)
 
 /* The op of value v, as the IR stores it. */
-static inline ir_op op_of(kf_value v) { return G->nodes[v].op; }
+static inline ir_op op_of(kf_value v) {
+  return G->nodes[v].op;
+}
 
 static inline TCase *tcase(const char *name) {
   TCase *tc = tcase_create(name);

@@ -17,8 +17,8 @@ static void expands_to(kf_value first, const char *ops, int line) {
   snprintf(buf, sizeof buf, "%s", ops);
   int v = first;
   for (char *tok = strtok(buf, " "); tok; tok = strtok(NULL, " "), v++) {
-    ck_assert_msg(v < kf_graph_num_values(G), "line %d: expansion stops at %%%d, want %s",
-                  line, v, tok);
+    ck_assert_msg(v < kf_graph_num_values(G), "line %d: expansion stops at %%%d, want %s", line, v,
+                  tok);
     ck_assert_msg(strcmp(kf_value_op(G, v), tok) == 0, "line %d: %%%d is %s, want %s", line, v,
                   kf_value_op(G, v), tok);
     ck_assert_ptr_null(kf_value_name(G, v));
@@ -28,7 +28,9 @@ static void expands_to(kf_value first, const char *ops, int line) {
 }
 #define EXPANDS(first, ops) expands_to(first, ops, __LINE__)
 
-static const ir_node *node(kf_value v) { return &G->nodes[v]; }
+static const ir_node *node(kf_value v) {
+  return &G->nodes[v];
+}
 
 START_TEST(softmax_f32) {
   kf_value x = IN("x", KF_F32, 3, 4);
@@ -155,8 +157,7 @@ START_TEST(composite_errors) {
   FAILS(kf_softmax(G, x, -1), KF_ERR_DTYPE, "node %1 (softmax)", "floating", "i32");
   fresh_graph();
   x = IN("x", KF_F32, 3, 4);
-  FAILS(kf_log_softmax(G, x, 2), KF_ERR_INVALID_ARG, "node %1 (log_softmax)", "axis 2",
-        "-2..1");
+  FAILS(kf_log_softmax(G, x, 2), KF_ERR_INVALID_ARG, "node %1 (log_softmax)", "axis 2", "-2..1");
   fresh_graph();
   x = IN0("x", KF_F32);
   FAILS(kf_softmax(G, x, -1), KF_ERR_INVALID_ARG, "(softmax)", "axis -1");
@@ -166,13 +167,11 @@ START_TEST(composite_errors) {
   fresh_graph();
   x = IN("x", KF_F32, 3, 4);
   kf_value w = IN("w", KF_F16, 4);
-  FAILS(kf_layernorm(G, x, w, KF_NONE, 1e-5), KF_ERR_DTYPE, "node %2 (layernorm)",
-        "share a dtype");
+  FAILS(kf_layernorm(G, x, w, KF_NONE, 1e-5), KF_ERR_DTYPE, "node %2 (layernorm)", "share a dtype");
   fresh_graph();
   x = IN("x", KF_F32, 3, 4);
   w = IN("w", KF_F32, 1, 4);
-  FAILS(kf_rmsnorm(G, x, w, 1e-5), KF_ERR_SHAPE, "(rmsnorm)", "weight %1 w f32[1,4]",
-        "shape [4]");
+  FAILS(kf_rmsnorm(G, x, w, 1e-5), KF_ERR_SHAPE, "(rmsnorm)", "weight %1 w f32[1,4]", "shape [4]");
   fresh_graph();
   x = IN("x", KF_F32, 3, 4);
   kf_value b = IN("b", KF_F32, 3);

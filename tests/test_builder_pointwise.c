@@ -168,8 +168,7 @@ START_TEST(unary_dtype_rules) {
         ck_assert_int_eq(G->nodes[x].uses, 1);
       } else {
         char want[64];
-        snprintf(want, sizeof want, "node %%1 (%s): %s needs", unaries[i].name,
-                 unaries[i].name);
+        snprintf(want, sizeof want, "node %%1 (%s): %s needs", unaries[i].name, unaries[i].name);
         FAILS(y, KF_ERR_DTYPE, want, kf_dtype_name((kf_dtype)d), "%0 x", "use cast");
         ck_assert_int_eq(kf_graph_num_values(G), 1);
       }
@@ -196,8 +195,7 @@ START_TEST(binary_dtype_rules) {
         ck_assert_int_eq(G->nodes[y].args[1], b);
       } else {
         char want[64];
-        snprintf(want, sizeof want, "node %%2 (%s): %s needs", binaries[i].name,
-                 binaries[i].name);
+        snprintf(want, sizeof want, "node %%2 (%s): %s needs", binaries[i].name, binaries[i].name);
         FAILS(y, KF_ERR_DTYPE, want, kf_dtype_name((kf_dtype)d), "use cast");
       }
     }
@@ -230,7 +228,8 @@ START_TEST(broadcasting) {
   HAS(kf_maximum(G, p, q), KF_F32, 5, 3, 4);
   HAS(kf_lt(G, q, p), KF_BOOL, 5, 3, 4);
   kf_value b = IN("b", KF_F32, 5);
-  FAILS(kf_add(G, x, b), KF_ERR_SHAPE, "node %17 (add): cannot broadcast %0 x f32[3,4] with "
+  FAILS(kf_add(G, x, b), KF_ERR_SHAPE,
+        "node %17 (add): cannot broadcast %0 x f32[3,4] with "
         "%16 b f32[5]");
 }
 END_TEST

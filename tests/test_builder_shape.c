@@ -48,7 +48,9 @@ START_TEST(reduce_dtypes) {
     const char *name;
     reduce_fn fn;
     bool float_only;
-  } ops[] = {{"sum", kf_sum, false}, {"mean", kf_mean, true}, {"max", kf_max, false},
+  } ops[] = {{"sum", kf_sum, false},
+             {"mean", kf_mean, true},
+             {"max", kf_max, false},
              {"min", kf_min, false}};
   for (size_t i = 0; i < 4; i++)
     for (int d = 0; d < KF_DTYPE_COUNT; d++) {
@@ -79,8 +81,7 @@ START_TEST(reduce_errors) {
         "axis -1 is given twice");
   fresh_graph();
   x = IN("x", KF_F32, 3, 4);
-  FAILS(kf_min(G, x, 3, (const int[]){0, 1, 0}, false), KF_ERR_INVALID_ARG, "(min)",
-        "3 axes");
+  FAILS(kf_min(G, x, 3, (const int[]){0, 1, 0}, false), KF_ERR_INVALID_ARG, "(min)", "3 axes");
   fresh_graph();
   x = IN("x", KF_F32, 3, 4);
   FAILS(kf_sum(G, x, -1, NULL, false), KF_ERR_INVALID_ARG, "(sum)");
@@ -108,12 +109,10 @@ START_TEST(reshape_rules) {
         "cannot reshape %0 x bf16[2,3,4] (24 elements) to [5,5]");
   fresh_graph();
   x = IN("x", KF_F32, 2, 3, 4);
-  FAILS(kf_reshape(G, x, 2, (const int64_t[]){5, -1}), KF_ERR_SHAPE, "node %1 (reshape)",
-        "[5,-1]");
+  FAILS(kf_reshape(G, x, 2, (const int64_t[]){5, -1}), KF_ERR_SHAPE, "node %1 (reshape)", "[5,-1]");
   fresh_graph();
   x = IN("x", KF_F32, 2, 3, 4);
-  FAILS(kf_reshape(G, x, 2, (const int64_t[]){-1, -1}), KF_ERR_INVALID_ARG, "(reshape)",
-        "one -1");
+  FAILS(kf_reshape(G, x, 2, (const int64_t[]){-1, -1}), KF_ERR_INVALID_ARG, "(reshape)", "one -1");
   fresh_graph();
   x = IN("x", KF_F32, 2, 3, 4);
   FAILS(kf_reshape(G, x, 2, (const int64_t[]){0, 24}), KF_ERR_INVALID_ARG, "dimension 0 = 0");
@@ -172,8 +171,8 @@ START_TEST(broadcast_to_rules) {
   FAILS(kf_broadcast_to(G, x, 1, (const int64_t[]){3}), KF_ERR_SHAPE, "to [3]");
   fresh_graph();
   x = IN("x", KF_F16, 3, 1);
-  FAILS(kf_broadcast_to(G, x, 2, (const int64_t[]){3, -1}), KF_ERR_INVALID_ARG,
-        "(broadcast_to)", "dimension 1 = -1");
+  FAILS(kf_broadcast_to(G, x, 2, (const int64_t[]){3, -1}), KF_ERR_INVALID_ARG, "(broadcast_to)",
+        "dimension 1 = -1");
   fresh_graph();
   x = IN("x", KF_F16, 3, 1);
   FAILS(kf_broadcast_to(G, x, -1, NULL), KF_ERR_INVALID_ARG, "target rank -1");

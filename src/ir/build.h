@@ -10,10 +10,14 @@
 
 /* False (the builder returns KF_NONE) when g is NULL or already failed:
  * builder errors are sticky. */
-static inline bool ir_bld_live(const kf_graph *g) { return g && g->status == KF_OK; }
+static inline bool ir_bld_live(const kf_graph *g) {
+  return g && g->status == KF_OK;
+}
 
 /* Index the next appended node will get; messages name it ("node %7"). */
-static inline kf_value ir_bld_next(const kf_graph *g) { return g->n_nodes; }
+static inline kf_value ir_bld_next(const kf_graph *g) {
+  return g->n_nodes;
+}
 
 /* "%3 x f32[3,4]": the operand's label, dtype and shape. */
 const char *ir_bld_desc(const kf_graph *g, kf_value v, char *buf, size_t size);
@@ -38,6 +42,8 @@ void ir_bld_node(ir_node *n, ir_op op, kf_dtype dt, int rank, const int64_t *sha
 bool ir_bld_axis(int axis, int rank, int *out);
 
 /* True for a kf_dtype enumerator (KF_F16 .. KF_BOOL). */
-static inline bool ir_bld_dtype_ok(kf_dtype dt) { return dt >= 0 && dt < KF_DTYPE_COUNT; }
+static inline bool ir_bld_dtype_ok(kf_dtype dt) {
+  return dt >= 0 && dt < KF_DTYPE_COUNT;
+}
 
 #endif /* KF_IR_BUILD_H */

@@ -11,8 +11,8 @@ const char *ir_bld_desc(const kf_graph *g, kf_value v, char *buf, size_t size) {
   }
   char label[300], shape[8 * 21 + 3];
   const ir_node *n = &g->nodes[v];
-  snprintf(buf, size, "%s %s%s", ir_node_label(g, v, label, sizeof label),
-           kf_dtype_name(n->dtype), ir_shape_str(shape, sizeof shape, n->rank, n->shape));
+  snprintf(buf, size, "%s %s%s", ir_node_label(g, v, label, sizeof label), kf_dtype_name(n->dtype),
+           ir_shape_str(shape, sizeof shape, n->rank, n->shape));
   return buf;
 }
 
@@ -29,12 +29,12 @@ bool ir_bld_operand(kf_graph *g, const char *what, kf_value v, const char *role)
 
 static bool accepted(ir_accept acc, kf_dtype dt) {
   switch (acc) {
-  case ACC_FLT:
-    return ir_dtype_is_float(dt);
-  case ACC_NUM:
-    return dt != KF_BOOL;
-  default:
-    return true;
+    case ACC_FLT:
+      return ir_dtype_is_float(dt);
+    case ACC_NUM:
+      return dt != KF_BOOL;
+    default:
+      return true;
   }
 }
 
@@ -44,9 +44,8 @@ bool ir_bld_accepts(kf_graph *g, const char *what, ir_accept acc, kf_value v) {
   char d[IR_DESC_SIZE];
   const char *want = acc == ACC_FLT ? "a floating dtype (f16, bf16, f32, f64)"
                                     : "a numeric dtype (f16, bf16, f32, f64, i32, i64)";
-  ir_fail(g, KF_ERR_DTYPE, "node %%%d (%s): %s needs %s, got %s from %s; use cast",
-          ir_bld_next(g), what, what, want, kf_dtype_name(dt),
-          ir_bld_desc(g, v, d, sizeof d));
+  ir_fail(g, KF_ERR_DTYPE, "node %%%d (%s): %s needs %s, got %s from %s; use cast", ir_bld_next(g),
+          what, what, want, kf_dtype_name(dt), ir_bld_desc(g, v, d, sizeof d));
   return false;
 }
 
@@ -56,8 +55,8 @@ bool ir_bld_same_dtype(kf_graph *g, const char *what, kf_value a, kf_value b) {
   char sa[IR_DESC_SIZE], sb[IR_DESC_SIZE];
   ir_fail(g, KF_ERR_DTYPE,
           "node %%%d (%s): operands must share a dtype, got %s and %s; cast one to %s",
-          ir_bld_next(g), what, ir_bld_desc(g, a, sa, sizeof sa),
-          ir_bld_desc(g, b, sb, sizeof sb), kf_dtype_name(da));
+          ir_bld_next(g), what, ir_bld_desc(g, a, sa, sizeof sa), ir_bld_desc(g, b, sb, sizeof sb),
+          kf_dtype_name(da));
   return false;
 }
 

@@ -25,8 +25,8 @@ static bool check_target(kf_graph *g, const char *what, int rank, const int64_t 
     }
     if (shape[i] < 1)
       return ir_fail(g, KF_ERR_INVALID_ARG,
-                     "node %%%d (%s): target shape %s has dimension %d = %lld (want >= 1%s)",
-                     id, what, ir_shape_str(s, sizeof s, rank, shape), i, (long long)shape[i],
+                     "node %%%d (%s): target shape %s has dimension %d = %lld (want >= 1%s)", id,
+                     what, ir_shape_str(s, sizeof s, rank, shape), i, (long long)shape[i],
                      allow_infer ? ", or one -1" : ""),
              false;
   }
@@ -49,8 +49,7 @@ kf_value kf_reshape(kf_graph *g, kf_value x, int rank, const int64_t *shape) {
   }
   if (!ok || (at < 0 && rest != want)) {
     char d[IR_DESC_SIZE], s[SHAPE_STR];
-    return ir_fail(g, KF_ERR_SHAPE,
-                   "node %%%d (reshape): cannot reshape %s (%lld elements) to %s",
+    return ir_fail(g, KF_ERR_SHAPE, "node %%%d (reshape): cannot reshape %s (%lld elements) to %s",
                    ir_bld_next(g), ir_bld_desc(g, x, d, sizeof d), (long long)want,
                    ir_shape_str(s, sizeof s, rank, shape));
   }

@@ -33,8 +33,7 @@ static kf_value build_binary(kf_graph *g, ir_op op, kf_value a, kf_value b) {
   if (!ir_bld_live(g)) return KF_NONE;
   const ir_op_info *info = &ir_ops[op];
   if (!ir_bld_operand(g, info->name, a, "operand a") ||
-      !ir_bld_operand(g, info->name, b, "operand b") ||
-      !ir_bld_same_dtype(g, info->name, a, b) ||
+      !ir_bld_operand(g, info->name, b, "operand b") || !ir_bld_same_dtype(g, info->name, a, b) ||
       !ir_bld_accepts(g, info->name, info->accepts, a))
     return KF_NONE;
   int rank;
@@ -49,11 +48,13 @@ static kf_value build_binary(kf_graph *g, ir_op op, kf_value a, kf_value b) {
 }
 
 /* One public entry point per row of ops.def. */
-#define UNARY(ID, lname, ...) \
-  kf_value kf_##lname(kf_graph *g, kf_value x) { return build_unary(g, IR_OP_##ID, x); }
-#define BINARY(ID, lname, ...)                           \
+#define UNARY(ID, lname, ...)                    \
+  kf_value kf_##lname(kf_graph *g, kf_value x) { \
+    return build_unary(g, IR_OP_##ID, x);        \
+  }
+#define BINARY(ID, lname, ...)                               \
   kf_value kf_##lname(kf_graph *g, kf_value a, kf_value b) { \
-    return build_binary(g, IR_OP_##ID, a, b);            \
+    return build_binary(g, IR_OP_##ID, a, b);                \
   }
 #include "ir/ops.def"
 
@@ -99,8 +100,8 @@ kf_value kf_clamp(kf_graph *g, kf_value x, double lo, double hi) {
                    "INFINITY for an absent bound",
                    id, lo, hi);
   if (lo > hi)
-    return ir_fail(g, KF_ERR_INVALID_ARG, "node %%%d (clamp): min %g is greater than max %g",
-                   id, lo, hi);
+    return ir_fail(g, KF_ERR_INVALID_ARG, "node %%%d (clamp): min %g is greater than max %g", id,
+                   lo, hi);
   const ir_node *in = &g->nodes[x];
   ir_node n;
   ir_bld_node(&n, IR_OP_CLAMP, in->dtype, in->rank, in->shape);

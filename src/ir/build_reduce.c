@@ -29,9 +29,8 @@ static bool axes_mask(kf_graph *g, const char *what, kf_value x, int naxes, cons
                      axes[i], ir_bld_desc(g, x, s, sizeof s), -rank, rank - 1),
              false;
     if (m & (1u << a))
-      return ir_fail(g, KF_ERR_INVALID_ARG,
-                     "node %%%d (%s): axis %d is given twice for %s", id, what, axes[i],
-                     ir_bld_desc(g, x, s, sizeof s)),
+      return ir_fail(g, KF_ERR_INVALID_ARG, "node %%%d (%s): axis %d is given twice for %s", id,
+                     what, axes[i], ir_bld_desc(g, x, s, sizeof s)),
              false;
     m |= 1u << a;
   }
@@ -43,8 +42,7 @@ static kf_value build_reduce(kf_graph *g, ir_op op, ir_accept acc, kf_value x, i
                              const int *axes, bool keepdim) {
   if (!ir_bld_live(g)) return KF_NONE;
   const char *what = ir_ops[op].name;
-  if (!ir_bld_operand(g, what, x, "operand x") || !ir_bld_accepts(g, what, acc, x))
-    return KF_NONE;
+  if (!ir_bld_operand(g, what, x, "operand x") || !ir_bld_accepts(g, what, acc, x)) return KF_NONE;
   uint8_t mask;
   if (!axes_mask(g, what, x, naxes, axes, &mask)) return KF_NONE;
   const ir_node *in = &g->nodes[x];

@@ -40,31 +40,30 @@ static bool check_input(kf_graph *g, const char *name, kf_dtype dtype, int rank,
            false;
   if (rank < 0 || rank > KF_MAX_RANK || (rank > 0 && !shape))
     return ir_fail(g, KF_ERR_INVALID_ARG,
-                   "node %%%d (input %s): rank %d (want 0..%d, with a shape array)", id, name,
-                   rank, KF_MAX_RANK),
+                   "node %%%d (input %s): rank %d (want 0..%d, with a shape array)", id, name, rank,
+                   KF_MAX_RANK),
            false;
   char s[8 * 21 + 3];
   for (int i = 0; i < rank; i++)
     if (shape[i] < 1)
       return ir_fail(g, KF_ERR_INVALID_ARG,
-                     "node %%%d (input %s): shape %s has dimension %d = %lld (want >= 1)", id,
-                     name, ir_shape_str(s, sizeof s, rank, shape), i, (long long)shape[i]),
+                     "node %%%d (input %s): shape %s has dimension %d = %lld (want >= 1)", id, name,
+                     ir_shape_str(s, sizeof s, rank, shape), i, (long long)shape[i]),
              false;
   if (!ir_numel(rank, shape, NULL))
     return ir_fail(g, KF_ERR_INVALID_ARG,
-                   "node %%%d (input %s): shape %s has more elements than int64 holds", id,
-                   name, ir_shape_str(s, sizeof s, rank, shape)),
+                   "node %%%d (input %s): shape %s has more elements than int64 holds", id, name,
+                   ir_shape_str(s, sizeof s, rank, shape)),
            false;
   return true;
 }
 
-kf_value kf_input(kf_graph *g, const char *name, kf_dtype dtype, int rank,
-                  const int64_t *shape) {
+kf_value kf_input(kf_graph *g, const char *name, kf_dtype dtype, int rank, const int64_t *shape) {
   if (!ir_bld_live(g)) return KF_NONE;
   if (!check_input(g, name, dtype, rank, shape)) return KF_NONE;
   if (!reserve_input(g))
-    return ir_fail(g, KF_ERR_OUT_OF_MEMORY, "node %%%d (input %s): out of memory",
-                   ir_bld_next(g), name);
+    return ir_fail(g, KF_ERR_OUT_OF_MEMORY, "node %%%d (input %s): out of memory", ir_bld_next(g),
+                   name);
   ir_node n;
   ir_bld_node(&n, IR_OP_INPUT, dtype, rank, shape);
   kf_value v = ir_append(g, &n);
@@ -79,8 +78,7 @@ kf_value kf_scalar(kf_graph *g, double value, kf_dtype dtype) {
   if (!ir_bld_live(g)) return KF_NONE;
   kf_value id = ir_bld_next(g);
   if (!ir_bld_dtype_ok(dtype))
-    return ir_fail(g, KF_ERR_INVALID_ARG, "node %%%d (const): unknown dtype %d", id,
-                   (int)dtype);
+    return ir_fail(g, KF_ERR_INVALID_ARG, "node %%%d (const): unknown dtype %d", id, (int)dtype);
   if (!isfinite(value) && !ir_dtype_is_float(dtype))
     return ir_fail(g, KF_ERR_INVALID_ARG,
                    "node %%%d (const): %g is not finite, which %s cannot hold", id, value,

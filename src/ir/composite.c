@@ -21,8 +21,7 @@ static bool check_x(kf_graph *g, const char *what, kf_value x, int axis, int *ou
 }
 
 /* A weight or bias: absent (KF_NONE), or x's dtype with shape [last dim]. */
-static bool check_param(kf_graph *g, const char *what, kf_value x, kf_value p,
-                        const char *role) {
+static bool check_param(kf_graph *g, const char *what, kf_value x, kf_value p, const char *role) {
   if (p == KF_NONE) return true;
   if (!ir_bld_operand(g, what, p, role) || !ir_bld_same_dtype(g, what, x, p)) return false;
   const ir_node *nx = &g->nodes[x], *np = &g->nodes[p];
@@ -36,12 +35,14 @@ static bool check_param(kf_graph *g, const char *what, kf_value x, kf_value p,
 
 static bool check_eps(kf_graph *g, const char *what, double eps) {
   if (isfinite(eps) && eps >= 0.0) return true;
-  ir_fail(g, KF_ERR_INVALID_ARG, "node %%%d (%s): eps %g must be finite and >= 0",
-          ir_bld_next(g), what, eps);
+  ir_fail(g, KF_ERR_INVALID_ARG, "node %%%d (%s): eps %g must be finite and >= 0", ir_bld_next(g),
+          what, eps);
   return false;
 }
 
-static bool is_half(kf_dtype dt) { return dt == KF_F16 || dt == KF_BF16; }
+static bool is_half(kf_dtype dt) {
+  return dt == KF_F16 || dt == KF_BF16;
+}
 
 /* Half-precision values are computed in f32: x itself otherwise. */
 static kf_value widen(kf_graph *g, kf_value x) {

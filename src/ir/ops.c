@@ -6,10 +6,8 @@
 /* OTHER rows check their operand dtypes in their own builders, so their
  * accepts/result columns are placeholders (ACC_ANY, RES_SAME). */
 const ir_op_info ir_ops[IR_OP_COUNT] = {
-#define UNARY(ID, lname, acc, res, ...) \
-  [IR_OP_##ID] = {#lname, KIND_UNARY, 1, 1, 0, acc, res},
-#define BINARY(ID, lname, acc, res, ...) \
-  [IR_OP_##ID] = {#lname, KIND_BINARY, 2, 2, 0, acc, res},
+#define UNARY(ID, lname, acc, res, ...) [IR_OP_##ID] = {#lname, KIND_UNARY, 1, 1, 0, acc, res},
+#define BINARY(ID, lname, acc, res, ...) [IR_OP_##ID] = {#lname, KIND_BINARY, 2, 2, 0, acc, res},
 #define OTHER(ID, lname, kind, mn, mx, attr) \
   [IR_OP_##ID] = {#lname, kind, mn, mx, attr, ACC_ANY, RES_SAME},
 #include "ir/ops.def"
