@@ -1,0 +1,203 @@
+/* cg_internal.h - what the files of src/codegen share: a growable string,
+ * template filling, the value-expression generator and the per-kind
+ * emitters that each write one "part" function. */
+#ifndef KF_CG_INTERNAL_H
+#define KF_CG_INTERNAL_H
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "codegen/codegen.h"
+
+/* ---- growable strings ------------------------------------------------------ */
+
+typedef struct cg_buf {
+  char *s;
+  size_t len, cap;
+  bool oom; /* sticky: an append failed; s stays NUL-terminated */
+} cg_buf;
+
+void cg_puts(cg_buf *b, const char *text);
+void cg_printf(cg_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void cg_vprintf(cg_buf *b, const char *fmt, va_list ap);
+void cg_buf_free(cg_buf *b);
+/* Takes the string out of b (the caller frees it); NULL after an OOM. */
+char *cg_buf_take(cg_buf *b);
+
+/* ---- templates ----------------------------------------------------------------- */
+
+/* The text of templates/<name>: from $KFUSE_TEMPLATE_DIR when set (read
+ * each call, for development), else the embedded copy. malloc'd; NULL when
+ * missing (err says why). */
+char *cg_template_text(const char *name, char *err, size_t errsize);
+
+/* One named hole and its replacement. */
+typedef struct cg_hole {
+  const char *name;
+  const char *text;
+} cg_hole;
+
+/* Appends template `name` to out with every "{{hole}}" replaced. An unknown
+ * hole in the template, or a missing template, is an error (false, err). */
+bool cg_fill(cg_buf *out, const char *name, const cg_hole *holes, int n_holes, char *err,
+             size_t errsize);
+
+/* ---- types --------------------------------------------------------------------- */
+
+/* Storage type in memory ("kf_bf16", "float", ...) and compute type in
+ * registers ("float" for f16/bf16/f32). */
+const char *cg_storage_type(kf_dtype dt);
+const char *cg_compute_type(kf_dtype dt);
+
+/* ---- the per-launch generation state -------------------------------------------- */
+
+/* A pointer parameter of a part function: one graph value. */
+typedef struct cg_pparam {
+  int32_t value;
+  bool written;
+} cg_pparam;
+
+/* How a value's index is known while generating an element's code: a
+ * linear (row-major) index expression over `shape`, and/or coordinate
+ * expressions. Either may be missing and is derived from the other. */
+typedef struct cg_ctx {
+  int rank;
+  int64_t shape[KF_MAX_RANK];
+  char lin[256];                    /* "" when unknown */
+  char coord[KF_MAX_RANK][192];     /* "" when unknown */
+  /* Vector analysis: within a group of W consecutive iteration elements
+   * (the first W-aligned), this value's linear index is base + lane with
+   * base % W == 0 (CONTIG), the same for every lane (SPLAT), or neither. */
+  int vclass;
+} cg_ctx;
+
+enum { VC_GATHER = 0, VC_CONTIG = 1, VC_SPLAT = 2 };
+
+/* What an element's code may read instead of evaluating a node. */
+typedef struct cg_bind {
+  int32_t value;
+  char key[512];  /* the context it holds for ("" = any) */
+  char expr[64];  /* a variable or register element */
+} cg_bind;
+
+/* One element body being generated: statements go to `code`, computed
+ * values are remembered (by value and context) so each is computed once. */
+typedef struct cg_gen {
+  const kf_graph *g;
+  const fuse_kernel *k;
+  cg_buf *code;
+  int indent;
+  int tmp;              /* next temporary number */
+  const char *idx;      /* index type name: "int" or "long long" */
+  int vec;              /* W of the body being generated (1: scalar) */
+  /* memo of computed (value, context) -> temporary */
+  struct cg_memo { int32_t value; char *key; int tmp; } *memo;
+  int n_memo, cap_memo;
+  /* values bound to variables (reduction results, preloaded registers) */
+  cg_bind *binds;
+  int n_binds, cap_binds;
+  /* vector-loaded inputs needed before the lane loop */
+  cg_buf *pre;          /* NULL: no vector preloads (every load scalar) */
+  cg_buf *pre_decl;     /* declarations of the preloaded registers */
+  cg_buf *align;        /* " && kf_aligned(p3, 16)" for each vector access */
+  int n_pre;
+  bool failed;
+  char err[256];
+} cg_gen;
+
+void cg_gen_init(cg_gen *gen, const kf_graph *g, const fuse_kernel *k, cg_buf *code,
+                 const char *idx);
+void cg_gen_reset_memo(cg_gen *gen);
+void cg_gen_free(cg_gen *gen);
+void cg_gen_fail(cg_gen *gen, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Binds value v under context key (NULL: any context) to expr. */
+void cg_gen_bind(cg_gen *gen, int32_t v, const char *key, const char *expr);
+/* Emits a statement line at the current indentation. */
+void cg_line(cg_gen *gen, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Contexts. */
+void cg_ctx_linear(cg_ctx *c, int rank, const int64_t *shape, const char *lin, int vclass);
+void cg_ctx_key(const cg_ctx *c, char *key, size_t size);
+/* The linear index expression (derived from coordinates when needed). */
+void cg_ctx_lin(const cg_ctx *c, char *out, size_t size);
+/* Coordinate d (derived from the linear index when needed). */
+void cg_ctx_coord(const cg_ctx *c, int d, char *out, size_t size);
+/* The context of an operand of shape (rank, shape) broadcast into c. */
+void cg_ctx_broadcast(const cg_ctx *c, int rank, const int64_t *shape, int vec, cg_ctx *out);
+/* The context of a transpose's operand (shape in_shape) from the result's. */
+void cg_ctx_transpose(const cg_ctx *c, int rank, const int64_t *in_shape, const int8_t *perm,
+                      int vec, cg_ctx *out);
+/* A context over shape whose dims split into ngroups consecutive groups
+ * (bounds[0] = 0 .. bounds[ngroups] = rank), group g indexed by vars[g]:
+ * rows and columns, or outer, reduced and inner. */
+void cg_ctx_groups(cg_ctx *c, int rank, const int64_t *shape, int ngroups, const int *bounds,
+                   const char *const *vars, int vclass);
+
+/* Generates the computation of value v at context c; returns the name of the
+ * temporary (or bound variable) holding it, in v's compute type. */
+const char *cg_gen_value(cg_gen *gen, int32_t v, const cg_ctx *c, char *name, size_t size);
+
+/* A literal of dt's compute type holding v exactly ("1.5f", "(-3)"). */
+void cg_literal(kf_dtype dt, double v, char *out, size_t size);
+/* A parameter name for value v: "p<v>". */
+void cg_param_name(int32_t v, char *out, size_t size);
+/* Whether a node is computed inside the kernel (listed in k->nodes). */
+bool cg_in_kernel(const fuse_kernel *k, int32_t v);
+bool cg_is_input(const fuse_kernel *k, int32_t v);
+
+/* ---- part emitters ------------------------------------------------------------ */
+
+/* The result of emitting one kernel as a part: the device function
+ * "<fn>(int bid, params...)" appended to `out`, how many blocks and threads
+ * it wants, its shared memory, its index decisions. */
+typedef struct cg_part {
+  const fuse_kernel *k;
+  char fn[96];
+  cg_pparam *params;
+  int n_params;
+  uint32_t blocks, threads, smem;
+  int launch_threads; /* the launch's block size, for barriers */
+  int64_t max_offset;
+  bool index64;
+  int vec_bytes;       /* widest access, bytes */
+  int lanes;           /* elements per thread and group (pointwise W) */
+  char decisions[512]; /* for the header comment */
+} cg_part;
+
+typedef struct cg_emit_args {
+  const kf_graph *g;
+  const fuse_kernel *k;
+  const cg_target *t;
+  cg_part *part;
+  cg_buf *out;
+  char *err;
+  size_t errsize;
+} cg_emit_args;
+
+/* Chooses threads/blocks (part->threads, part->blocks) without emitting. */
+kf_status cg_plan_pointwise(cg_emit_args *a);
+kf_status cg_plan_row(cg_emit_args *a);
+kf_status cg_plan_reduce(cg_emit_args *a);
+kf_status cg_plan_matmul(cg_emit_args *a);
+/* Emits the part function once part->launch_threads is known. */
+kf_status cg_emit_pointwise(cg_emit_args *a);
+kf_status cg_emit_row(cg_emit_args *a);
+kf_status cg_emit_reduce(cg_emit_args *a);
+kf_status cg_emit_matmul(cg_emit_args *a);
+
+/* The part's pointer parameters: inputs then outputs, in ascending value
+ * order (malloc'd into part). false on OOM. */
+bool cg_part_params(cg_part *part);
+/* "const float *__restrict__ p3, kf_bf16 *__restrict__ p7" into out. */
+void cg_param_decls(const kf_graph *g, const cg_part *part, cg_buf *out);
+/* "p3, p7": the part's parameter names, for calls. */
+void cg_param_args(const cg_part *part, cg_buf *out);
+/* Index type decision: 64-bit when max_offset does not fit in int32. */
+const char *cg_index_type(int64_t max_offset, bool *index64);
+
+int64_t cg_min64(int64_t a, int64_t b);
+int64_t cg_ceil_div(int64_t a, int64_t b);
+
+#endif

@@ -1,0 +1,231 @@
+/* emit.c - cg_emit_launch: one launch of a plan as one CUDA translation
+ * unit: a header comment (ops fused, decisions), templates/common.cuh, one
+ * part function per kernel, and the entry that routes blocks to parts. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "codegen/cg_internal.h"
+
+static const fuse_kernel *kernel_by_id(const fuse_plan *plan, int id) {
+  for (int i = 0; i < plan->n_kernels; i++)
+    if (plan->kernels[i].id == id) return &plan->kernels[i];
+  return id >= 0 && id < plan->n_kernels ? &plan->kernels[id] : NULL;
+}
+
+static kf_status plan_part(cg_emit_args *a) {
+  switch (a->k->kind) {
+    case FK_POINTWISE: return cg_plan_pointwise(a);
+    case FK_ROW: return cg_plan_row(a);
+    case FK_REDUCE: return cg_plan_reduce(a);
+    case FK_MATMUL: return cg_plan_matmul(a);
+  }
+  snprintf(a->err, a->errsize, "%s: unknown kernel kind %d", a->k->name, (int)a->k->kind);
+  return KF_ERR_UNSUPPORTED;
+}
+
+static kf_status emit_part(cg_emit_args *a) {
+  switch (a->k->kind) {
+    case FK_POINTWISE: return cg_emit_pointwise(a);
+    case FK_ROW: return cg_emit_row(a);
+    case FK_REDUCE: return cg_emit_reduce(a);
+    case FK_MATMUL: return cg_emit_matmul(a);
+  }
+  return KF_ERR_UNSUPPORTED;
+}
+
+static const char *kind_word(fuse_kind kind) {
+  static const char *const w[] = {"pointwise", "row", "reduce", "matmul"};
+  return (unsigned)kind < 4 ? w[kind] : "?";
+}
+
+/* " * k2_row (row): %3 xf = cast(x); %4 m = max(%3) ..." */
+static void comment_kernel(const kf_graph *g, const cg_part *p, cg_buf *out) {
+  const fuse_kernel *k = p->k;
+  cg_printf(out, " * part %s = kernel %s (%s), %d ops:\n *  ", p->fn, k->name,
+            kind_word(k->kind), (int)k->n_nodes);
+  int col = 3;
+  for (int i = 0; i < k->n_nodes; i++) {
+    const ir_node *n = &g->nodes[k->nodes[i]];
+    char item[320];
+    int len = snprintf(item, sizeof item, " %%%d%s%s=%s(", (int)k->nodes[i], n->name ? " " : "",
+                       n->name ? n->name : "", ir_ops[n->op].name);
+    for (int j = 0; j < n->nargs && len < (int)sizeof item; j++)
+      len += snprintf(item + len, sizeof item - (size_t)len, "%s%%%d", j ? "," : "",
+                      (int)n->args[j]);
+    if (len < (int)sizeof item) snprintf(item + len, sizeof item - (size_t)len, ")");
+    if (col + (int)strlen(item) > 78) {
+      cg_puts(out, "\n *  ");
+      col = 3;
+    }
+    cg_puts(out, item);
+    col += (int)strlen(item);
+  }
+  cg_printf(out, "\n *  decisions: %s\n", p->decisions);
+}
+
+/* Adds the part's parameters to the launch's (deduplicated, in order). */
+static bool merge_params(cg_launch_src *out, const cg_part *p) {
+  for (int i = 0; i < p->n_params; i++) {
+    int j = 0;
+    while (j < out->n_params && out->params[j].value != p->params[i].value) j++;
+    if (j < out->n_params) {
+      out->params[j].written |= p->params[i].written;
+      continue;
+    }
+    cg_param *np = realloc(out->params, (size_t)(out->n_params + 1) * sizeof *np);
+    if (!np) return false;
+    out->params = np;
+    out->params[out->n_params++] = (cg_param){p->params[i].value, p->params[i].written};
+  }
+  return true;
+}
+
+/* The entry's body: one call per part, routed by block index ranges. */
+static void emit_route(const cg_part *parts, int n, cg_buf *out) {
+  uint32_t start = 0;
+  if (n > 8) {
+    cg_puts(out, "  __shared__ int kf_which;\n  if (threadIdx.x == 0) {\n");
+    cg_printf(out, "    const unsigned kf_starts[%d] = {", n);
+    for (int i = 0; i < n; i++) {
+      cg_printf(out, "%s%u", i ? ", " : "", start);
+      start += parts[i].blocks;
+    }
+    cg_printf(out, "};\n    int lo = 0, hi = %d;\n", n - 1);
+    cg_puts(out, "    while (lo < hi) {\n      const int mid = (lo + hi + 1) / 2;\n"
+                 "      if (kf_starts[mid] <= blockIdx.x) lo = mid; else hi = mid - 1;\n"
+                 "    }\n    kf_which = lo;\n  }\n  __syncthreads();\n"
+                 "  switch (kf_which) {\n");
+    start = 0;
+  }
+  for (int i = 0; i < n; i++) {
+    cg_buf args = {0};
+    cg_param_args(&parts[i], &args);
+    uint32_t end = start + parts[i].blocks;
+    if (n == 1)
+      cg_printf(out, "  %s(blockIdx.x, %s);\n", parts[i].fn, args.s);
+    else if (n > 8)
+      cg_printf(out, "    case %d: %s(blockIdx.x - %uu, %s); break;\n", i, parts[i].fn, start,
+                args.s);
+    else
+      cg_printf(out, "  %sif (blockIdx.x < %uu) %s(blockIdx.x - %uu, %s);\n",
+                i ? "else " : "", end, parts[i].fn, start, args.s);
+    start = end;
+    cg_buf_free(&args);
+  }
+  if (n > 8) cg_puts(out, "  }\n");
+}
+
+static void launch_decls(const kf_graph *g, const cg_launch_src *out, cg_buf *b) {
+  for (int i = 0; i < out->n_params; i++)
+    cg_printf(b, "%s%s%s *__restrict__ p%d", i ? ", " : "", out->params[i].written ? "" : "const ",
+              cg_storage_type(g->nodes[out->params[i].value].dtype), (int)out->params[i].value);
+}
+
+static kf_status assemble(const kf_graph *g, cg_part *parts, int n, cg_buf *body,
+                          cg_launch_src *out, char *err, size_t errsize) {
+  cg_buf src = {0}, route = {0}, decls = {0};
+  cg_printf(&src, "/* kfuse generated kernel %s: %d part%s, %u blocks x %u threads.\n", out->entry,
+            n, n > 1 ? "s (horizontal)" : "", out->grid, out->block);
+  for (int i = 0; i < n; i++) comment_kernel(g, &parts[i], &src);
+  cg_printf(&src, " * index: %s (largest offset %lld); widest access %d bytes\n */\n",
+            out->index64 ? "64-bit" : "32-bit", (long long)out->max_offset, out->vec_bytes);
+  kf_status st = KF_OK;
+  char *common = cg_template_text("common.cuh", err, errsize);
+  if (!common) {
+    st = KF_ERR_INTERNAL;
+  } else {
+    cg_puts(&src, common);
+    free(common);
+    cg_puts(&src, "\n");
+    cg_puts(&src, body->s ? body->s : "");
+    emit_route(parts, n, &route);
+    launch_decls(g, out, &decls);
+    char th[16];
+    snprintf(th, sizeof th, "%u", out->block);
+    cg_hole holes[] = {{"entry", out->entry}, {"THREADS", th}, {"params", decls.s ? decls.s : ""},
+                       {"route", route.s ? route.s : ""}};
+    if (!cg_fill(&src, "horizontal.cu", holes, 4, err, errsize)) st = KF_ERR_INTERNAL;
+  }
+  bool oom = route.oom || decls.oom;
+  cg_buf_free(&route);
+  cg_buf_free(&decls);
+  out->source = cg_buf_take(&src);
+  if (st == KF_OK && (oom || !out->source)) {
+    snprintf(err, errsize, "out of memory");
+    st = KF_ERR_OUT_OF_MEMORY;
+  }
+  return st;
+}
+
+static kf_status emit_parts(const kf_graph *g, const fuse_plan *plan, const fuse_launch *L,
+                            const cg_target *t, cg_part *parts, cg_buf *body, cg_launch_src *out,
+                            char *err, size_t errsize) {
+  for (int i = 0; i < L->n_kernels; i++) {
+    parts[i].k = kernel_by_id(plan, L->kernels[i]);
+    if (!parts[i].k) {
+      snprintf(err, errsize, "launch refers to a missing kernel %d", (int)L->kernels[i]);
+      return KF_ERR_INTERNAL;
+    }
+    snprintf(parts[i].fn, sizeof parts[i].fn, "kf_part%d_%s", i, parts[i].k->name);
+    cg_emit_args a = {g, parts[i].k, t, &parts[i], body, err, errsize};
+    kf_status st = plan_part(&a);
+    if (st != KF_OK) return st;
+    if (!cg_part_params(&parts[i])) return KF_ERR_OUT_OF_MEMORY;
+    out->grid += parts[i].blocks;
+    if (parts[i].threads > out->block) out->block = parts[i].threads;
+    if (parts[i].max_offset > out->max_offset) out->max_offset = parts[i].max_offset;
+    out->index64 |= parts[i].index64;
+  }
+  for (int i = 0; i < L->n_kernels; i++) {
+    parts[i].launch_threads = (int)out->block;
+    cg_emit_args a = {g, parts[i].k, t, &parts[i], body, err, errsize};
+    kf_status st = emit_part(&a);
+    if (st != KF_OK) return st;
+    cg_puts(body, "\n");
+    if (parts[i].vec_bytes > out->vec_bytes) out->vec_bytes = parts[i].vec_bytes;
+    if (!merge_params(out, &parts[i])) return KF_ERR_OUT_OF_MEMORY;
+  }
+  return body->oom ? KF_ERR_OUT_OF_MEMORY : KF_OK;
+}
+
+kf_status cg_emit_launch(const kf_graph *g, const fuse_plan *plan, int launch,
+                         const cg_target *target, cg_launch_src *out, char *err,
+                         size_t errsize) {
+  if (!out) return KF_ERR_INVALID_ARG;
+  memset(out, 0, sizeof *out);
+  if (!g || !plan || !target || launch < 0 || launch >= plan->n_launches) {
+    snprintf(err, errsize, "cg_emit_launch: bad arguments (launch %d)", launch);
+    return KF_ERR_INVALID_ARG;
+  }
+  const fuse_launch *L = &plan->launches[launch];
+  if (L->n_kernels < 1) {
+    snprintf(err, errsize, "launch %d has no kernels", launch);
+    return KF_ERR_INVALID_ARG;
+  }
+  cg_part *parts = calloc((size_t)L->n_kernels, sizeof *parts);
+  if (!parts) return KF_ERR_OUT_OF_MEMORY;
+  const fuse_kernel *k0 = kernel_by_id(plan, L->kernels[0]);
+  if (L->n_kernels == 1 && k0)
+    snprintf(out->entry, sizeof out->entry, "kf_%s", k0->name);
+  else
+    snprintf(out->entry, sizeof out->entry, "kf_launch%d_h%d", launch, (int)L->n_kernels);
+  cg_buf body = {0};
+  kf_status st = emit_parts(g, plan, L, target, parts, &body, out, err, errsize);
+  if (st == KF_OK) st = assemble(g, parts, L->n_kernels, &body, out, err, errsize);
+  if (st == KF_OK && out->index64) out->max_offset = out->max_offset > 0 ? out->max_offset : 0;
+  for (int i = 0; i < L->n_kernels; i++) free(parts[i].params);
+  free(parts);
+  cg_buf_free(&body);
+  if (st != KF_OK) cg_launch_src_free(out);
+  return st;
+}
+
+void cg_launch_src_free(cg_launch_src *src) {
+  if (!src) return;
+  free(src->source);
+  free(src->params);
+  src->source = NULL;
+  src->params = NULL;
+  src->n_params = 0;
+}

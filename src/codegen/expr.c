@@ -1,0 +1,314 @@
+/* expr.c - the code of one element: each node of a kernel becomes one
+ * statement calling its kf_<op> device function, operands reached through
+ * index contexts; loads of kernel inputs, vectorized where the analysis of
+ * ctx.c proves contiguity. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "codegen/cg_internal.h"
+
+const char *cg_storage_type(kf_dtype dt) {
+  static const char *const names[] = {"kf_f16", "kf_bf16", "float", "double",
+                                      "int",    "long long", "bool"};
+  return dt < KF_DTYPE_COUNT ? names[dt] : "void";
+}
+
+const char *cg_compute_type(kf_dtype dt) {
+  static const char *const names[] = {"float", "float",     "float", "double",
+                                      "int",   "long long", "bool"};
+  return dt < KF_DTYPE_COUNT ? names[dt] : "void";
+}
+
+void cg_param_name(int32_t v, char *out, size_t size) { snprintf(out, size, "p%d", (int)v); }
+
+bool cg_in_kernel(const fuse_kernel *k, int32_t v) {
+  for (int i = 0; i < k->n_nodes; i++)
+    if (k->nodes[i] == v) return true;
+  return false;
+}
+
+bool cg_is_input(const fuse_kernel *k, int32_t v) {
+  for (int i = 0; i < k->n_inputs; i++)
+    if (k->inputs[i] == v) return true;
+  return false;
+}
+
+void cg_gen_init(cg_gen *gen, const kf_graph *g, const fuse_kernel *k, cg_buf *code,
+                 const char *idx) {
+  memset(gen, 0, sizeof *gen);
+  gen->g = g;
+  gen->k = k;
+  gen->code = code;
+  gen->idx = idx;
+  gen->vec = 1;
+  gen->indent = 1;
+}
+
+void cg_gen_reset_memo(cg_gen *gen) {
+  for (int i = 0; i < gen->n_memo; i++) free(gen->memo[i].key);
+  gen->n_memo = 0;
+}
+
+void cg_gen_free(cg_gen *gen) {
+  cg_gen_reset_memo(gen);
+  free(gen->memo);
+  free(gen->binds);
+  gen->memo = NULL;
+  gen->binds = NULL;
+}
+
+void cg_gen_fail(cg_gen *gen, const char *fmt, ...) {
+  if (gen->failed) return;
+  gen->failed = true;
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(gen->err, sizeof gen->err, fmt, ap);
+  va_end(ap);
+}
+
+void cg_gen_bind(cg_gen *gen, int32_t v, const char *key, const char *expr) {
+  if (gen->n_binds == gen->cap_binds) {
+    int cap = gen->cap_binds ? gen->cap_binds * 2 : 16;
+    cg_bind *b = realloc(gen->binds, (size_t)cap * sizeof *b);
+    if (!b) {
+      cg_gen_fail(gen, "out of memory");
+      return;
+    }
+    gen->binds = b;
+    gen->cap_binds = cap;
+  }
+  cg_bind *b = &gen->binds[gen->n_binds++];
+  b->value = v;
+  snprintf(b->key, sizeof b->key, "%s", key ? key : "");
+  snprintf(b->expr, sizeof b->expr, "%s", expr);
+}
+
+void cg_line(cg_gen *gen, const char *fmt, ...) {
+  for (int i = 0; i < gen->indent; i++) cg_puts(gen->code, "  ");
+  va_list ap;
+  va_start(ap, fmt);
+  cg_vprintf(gen->code, fmt, ap);
+  va_end(ap);
+  cg_puts(gen->code, "\n");
+}
+
+/* A literal of the compute type of dt, exact. */
+void cg_literal(kf_dtype dt, double v, char *out, size_t size) {
+  switch (dt) {
+    case KF_BOOL:
+      snprintf(out, size, "%s", v != 0.0 ? "true" : "false");
+      return;
+    case KF_I32:
+      if (v <= -2147483648.0)
+        snprintf(out, size, "(-2147483647 - 1)");
+      else
+        snprintf(out, size, v < 0 ? "(%d)" : "%d", (int)v);
+      return;
+    case KF_I64:
+      if (v <= -9223372036854775808.0)
+        snprintf(out, size, "(-9223372036854775807LL - 1)");
+      else
+        snprintf(out, size, v < 0 ? "(%lldLL)" : "%lldLL",
+                 v >= 9223372036854775807.0 ? 9223372036854775807LL : (long long)v);
+      return;
+    default:
+      break;
+  }
+  bool dbl = dt == KF_F64;
+  if (isnan(v)) {
+    snprintf(out, size, "%s", dbl ? "__longlong_as_double(0x7ff8000000000000LL)"
+                                  : "__int_as_float(0x7fc00000)");
+    return;
+  }
+  if (isinf(v)) {
+    snprintf(out, size, "%s%s%s", v < 0 ? "(-" : "", dbl ? "KF_DINF" : "KF_INF", v < 0 ? ")" : "");
+    return;
+  }
+  char b[64];
+  snprintf(b, sizeof b, dbl ? "%.17g" : "%.9g", dbl ? v : (double)(float)v);
+  if (!strpbrk(b, ".e")) strcat(b, ".0");
+  snprintf(out, size, v < 0 ? "(%s%s)" : "%s%s", b, dbl ? "" : "f");
+}
+
+static const char *memo_find(cg_gen *gen, int32_t v, const char *key) {
+  for (int i = 0; i < gen->n_binds; i++)
+    if (gen->binds[i].value == v && (!gen->binds[i].key[0] || !strcmp(gen->binds[i].key, key)))
+      return gen->binds[i].expr;
+  for (int i = gen->n_memo - 1; i >= 0; i--)
+    if (gen->memo[i].value == v && !strcmp(gen->memo[i].key, key)) {
+      static __thread char name[32];
+      snprintf(name, sizeof name, "t%d", gen->memo[i].tmp);
+      return name;
+    }
+  return NULL;
+}
+
+static int memo_add(cg_gen *gen, int32_t v, const char *key) {
+  if (gen->n_memo == gen->cap_memo) {
+    int cap = gen->cap_memo ? gen->cap_memo * 2 : 32;
+    struct cg_memo *m = realloc(gen->memo, (size_t)cap * sizeof *m);
+    if (!m) {
+      cg_gen_fail(gen, "out of memory");
+      return gen->tmp++;
+    }
+    gen->memo = m;
+    gen->cap_memo = cap;
+  }
+  char *k = strdup(key);
+  if (!k) {
+    cg_gen_fail(gen, "out of memory");
+    return gen->tmp++;
+  }
+  gen->memo[gen->n_memo].value = v;
+  gen->memo[gen->n_memo].key = k;
+  gen->memo[gen->n_memo].tmp = gen->tmp;
+  gen->n_memo++;
+  return gen->tmp++;
+}
+
+/* A kernel input at context c: a register of a vector preload, or a scalar
+ * load. */
+static void gen_load(cg_gen *gen, int32_t v, const cg_ctx *c, char *name, size_t size,
+                     const char *key) {
+  const ir_node *n = &gen->g->nodes[v];
+  char lin[512], p[32];
+  cg_ctx_lin(c, lin, sizeof lin);
+  cg_param_name(v, p, sizeof p);
+  int t = memo_add(gen, v, key);
+  if (gen->vec > 1 && gen->pre && c->vclass != VC_GATHER) {
+    /* Loaded once for the W lanes, before the lane loop; lane j's value is
+     * register j (a SPLAT operand is the same scalar for every lane). */
+    if (c->vclass == VC_CONTIG) {
+      cg_printf(gen->pre_decl, "  %s r%d[W];\n", cg_compute_type(n->dtype), t);
+      cg_printf(gen->pre, "    kf_ldv<%s, W>(r%d, %s + (%s));\n", cg_storage_type(n->dtype), t,
+                p, lin);
+      snprintf(name, size, "r%d[j]", t);
+      if (gen->align) {
+        int wb = (int)kf_dtype_size(n->dtype) * gen->vec;
+        cg_printf(gen->align, " && kf_aligned(%s, %d)", p, wb > 16 ? 16 : wb);
+      }
+    } else {
+      cg_printf(gen->pre_decl, "  %s r%d;\n", cg_compute_type(n->dtype), t);
+      cg_printf(gen->pre, "    r%d = kf_ld(%s + (%s));\n", t, p, lin);
+      snprintf(name, size, "r%d", t);
+    }
+    gen->n_pre++;
+    /* the memo names t<t>; alias it to the register */
+    cg_line(gen, "const %s t%d = %s;", cg_compute_type(n->dtype), t, name);
+  } else {
+    cg_line(gen, "const %s t%d = kf_ld(%s + (%s));", cg_compute_type(n->dtype), t, p, lin);
+  }
+  snprintf(name, size, "t%d", t);
+}
+
+static const char *const op_lname[] = {
+#define UNARY(ID, lname, ...) #lname,
+#define BINARY(ID, lname, ...) #lname,
+#define OTHER(ID, lname, ...) #lname,
+#include "ir/ops.def"
+};
+
+/* An operand of node n at the node's context c. */
+static void operand(cg_gen *gen, const ir_node *n, int i, const cg_ctx *c, char *out,
+                    size_t size) {
+  const ir_node *a = &gen->g->nodes[n->args[i]];
+  cg_ctx ac;
+  cg_ctx_broadcast(c, a->rank, a->shape, gen->vec, &ac);
+  cg_gen_value(gen, n->args[i], &ac, out, size);
+}
+
+static void gen_clamp(cg_gen *gen, const ir_node *n, const char *x, int t) {
+  char lo[64], hi[64];
+  if (ir_dtype_is_float(n->dtype)) {
+    cg_literal(n->dtype, isnan(n->lo) ? -INFINITY : n->lo, lo, sizeof lo);
+    cg_literal(n->dtype, isnan(n->hi) ? INFINITY : n->hi, hi, sizeof hi);
+  } else {
+    /* integer bounds: the smallest integer >= lo, the largest <= hi */
+    double l = isnan(n->lo) ? -INFINITY : ceil(n->lo), h = isnan(n->hi) ? INFINITY : floor(n->hi);
+    double mn = n->dtype == KF_I32 ? -2147483648.0 : n->dtype == KF_BOOL ? 0.0 : -9.3e18;
+    double mx = n->dtype == KF_I32 ? 2147483647.0 : n->dtype == KF_BOOL ? 1.0 : 9.3e18;
+    cg_literal(n->dtype, l < mn ? mn : l > mx ? mx : l, lo, sizeof lo);
+    cg_literal(n->dtype, h < mn ? mn : h > mx ? mx : h, hi, sizeof hi);
+  }
+  cg_line(gen, "const %s t%d = kf_clamp(%s, %s, %s);", cg_compute_type(n->dtype), t, x, lo, hi);
+}
+
+static void gen_cast(cg_gen *gen, const ir_node *n, const char *x, int t) {
+  const char *ct = cg_compute_type(n->dtype);
+  if (n->dtype == KF_F16)
+    cg_line(gen, "const float t%d = kf_round_f16(%s);", t, x);
+  else if (n->dtype == KF_BF16)
+    cg_line(gen, "const float t%d = kf_round_bf16(%s);", t, x);
+  else
+    cg_line(gen, "const %s t%d = kf_cast<%s>(%s);", ct, t, ct, x);
+}
+
+/* Layout ops: no code, the operand at a transformed context. */
+static bool gen_layout(cg_gen *gen, const ir_node *n, const cg_ctx *c, char *name,
+                       size_t size) {
+  const ir_node *a = &gen->g->nodes[n->args[0]];
+  cg_ctx ac;
+  switch (n->op) {
+    case IR_OP_RESHAPE: {
+      char lin[256];
+      cg_ctx_lin(c, lin, sizeof lin);
+      cg_ctx_linear(&ac, a->rank, a->shape, lin, c->vclass);
+      break;
+    }
+    case IR_OP_TRANSPOSE:
+      cg_ctx_transpose(c, a->rank, a->shape, n->perm, gen->vec, &ac);
+      break;
+    case IR_OP_BROADCAST_TO:
+      cg_ctx_broadcast(c, a->rank, a->shape, gen->vec, &ac);
+      break;
+    default:
+      return false;
+  }
+  cg_gen_value(gen, n->args[0], &ac, name, size);
+  return true;
+}
+
+const char *cg_gen_value(cg_gen *gen, int32_t v, const cg_ctx *c, char *name, size_t size) {
+  const ir_node *n = &gen->g->nodes[v];
+  char key[512];
+  cg_ctx_key(c, key, sizeof key);
+  const char *hit = memo_find(gen, v, key);
+  if (hit) {
+    snprintf(name, size, "%s", hit);
+    return name;
+  }
+  if (n->op == IR_OP_CONST) {
+    cg_literal(n->dtype, n->value, name, size);
+    return name;
+  }
+  if (cg_is_input(gen->k, v) || n->op == IR_OP_INPUT) {
+    gen_load(gen, v, c, name, size, key);
+    return name;
+  }
+  if (gen_layout(gen, n, c, name, size)) return name;
+  ir_kind kind = ir_ops[n->op].kind;
+  if (kind != KIND_UNARY && kind != KIND_BINARY && kind != KIND_POINTWISE) {
+    cg_gen_fail(gen, "node %d (%s) cannot be computed per element here", (int)v,
+                ir_ops[n->op].name);
+    snprintf(name, size, "0");
+    return name;
+  }
+  char a[3][160];
+  for (int i = 0; i < n->nargs; i++) operand(gen, n, i, c, a[i], sizeof a[i]);
+  int t = memo_add(gen, v, key);
+  const char *ct = cg_compute_type(n->dtype);
+  if (kind == KIND_UNARY)
+    cg_line(gen, "const %s t%d = kf_%s(%s);", ct, t, op_lname[n->op], a[0]);
+  else if (kind == KIND_BINARY)
+    cg_line(gen, "const %s t%d = kf_%s(%s, %s);", ct, t, op_lname[n->op], a[0], a[1]);
+  else if (n->op == IR_OP_WHERE)
+    cg_line(gen, "const %s t%d = kf_where(%s, %s, %s);", ct, t, a[0], a[1], a[2]);
+  else if (n->op == IR_OP_CLAMP)
+    gen_clamp(gen, n, a[0], t);
+  else
+    gen_cast(gen, n, a[0], t);
+  snprintf(name, size, "t%d", t);
+  return name;
+}

@@ -1,0 +1,271 @@
+/* test_codegen.c - code generation: every generated source compiles with
+ * NVRTC for sm_90 (pointwise kernels of every dtype, broadcast, layout ops,
+ * several outputs, 64-bit indices), templates and targets. Row, reduce,
+ * horizontal and matmul kernels are in test_codegen_kinds.c. */
+#include "check_main.h"
+#include "codegen_util.h"
+
+#include "codegen/cg_internal.h"
+
+static kf_graph *new_graph(void) {
+  kf_graph *g = NULL;
+  ck_assert_int_eq(kf_graph_create(NULL, &g), KF_OK);
+  return g;
+}
+
+/* One pointwise kernel computing everything after the inputs, outputs outs. */
+static void compile_pointwise(kf_graph *g, const int32_t *outs, int n_outs, const char *what,
+                              cg_launch_src *keep) {
+  ck_assert_msg(kf_graph_status(g) == KF_OK, "%s", kf_graph_errmsg(g));
+  tu_plan tp;
+  memset(&tp, 0, sizeof tp);
+  int32_t nodes[64];
+  int last = 0;
+  for (int i = 0; i < n_outs; i++)
+    if (outs[i] > last) last = outs[i];
+  int n = tu_collect(g, 0, last, nodes);
+  tu_kernel(&tp, g, FK_POINTWISE, nodes, n, outs, n_outs);
+  tu_emit_compile_all(g, &tp, what);
+  if (keep) tu_emit(g, &tp, 0, keep);
+}
+
+START_TEST(target_parse) {
+  cg_target t;
+  ck_assert(cg_target_from_arch("sm_90", &t));
+  ck_assert_int_eq(t.cc_major, 9);
+  ck_assert_int_eq(t.cc_minor, 0);
+  ck_assert_int_eq(t.sm_count, 132);
+  ck_assert(cg_target_from_arch("sm_90a", &t));
+  ck_assert(cg_target_from_arch("compute_80", &t));
+  ck_assert_int_eq(t.cc_major, 8);
+  ck_assert(!cg_target_from_arch("sm_", &t));
+  ck_assert(!cg_target_from_arch("gfx90a", &t));
+  ck_assert(!cg_target_from_arch("sm_90x", &t));
+  ck_assert(!cg_target_from_arch(NULL, &t));
+}
+END_TEST
+
+START_TEST(template_fill) {
+  char err[256] = "";
+  char *common = cg_template_text("common.cuh", err, sizeof err);
+  ck_assert_msg(common != NULL, "%s", err);
+  ck_assert_ptr_nonnull(strstr(common, "kf_gelu_tanh"));
+  free(common);
+  ck_assert_ptr_null(cg_template_text("nope.cu", err, sizeof err));
+  cg_buf b = {0};
+  cg_hole holes[] = {{"entry", "E"}, {"THREADS", "256"}, {"params", "P"}, {"route", "R"}};
+  ck_assert(cg_fill(&b, "horizontal.cu", holes, 4, err, sizeof err));
+  ck_assert_ptr_nonnull(strstr(b.s, "__launch_bounds__(256) E(P)"));
+  cg_buf_free(&b);
+  ck_assert(!cg_fill(&b, "horizontal.cu", holes, 3, err, sizeof err));
+  ck_assert_ptr_nonnull(strstr(err, "route"));
+  cg_buf_free(&b);
+}
+END_TEST
+
+/* Every unary and binary op on every dtype it accepts compiles. */
+START_TEST(every_op_every_dtype) {
+  static const kf_dtype dts[] = {KF_F16, KF_BF16, KF_F32, KF_F64, KF_I32, KF_I64, KF_BOOL};
+  for (size_t d = 0; d < sizeof dts / sizeof dts[0]; d++) {
+    kf_graph *g = new_graph();
+    int64_t shape[2] = {64, 48};
+    kf_value a = kf_input(g, "a", dts[d], 2, shape);
+    kf_value b = kf_input(g, "b", dts[d], 2, shape);
+    int32_t outs[64];
+    int n = 0;
+    for (int op = 0; op < IR_OP_COUNT; op++) {
+      const ir_op_info *info = &ir_ops[op];
+      if (info->kind != KIND_UNARY && info->kind != KIND_BINARY) continue;
+      bool flt = ir_dtype_is_float(dts[d]);
+      if (info->accepts == ACC_FLT && !flt) continue;
+      if (info->accepts == ACC_NUM && dts[d] == KF_BOOL) continue;
+      ir_node nd;
+      memset(&nd, 0, sizeof nd);
+      nd.op = (ir_op)op;
+      nd.dtype = info->result == RES_BOOL ? KF_BOOL : dts[d];
+      nd.rank = 2;
+      nd.shape[0] = 64;
+      nd.shape[1] = 48;
+      nd.nargs = info->kind == KIND_UNARY ? 1 : 2;
+      nd.args[0] = a;
+      nd.args[1] = b;
+      kf_value v = ir_append(g, &nd);
+      ck_assert_int_ge(v, 0);
+      outs[n++] = v;
+    }
+    for (int i = 0; i < n; i++) kf_set_output(g, outs[i]);
+    char what[64];
+    snprintf(what, sizeof what, "every_op_%s", kf_dtype_name(dts[d]));
+    compile_pointwise(g, outs, n, what, NULL);
+    kf_graph_destroy(g);
+  }
+}
+END_TEST
+
+START_TEST(chain_f32_vectorized) {
+  kf_graph *g = new_graph();
+  int64_t shape[2] = {1024, 1024};
+  kf_value x = kf_input(g, "x", KF_F32, 2, shape);
+  kf_value y = kf_input(g, "y", KF_F32, 2, shape);
+  kf_value t = kf_mul(g, kf_exp(g, x), y);
+  t = kf_add(g, t, kf_scalar(g, 1.0, KF_F32));
+  kf_value o = kf_relu(g, kf_tanh(g, t));
+  kf_set_output(g, o);
+  cg_launch_src src;
+  int32_t outs[1] = {o};
+  compile_pointwise(g, outs, 1, "chain_f32", &src);
+  ck_assert_int_eq(src.vec_bytes, 16);
+  ck_assert(!src.index64);
+  ck_assert_int_eq(src.n_params, 3);
+  ck_assert(!src.params[0].written);
+  ck_assert(src.params[2].written);
+  ck_assert_int_eq(src.params[2].value, o);
+  ck_assert_int_eq(src.block, 256);
+  ck_assert_ptr_nonnull(strstr(src.source, "kf_ldv<float, W>"));
+  ck_assert_ptr_nonnull(strstr(src.source, "kf_aligned(p"));
+  cg_launch_src_free(&src);
+  kf_graph_destroy(g);
+}
+END_TEST
+
+START_TEST(chain_bf16_f16_i32) {
+  static const kf_dtype dts[] = {KF_BF16, KF_F16, KF_I32, KF_I64, KF_F64};
+  for (int d = 0; d < 5; d++) {
+    kf_graph *g = new_graph();
+    int64_t shape[1] = {100003};
+    kf_value x = kf_input(g, "x", dts[d], 1, shape);
+    kf_value y = kf_input(g, "y", dts[d], 1, shape);
+    kf_value t = kf_mul(g, kf_add(g, x, y), kf_scalar(g, 3.0, dts[d]));
+    t = kf_maximum(g, t, kf_neg(g, y));
+    kf_value c = kf_gt(g, t, x);
+    kf_value o = kf_where(g, c, t, kf_clamp(g, x, -2.0, 5.5));
+    kf_value f = kf_cast(g, o, KF_F32);
+    kf_set_output(g, o);
+    kf_set_output(g, f);
+    int32_t outs[2] = {o, f};
+    cg_launch_src src;
+    compile_pointwise(g, outs, 2, kf_dtype_name(dts[d]), &src);
+    ck_assert_int_eq(src.vec_bytes, 16);
+    cg_launch_src_free(&src);
+    kf_graph_destroy(g);
+  }
+}
+END_TEST
+
+/* A bias [C] against [R,C] keeps the vector path (C % W == 0); a column
+ * [R,1] is the same value for the W lanes. */
+START_TEST(broadcast_bias) {
+  kf_graph *g = new_graph();
+  int64_t s2[2] = {512, 768}, s1[1] = {768}, sc[2] = {512, 1};
+  kf_value x = kf_input(g, "x", KF_BF16, 2, s2);
+  kf_value b = kf_input(g, "b", KF_BF16, 1, s1);
+  kf_value c = kf_input(g, "c", KF_BF16, 2, sc);
+  kf_value o = kf_gelu(g, kf_mul(g, kf_add(g, x, b), c));
+  kf_set_output(g, o);
+  int32_t outs[1] = {o};
+  cg_launch_src src;
+  compile_pointwise(g, outs, 1, "broadcast_bias", &src);
+  char want[128];
+  snprintf(want, sizeof want, "kf_ldv<kf_bf16, W>(r1, p%d + ((e) %% 768))", b);
+  ck_assert_msg(strstr(src.source, "% 768)") != NULL, "%s", src.source);
+  cg_launch_src_free(&src);
+  kf_graph_destroy(g);
+}
+END_TEST
+
+START_TEST(odd_broadcast_scalar_path) {
+  kf_graph *g = new_graph();
+  int64_t s2[2] = {333, 7}, s1[1] = {7};
+  kf_value x = kf_input(g, "x", KF_F32, 2, s2);
+  kf_value b = kf_input(g, "b", KF_F32, 1, s1);
+  kf_value o = kf_sub(g, x, b);
+  kf_set_output(g, o);
+  int32_t outs[1] = {o};
+  compile_pointwise(g, outs, 1, "odd_broadcast", NULL);
+  kf_graph_destroy(g);
+}
+END_TEST
+
+START_TEST(transpose_reshape_broadcast_to) {
+  kf_graph *g = new_graph();
+  int64_t s[3] = {16, 32, 64}, st[3] = {64, 32, 16}, sr[2] = {512, 64}, sb[3] = {8, 512, 64};
+  kf_value x = kf_input(g, "x", KF_F32, 3, s);
+  kf_value y = kf_input(g, "y", KF_F32, 3, st);
+  int perm[3] = {2, 1, 0};
+  kf_value t = kf_add(g, kf_transpose(g, kf_exp(g, x), perm), y);
+  kf_value r = kf_reshape(g, kf_transpose(g, t, perm), 2, sr);
+  kf_value o = kf_broadcast_to(g, kf_sigmoid(g, r), 3, sb);
+  kf_value o2 = kf_mul(g, o, kf_scalar(g, 2.0, KF_F32));
+  kf_set_output(g, o2);
+  int32_t outs[1] = {o2};
+  compile_pointwise(g, outs, 1, "layout", NULL);
+  kf_graph_destroy(g);
+}
+END_TEST
+
+/* 3 * 2^30 elements: offsets past 2^31 need 64-bit index arithmetic. */
+START_TEST(index64_when_needed) {
+  kf_graph *g = new_graph();
+  int64_t s[2] = {3, 1LL << 30};
+  kf_value x = kf_input(g, "x", KF_F32, 2, s);
+  kf_value o = kf_sqrt(g, x);
+  kf_set_output(g, o);
+  int32_t outs[1] = {o};
+  cg_launch_src src;
+  compile_pointwise(g, outs, 1, "index64", &src);
+  ck_assert(src.index64);
+  ck_assert_int_eq(src.max_offset, 3LL * (1LL << 30) - 1);
+  ck_assert_ptr_nonnull(strstr(src.source, "long long"));
+  cg_launch_src_free(&src);
+  kf_graph_destroy(g);
+}
+END_TEST
+
+START_TEST(tiny_and_scalar) {
+  kf_graph *g = new_graph();
+  kf_value x = kf_input(g, "x", KF_F32, 0, NULL);
+  kf_value o = kf_add(g, kf_exp(g, x), kf_scalar(g, -0.5, KF_F32));
+  kf_set_output(g, o);
+  int32_t outs[1] = {o};
+  cg_launch_src src;
+  compile_pointwise(g, outs, 1, "scalar", &src);
+  ck_assert_int_eq(src.grid, 1);
+  ck_assert_int_eq(src.block, 32);
+  cg_launch_src_free(&src);
+  kf_graph_destroy(g);
+}
+END_TEST
+
+START_TEST(bad_launch_is_an_error) {
+  kf_graph *g = new_graph();
+  tu_plan tp;
+  memset(&tp, 0, sizeof tp);
+  tp.plan.graph = g;
+  cg_target t;
+  cg_target_from_arch("sm_90", &t);
+  cg_launch_src src;
+  char err[128];
+  ck_assert_int_eq(cg_emit_launch(g, &tp.plan, 0, &t, &src, err, sizeof err), KF_ERR_INVALID_ARG);
+  ck_assert_ptr_null(src.source);
+  kf_graph_destroy(g);
+}
+END_TEST
+
+static Suite *make_suite(void) {
+  Suite *s = suite_create("codegen");
+  TCase *tc = tcase_create("pointwise");
+  tcase_set_timeout(tc, 120);
+  tcase_add_test(tc, target_parse);
+  tcase_add_test(tc, template_fill);
+  tcase_add_test(tc, every_op_every_dtype);
+  tcase_add_test(tc, chain_f32_vectorized);
+  tcase_add_test(tc, chain_bf16_f16_i32);
+  tcase_add_test(tc, broadcast_bias);
+  tcase_add_test(tc, odd_broadcast_scalar_path);
+  tcase_add_test(tc, transpose_reshape_broadcast_to);
+  tcase_add_test(tc, index64_when_needed);
+  tcase_add_test(tc, tiny_and_scalar);
+  tcase_add_test(tc, bad_launch_is_an_error);
+  suite_add_tcase(s, tc);
+  return s;
+}
