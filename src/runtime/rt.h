@@ -104,6 +104,7 @@ typedef struct rt_decision {
 struct rt_plan {
   rt_state *rt;
   bool loaded;
+  const void *code; /* plan->code that was loaded: a recompile reloads */
   int n_launches;
   rt_launch *launches;
   /* workspace */
@@ -139,6 +140,9 @@ struct rt_plan *rt_plan_get(kf_plan *plan);
 kf_status rt_plan_load_images(kf_plan *plan, const rt_image *images, int n);
 /* Unloads modules, frees events, graph, workspace; keeps rt_plan. */
 void rt_plan_unload(kf_plan *plan);
+/* Allocates the workspace if kfuse owns it and it is missing (after an
+ * earlier out-of-memory). */
+kf_status rt_plan_ready_workspace(kf_plan *plan, rt_state *rt);
 
 /* launch.c: validation and binding */
 kf_status rt_validate(kf_plan *plan, rt_state *rt, const kf_tensor *in, int n_in,
@@ -152,7 +156,6 @@ kf_status rt_launch_one(kf_plan *plan, int i, CUstream stream);
  * for n_streams streams (pure logic, no driver calls). */
 kf_status rt_schedule(kf_plan *plan, int n_streams);
 kf_status rt_run_streams(kf_plan *plan, CUstream stream);
-void rt_streams_free(kf_plan *plan);
 
 /* cuda_graph.c */
 kf_status rt_run_graph(kf_plan *plan, CUstream stream);

@@ -1,7 +1,260 @@
-/* rt_plan.c - a plan's loaded modules, functions, streams and CUDA Graph.
- * Owned by src/runtime. */
+/* rt_plan.c - a plan's loaded state: modules and functions per launch,
+ * parameter bindings, the workspace, and releasing it all; kf_plan_load,
+ * kf_plan_set_workspace and kf_plan_set_mode. */
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
-#include "core/plan.h"
+#include "codegen/program.h"
+#include "runtime/rt.h"
 
-void rt_plan_free(struct rt_plan *rt) { free(rt); }
+struct rt_plan *rt_plan_get(kf_plan *plan) {
+  if (!plan->rt) {
+    plan->rt = calloc(1, sizeof *plan->rt);
+    if (plan->rt) plan->rt->mode = plan->options.mode;
+  }
+  return plan->rt;
+}
+
+/* Frees what was loaded; works from the rt_plan alone, because
+ * kf_plan_destroy hands over nothing else. Errors are ignored: after a
+ * sticky error the driver refuses, and there is nothing better to do. */
+static void release(struct rt_plan *rp) {
+  const rt_driver *d = rp->rt ? rp->rt->drv : NULL;
+  bool pushed = false;
+  CUcontext cur = NULL;
+  if (d) {
+    d->CtxGetCurrent(&cur);
+    pushed = cur != rp->rt->cuctx && d->CtxPushCurrent(rp->rt->cuctx) == CUDA_SUCCESS;
+  }
+  if (d) {
+    if (rp->exec) d->GraphExecDestroy(rp->exec);
+    if (rp->graph) d->GraphDestroy(rp->graph);
+    if (rp->fork_ev) d->EventDestroy(rp->fork_ev);
+    for (int s = 0; s < RT_MAX_STREAMS; s++)
+      if (rp->join_ev[s]) d->EventDestroy(rp->join_ev[s]);
+    for (int i = 0; i < rp->n_launches; i++) {
+      if (rp->launches[i].done) d->EventDestroy(rp->launches[i].done);
+      if (rp->launches[i].mod) d->ModuleUnload(rp->launches[i].mod);
+    }
+    if (rp->ws_owned && rp->ws) d->MemFree(rp->ws);
+    if (pushed) d->CtxPopCurrent(NULL);
+  }
+  for (int i = 0; i < rp->n_launches; i++) {
+    free(rp->launches[i].binds);
+    free(rp->launches[i].args);
+    free(rp->launches[i].argv);
+    free(rp->launches[i].deps);
+  }
+  free(rp->launches);
+  free(rp->graph_args);
+  free(rp->checked);
+  free(rp->decisions);
+  rp->launches = NULL;
+  rp->n_launches = 0;
+  rp->graph_args = NULL;
+  rp->checked = NULL;
+  rp->n_checked = 0;
+  rp->decisions = NULL;
+  rp->n_decisions = 0;
+  rp->exec = NULL;
+  rp->graph = NULL;
+  rp->fork_ev = NULL;
+  memset(rp->join_ev, 0, sizeof rp->join_ev);
+  if (rp->ws_owned) {
+    rp->ws = 0;
+    rp->ws_bytes = 0;
+    rp->ws_owned = false;
+  }
+  rp->loaded = false;
+  rp->scheduled = false;
+  rp->code = NULL;
+}
+
+void rt_plan_unload(kf_plan *plan) {
+  if (plan->rt) release(plan->rt);
+}
+
+void rt_plan_free(struct rt_plan *rp) {
+  if (!rp) return;
+  release(rp);
+  free(rp);
+}
+
+/* Where each parameter of a launch points, from the plan's buffers. */
+static kf_status bind_params(kf_plan *plan, rt_launch *l, const cg_launch_src *src) {
+  const fuse_plan *fp = plan->fuse;
+  for (int p = 0; p < src->n_params; p++) {
+    int b = 0;
+    while (b < fp->n_buffers && fp->buffers[b].value != src->params[p].value) b++;
+    if (b == fp->n_buffers)
+      return core_plan_error(plan, KF_ERR_INTERNAL,
+                             "launch %s: parameter %d (value %%%d) has no buffer in the plan",
+                             src->entry, p, (int)src->params[p].value);
+    l->binds[p] = (rt_bind){fp->buffers[b].home, fp->buffers[b].index, fp->buffers[b].offset};
+  }
+  return KF_OK;
+}
+
+static kf_status load_one(kf_plan *plan, rt_state *rt, rt_launch *l, const rt_image *img) {
+  const rt_driver *d = rt->drv;
+  const cg_launch_src *src = img->src;
+  snprintf(l->entry, sizeof l->entry, "%s", src->entry);
+  l->grid = src->grid;
+  l->block = src->block;
+  l->smem = src->smem_bytes;
+  l->n_params = src->n_params;
+  l->binds = calloc((size_t)src->n_params + 1, sizeof *l->binds);
+  l->args = calloc((size_t)src->n_params + 1, sizeof *l->args);
+  l->argv = calloc((size_t)src->n_params + 1, sizeof *l->argv);
+  if (!l->binds || !l->args || !l->argv)
+    return core_plan_error(plan, KF_ERR_OUT_OF_MEMORY, "loading %s: out of memory", l->entry);
+  for (int p = 0; p < src->n_params; p++) l->argv[p] = &l->args[p];
+  kf_status st = bind_params(plan, l, src);
+  if (st != KF_OK) return st;
+  if (!img->image || !img->size)
+    return core_plan_error(plan, KF_ERR_UNSUPPORTED, "launch %s has no compiled image", l->entry);
+  CUresult r = d->ModuleLoadData(&l->mod, img->image);
+  if (r != CUDA_SUCCESS) return rt_fail(plan->ctx, plan, rt, r, "cuModuleLoadData");
+  r = d->ModuleGetFunction(&l->fn, l->mod, l->entry);
+  if (r != CUDA_SUCCESS) return rt_fail(plan->ctx, plan, rt, r, "cuModuleGetFunction");
+  if (l->smem > 48 * 1024) {
+    if ((int)l->smem > rt->info.max_smem_per_block)
+      return core_plan_error(plan, KF_ERR_UNSUPPORTED,
+                             "%s needs %u bytes of shared memory; %s allows %d per block",
+                             l->entry, l->smem, rt->info.name, rt->info.max_smem_per_block);
+    r = d->FuncSetAttribute(l->fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, (int)l->smem);
+    if (r != CUDA_SUCCESS) return rt_fail(plan->ctx, plan, rt, r, "cuFuncSetAttribute");
+  }
+  return KF_OK;
+}
+
+/* The workspace: caller's, or allocated once by kfuse. A failed
+ * allocation leaves the plan as it was, so a later call can retry. */
+static kf_status ensure_workspace(kf_plan *plan, rt_state *rt) {
+  struct rt_plan *rp = plan->rt;
+  size_t need = plan->fuse->workspace_bytes > 0 ? (size_t)plan->fuse->workspace_bytes : 0;
+  if (rp->ws_caller || need == 0 || (rp->ws && rp->ws_bytes >= need)) return KF_OK;
+  CUdeviceptr p = 0;
+  CUresult r = rt->drv->MemAlloc(&p, need);
+  if (r != CUDA_SUCCESS) {
+    kf_status st = rt_fail(plan->ctx, plan, rt, r, "allocating the workspace (cuMemAlloc)");
+    if (st == KF_ERR_OUT_OF_MEMORY)
+      core_plan_error(plan, st,
+                      "out of device memory allocating the plan's %zu-byte workspace; "
+                      "the plan is still usable: free memory and run again, or hand in a "
+                      "workspace with kf_plan_set_workspace",
+                      need);
+    return st;
+  }
+  if (rp->ws_owned && rp->ws) rt->drv->MemFree(rp->ws);
+  rp->ws = p;
+  rp->ws_bytes = need;
+  rp->ws_owned = true;
+  return KF_OK;
+}
+
+kf_status rt_plan_load_images(kf_plan *plan, const rt_image *images, int n) {
+  rt_state *rt;
+  bool pushed;
+  struct rt_plan *rp = rt_plan_get(plan);
+  if (!rp) return core_plan_error(plan, KF_ERR_OUT_OF_MEMORY, "kf_plan_load: out of memory");
+  if (n != plan->fuse->n_launches)
+    return core_plan_error(plan, KF_ERR_INTERNAL, "kf_plan_load: %d images for %d launches", n,
+                           plan->fuse->n_launches);
+  kf_status st = rt_state_get(plan->ctx, &rt);
+  if (st != KF_OK) return core_plan_error(plan, st, "%s", kf_ctx_errmsg(plan->ctx));
+  if ((st = rt_enter(plan->ctx, rt, &pushed)) != KF_OK) return st;
+  release(rp);
+  rp->rt = rt;
+  rp->launches = calloc((size_t)n + 1, sizeof *rp->launches);
+  if (!rp->launches) st = core_plan_error(plan, KF_ERR_OUT_OF_MEMORY, "kf_plan_load: out of memory");
+  rp->n_launches = rp->launches ? n : 0;
+  for (int i = 0; i < n && st == KF_OK; i++) {
+    st = load_one(plan, rt, &rp->launches[i], &images[i]);
+    if (st == KF_OK) st = rt_occupancy_measure(plan, i);
+  }
+  if (st == KF_OK) st = rt_schedule(plan, plan->options.streams);
+  if (st == KF_OK) st = ensure_workspace(plan, rt);
+  if (st == KF_OK) {
+    rp->loaded = true;
+    core_log(plan->ctx, KF_LOG_INFO, LOG_RUNTIME, "loaded %d launches on %s, workspace %zu bytes",
+             n, rt->info.name, (size_t)rp->ws_bytes);
+  } else {
+    release(rp);
+  }
+  rt_leave(rt, pushed);
+  return st;
+}
+
+/* The compiler's images for the plan's launches. */
+static kf_status load_program(kf_plan *plan) {
+  const cg_program *prog = plan->code;
+  if (prog->n_launches != plan->fuse->n_launches)
+    return core_plan_error(plan, KF_ERR_INTERNAL, "the compiled program has %d launches, the plan %d",
+                           prog->n_launches, plan->fuse->n_launches);
+  rt_image *imgs = calloc((size_t)prog->n_launches + 1, sizeof *imgs);
+  if (!imgs) return core_plan_error(plan, KF_ERR_OUT_OF_MEMORY, "kf_plan_load: out of memory");
+  for (int i = 0; i < prog->n_launches; i++)
+    imgs[i] = (rt_image){&prog->launches[i].src, prog->launches[i].image,
+                         prog->launches[i].image_size};
+  kf_status st = rt_plan_load_images(plan, imgs, prog->n_launches);
+  free(imgs);
+  if (st == KF_OK) plan->rt->code = plan->code;
+  return st;
+}
+
+kf_status kf_plan_load(kf_plan *plan) {
+  if (!plan) return KF_ERR_INVALID_ARG;
+  if (!plan->fuse) return core_plan_error(plan, KF_ERR_INVALID_ARG, "kf_plan_load: no plan");
+  if (plan->rt && plan->rt->loaded && plan->rt->code == plan->code && plan->code) return KF_OK;
+  rt_state *rt;
+  kf_status st = rt_state_get(plan->ctx, &rt); /* no device: say so before compiling */
+  if (st != KF_OK) return core_plan_error(plan, st, "%s", kf_ctx_errmsg(plan->ctx));
+  if (!plan->code && (st = kf_plan_compile(plan)) != KF_OK) return st;
+  if (!plan->code)
+    return core_plan_error(plan, KF_ERR_UNSUPPORTED, "kf_plan_load: the plan is not compiled");
+  return load_program(plan);
+}
+
+kf_status rt_plan_ready_workspace(kf_plan *plan, rt_state *rt) {
+  return ensure_workspace(plan, rt);
+}
+
+kf_status kf_plan_set_workspace(kf_plan *plan, void *dptr, size_t bytes) {
+  if (!plan || !plan->fuse) return KF_ERR_INVALID_ARG;
+  struct rt_plan *rp = rt_plan_get(plan);
+  if (!rp) return core_plan_error(plan, KF_ERR_OUT_OF_MEMORY, "out of memory");
+  size_t need = plan->fuse->workspace_bytes > 0 ? (size_t)plan->fuse->workspace_bytes : 0;
+  if (dptr && bytes < need)
+    return core_plan_error(plan, KF_ERR_INVALID_ARG,
+                           "kf_plan_set_workspace: %zu bytes handed in, the plan needs %zu", bytes,
+                           need);
+  if (dptr && (uintptr_t)dptr % 256 != 0)
+    return core_plan_error(plan, KF_ERR_INVALID_ARG,
+                           "kf_plan_set_workspace: %p is not 256-byte aligned", dptr);
+  if (rp->ws_owned && rp->ws && rp->rt) {
+    bool pushed;
+    if (rt_enter(plan->ctx, rp->rt, &pushed) == KF_OK) {
+      rp->rt->drv->MemFree(rp->ws);
+      rt_leave(rp->rt, pushed);
+    }
+  }
+  rp->ws = (CUdeviceptr)(uintptr_t)dptr;
+  rp->ws_bytes = dptr ? bytes : 0;
+  rp->ws_owned = false;
+  rp->ws_caller = dptr != NULL;
+  return KF_OK;
+}
+
+kf_status kf_plan_set_mode(kf_plan *plan, kf_run_mode mode) {
+  if (!plan) return KF_ERR_INVALID_ARG;
+  if (mode != KF_MODE_PLAIN && mode != KF_MODE_STREAMS && mode != KF_MODE_GRAPH)
+    return core_plan_error(plan, KF_ERR_INVALID_ARG, "kf_plan_set_mode: unknown mode %d",
+                           (int)mode);
+  struct rt_plan *rp = rt_plan_get(plan);
+  if (!rp) return core_plan_error(plan, KF_ERR_OUT_OF_MEMORY, "out of memory");
+  plan->options.mode = mode;
+  rp->mode = mode;
+  return KF_OK;
+}

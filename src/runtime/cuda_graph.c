@@ -1,0 +1,116 @@
+/* cuda_graph.c - graph mode: the plan built once as an explicit CUDA Graph
+ * (one kernel node per launch, edges from the schedule's dependencies, so
+ * independent launches run concurrently), instantiated once, replayed on
+ * the caller's stream; new tensor addresses update kernel nodes in place. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "runtime/rt.h"
+
+static CUDA_KERNEL_NODE_PARAMS_v2 node_params(const rt_launch *l) {
+  CUDA_KERNEL_NODE_PARAMS_v2 p;
+  memset(&p, 0, sizeof p);
+  p.func = l->fn;
+  p.gridDimX = l->grid;
+  p.gridDimY = p.gridDimZ = 1;
+  p.blockDimX = l->block;
+  p.blockDimY = p.blockDimZ = 1;
+  p.sharedMemBytes = l->smem;
+  p.kernelParams = l->argv;
+  return p;
+}
+
+/* The nodes L must follow. A launch with an empty grid has no node, so its
+ * own dependencies stand in for it. */
+static int collect_deps(const struct rt_plan *rp, int L, CUgraphNode *out, int n) {
+  const rt_launch *l = &rp->launches[L];
+  for (int i = 0; i < l->n_deps; i++) {
+    const rt_launch *m = &rp->launches[l->deps[i]];
+    if (m->node) {
+      bool seen = false;
+      for (int k = 0; k < n && !seen; k++) seen = out[k] == m->node;
+      if (!seen) out[n++] = m->node;
+    } else {
+      n = collect_deps(rp, l->deps[i], out, n);
+    }
+  }
+  return n;
+}
+
+static kf_status build(kf_plan *plan) {
+  struct rt_plan *rp = plan->rt;
+  const rt_driver *d = rp->rt->drv;
+  CUresult r = d->GraphCreate(&rp->graph, 0);
+  if (r != CUDA_SUCCESS) return rt_fail(plan->ctx, plan, rp->rt, r, "cuGraphCreate");
+  size_t total = 0;
+  for (int L = 0; L < rp->n_launches; L++) total += (size_t)rp->launches[L].n_params;
+  rp->graph_args = calloc(total + 1, sizeof *rp->graph_args);
+  CUgraphNode *deps = calloc((size_t)rp->n_launches + 1, sizeof *deps);
+  kf_status st = rp->graph_args && deps ? KF_OK : KF_ERR_OUT_OF_MEMORY;
+  if (st != KF_OK) core_plan_error(plan, st, "building the CUDA Graph: out of memory");
+  size_t off = 0;
+  for (int L = 0; L < rp->n_launches && st == KF_OK; L++) {
+    rt_launch *l = &rp->launches[L];
+    memcpy(rp->graph_args + off, l->args, (size_t)l->n_params * sizeof *l->args);
+    off += (size_t)l->n_params;
+    l->node = NULL;
+    if (l->grid == 0) continue;
+    /* Every node lists all its conflicts; redundant edges cost nothing at
+     * replay time, as instantiation reduces them. */
+    int nd = collect_deps(rp, L, deps, 0);
+    CUDA_KERNEL_NODE_PARAMS_v2 p = node_params(l);
+    r = d->GraphAddKernelNode(&l->node, rp->graph, deps, (size_t)nd, &p);
+    if (r != CUDA_SUCCESS) st = rt_fail(plan->ctx, plan, rp->rt, r, "cuGraphAddKernelNode");
+  }
+  free(deps);
+  if (st == KF_OK) {
+    r = d->GraphInstantiateWithFlags(&rp->exec, rp->graph, 0);
+    if (r != CUDA_SUCCESS) {
+      rp->exec = NULL;
+      st = rt_fail(plan->ctx, plan, rp->rt, r, "cuGraphInstantiate");
+    }
+  }
+  if (st != KF_OK) rt_graph_free(plan);
+  return st;
+}
+
+/* Updates the nodes whose pointers changed since the exec last saw them. */
+static kf_status update(kf_plan *plan) {
+  struct rt_plan *rp = plan->rt;
+  const rt_driver *d = rp->rt->drv;
+  size_t off = 0;
+  for (int L = 0; L < rp->n_launches; L++) {
+    rt_launch *l = &rp->launches[L];
+    size_t bytes = (size_t)l->n_params * sizeof *l->args;
+    CUdeviceptr *held = rp->graph_args + off;
+    off += (size_t)l->n_params;
+    if (!l->node || memcmp(held, l->args, bytes) == 0) continue;
+    CUDA_KERNEL_NODE_PARAMS_v2 p = node_params(l);
+    CUresult r = d->GraphExecKernelNodeSetParams(rp->exec, l->node, &p);
+    if (r != CUDA_SUCCESS) return rt_fail(plan->ctx, plan, rp->rt, r, "cuGraphExecKernelNodeSetParams");
+    memcpy(held, l->args, bytes);
+    rp->graph_updates++;
+  }
+  return KF_OK;
+}
+
+kf_status rt_run_graph(kf_plan *plan, CUstream stream) {
+  struct rt_plan *rp = plan->rt;
+  kf_status st = rp->exec ? update(plan) : build(plan);
+  if (st != KF_OK) return st;
+  CUresult r = rp->rt->drv->GraphLaunch(rp->exec, stream);
+  if (r != CUDA_SUCCESS) return rt_fail(plan->ctx, plan, rp->rt, r, "cuGraphLaunch");
+  return KF_OK;
+}
+
+void rt_graph_free(kf_plan *plan) {
+  struct rt_plan *rp = plan->rt;
+  const rt_driver *d = rp->rt->drv;
+  if (rp->exec) d->GraphExecDestroy(rp->exec);
+  if (rp->graph) d->GraphDestroy(rp->graph);
+  rp->exec = NULL;
+  rp->graph = NULL;
+  free(rp->graph_args);
+  rp->graph_args = NULL;
+  for (int L = 0; L < rp->n_launches; L++) rp->launches[L].node = NULL;
+}
