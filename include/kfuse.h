@@ -419,6 +419,69 @@ KF_API int kf_plan_num_kernels(const kf_plan *plan);
 KF_API int64_t kf_plan_workspace_size(const kf_plan *plan);
 
 /* ------------------------------------------------------------------------ */
+/* Compiling plans (NVRTC) and the kernel caches. See docs/caching.md.      */
+/* ------------------------------------------------------------------------ */
+
+/* Generates CUDA C for every launch of the plan and compiles it with NVRTC
+ * to a CUBIN, all launches in parallel on the context's thread pool, each
+ * through the memory cache, then the disk cache. Needs no GPU when
+ * options.arch is set ("sm_90", "sm_90a", "90" or "9.0"); with arch NULL
+ * the current device's arch is used, or "sm_90" with a warning when there
+ * is no device. Compiling a compiled plan again recompiles it (from the
+ * caches). Cache I/O failures never fail a compile: they are logged
+ * ("cache" component) and counted. Not thread-safe on one plan.
+ * Errors: KF_ERR_COMPILE (the message on the plan and the context has the
+ * kernel, the NVRTC log and the numbered source around the first error;
+ * with KFUSE_DUMP_DIR set the source is also written there),
+ * KF_ERR_INVALID_ARG (bad arch), KF_ERR_UNSUPPORTED (a kernel codegen
+ * cannot emit), KF_ERR_OUT_OF_MEMORY. */
+KF_API kf_status kf_plan_compile(kf_plan *plan);
+/* kf_plan_create then kf_plan_compile. On failure *out is NULL and the
+ * message is on ctx. The caller owns *out. */
+KF_API kf_status kf_compile(kf_ctx *ctx, const kf_graph *g, const kf_options *opt,
+                            kf_plan **out);
+
+/* What the last kf_plan_compile did. */
+typedef struct kf_compile_stats {
+  int kernels;       /* compiled modules: one per launch */
+  int compiled;      /* compiled by NVRTC now (cache misses) */
+  int cache_hits;    /* found in the memory or disk cache */
+  int mem_hits, disk_hits;
+  double compile_ms; /* wall time of the whole compile step */
+  char arch[16];     /* "sm_90" */
+} kf_compile_stats;
+/* Errors: KF_ERR_INVALID_ARG (NULL), KF_ERR_UNSUPPORTED (not compiled). */
+KF_API kf_status kf_plan_compile_stats(const kf_plan *plan, kf_compile_stats *out);
+
+/* The NVRTC version kfuse is linked with (13, 0). Thread-safe.
+ * Errors: KF_ERR_INTERNAL. */
+KF_API kf_status kf_nvrtc_version(int *major, int *minor);
+
+/* Counters of a context's kernel caches since it was created, and the disk
+ * cache's current contents. */
+typedef struct kf_cache_stats {
+  uint64_t mem_hits;       /* kernels found in memory (or waited for) */
+  uint64_t disk_hits;      /* kernels loaded from disk */
+  uint64_t misses;         /* kernels compiled */
+  uint64_t evictions;      /* disk entries removed by the size bound */
+  uint64_t disk_errors;    /* disk reads or writes that failed (compiles went on) */
+  uint64_t corrupt;        /* bad disk entries found and deleted */
+  uint64_t mem_entries;    /* kernels held in memory now */
+  uint64_t disk_entries;   /* entries in the folder now */
+  uint64_t disk_bytes;     /* their bytes */
+  uint64_t disk_max_bytes; /* the bound (KFUSE_CACHE_MAX_MB) */
+  bool disk_enabled;       /* false: no usable folder (see the log) */
+} kf_cache_stats;
+/* Thread-safe. Errors: KF_ERR_INVALID_ARG, KF_ERR_OUT_OF_MEMORY. */
+KF_API kf_status kf_ctx_cache_stats(kf_ctx *ctx, kf_cache_stats *out);
+/* Empties the context's memory cache and deletes every disk entry of its
+ * folder (shared with other processes using it). Thread-safe. */
+KF_API kf_status kf_cache_clear(kf_ctx *ctx);
+/* The disk cache folder (KFUSE_CACHE_DIR, else $XDG_CACHE_HOME/kfuse, else
+ * $HOME/.cache/kfuse); "" when none could be resolved. Owned by ctx. */
+KF_API const char *kf_cache_dir(kf_ctx *ctx);
+
+/* ------------------------------------------------------------------------ */
 /* Devices (runtime). libcuda.so.1 is loaded with dlopen at first use; it is */
 /* never linked. Without it every call below returns KF_ERR_NO_DEVICE and   */
 /* says so on the context; compiling still works with an explicit arch.     */

@@ -1,7 +1,45 @@
-/* program.c - a plan's generated code: CUDA C and compiled images per kernel.
- * Owned by src/codegen. */
+/* program.c - a plan's generated code: CUDA C and compiled images per
+ * launch; creating and freeing it. */
+#include "codegen/program.h"
+
 #include <stdlib.h>
 
 #include "core/plan.h"
 
-void cg_program_free(struct cg_program *code) { free(code); }
+/* Weak until code generation defines it; see cg_program_free. */
+void cg_launch_src_free(cg_launch_src *src) __attribute__((weak));
+
+cg_program *cg_program_new(int n_launches) {
+  if (n_launches < 0) return NULL;
+  cg_program *prog = calloc(1, sizeof *prog);
+  if (!prog) return NULL;
+  prog->launches = calloc((size_t)(n_launches ? n_launches : 1), sizeof *prog->launches);
+  if (!prog->launches) {
+    free(prog);
+    return NULL;
+  }
+  prog->n_launches = n_launches;
+  return prog;
+}
+
+static void free_src(cg_launch_src *src) {
+  if (cg_launch_src_free) {
+    cg_launch_src_free(src);
+    return;
+  }
+  free(src->source);
+  free(src->params);
+  src->source = NULL;
+  src->params = NULL;
+}
+
+void cg_program_free(struct cg_program *code) {
+  if (!code) return;
+  for (int i = 0; i < code->n_launches; i++) {
+    free_src(&code->launches[i].src);
+    free(code->launches[i].image);
+    free(code->launches[i].log);
+  }
+  free(code->launches);
+  free(code);
+}

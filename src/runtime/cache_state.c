@@ -1,8 +1,146 @@
-/* cache_state.c - the kernel caches' per-context state. Owned by
- * src/runtime/cache; created lazily at the first compile. */
+/* cache_state.c - the kernel caches' per-context state, content keys, the
+ * blob store for other modules, and the public cache statistics API. */
+#include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
-#include "core/ctx.h"
+#define XXH_STATIC_LINKING_ONLY
+#include <xxhash.h>
+
+#include "runtime/cache.h"
+#include "runtime/threadpool.h"
 
 void cache_state_destroy(struct cache_state *cache);
-void cache_state_destroy(struct cache_state *cache) { free(cache); }
+
+/* Each part is hashed with its length first, so parts cannot run together. */
+static void hash_part(XXH3_state_t *st, const void *data, size_t size) {
+  uint64_t n = size;
+  XXH3_128bits_update(st, &n, sizeof n);
+  if (size) XXH3_128bits_update(st, data, size);
+}
+
+static cache_key digest(XXH3_state_t *st) {
+  XXH128_hash_t h = XXH3_128bits_digest(st);
+  return (cache_key){h.low64, h.high64};
+}
+
+cache_key cache_key_kernel(const char *source, const char *options, const char *arch) {
+  XXH3_state_t st;
+  XXH3_INITSTATE(&st);
+  XXH3_128bits_reset(&st);
+  int ma = 0, mi = 0;
+  kf_nvrtc_version(&ma, &mi);
+  char versions[96];
+  snprintf(versions, sizeof versions, "kfuse %s file %u nvrtc %d.%d", KFUSE_VERSION_STRING,
+           CACHE_FILE_VERSION, ma, mi);
+  hash_part(&st, "kernel", 6);
+  hash_part(&st, source, strlen(source));
+  hash_part(&st, options, strlen(options));
+  hash_part(&st, arch, strlen(arch));
+  hash_part(&st, versions, strlen(versions));
+  return digest(&st);
+}
+
+cache_key cache_key_blob(const char *domain, const void *data, size_t size) {
+  XXH3_state_t st;
+  XXH3_INITSTATE(&st);
+  XXH3_128bits_reset(&st);
+  hash_part(&st, "blob", 4);
+  hash_part(&st, domain, strlen(domain));
+  hash_part(&st, data, size);
+  hash_part(&st, KFUSE_VERSION_STRING, strlen(KFUSE_VERSION_STRING));
+  return digest(&st);
+}
+
+void cache_key_hex(cache_key key, char out[33]) {
+  snprintf(out, 33, "%016" PRIx64 "%016" PRIx64, key.hi, key.lo);
+}
+
+bool cache_key_eq(cache_key a, cache_key b) { return a.lo == b.lo && a.hi == b.hi; }
+
+static struct cache_state *state_new(kf_ctx *ctx) {
+  struct cache_state *cs = calloc(1, sizeof *cs);
+  if (!cs) return NULL;
+  cs->ctx = ctx;
+  pthread_mutex_init(&cs->lock, NULL);
+  pthread_cond_init(&cs->ready, NULL);
+  pthread_mutex_init(&cs->disk_lock, NULL);
+  return cs;
+}
+
+struct cache_state *cache_state_get(kf_ctx *ctx) {
+  if (!ctx) return NULL;
+  pthread_mutex_lock(&ctx->lock);
+  if (!ctx->cache) ctx->cache = state_new(ctx);
+  struct cache_state *cs = ctx->cache;
+  pthread_mutex_unlock(&ctx->lock);
+  return cs;
+}
+
+struct rt_pool *cache_state_pool(struct cache_state *cs) {
+  pthread_mutex_lock(&cs->lock);
+  if (!cs->pool && rt_cpu_count() > 1) cs->pool = rt_pool_create(0);
+  struct rt_pool *pool = cs->pool;
+  pthread_mutex_unlock(&cs->lock);
+  return pool;
+}
+
+void cache_state_destroy(struct cache_state *cache) {
+  if (!cache) return;
+  rt_pool_destroy(cache->pool);
+  cache_mem_destroy(cache);
+  pthread_mutex_destroy(&cache->disk_lock);
+  pthread_cond_destroy(&cache->ready);
+  pthread_mutex_destroy(&cache->lock);
+  free(cache);
+}
+
+bool cache_blob_get(kf_ctx *ctx, cache_key key, void **data, size_t *size) {
+  struct cache_state *cs = cache_state_get(ctx);
+  return cs && cache_disk_ready(cs) && cache_disk_get(cs, key, data, size);
+}
+
+void cache_blob_put(kf_ctx *ctx, cache_key key, const void *data, size_t size) {
+  struct cache_state *cs = cache_state_get(ctx);
+  if (cs && cache_disk_ready(cs)) cache_disk_put(cs, key, data, size);
+}
+
+kf_status kf_ctx_cache_stats(kf_ctx *ctx, kf_cache_stats *out) {
+  if (!ctx || !out) return core_error(ctx, KF_ERR_INVALID_ARG, "kf_ctx_cache_stats: NULL argument");
+  struct cache_state *cs = cache_state_get(ctx);
+  if (!cs) return core_error(ctx, KF_ERR_OUT_OF_MEMORY, "kf_ctx_cache_stats: out of memory");
+  memset(out, 0, sizeof *out);
+  out->mem_hits = atomic_load(&cs->mem_hits);
+  out->disk_hits = atomic_load(&cs->disk_hits);
+  out->misses = atomic_load(&cs->misses);
+  out->evictions = atomic_load(&cs->evictions);
+  out->disk_errors = atomic_load(&cs->disk_errors);
+  out->corrupt = atomic_load(&cs->corrupt);
+  pthread_mutex_lock(&cs->lock);
+  out->mem_entries = cs->mem_entries;
+  pthread_mutex_unlock(&cs->lock);
+  out->disk_enabled = cache_disk_ready(cs);
+  out->disk_max_bytes = cs->max_bytes;
+  if (out->disk_enabled) cache_disk_usage(cs, &out->disk_entries, &out->disk_bytes);
+  return KF_OK;
+}
+
+kf_status kf_cache_clear(kf_ctx *ctx) {
+  if (!ctx) return KF_ERR_INVALID_ARG;
+  struct cache_state *cs = cache_state_get(ctx);
+  if (!cs) return core_error(ctx, KF_ERR_OUT_OF_MEMORY, "kf_cache_clear: out of memory");
+  cache_mem_clear(cs);
+  if (cache_disk_ready(cs)) {
+    int n = cache_disk_clear(cs);
+    core_log(ctx, KF_LOG_INFO, LOG_CACHE, "cleared %d entries from %s", n, cs->dir);
+  }
+  return KF_OK;
+}
+
+const char *kf_cache_dir(kf_ctx *ctx) {
+  struct cache_state *cs = cache_state_get(ctx);
+  if (!cs) return "";
+  cache_disk_ready(cs);
+  return cs->dir;
+}

@@ -1,0 +1,51 @@
+/* program.h - struct cg_program: a plan's generated code and, per launch,
+ * the compiled CUBIN and where it came from. Built by kf_plan_compile
+ * (src/runtime/compile.c), read by the runtime when it loads modules. */
+#ifndef KF_CG_PROGRAM_H
+#define KF_CG_PROGRAM_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "codegen/codegen.h"
+#include "kfuse.h"
+
+typedef enum cg_origin {
+  CG_COMPILED = 0, /* NVRTC ran for it */
+  CG_MEM_HIT,      /* from the context's memory cache (or waited for) */
+  CG_DISK_HIT      /* from the disk cache */
+} cg_origin;
+
+typedef struct cg_program_launch {
+  cg_launch_src src; /* generated code, owned (cg_launch_src_free) */
+  void *image;       /* CUBIN, owned; NULL until compiled */
+  size_t image_size;
+  cg_origin origin;
+  bool cache_hit;    /* origin != CG_COMPILED */
+  double compile_ms; /* this launch's time in cache lookups and NVRTC */
+  kf_status status;  /* of its compile */
+  char *log;         /* NVRTC log of a failed compile, owned; else NULL */
+} cg_program_launch;
+
+struct cg_program {
+  char arch[16]; /* normalized: "sm_90" */
+  int n_launches;
+  cg_program_launch *launches;
+  kf_compile_stats stats;
+};
+typedef struct cg_program cg_program;
+
+/* A program of n zeroed launches; NULL on out of memory. */
+cg_program *cg_program_new(int n_launches);
+/* Frees the program, its sources, images and logs. NULL: no-op. */
+void cg_program_free(struct cg_program *code);
+
+/* Compiles every launch's src.source to prog->arch (set, normalized) on
+ * the context's thread pool, through its memory and disk caches; fills
+ * image, origin, compile_ms, status and prog->stats (but compile_ms, which
+ * the caller measures). On failure returns the first failing launch's
+ * status and writes the NVRTC log and numbered source into err.
+ * Defined in src/runtime/compile.c. */
+kf_status rt_compile_program(kf_ctx *ctx, cg_program *prog, char *err, size_t errsize);
+
+#endif

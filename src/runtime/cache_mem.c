@@ -1,0 +1,124 @@
+/* cache_mem.c - the in-memory kernel cache: a hash table of images keyed by
+ * content, where a key being produced is marked in flight so that other
+ * threads wait for it instead of compiling it again. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "runtime/cache.h"
+
+struct cache_mem_entry {
+  cache_key key;
+  bool ready;   /* false: in flight, its producer will publish or abandon */
+  void *image;
+  size_t size;
+  cache_mem_entry *next;
+};
+
+static cache_mem_entry **bucket(struct cache_state *cs, cache_key key) {
+  return &cs->buckets[key.lo % CACHE_MEM_BUCKETS];
+}
+
+static cache_mem_entry *find(struct cache_state *cs, cache_key key) {
+  for (cache_mem_entry *e = *bucket(cs, key); e; e = e->next)
+    if (cache_key_eq(e->key, key)) return e;
+  return NULL;
+}
+
+static void unlink_entry(struct cache_state *cs, cache_mem_entry *victim) {
+  for (cache_mem_entry **pp = bucket(cs, victim->key); *pp; pp = &(*pp)->next)
+    if (*pp == victim) {
+      *pp = victim->next;
+      return;
+    }
+}
+
+cache_mem_result cache_mem_acquire(struct cache_state *cs, cache_key key, void **image,
+                                   size_t *size) {
+  *image = NULL;
+  *size = 0;
+  pthread_mutex_lock(&cs->lock);
+  cache_mem_entry *e;
+  while ((e = find(cs, key)) && !e->ready) pthread_cond_wait(&cs->ready, &cs->lock);
+  cache_mem_result r;
+  if (e) { /* ready: hand out a copy, the table keeps its own */
+    *image = malloc(e->size);
+    if (*image) {
+      memcpy(*image, e->image, e->size);
+      *size = e->size;
+    }
+    r = *image ? CACHE_MEM_HIT : CACHE_MEM_NOMEM;
+  } else if ((e = calloc(1, sizeof *e))) {
+    e->key = key;
+    e->next = *bucket(cs, key);
+    *bucket(cs, key) = e;
+    r = CACHE_MEM_RESERVED;
+  } else {
+    r = CACHE_MEM_NOMEM;
+  }
+  pthread_mutex_unlock(&cs->lock);
+  return r;
+}
+
+void cache_mem_publish(struct cache_state *cs, cache_key key, const void *image, size_t size) {
+  void *copy = malloc(size ? size : 1);
+  if (copy) memcpy(copy, image, size);
+  pthread_mutex_lock(&cs->lock);
+  cache_mem_entry *e = find(cs, key);
+  if (e && !e->ready && copy) {
+    e->image = copy;
+    e->size = size;
+    e->ready = true;
+    cs->mem_entries++;
+    copy = NULL;
+  } else if (e && !e->ready) { /* out of memory: give the key up */
+    unlink_entry(cs, e);
+    free(e);
+  }
+  pthread_cond_broadcast(&cs->ready);
+  pthread_mutex_unlock(&cs->lock);
+  free(copy);
+}
+
+void cache_mem_abandon(struct cache_state *cs, cache_key key) {
+  pthread_mutex_lock(&cs->lock);
+  cache_mem_entry *e = find(cs, key);
+  if (e && !e->ready) {
+    unlink_entry(cs, e);
+    free(e);
+  }
+  pthread_cond_broadcast(&cs->ready);
+  pthread_mutex_unlock(&cs->lock);
+}
+
+void cache_mem_clear(struct cache_state *cs) {
+  pthread_mutex_lock(&cs->lock);
+  for (int b = 0; b < CACHE_MEM_BUCKETS; b++) {
+    cache_mem_entry **pp = &cs->buckets[b];
+    while (*pp) {
+      cache_mem_entry *e = *pp;
+      if (!e->ready) { /* a producer still owns it */
+        pp = &e->next;
+        continue;
+      }
+      *pp = e->next;
+      free(e->image);
+      free(e);
+      cs->mem_entries--;
+    }
+  }
+  pthread_mutex_unlock(&cs->lock);
+}
+
+void cache_mem_destroy(struct cache_state *cs) {
+  for (int b = 0; b < CACHE_MEM_BUCKETS; b++) {
+    cache_mem_entry *e = cs->buckets[b];
+    while (e) {
+      cache_mem_entry *next = e->next;
+      free(e->image);
+      free(e);
+      e = next;
+    }
+    cs->buckets[b] = NULL;
+  }
+  cs->mem_entries = 0;
+}

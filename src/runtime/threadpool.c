@@ -1,0 +1,144 @@
+/* threadpool.c - a pthread pool running parallel-for batches from a queue;
+ * callers help with their own batch so progress never depends on workers. */
+#include "runtime/threadpool.h"
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+typedef struct rt_batch {
+  void (*fn)(void *arg, int i);
+  void *arg;
+  int n;
+  int next; /* next index to hand out */
+  int done; /* indices finished */
+  struct rt_batch *link;
+} rt_batch;
+
+struct rt_pool {
+  pthread_mutex_t lock;
+  pthread_cond_t work; /* a batch was queued, or stopping */
+  pthread_cond_t idle; /* some batch finished an index */
+  rt_batch *head, *tail;
+  bool stop;
+  int n_threads;
+  pthread_t *threads;
+};
+
+int rt_cpu_count(void) {
+  long n = sysconf(_SC_NPROCESSORS_ONLN);
+  return n < 1 ? 1 : (int)n;
+}
+
+/* Takes one index of the front batch; pool->lock held. false: queue empty. */
+static bool take(rt_pool *pool, rt_batch **batch, int *index) {
+  rt_batch *b = pool->head;
+  if (!b) return false;
+  *batch = b;
+  *index = b->next++;
+  if (b->next == b->n) { /* fully handed out: off the queue */
+    pool->head = b->link;
+    if (!pool->head) pool->tail = NULL;
+  }
+  return true;
+}
+
+static void finish(rt_pool *pool, rt_batch *b) {
+  pthread_mutex_lock(&pool->lock);
+  b->done++;
+  if (b->done == b->n) pthread_cond_broadcast(&pool->idle);
+  pthread_mutex_unlock(&pool->lock);
+}
+
+static void *worker(void *p) {
+  rt_pool *pool = p;
+  pthread_mutex_lock(&pool->lock);
+  for (;;) {
+    rt_batch *b;
+    int i;
+    while (!pool->stop && !take(pool, &b, &i)) pthread_cond_wait(&pool->work, &pool->lock);
+    if (pool->stop) break;
+    pthread_mutex_unlock(&pool->lock);
+    b->fn(b->arg, i);
+    finish(pool, b);
+    pthread_mutex_lock(&pool->lock);
+  }
+  pthread_mutex_unlock(&pool->lock);
+  return NULL;
+}
+
+rt_pool *rt_pool_create(int n_threads) {
+  if (n_threads <= 0) n_threads = rt_cpu_count();
+  if (n_threads > 32) n_threads = 32;
+  rt_pool *pool = calloc(1, sizeof *pool);
+  if (!pool) return NULL;
+  pool->threads = calloc((size_t)n_threads, sizeof *pool->threads);
+  if (!pool->threads) {
+    free(pool);
+    return NULL;
+  }
+  pthread_mutex_init(&pool->lock, NULL);
+  pthread_cond_init(&pool->work, NULL);
+  pthread_cond_init(&pool->idle, NULL);
+  for (int i = 0; i < n_threads; i++) {
+    if (pthread_create(&pool->threads[i], NULL, worker, pool) != 0) break;
+    pool->n_threads++;
+  }
+  if (pool->n_threads == 0) {
+    rt_pool_destroy(pool);
+    return NULL;
+  }
+  return pool;
+}
+
+void rt_pool_destroy(rt_pool *pool) {
+  if (!pool) return;
+  pthread_mutex_lock(&pool->lock);
+  pool->stop = true;
+  pthread_cond_broadcast(&pool->work);
+  pthread_mutex_unlock(&pool->lock);
+  for (int i = 0; i < pool->n_threads; i++) pthread_join(pool->threads[i], NULL);
+  pthread_cond_destroy(&pool->idle);
+  pthread_cond_destroy(&pool->work);
+  pthread_mutex_destroy(&pool->lock);
+  free(pool->threads);
+  free(pool);
+}
+
+int rt_pool_size(const rt_pool *pool) { return pool ? pool->n_threads : 0; }
+
+void rt_pool_for(rt_pool *pool, int n, void (*fn)(void *arg, int i), void *arg) {
+  if (n <= 0) return;
+  if (!pool || n == 1) {
+    for (int i = 0; i < n; i++) fn(arg, i);
+    return;
+  }
+  rt_batch b = {fn, arg, n, 0, 0, NULL};
+  pthread_mutex_lock(&pool->lock);
+  if (pool->tail)
+    pool->tail->link = &b;
+  else
+    pool->head = &b;
+  pool->tail = &b;
+  pthread_cond_broadcast(&pool->work);
+  /* Help with our own batch while indices remain. */
+  while (b.next < b.n) {
+    int i = b.next++;
+    if (b.next == b.n) { /* unlink b: it may sit anywhere in the queue */
+      rt_batch **pp = &pool->head, *prev = NULL;
+      while (*pp != &b) {
+        prev = *pp;
+        pp = &(*pp)->link;
+      }
+      *pp = b.link;
+      if (pool->tail == &b) pool->tail = prev;
+    }
+    pthread_mutex_unlock(&pool->lock);
+    fn(arg, i);
+    pthread_mutex_lock(&pool->lock);
+    b.done++;
+  }
+  while (b.done < b.n) pthread_cond_wait(&pool->idle, &pool->lock);
+  pthread_mutex_unlock(&pool->lock);
+}
