@@ -1,0 +1,216 @@
+"""kfuse.py - Python bindings of kfuse through ctypes, for embedding kfuse in
+PyTorch programs (and for the benchmark suite).
+
+    import torch, kfuse
+    plan = kfuse.compile_yaml("examples/graphs/softmax.yaml")
+    (y,) = plan(x)                      # allocates outputs with torch.empty
+    plan.run([x], [y])                  # or into your own tensors
+
+Tensors are borrowed by address; the run goes on torch's current stream and
+never synchronizes. The library is found through KFUSE_LIB, else next to this
+file's repository build (build/libkfuse.so), else the system loader.
+"""
+import ctypes
+import os
+
+_here = os.path.dirname(os.path.abspath(__file__))
+
+KF_MAX_RANK = 8
+DTYPES = ["f16", "bf16", "f32", "f64", "i32", "i64", "bool"]
+MODES = {"plain": 0, "streams": 1, "graph": 2}
+
+
+class KfuseError(RuntimeError):
+    pass
+
+
+class _Tensor(ctypes.Structure):
+    _fields_ = [("data", ctypes.c_void_p), ("dtype", ctypes.c_int), ("rank", ctypes.c_int),
+                ("shape", ctypes.c_int64 * KF_MAX_RANK)]
+
+
+class _Options(ctypes.Structure):
+    _fields_ = [("fusion", ctypes.c_bool), ("horizontal", ctypes.c_bool),
+                ("arch", ctypes.c_char_p), ("mode", ctypes.c_int),
+                ("occupancy_drop", ctypes.c_double), ("streams", ctypes.c_int)]
+
+
+def _find_library():
+    cands = [os.environ.get("KFUSE_LIB"),
+             os.path.join(_here, "..", os.environ.get("KFUSE_BUILD", "build"), "libkfuse.so"),
+             "libkfuse.so.0", "libkfuse.so"]
+    for c in cands:
+        if not c:
+            continue
+        try:
+            return ctypes.CDLL(c)
+        except OSError:
+            continue
+    raise KfuseError("libkfuse.so not found: set KFUSE_LIB or build the project")
+
+
+_lib = _find_library()
+_P = ctypes.c_void_p
+
+
+def _sig(name, res, *args):
+    f = getattr(_lib, name)
+    f.restype = res
+    f.argtypes = list(args)
+    return f
+
+
+_sig("kf_ctx_create", ctypes.c_int, ctypes.POINTER(_P))
+_sig("kf_ctx_destroy", None, _P)
+_sig("kf_ctx_errmsg", ctypes.c_char_p, _P)
+_sig("kf_graph_destroy", None, _P)
+_sig("kf_graph_load_yaml", ctypes.c_int, _P, ctypes.c_char_p, ctypes.POINTER(_P))
+_sig("kf_graph_num_inputs", ctypes.c_int, _P)
+_sig("kf_graph_num_outputs", ctypes.c_int, _P)
+_sig("kf_graph_input", ctypes.c_int32, _P, ctypes.c_int)
+_sig("kf_graph_output", ctypes.c_int32, _P, ctypes.c_int)
+_sig("kf_value_dtype", ctypes.c_int, _P, ctypes.c_int32)
+_sig("kf_value_rank", ctypes.c_int, _P, ctypes.c_int32)
+_sig("kf_value_shape", ctypes.POINTER(ctypes.c_int64), _P, ctypes.c_int32)
+_sig("kf_options_init", None, ctypes.POINTER(_Options))
+_sig("kf_compile", ctypes.c_int, _P, _P, ctypes.POINTER(_Options), ctypes.POINTER(_P))
+_sig("kf_plan_destroy", None, _P)
+_sig("kf_plan_errmsg", ctypes.c_char_p, _P)
+_sig("kf_plan_load", ctypes.c_int, _P)
+_sig("kf_plan_set_mode", ctypes.c_int, _P, ctypes.c_int)
+_sig("kf_plan_num_launches", ctypes.c_int, _P)
+_sig("kf_plan_describe", _P, _P, ctypes.c_int)
+_sig("kf_free", None, _P)
+_sig("kf_status_str", ctypes.c_char_p, ctypes.c_int)
+_sig("kf_plan_run", ctypes.c_int, _P, ctypes.POINTER(_Tensor), ctypes.c_int,
+     ctypes.POINTER(_Tensor), ctypes.c_int, _P)
+
+
+class Context:
+    def __init__(self):
+        self.h = _P()
+        st = _lib.kf_ctx_create(ctypes.byref(self.h))
+        if st != 0:
+            raise KfuseError("kf_ctx_create: %s" % _lib.kf_status_str(st).decode())
+
+    def error(self, what, st):
+        msg = _lib.kf_ctx_errmsg(self.h).decode(errors="replace")
+        return KfuseError("%s: %s: %s" % (what, _lib.kf_status_str(st).decode(), msg))
+
+    def __del__(self):
+        if getattr(self, "h", None):
+            _lib.kf_ctx_destroy(self.h)
+            self.h = None
+
+
+_default_ctx = None
+
+
+def default_context():
+    global _default_ctx
+    if _default_ctx is None:
+        _default_ctx = Context()
+    return _default_ctx
+
+
+class Plan:
+    """A compiled graph; call it with torch tensors."""
+
+    def __init__(self, ctx, graph, fusion=True, horizontal=True, mode="plain", arch=None):
+        self.ctx = ctx
+        opt = _Options()
+        _lib.kf_options_init(ctypes.byref(opt))
+        opt.fusion = fusion
+        opt.horizontal = horizontal
+        opt.mode = MODES[mode]
+        if arch:
+            opt.arch = arch.encode()
+        self.h = _P()
+        st = _lib.kf_compile(ctx.h, graph, ctypes.byref(opt), ctypes.byref(self.h))
+        if st != 0:
+            raise ctx.error("kf_compile", st)
+        self.inputs = [self._spec(graph, _lib.kf_graph_input(graph, i))
+                       for i in range(_lib.kf_graph_num_inputs(graph))]
+        self.outputs = [self._spec(graph, _lib.kf_graph_output(graph, i))
+                        for i in range(_lib.kf_graph_num_outputs(graph))]
+        self._in = (_Tensor * len(self.inputs))()
+        self._out = (_Tensor * len(self.outputs))()
+        for arr, specs in ((self._in, self.inputs), (self._out, self.outputs)):
+            for t, (dt, shape) in zip(arr, specs):
+                t.dtype = DTYPES.index(dt)
+                t.rank = len(shape)
+                for i, d in enumerate(shape):
+                    t.shape[i] = d
+
+    @staticmethod
+    def _spec(graph, v):
+        rank = _lib.kf_value_rank(graph, v)
+        sh = _lib.kf_value_shape(graph, v)
+        return DTYPES[_lib.kf_value_dtype(graph, v)], tuple(sh[i] for i in range(rank))
+
+    @property
+    def launches(self):
+        return _lib.kf_plan_num_launches(self.h)
+
+    def describe(self, fmt=0):
+        p = _lib.kf_plan_describe(self.h, fmt)
+        if not p:
+            return ""
+        s = ctypes.cast(p, ctypes.c_char_p).value.decode()
+        _lib.kf_free(p)
+        return s
+
+    def set_mode(self, mode):
+        st = _lib.kf_plan_set_mode(self.h, MODES[mode])
+        if st != 0:
+            raise KfuseError(_lib.kf_plan_errmsg(self.h).decode())
+
+    def run(self, inputs, outputs, stream=None):
+        """Runs on `stream` (an int CUstream handle; default: torch's current
+        stream). Tensors must be contiguous CUDA tensors of the right dtype."""
+        if stream is None:
+            import torch
+            stream = torch.cuda.current_stream().cuda_stream
+        for arr, ts in ((self._in, inputs), (self._out, outputs)):
+            for slot, t in zip(arr, ts):
+                slot.data = t.data_ptr()
+        st = _lib.kf_plan_run(self.h, self._in, len(inputs), self._out, len(outputs),
+                              ctypes.c_void_p(stream))
+        if st != 0:
+            raise KfuseError("kf_plan_run: %s: %s" % (_lib.kf_status_str(st).decode(),
+                                                      _lib.kf_plan_errmsg(self.h).decode()))
+
+    def empty_outputs(self, device="cuda"):
+        import torch
+        return [torch.empty(shape, dtype=torch_dtype(dt), device=device)
+                for dt, shape in self.outputs]
+
+    def __call__(self, *inputs):
+        outs = self.empty_outputs()
+        self.run(list(inputs), outs)
+        return outs
+
+    def __del__(self):
+        if getattr(self, "h", None):
+            _lib.kf_plan_destroy(self.h)
+            self.h = None
+
+
+def torch_dtype(name):
+    import torch
+    return {"f16": torch.float16, "bf16": torch.bfloat16, "f32": torch.float32,
+            "f64": torch.float64, "i32": torch.int32, "i64": torch.int64,
+            "bool": torch.bool}[name]
+
+
+def compile_yaml(path, ctx=None, **kw):
+    """Loads a graph file and compiles it for the current GPU."""
+    ctx = ctx or default_context()
+    g = _P()
+    st = _lib.kf_graph_load_yaml(ctx.h, path.encode(), ctypes.byref(g))
+    if st != 0:
+        raise ctx.error("kf_graph_load_yaml", st)
+    try:
+        return Plan(ctx, g, **kw)
+    finally:
+        _lib.kf_graph_destroy(g)
