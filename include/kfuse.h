@@ -364,6 +364,44 @@ KF_API kf_status kf_graph_run_reference(kf_graph *g, const kf_host_tensor *input
                                         int n_outputs);
 
 /* ------------------------------------------------------------------------ */
+/* YAML graph files (format version 1; docs/yaml.md)                        */
+/* ------------------------------------------------------------------------ */
+
+/* Loads a graph file. On success the caller owns *out (a graph of ctx,
+ * released with kf_graph_destroy); on failure *out is NULL and the message
+ * is on ctx (kf_ctx_errmsg), as "FILE:LINE:COL: node 'h' (add): what is
+ * wrong; what was expected" with 1-based line and column where the error
+ * has a place in the file. The file is read whole (at most 64 MiB); YAML
+ * anchors, aliases and tags are refused, nesting is bounded, names are at
+ * most 255 bytes. Composite ops are expanded into primitives as they are
+ * built. Thread-safe when each thread uses its own ctx (loads on one shared
+ * ctx are safe too, but then which message ctx keeps is unspecified).
+ * Errors: KF_ERR_INVALID_ARG (NULL path or out), KF_ERR_IO (cannot read),
+ * KF_ERR_PARSE (the file breaks a rule of the format), KF_ERR_SHAPE /
+ * KF_ERR_DTYPE / KF_ERR_INVALID_ARG (a builder refused a node: the message
+ * names it and its position), KF_ERR_OUT_OF_MEMORY. */
+KF_API kf_status kf_graph_load_yaml(kf_ctx *ctx, const char *path, kf_graph **out);
+/* The same from text[0..len) (no NUL needed); filename is only used in
+ * messages (NULL gives "<string>"). */
+KF_API kf_status kf_graph_load_yaml_string(kf_ctx *ctx, const char *text, size_t len,
+                                           const char *filename, kf_graph **out);
+
+/* Writes g as a version-1 graph file: inputs, nodes (primitives only, since
+ * composites were expanded when built), outputs. Unnamed values get fresh
+ * names (t12, avoiding every existing name); numbers are written so that
+ * they read back to the same bits. Loading the result gives a graph with the
+ * same kf_graph_hash. Read-only on g apart from its error message: do not
+ * call it concurrently with other calls on g.
+ * Errors: KF_ERR_INVALID_ARG (NULL g or path), the graph's sticky status
+ * (a failed graph is not saved), KF_ERR_IO (the file cannot be written; it
+ * is written to a temporary file and renamed, so a failure leaves no partial
+ * file), KF_ERR_OUT_OF_MEMORY; the message is on the graph (kf_graph_errmsg). */
+KF_API kf_status kf_graph_save_yaml(const kf_graph *g, const char *path);
+/* The same text as a string the caller frees with kf_free; NULL on error,
+ * with the message on the graph. */
+KF_API char *kf_graph_to_yaml(const kf_graph *g);
+
+/* ------------------------------------------------------------------------ */
 /* Plans: fusion, code generation, compilation                              */
 /* ------------------------------------------------------------------------ */
 

@@ -14,5 +14,8 @@ typedef struct kfuse_command {
 } kfuse_command;
 
 int cmd_info(int argc, char **argv);
+int cmd_check(int argc, char **argv);
+int cmd_compile(int argc, char **argv);
+int cmd_cache(int argc, char **argv);
 
 #endif

@@ -7,6 +7,11 @@
 
 static const kfuse_command commands[] = {
     {"info", "info", "versions of kfuse and NVRTC; the driver and GPU when present", cmd_info},
+    {"check", "check FILE", "validate a YAML graph file and summarize it", cmd_check},
+    {"compile", "compile FILE [--arch sm_90] [--json]",
+     "compile every kernel of a graph file with NVRTC, through the caches", cmd_compile},
+    {"cache", "cache stats [--json] | clear | path", "the disk kernel cache: contents, emptying, folder",
+     cmd_cache},
 };
 static const int n_commands = (int)(sizeof commands / sizeof commands[0]);
 

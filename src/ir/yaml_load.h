@@ -1,0 +1,82 @@
+/* yaml_load.h - the YAML loader's state and the helpers its files share
+ * (yaml_load.c: the document; yaml_node.c: one node; yaml_scalar.c: values). */
+#ifndef KF_IR_YAML_LOAD_H
+#define KF_IR_YAML_LOAD_H
+
+#include "ir/ir.h"
+#include "ir/yaml_tree.h"
+
+/* One defined name: what it refers to and where it was defined. */
+typedef struct ir_ysym {
+  const char *name; /* points into the document's text; NULL: empty slot */
+  kf_value value;
+  uint32_t at; /* the defining scalar's node index */
+} ir_ysym;
+
+typedef struct ir_yload {
+  kf_ctx *ctx;
+  const char *file;
+  const ir_ydoc *doc;
+  kf_graph *g;
+  kf_status st;    /* KF_OK until the first error */
+  char msg[4096];  /* "FILE:LINE:COL: ..." */
+  char where[320]; /* "node 'h' (add): " while a node is read, else "" */
+  ir_ysym *syms;   /* open addressing, power-of-two capacity */
+  uint32_t cap_syms, n_syms;
+  const ir_ynode *nodes_seq; /* the nodes list, to explain use before definition */
+  int node_number;           /* 1-based index of the node being read */
+} ir_yload;
+
+/* Records the first error at node `at` (NULL: no position), prefixed by the
+ * current where. Returns false, so callers can `return ir_yl_fail(...)`. */
+bool ir_yl_fail(ir_yload *L, kf_status st, const ir_ynode *at, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+/* Same, for an error the graph's builder reported (its text is appended). */
+bool ir_yl_fail_builder(ir_yload *L, const ir_ynode *at);
+
+/* ---- yaml_scalar.c: reading typed values --------------------------------- */
+
+/* "a scalar", "a list", "a mapping". */
+const char *ir_yl_kind(const ir_ynode *n);
+/* A scalar's text as 'text' for messages: escaped, cut at 64 bytes. */
+const char *ir_yl_show(const ir_yload *L, const ir_ynode *n, char *buf, size_t size);
+/* Strict readers; each reports its own error (naming `what`). */
+bool ir_yl_int(ir_yload *L, const ir_ynode *n, const char *what, int64_t lo, int64_t hi,
+               int64_t *out);
+bool ir_yl_number(ir_yload *L, const ir_ynode *n, const char *what, double *out);
+bool ir_yl_bool(ir_yload *L, const ir_ynode *n, const char *what, bool *out);
+bool ir_yl_dtype(ir_yload *L, const ir_ynode *n, const char *what, kf_dtype *out);
+/* A list of at most KF_MAX_RANK integers in [lo, hi]. */
+bool ir_yl_int_list(ir_yload *L, const ir_ynode *n, const char *what, int64_t lo, int64_t hi,
+                    int64_t *out, int *count);
+/* A tensor shape: positive dimensions (and at most one -1 when allow_infer),
+ * rank <= KF_MAX_RANK, element count within int64. */
+bool ir_yl_shape(ir_yload *L, const ir_ynode *n, const char *what, bool allow_infer,
+                 int64_t *out, int *rank);
+/* Literal checks without reporting: a number (plain decimal, .inf, .nan) or
+ * plain true/false. */
+bool ir_yl_is_number(const ir_yload *L, const ir_ynode *n, double *out);
+/* A name's syntax and length; reports and returns false when bad. */
+bool ir_yl_check_name(ir_yload *L, const ir_ynode *n, const char *what);
+
+/* ---- mappings ------------------------------------------------------------- */
+
+/* The value of key in a mapping, or NULL. */
+const ir_ynode *ir_yl_get(const ir_yload *L, const ir_ynode *map, const char *key);
+/* Every key a scalar, one of allowed, and none repeated; reports the first
+ * offender. */
+bool ir_yl_keys(ir_yload *L, const ir_ynode *map, const char *const *allowed, int n_allowed);
+
+/* ---- symbols (yaml_load.c) ------------------------------------------------ */
+
+/* The symbol of a name, or NULL. */
+const ir_ysym *ir_yl_lookup(const ir_yload *L, const char *name);
+/* Defines a name; false (reported) on OOM. The caller checked it is new. */
+bool ir_yl_define(ir_yload *L, const ir_ynode *name_node, kf_value v);
+
+/* ---- yaml_node.c ----------------------------------------------------------- */
+
+/* Reads and builds one entry of `nodes`. */
+bool ir_yl_node(ir_yload *L, const ir_ynode *node);
+
+#endif
