@@ -60,7 +60,8 @@ void ref_put_f(ref_buf *o, int64_t k, double v, kf_dtype dt);
 /* From an int64: integers wrap (two's complement), bool is v != 0, floats
  * round once from the exact integer. */
 void ref_put_i(ref_buf *o, int64_t k, int64_t v, kf_dtype dt);
-/* Saturating conversion of a double to an integer dtype (NaN gives 0). */
+/* Saturating conversion of a double to an integer dtype (NaN gives 0), or
+ * to bool (v != 0, so NaN gives true). */
 int64_t ref_sat_int(double v, kf_dtype dt);
 
 /* Evaluators, one per kind. `n` is the node, `a` its operands' buffers,

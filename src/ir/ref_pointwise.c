@@ -8,8 +8,8 @@
 /* ---- rounding a result once ------------------------------------------------ */
 
 int64_t ref_sat_int(double v, kf_dtype dt) {
+  if (dt == KF_BOOL) return v != 0.0; /* NaN is nonzero: true */
   if (isnan(v)) return 0;
-  if (dt == KF_BOOL) return v != 0.0;
   if (dt == KF_I32) {
     if (v >= 2147483647.0) return INT32_MAX;
     if (v <= -2147483648.0) return INT32_MIN;
