@@ -1,0 +1,365 @@
+/* row.c - the part function of a row kernel: reductions over the innermost
+ * axis (rows x cols), pointwise work before, between and after them, the
+ * row held in registers when it fits (templates/row.cu). */
+#include <stdio.h>
+#include <string.h>
+
+#include "codegen/cg_internal.h"
+
+typedef struct row_info {
+  int lanes;       /* W */
+  int group;       /* threads per row */
+  int rpb;         /* rows per block */
+  bool hold;       /* full-row inputs held in registers */
+} row_info;
+
+static int64_t numel_of(const ir_node *n) {
+  int64_t m = 1;
+  for (int d = 0; d < n->rank; d++) m *= n->shape[d];
+  return m;
+}
+
+static bool is_reduce(const ir_node *n) { return ir_ops[n->op].kind == KIND_REDUCE; }
+
+/* The context of a full-row value: dims split into row dims and column
+ * dims where their trailing product is cols; a plain linear index else. */
+static void row_ctx(const ir_node *n, int64_t cols, cg_ctx *c) {
+  int64_t p = 1;
+  int s = n->rank;
+  while (s > 0 && p < cols) p *= n->shape[--s];
+  if (p == cols) {
+    int bounds[3] = {0, s, n->rank};
+    const char *vars[2] = {"r", "c"};
+    cg_ctx_groups(c, n->rank, n->shape, 2, bounds, vars, VC_CONTIG);
+  } else {
+    char lin[64];
+    snprintf(lin, sizeof lin, "r * %lld + c", (long long)cols);
+    cg_ctx_linear(c, n->rank, n->shape, lin, VC_CONTIG);
+  }
+}
+
+static size_t compute_size(kf_dtype dt) { return dt == KF_F64 || dt == KF_I64 ? 8 : 4; }
+
+/* Checks the kernel's reductions: each over trailing axes of a full row. */
+static kf_status check_row(cg_emit_args *a) {
+  const fuse_kernel *k = a->k;
+  if (k->rows < 1 || k->cols < 1 || k->cols > INT32_MAX / 2) {
+    snprintf(a->err, a->errsize, "%s: bad row extents %lld x %lld", k->name,
+             (long long)k->rows, (long long)k->cols);
+    return KF_ERR_UNSUPPORTED;
+  }
+  for (int i = 0; i < k->n_nodes; i++) {
+    const ir_node *n = &a->g->nodes[k->nodes[i]];
+    if (!is_reduce(n)) continue;
+    const ir_node *x = &a->g->nodes[n->args[0]];
+    int64_t red = 1;
+    bool trailing = true, seen_kept = false;
+    for (int d = x->rank - 1; d >= 0; d--) {
+      bool r = (n->axes >> d) & 1u;
+      if (r) red *= x->shape[d];
+      if (r && seen_kept && x->shape[d] != 1) trailing = false;
+      if (!r && x->shape[d] != 1) seen_kept = true;
+    }
+    if (red != k->cols || numel_of(x) != k->rows * k->cols || !trailing) {
+      snprintf(a->err, a->errsize, "%s: reduction %%%d is not over the last %lld columns", k->name,
+               (int)k->nodes[i], (long long)k->cols);
+      return KF_ERR_UNSUPPORTED;
+    }
+  }
+  return KF_OK;
+}
+
+static void choose(cg_emit_args *a, row_info *ri) {
+  const fuse_kernel *k = a->k;
+  const kf_graph *g = a->g;
+  size_t minsz = 8, held = 0;
+  for (int i = 0; i < k->n_inputs; i++) {
+    const ir_node *n = &g->nodes[k->inputs[i]];
+    if (numel_of(n) != k->rows * k->cols) continue;
+    if (kf_dtype_size(n->dtype) < minsz) minsz = kf_dtype_size(n->dtype);
+    held += compute_size(n->dtype) / 4;
+  }
+  for (int i = 0; i < k->n_outputs; i++) {
+    const ir_node *n = &g->nodes[k->outputs[i]];
+    if (numel_of(n) == k->rows * k->cols && kf_dtype_size(n->dtype) < minsz)
+      minsz = kf_dtype_size(n->dtype);
+  }
+  int w = (int)(16 / minsz);
+  if (w > 8) w = 8;
+  while (w > 1 && k->cols % w) w /= 2;
+  ri->lanes = w;
+  /* about 16 elements per thread; a warp per row up to 1024 columns */
+  int64_t gsz = 32;
+  while (gsz < 512 && gsz * 16 < k->cols) gsz *= 2;
+  if (k->cols <= 1024) gsz = 32;
+  int64_t ept = cg_ceil_div(k->cols, gsz * w) * w;
+  /* registers for held inputs: at most 64 words per thread */
+  while ((int64_t)held * ept > 64 && gsz < 1024) {
+    gsz *= 2;
+    ept = cg_ceil_div(k->cols, gsz * w) * w;
+  }
+  ri->hold = (int64_t)held * ept <= 64;
+  if (!ri->hold) gsz = 512;
+  ri->group = (int)gsz;
+  ri->rpb = gsz == 32 ? 8 : 1;
+}
+
+kf_status cg_plan_row(cg_emit_args *a) {
+  kf_status st = check_row(a);
+  if (st != KF_OK) return st;
+  row_info ri;
+  choose(a, &ri);
+  cg_part *p = a->part;
+  const fuse_kernel *k = a->k;
+  p->lanes = ri.lanes;
+  p->threads = (uint32_t)(ri.group * ri.rpb);
+  int64_t cap = (int64_t)a->t->sm_count * (a->t->max_threads_per_sm / p->threads) * 8;
+  p->blocks = (uint32_t)cg_min64(cg_ceil_div(k->rows, ri.rpb), cap < 1 ? 1 : cap);
+  p->max_offset = k->rows * k->cols - 1;
+  int64_t reach = k->rows * k->cols + (int64_t)p->blocks * ri.rpb * k->cols;
+  cg_index_type(reach, &p->index64);
+  snprintf(p->decisions, sizeof p->decisions,
+           "row: %lld rows x %lld cols, %s (%d threads per row, %d rows per block), %d lanes "
+           "per access, %s, %s index, %u blocks x %u threads",
+           (long long)k->rows, (long long)k->cols, ri.group == 32 ? "warp per row" : "block per row",
+           ri.group, ri.rpb, ri.lanes,
+           ri.hold ? "row held in registers" : "looped: inputs re-read per phase",
+           p->index64 ? "64-bit" : "32-bit", p->blocks, p->threads);
+  return KF_OK;
+}
+
+typedef struct row_emit {
+  cg_emit_args *a;
+  row_info ri;
+  cg_gen gen;
+  cg_buf body, align;
+  int64_t cols;
+} row_emit;
+
+/* Opens the chunk loop; element code then goes into gen at indent 4. */
+static void chunk_open(row_emit *re, cg_buf *decl, cg_buf *pre) {
+  cg_gen *gen = &re->gen;
+  gen->indent = 1;
+  cg_line(gen, re->ri.hold ? "#pragma unroll" : "#pragma unroll 2");
+  cg_line(gen, "for (int kk = 0; kk < NV; kk++) {");
+  cg_line(gen, "  const int c0 = (kk * G + lane) * W;");
+  cg_line(gen, "  if (FULL || c0 < COLS) {");
+  gen->pre = pre;
+  gen->pre_decl = decl;
+  gen->indent = 4;
+}
+
+/* Closes it: the element code gathered in `elems` is placed after the
+ * vector preloads of the chunk. */
+static void chunk_close(row_emit *re, cg_buf *decl, cg_buf *pre, cg_buf *elems, cg_buf *after) {
+  cg_buf *b = &re->body;
+  cg_printf(b, "%s", decl->s ? decl->s : "");
+  cg_printf(b, "    {\n      const int c = c0;\n      (void)c;\n%s    }\n", pre->s ? pre->s : "");
+  cg_printf(b, "#pragma unroll\n    for (int j = 0; j < W; j++) {\n      const int c = c0 + j;\n"
+               "      (void)c;\n%s    }\n", elems->s ? elems->s : "");
+  cg_printf(b, "%s  }\n  }\n", after->s ? after->s : "");
+  cg_buf_free(decl);
+  cg_buf_free(pre);
+  cg_buf_free(elems);
+  cg_buf_free(after);
+}
+
+static const char *red_struct(const ir_node *n) {
+  return n->op == IR_OP_MAX ? "kf_red_max" : n->op == IR_OP_MIN ? "kf_red_min" : "kf_red_sum";
+}
+
+static char sm_letter(kf_dtype dt) {
+  return dt == KF_F64 ? 'd' : dt == KF_I32 ? 'i' : dt == KF_I64 ? 'l' : 'f';
+}
+
+/* One phase: the reduction of node v over the row. */
+static void emit_phase(row_emit *re, int32_t v) {
+  const kf_graph *g = re->a->g;
+  const ir_node *n = &g->nodes[v];
+  const ir_node *x = &g->nodes[n->args[0]];
+  const char *ct = cg_compute_type(n->dtype);
+  cg_printf(&re->body, "  // phase: %%%d %s\n  %s red%d;\n  {\n    %s acc = %s<%s>::id();\n", (int)v,
+            ir_ops[n->op].name, ct, (int)v, ct, red_struct(n), ct);
+  cg_buf decl = {0}, pre = {0}, elems = {0}, after = {0};
+  cg_buf *saved = re->gen.code;
+  cg_gen_reset_memo(&re->gen);
+  re->gen.code = &re->body;
+  chunk_open(re, &decl, &pre);
+  re->gen.code = &elems;
+  cg_ctx c;
+  row_ctx(x, re->cols, &c);
+  char name[160];
+  cg_gen_value(&re->gen, n->args[0], &c, name, sizeof name);
+  cg_line(&re->gen, "acc = %s<%s>::op(acc, %s);", red_struct(n), ct, name);
+  chunk_close(re, &decl, &pre, &elems, &after);
+  re->gen.code = saved;
+  cg_printf(&re->body, "    red%d = kf_block_allreduce<%s<%s>, G, %d>(acc, kf_sm%c);\n", (int)v,
+            red_struct(n), ct, re->a->part->launch_threads, sm_letter(n->dtype));
+  if (n->op == IR_OP_MEAN) {
+    char cnt[64];
+    cg_literal(n->dtype, (double)re->cols, cnt, sizeof cnt);
+    cg_printf(&re->body, "    red%d = kf_div(red%d, %s);\n", (int)v, (int)v, cnt);
+  }
+  cg_puts(&re->body, "  }\n");
+  char bound[32];
+  snprintf(bound, sizeof bound, "red%d", (int)v);
+  cg_gen_bind(&re->gen, v, NULL, bound);
+}
+
+/* The final phase: full-row outputs, W per store. */
+static void emit_outputs(row_emit *re) {
+  const kf_graph *g = re->a->g;
+  const fuse_kernel *k = re->a->k;
+  cg_buf decl = {0}, pre = {0}, elems = {0}, after = {0};
+  cg_gen_reset_memo(&re->gen);
+  cg_puts(&re->body, "  // outputs\n");
+  re->gen.code = &re->body;
+  chunk_open(re, &decl, &pre);
+  re->gen.code = &elems;
+  for (int i = 0; i < k->n_outputs; i++) {
+    int32_t v = k->outputs[i];
+    const ir_node *n = &g->nodes[v];
+    if (numel_of(n) != k->rows * k->cols) continue;
+    cg_ctx c;
+    row_ctx(n, re->cols, &c);
+    char name[160];
+    cg_gen_value(&re->gen, v, &c, name, sizeof name);
+    cg_printf(&decl, "    %s o%d[W];\n", cg_compute_type(n->dtype), (int)v);
+    cg_line(&re->gen, "o%d[j] = %s;", (int)v, name);
+    cg_printf(&after, "    kf_stv<%s, W>(p%d + (r * %lld + c0), o%d);\n",
+              cg_storage_type(n->dtype), (int)v, (long long)re->cols, (int)v);
+    size_t wb = kf_dtype_size(n->dtype) * (size_t)re->ri.lanes;
+    cg_printf(&re->align, " && kf_aligned(p%d, %d)", (int)v, (int)(wb > 16 ? 16 : wb));
+  }
+  chunk_close(re, &decl, &pre, &elems, &after);
+}
+
+/* Per-row outputs (one value per row), stored by the group's first lane. */
+static void emit_row_outputs(row_emit *re) {
+  const kf_graph *g = re->a->g;
+  const fuse_kernel *k = re->a->k;
+  cg_gen_reset_memo(&re->gen);
+  re->gen.code = &re->body;
+  re->gen.pre = NULL;
+  re->gen.vec = 1;
+  re->gen.indent = 2;
+  bool any = false;
+  for (int i = 0; i < k->n_outputs; i++) {
+    int32_t v = k->outputs[i];
+    const ir_node *n = &g->nodes[v];
+    if (numel_of(n) == k->rows * k->cols) continue;
+    if (!any) cg_puts(&re->body, "  if (lane == 0) {\n");
+    any = true;
+    if (numel_of(n) != k->rows) {
+      cg_gen_fail(&re->gen, "output %%%d has neither a row's nor a value per row's shape", (int)v);
+      continue;
+    }
+    cg_ctx c;
+    cg_ctx_linear(&c, n->rank, n->shape, "r", VC_GATHER);
+    char name[160];
+    cg_gen_value(&re->gen, v, &c, name, sizeof name);
+    cg_line(&re->gen, "kf_st(p%d + r, %s);", (int)v, name);
+  }
+  if (any) cg_puts(&re->body, "  }\n");
+}
+
+/* Registers for the full-row inputs, loaded once per row. */
+static void emit_hold(row_emit *re) {
+  const kf_graph *g = re->a->g;
+  const fuse_kernel *k = re->a->k;
+  for (int i = 0; i < k->n_inputs; i++) {
+    int32_t v = k->inputs[i];
+    const ir_node *n = &g->nodes[v];
+    if (numel_of(n) != k->rows * k->cols) continue;
+    cg_printf(&re->body,
+              "  %s x%d[NV][W];\n#pragma unroll\n  for (int kk = 0; kk < NV; kk++) {\n"
+              "    const int c0 = (kk * G + lane) * W;\n"
+              "    if (FULL || c0 < COLS) kf_ldv<%s, W>(x%d[kk], p%d + (r * %lld + c0));\n  }\n",
+              cg_compute_type(n->dtype), (int)v, cg_storage_type(n->dtype), (int)v, (int)v,
+              (long long)re->cols);
+    cg_ctx c;
+    row_ctx(n, re->cols, &c);
+    char key[512], expr[64];
+    cg_ctx_key(&c, key, sizeof key);
+    snprintf(expr, sizeof expr, "x%d[kk][j]", (int)v);
+    cg_gen_bind(&re->gen, v, key, expr);
+    size_t wb = kf_dtype_size(n->dtype) * (size_t)re->ri.lanes;
+    cg_printf(&re->align, " && kf_aligned(p%d, %d)", (int)v, (int)(wb > 16 ? 16 : wb));
+  }
+}
+
+static kf_status fill(row_emit *re) {
+  cg_emit_args *a = re->a;
+  cg_part *p = a->part;
+  const fuse_kernel *k = a->k;
+  cg_buf params = {0}, args = {0};
+  cg_param_decls(a->g, p, &params);
+  cg_param_args(p, &args);
+  char rows[32], cols[32], gs[16], rpb[16], th[16], bl[16], la[16], w[16];
+  snprintf(rows, sizeof rows, "%lld%s", (long long)k->rows, p->index64 ? "LL" : "");
+  snprintf(cols, sizeof cols, "%lld", (long long)k->cols);
+  snprintf(gs, sizeof gs, "%d", re->ri.group);
+  snprintf(rpb, sizeof rpb, "%d", re->ri.rpb);
+  snprintf(th, sizeof th, "%u", p->threads);
+  snprintf(bl, sizeof bl, "%u", p->blocks);
+  snprintf(la, sizeof la, "%d", p->launch_threads);
+  snprintf(w, sizeof w, "%d", re->ri.lanes);
+  cg_hole holes[] = {{"fn", p->fn},   {"IDX", p->index64 ? "long long" : "int"},
+                     {"ROWS", rows},  {"COLS", cols},
+                     {"G", gs},       {"RPB", rpb},
+                     {"THREADS", th}, {"BLOCKS", bl},
+                     {"LAUNCH", la},  {"W", w},
+                     {"HOLD", re->ri.hold ? "held here" : "not here: looped"},
+                     {"params", params.s}, {"args", args.s},
+                     {"body", re->body.s ? re->body.s : ""},
+                     {"aligned", re->align.s ? re->align.s + 4 : "true"}};
+  kf_status st = KF_OK;
+  if (!cg_fill(a->out, "row.cu", holes, (int)(sizeof holes / sizeof holes[0]), a->err, a->errsize))
+    st = KF_ERR_INTERNAL;
+  if (params.oom || args.oom) st = KF_ERR_OUT_OF_MEMORY;
+  cg_buf_free(&params);
+  cg_buf_free(&args);
+  return st;
+}
+
+kf_status cg_emit_row(cg_emit_args *a) {
+  row_emit re;
+  memset(&re, 0, sizeof re);
+  re.a = a;
+  choose(a, &re.ri);
+  re.cols = a->k->cols;
+  cg_gen_init(&re.gen, a->g, a->k, &re.body, a->part->index64 ? "long long" : "int");
+  re.gen.vec = re.ri.lanes;
+  re.gen.align = &re.align;
+  if (re.ri.group > 32)
+    cg_puts(&re.body, "  __shared__ float kf_smf[32];\n  __shared__ double kf_smd[32];\n"
+                      "  __shared__ int kf_smi[32];\n  __shared__ long long kf_sml[32];\n");
+  else
+    cg_puts(&re.body, "  float *kf_smf = 0; double *kf_smd = 0; int *kf_smi = 0;\n"
+                      "  long long *kf_sml = 0;\n");
+  cg_puts(&re.body, "  (void)kf_smf; (void)kf_smd; (void)kf_smi; (void)kf_sml;\n");
+  if (re.ri.hold) emit_hold(&re);
+  for (int i = 0; i < a->k->n_nodes; i++)
+    if (is_reduce(&a->g->nodes[a->k->nodes[i]])) emit_phase(&re, a->k->nodes[i]);
+  emit_outputs(&re);
+  emit_row_outputs(&re);
+  kf_status st = KF_OK;
+  if (re.gen.failed) {
+    snprintf(a->err, a->errsize, "%s: %s", a->k->name, re.gen.err);
+    st = KF_ERR_UNSUPPORTED;
+  } else if (re.body.oom || re.align.oom) {
+    st = KF_ERR_OUT_OF_MEMORY;
+  } else {
+    st = fill(&re);
+  }
+  size_t wb = 0;
+  for (int i = 0; i < a->k->n_outputs; i++) {
+    size_t s = kf_dtype_size(a->g->nodes[a->k->outputs[i]].dtype) * (size_t)re.ri.lanes;
+    if (s > wb) wb = s;
+  }
+  a->part->vec_bytes = (int)(wb > 16 ? 16 : wb);
+  cg_gen_free(&re.gen);
+  cg_buf_free(&re.body);
+  cg_buf_free(&re.align);
+  return st;
+}

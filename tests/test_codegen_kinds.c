@@ -1,0 +1,137 @@
+/* test_codegen_kinds.c - code generation of row, reduce, horizontal and
+ * matmul kernels: every source compiles with NVRTC for sm_90, and the
+ * strategies chosen are the ones documented in docs/codegen.md. */
+#include "check_main.h"
+#include "codegen_util.h"
+
+static kf_graph *new_graph(void) {
+  kf_graph *g = NULL;
+  ck_assert_int_eq(kf_graph_create(NULL, &g), KF_OK);
+  return g;
+}
+
+/* One kernel of `kind` computing every node up to the last output. */
+static fuse_kernel *one_kernel(tu_plan *tp, kf_graph *g, fuse_kind kind, const int32_t *outs,
+                               int n_outs) {
+  ck_assert_msg(kf_graph_status(g) == KF_OK, "%s", kf_graph_errmsg(g));
+  int32_t nodes[64];
+  int last = 0;
+  for (int i = 0; i < n_outs; i++)
+    if (outs[i] > last) last = outs[i];
+  int n = tu_collect(g, 0, last, nodes);
+  return tu_kernel(tp, g, kind, nodes, n, outs, n_outs);
+}
+
+static void compile_one(kf_graph *g, tu_plan *tp, const char *what, cg_launch_src *keep) {
+  tu_emit_compile_all(g, tp, what);
+  if (keep) tu_emit(g, tp, 0, keep);
+}
+
+static void row_case(kf_dtype dt, int64_t rows, int64_t cols, int which, const char *what,
+                     cg_launch_src *keep) {
+  kf_graph *g = new_graph();
+  int64_t shape[2] = {rows, cols}, ws[1] = {cols};
+  kf_value x = kf_input(g, "x", dt, 2, shape);
+  int32_t outs[2];
+  int n_outs = 1;
+  if (which == 0) {
+    outs[0] = kf_softmax(g, x, -1);
+  } else if (which == 1) {
+    kf_value w = kf_input(g, "w", dt, 1, ws);
+    kf_value b = kf_input(g, "b", dt, 1, ws);
+    outs[0] = kf_layernorm(g, x, w, b, 1e-5);
+  } else {
+    kf_value res = kf_input(g, "res", dt, 2, shape);
+    kf_value w = kf_input(g, "w", dt, 1, ws);
+    kf_value h = kf_add(g, x, res);
+    outs[0] = h;
+    outs[1] = kf_rmsnorm(g, h, w, 1e-6);
+    n_outs = 2;
+  }
+  for (int i = 0; i < n_outs; i++) kf_set_output(g, outs[i]);
+  tu_plan tp;
+  memset(&tp, 0, sizeof tp);
+  fuse_kernel *k = one_kernel(&tp, g, FK_ROW, outs, n_outs);
+  k->rows = rows;
+  k->cols = cols;
+  compile_one(g, &tp, what, keep);
+  kf_graph_destroy(g);
+}
+
+START_TEST(softmax_rows) {
+  cg_launch_src src;
+  row_case(KF_F32, 8192, 8192, 0, "softmax_f32_8192", &src);
+  ck_assert_int_eq(src.block, 512);
+  ck_assert_int_eq(src.vec_bytes, 16);
+  ck_assert_ptr_nonnull(strstr(src.source, "block per row"));
+  ck_assert_ptr_nonnull(strstr(src.source, "row held in registers"));
+  cg_launch_src_free(&src);
+  row_case(KF_BF16, 8192, 8192, 0, "softmax_bf16_8192", &src);
+  ck_assert_int_eq(src.block, 512);
+  ck_assert_ptr_nonnull(strstr(src.source, "kf_ldv<kf_bf16, W>"));
+  cg_launch_src_free(&src);
+  row_case(KF_F16, 4096, 512, 0, "softmax_f16_512", &src);
+  ck_assert_ptr_nonnull(strstr(src.source, "warp per row"));
+  ck_assert_int_eq(src.block, 256);
+  cg_launch_src_free(&src);
+  row_case(KF_F32, 64, 1000, 0, "softmax_f32_1000", NULL);
+  row_case(KF_F64, 64, 3000, 0, "softmax_f64_3000", NULL);
+}
+END_TEST
+
+START_TEST(long_rows_loop) {
+  cg_launch_src src;
+  row_case(KF_F32, 16, 1 << 20, 0, "softmax_f32_1M", &src);
+  ck_assert_ptr_nonnull(strstr(src.source, "looped"));
+  cg_launch_src_free(&src);
+  row_case(KF_BF16, 4, 262147, 1, "layernorm_bf16_odd_long", NULL);
+}
+END_TEST
+
+START_TEST(norm_rows) {
+  cg_launch_src src;
+  row_case(KF_BF16, 8192, 8192, 1, "layernorm_bf16_8192", NULL);
+  row_case(KF_F32, 1024, 768, 1, "layernorm_f32_768", NULL);
+  row_case(KF_BF16, 8192, 8192, 2, "add_rmsnorm_bf16_8192", &src);
+  ck_assert_int_eq(src.n_params, 5);
+  cg_launch_src_free(&src);
+  row_case(KF_F16, 333, 4000, 2, "add_rmsnorm_f16_4000", NULL);
+}
+END_TEST
+
+/* A per-row output (the row means) next to a full-row one. */
+START_TEST(row_with_row_output) {
+  kf_graph *g = new_graph();
+  int64_t shape[3] = {4, 256, 2048};
+  kf_value x = kf_input(g, "x", KF_F32, 3, shape);
+  int ax = -1;
+  kf_value m = kf_mean(g, x, 1, &ax, true);
+  kf_value d = kf_sub(g, x, m);
+  kf_value mx = kf_max(g, kf_abs(g, d), 1, &ax, false);
+  kf_set_output(g, d);
+  kf_set_output(g, mx);
+  tu_plan tp;
+  memset(&tp, 0, sizeof tp);
+  int32_t outs[2] = {d, mx};
+  fuse_kernel *k = one_kernel(&tp, g, FK_ROW, outs, 2);
+  k->rows = 1024;
+  k->cols = 2048;
+  cg_launch_src src;
+  compile_one(g, &tp, "row_outputs", &src);
+  ck_assert_ptr_nonnull(strstr(src.source, "if (lane == 0)"));
+  cg_launch_src_free(&src);
+  kf_graph_destroy(g);
+}
+END_TEST
+
+static Suite *make_suite(void) {
+  Suite *s = suite_create("codegen_kinds");
+  TCase *tc = tcase_create("row");
+  tcase_set_timeout(tc, 120);
+  tcase_add_test(tc, softmax_rows);
+  tcase_add_test(tc, long_rows_loop);
+  tcase_add_test(tc, norm_rows);
+  tcase_add_test(tc, row_with_row_output);
+  suite_add_tcase(s, tc);
+  return s;
+}
