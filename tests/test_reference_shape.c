@@ -240,6 +240,76 @@ START_TEST(matmul_f16_rounds_once) {
 }
 END_TEST
 
+
+/* ---- rank 8, checked by decoding every index with division -------------------------- */
+
+/* The row-major multi-index of flat position k in an all-2 shape of rank r. */
+static void decode2(int64_t k, int r, int *idx) {
+  for (int d = r - 1; d >= 0; d--, k /= 2) idx[d] = (int)(k % 2);
+}
+
+/* a: [2,1,2,1,2,1,2,1] + b: [1,2,1,2,1,2,1,2] -> [2]*8. a's value at
+ * index i is its flat offset over the even axes, b's 100 times its own. */
+START_TEST(broadcast_rank8) {
+  kf_value a = IN("a", KF_F64, 2, 1, 2, 1, 2, 1, 2, 1), b = IN("b", KF_F64, 1, 2, 1, 2, 1, 2, 1, 2);
+  ref_out(kf_add(G, a, b));
+  double in_a[16], in_b[16], out[256];
+  for (int k = 0; k < 16; k++) in_a[k] = k, in_b[k] = 100 * k;
+  RUN(out, in_a, in_b);
+  for (int k = 0; k < 256; k++) {
+    int i[8], fa = 0, fb = 0;
+    decode2(k, 8, i);
+    for (int d = 0; d < 8; d += 2) fa = fa * 2 + i[d];
+    for (int d = 1; d < 8; d += 2) fb = fb * 2 + i[d];
+    ck_assert_msg(out[k] == fa + 100.0 * fb, "out[%d] = %g", k, out[k]);
+  }
+}
+END_TEST
+
+/* sum over axes {1,3,5,7} of x[2]*8 holding 0..255: each output adds the 16
+ * flat offsets that share its even-axis digits. */
+START_TEST(reduce_rank8) {
+  kf_value x = IN("x", KF_I64, 2, 2, 2, 2, 2, 2, 2, 2);
+  ref_out(kf_sum(G, x, 4, (const int[]){1, 3, -3, -1}, false));
+  ref_out(kf_max(G, x, 4, (const int[]){0, 2, 4, 6}, true));
+  double in[256], want[16] = {0}, wmax[16];
+  for (int k = 0; k < 256; k++) in[k] = k;
+  for (int k = 0; k < 16; k++) wmax[k] = -1;
+  for (int k = 0; k < 256; k++) {
+    int i[8], fe = 0, fo = 0;
+    decode2(k, 8, i);
+    for (int d = 0; d < 8; d += 2) fe = fe * 2 + i[d];
+    for (int d = 1; d < 8; d += 2) fo = fo * 2 + i[d];
+    want[fe] += k;
+    if (k > wmax[fo]) wmax[fo] = k;
+  }
+  double out[16];
+  RUN(out, in);
+  ck_assert_int_eq(kf_value_rank(G, kf_graph_output(G, 1)), 8);
+  for (int k = 0; k < 16; k++) {
+    ck_assert_msg(out[k] == want[k], "sum[%d] = %g, want %g", k, out[k], want[k]);
+    ck_assert(ref_get(&OUTS[1], k) == wmax[k]);
+  }
+}
+END_TEST
+
+/* perm {3,1,0,2} of x: [2,3,4,5] holding 0..119: out[a][b][c][d] is
+ * x[c][b][d][a]. */
+START_TEST(transpose_rank4) {
+  kf_value x = IN("x", KF_F32, 2, 3, 4, 5);
+  kf_value y = kf_transpose(G, x, (const int[]){3, 1, 0, 2});
+  ref_out(y);
+  expect_shape(y, 4, (const int64_t[]){5, 3, 2, 4});
+  double in[120], out[120];
+  for (int k = 0; k < 120; k++) in[k] = k;
+  RUN(out, in);
+  for (int k = 0; k < 120; k++) {
+    int c4 = k % 4, c2 = k / 4 % 2, c3 = k / 8 % 3, c5 = k / 24; /* out index a b c d */
+    ck_assert(out[k] == ((c2 * 3 + c3) * 4 + c4) * 5 + c5);
+  }
+}
+END_TEST
+
 static Suite *make_suite(void) {
   Suite *s = suite_create("reference_shape");
   TCase *tc = ref_tcase("reduce");
@@ -264,6 +334,11 @@ static Suite *make_suite(void) {
   tcase_add_test(tc, matmul_batch_broadcast_both);
   tcase_add_test(tc, matmul_int_wraps);
   tcase_add_test(tc, matmul_f16_rounds_once);
+  suite_add_tcase(s, tc);
+  tc = ref_tcase("rank8");
+  tcase_add_test(tc, broadcast_rank8);
+  tcase_add_test(tc, reduce_rank8);
+  tcase_add_test(tc, transpose_rank4);
   suite_add_tcase(s, tc);
   return s;
 }
