@@ -394,6 +394,7 @@ static bool in_ranges(const fake_alloc *a, int n, CUdeviceptr p) {
 }
 
 static CUresult f_PointerGetAttribute(void *data, CUpointer_attribute a, CUdeviceptr p) {
+  logf_("PointerGetAttribute attr=%d %#llx", (int)a, (unsigned long long)p);
   if (!in_ranges(F.allocs, F.n_allocs, p) && !in_ranges(F.ranges, F.n_ranges, p))
     return CUDA_ERROR_INVALID_VALUE; /* what the real driver says of host memory */
   if (a == CU_POINTER_ATTRIBUTE_MEMORY_TYPE)

@@ -89,11 +89,11 @@ kf_status rt_occupancy_measure(kf_plan *plan, int i) {
   if (r != CUDA_SUCCESS) return rt_fail(plan->ctx, plan, rt, r, "cuOccupancyMaxActiveBlocks");
   int max_threads = rt->info.max_threads_per_sm > 0 ? rt->info.max_threads_per_sm : 2048;
   o->occupancy = (double)o->blocks_per_sm * o->block / max_threads;
-  char why[200], text[256];
+  char why[200], text[sizeof ((rt_decision *)0)->text];
   /* TODO(fuser): compare with the unfused parts once the fuser can split a
    * kernel into its parts for compilation; until then only spills decide. */
   bool split = rt_occupancy_decide(o, NULL, 0, plan->options.occupancy_drop, why, sizeof why);
-  snprintf(text, sizeof text, "%s: %d regs, %d B spills, %d+%d B smem, %d blocks/SM of %d: %s",
+  snprintf(text, sizeof text, "%.63s: %d regs, %d B spills, %d+%d B smem, %d blocks/SM of %d: %s",
            l->entry, o->regs, o->local_bytes, o->static_smem, o->dyn_smem, o->blocks_per_sm,
            o->block, why);
   record(plan, i, split, text);

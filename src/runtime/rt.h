@@ -98,7 +98,7 @@ typedef struct rt_launch {
 typedef struct rt_decision {
   int launch;
   bool split; /* a split was called for */
-  char text[256];
+  char text[400];
 } rt_decision;
 
 struct rt_plan {
