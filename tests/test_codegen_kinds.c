@@ -124,6 +124,98 @@ START_TEST(row_with_row_output) {
 }
 END_TEST
 
+/* Reduces x (shape) over axes with a prologue x*x+1 and epilogue mean->cast. */
+static void reduce_case(kf_dtype dt, int rank, const int64_t *shape, int naxes, const int *axes,
+                        const char *what, cg_launch_src *keep) {
+  kf_graph *g = new_graph();
+  kf_value x = kf_input(g, "x", dt, rank, shape);
+  kf_value sq = kf_add(g, kf_mul(g, x, x), kf_scalar(g, 1.0, dt));
+  kf_value r = ir_dtype_is_float(dt) ? kf_mean(g, sq, naxes, axes, false)
+                                     : kf_max(g, sq, naxes, axes, false);
+  kf_value o = kf_cast(g, r, KF_F32);
+  kf_set_output(g, o);
+  tu_plan tp;
+  memset(&tp, 0, sizeof tp);
+  int32_t outs[1] = {o};
+  one_kernel(&tp, g, FK_REDUCE, outs, 1);
+  compile_one(g, &tp, what, keep);
+  kf_graph_destroy(g);
+}
+
+START_TEST(reductions) {
+  cg_launch_src src;
+  int64_t s1[1] = {1 << 24};
+  reduce_case(KF_F32, 1, s1, 0, NULL, "full_sum_f32", &src);
+  ck_assert_ptr_nonnull(strstr(src.source, "atomicAdd"));
+  ck_assert_ptr_nonnull(strstr(src.source, "deterministic"));
+  ck_assert_uint_gt(src.grid, 100);
+  cg_launch_src_free(&src);
+  int64_t s2[2] = {4096, 1000};
+  int ax0 = 0;
+  reduce_case(KF_BF16, 2, s2, 1, &ax0, "column_mean_bf16", &src);
+  ck_assert_ptr_nonnull(strstr(src.source, "strided"));
+  ck_assert_uint_eq(src.grid, 32);
+  cg_launch_src_free(&src);
+  int64_t s3[3] = {64, 128, 32};
+  int ax1 = 1;
+  reduce_case(KF_F16, 3, s3, 1, &ax1, "middle_axis_f16", NULL);
+  reduce_case(KF_I32, 3, s3, 1, &ax1, "middle_axis_i32_max", NULL);
+  int ax12[2] = {1, 2};
+  reduce_case(KF_F64, 3, s3, 2, ax12, "trailing_f64", NULL);
+  int64_t s4[2] = {3, 1LL << 31};
+  int axl = 1;
+  reduce_case(KF_F32, 2, s4, 1, &axl, "huge_rows_index64", &src);
+  ck_assert(src.index64);
+  cg_launch_src_free(&src);
+}
+END_TEST
+
+/* Three independent kernels of different kinds in one launch. */
+START_TEST(horizontal_pack) {
+  kf_graph *g = new_graph();
+  int64_t sa[2] = {256, 1024}, sb[1] = {100000}, sc[2] = {64, 4096};
+  kf_value a = kf_input(g, "a", KF_F32, 2, sa);
+  kf_value b = kf_input(g, "b", KF_BF16, 1, sb);
+  kf_value c = kf_input(g, "c", KF_F32, 2, sc);
+  kf_value ya = kf_softmax(g, a, -1);
+  int32_t na[8], nb[8], nc[8];
+  int n_a = tu_collect(g, a + 1, ya, na);
+  kf_value yb = kf_sum(g, kf_abs(g, b), 0, NULL, false);
+  int n_b = tu_collect(g, ya + 1, yb, nb);
+  kf_value yc = kf_mul(g, kf_silu(g, c), c);
+  int n_c = tu_collect(g, yb + 1, yc, nc);
+  kf_set_output(g, ya);
+  kf_set_output(g, yb);
+  kf_set_output(g, yc);
+  tu_plan tp;
+  memset(&tp, 0, sizeof tp);
+  fuse_kernel *ka = tu_kernel(&tp, g, FK_ROW, na, n_a, &ya, 1);
+  ka->rows = 256;
+  ka->cols = 1024;
+  tu_kernel(&tp, g, FK_REDUCE, nb, n_b, &yb, 1);
+  tu_kernel(&tp, g, FK_POINTWISE, nc, n_c, &yc, 1);
+  tu_pack(&tp, 0, 3);
+  cg_launch_src src;
+  tu_emit(g, &tp, 0, &src);
+  ck_assert_msg(tu_nvrtc(src.source, "horizontal") >= 0, "horizontal does not compile");
+  ck_assert_int_eq(src.n_params, 6);
+  ck_assert_ptr_nonnull(strstr(src.source, "else if (blockIdx.x <"));
+  ck_assert_ptr_nonnull(strstr(src.source, "bar.sync 1"));
+  cg_launch_src_free(&src);
+  /* many parts: binary search over the starts */
+  tu_plan tp2;
+  memset(&tp2, 0, sizeof tp2);
+  for (int i = 0; i < 12; i++) tu_kernel(&tp2, g, FK_POINTWISE, nc, n_c, &yc, 1);
+  tu_pack(&tp2, 0, 12);
+  tu_emit(g, &tp2, 0, &src);
+  ck_assert_msg(tu_nvrtc(src.source, "horizontal12") >= 0, "horizontal12 does not compile");
+  ck_assert_ptr_nonnull(strstr(src.source, "kf_starts[12]"));
+  ck_assert_int_eq(src.n_params, 2);
+  cg_launch_src_free(&src);
+  kf_graph_destroy(g);
+}
+END_TEST
+
 static Suite *make_suite(void) {
   Suite *s = suite_create("codegen_kinds");
   TCase *tc = tcase_create("row");
@@ -133,5 +225,10 @@ static Suite *make_suite(void) {
   tcase_add_test(tc, norm_rows);
   tcase_add_test(tc, row_with_row_output);
   suite_add_tcase(s, tc);
+  TCase *tr = tcase_create("reduce_horizontal");
+  tcase_set_timeout(tr, 120);
+  tcase_add_test(tr, reductions);
+  tcase_add_test(tr, horizontal_pack);
+  suite_add_tcase(s, tr);
   return s;
 }

@@ -8,7 +8,5 @@
     snprintf(a->err, a->errsize, "%s: not generated yet", a->k->name);             \
     return KF_ERR_UNSUPPORTED;                                                      \
   }
-STUB(cg_plan_reduce)
 STUB(cg_plan_matmul)
-STUB(cg_emit_reduce)
 STUB(cg_emit_matmul)

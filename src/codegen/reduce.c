@@ -1,0 +1,257 @@
+/* reduce.c - the part function of a reduce kernel: outer x red x inner
+ * after merging axes, with a fused prologue (per element) and epilogue (per
+ * output): contiguous reductions in templates/reduce_rows.cu (split over
+ * several blocks, deterministically, when outputs are few), strided ones in
+ * templates/reduce_cols.cu. */
+#include <stdio.h>
+#include <string.h>
+
+#include "codegen/cg_internal.h"
+
+typedef struct red_shape {
+  int64_t outer, red, inner;
+  int a, b; /* reduced dims [a, b) */
+} red_shape;
+
+static bool is_reduce(const ir_node *n) { return ir_ops[n->op].kind == KIND_REDUCE; }
+
+static bool merge(const ir_node *n, const ir_node *x, red_shape *rs) {
+  int a = -1, b = -1;
+  for (int d = 0; d < x->rank; d++)
+    if (((n->axes >> d) & 1u) && x->shape[d] != 1) {
+      if (a < 0) a = d;
+      b = d + 1;
+    }
+  if (a < 0) a = b = x->rank; /* reducing only size-1 axes */
+  for (int d = a; d < b; d++)
+    if (!((n->axes >> d) & 1u) && x->shape[d] != 1) return false;
+  rs->a = a;
+  rs->b = b;
+  rs->outer = rs->red = rs->inner = 1;
+  for (int d = 0; d < x->rank; d++) {
+    int64_t *e = d < a ? &rs->outer : d < b ? &rs->red : &rs->inner;
+    *e *= x->shape[d];
+  }
+  return true;
+}
+
+static kf_status shape_of(cg_emit_args *a, red_shape *rs) {
+  const fuse_kernel *k = a->k;
+  bool have = false;
+  for (int i = 0; i < k->n_nodes; i++) {
+    const ir_node *n = &a->g->nodes[k->nodes[i]];
+    if (!is_reduce(n)) continue;
+    red_shape r;
+    if (!merge(n, &a->g->nodes[n->args[0]], &r)) {
+      snprintf(a->err, a->errsize, "%s: reduction %%%d over axes that do not merge", k->name,
+               (int)k->nodes[i]);
+      return KF_ERR_UNSUPPORTED;
+    }
+    if (have && (r.outer != rs->outer || r.red != rs->red || r.inner != rs->inner)) {
+      snprintf(a->err, a->errsize, "%s: reductions of different extents in one kernel", k->name);
+      return KF_ERR_UNSUPPORTED;
+    }
+    *rs = r;
+    have = true;
+  }
+  if (!have) {
+    snprintf(a->err, a->errsize, "%s: a reduce kernel without a reduction", k->name);
+    return KF_ERR_UNSUPPORTED;
+  }
+  return KF_OK;
+}
+
+static int rows_threads(const red_shape *rs) {
+  int t = 32;
+  while (t < 256 && t < rs->red) t *= 2;
+  return t;
+}
+
+static int64_t split_of(const cg_emit_args *a, const red_shape *rs, int threads) {
+  if (rs->inner != 1 || rs->outer >= 2 * a->t->sm_count || rs->red <= (int64_t)threads * 64)
+    return 1;
+  int64_t s = cg_min64(cg_ceil_div(rs->red, (int64_t)threads * 16),
+                       cg_ceil_div(4 * a->t->sm_count, rs->outer));
+  return cg_min64(s, 1024);
+}
+
+kf_status cg_plan_reduce(cg_emit_args *a) {
+  red_shape rs;
+  kf_status st = shape_of(a, &rs);
+  if (st != KF_OK) return st;
+  cg_part *p = a->part;
+  int64_t total = rs.outer * rs.red * rs.inner;
+  if (rs.inner == 1) {
+    int th = rows_threads(&rs);
+    int64_t split = split_of(a, &rs, th);
+    p->threads = (uint32_t)th;
+    p->blocks = (uint32_t)(rs.outer * split);
+    snprintf(p->decisions, sizeof p->decisions,
+             "reduce: %lld x %lld contiguous, a block of %d per output%s%lld%s", (long long)rs.outer,
+             (long long)rs.red, th, split > 1 ? ", split over " : "", (long long)split,
+             split > 1 ? " blocks (partials combined by the last block, deterministic)" : "");
+  } else {
+    p->threads = 256;
+    p->blocks = (uint32_t)(rs.outer * cg_ceil_div(rs.inner, 32));
+    snprintf(p->decisions, sizeof p->decisions,
+             "reduce: %lld x %lld x %lld strided, 32 outputs x 8 slices of the reduced axis per "
+             "block", (long long)rs.outer, (long long)rs.red, (long long)rs.inner);
+  }
+  p->lanes = 1;
+  p->max_offset = total - 1;
+  cg_index_type(total + (int64_t)p->threads * 8 + 256, &p->index64);
+  size_t len = strlen(p->decisions);
+  snprintf(p->decisions + len, sizeof p->decisions - len, ", %s index, scalar loads",
+           p->index64 ? "64-bit" : "32-bit");
+  return KF_OK;
+}
+
+static const char *red_struct(const ir_node *n) {
+  return n->op == IR_OP_MAX ? "kf_red_max" : n->op == IR_OP_MIN ? "kf_red_min" : "kf_red_sum";
+}
+
+static char sm_letter(kf_dtype dt) {
+  return dt == KF_F64 ? 'd' : dt == KF_I32 ? 'i' : dt == KF_I64 ? 'l' : 'f';
+}
+
+typedef struct red_bufs {
+  cg_buf globals, decl, acc, combine, pstore, pload, epi;
+} red_bufs;
+
+/* Accumulation code and the per-kind combine/partial code of every reduction. */
+static void emit_reductions(cg_emit_args *a, const red_shape *rs, int64_t split, cg_gen *gen,
+                            red_bufs *b) {
+  const fuse_kernel *k = a->k;
+  const cg_part *p = a->part;
+  bool cols = rs->inner > 1;
+  gen->code = &b->acc;
+  gen->indent = cols ? 3 : 2;
+  for (int i = 0; i < k->n_nodes; i++) {
+    int32_t v = k->nodes[i];
+    const ir_node *n = &a->g->nodes[v];
+    if (!is_reduce(n)) continue;
+    const ir_node *x = &a->g->nodes[n->args[0]];
+    const char *ct = cg_compute_type(n->dtype), *rd = red_struct(n);
+    cg_printf(&b->decl, "  %s acc%d = %s<%s>::id();\n", ct, (int)v, rd, ct);
+    red_shape r;
+    merge(n, x, &r);
+    int bounds[4] = {0, r.a, r.b, x->rank};
+    const char *vars[3] = {"o", "k", "n"};
+    cg_ctx c;
+    cg_ctx_groups(&c, x->rank, x->shape, 3, bounds, vars, VC_GATHER);
+    char name[160];
+    cg_gen_value(gen, n->args[0], &c, name, sizeof name);
+    cg_line(gen, "acc%d = %s<%s>::op(acc%d, %s);", (int)v, rd, ct, (int)v, name);
+    if (cols) {
+      cg_printf(&b->decl, "  __shared__ %s kf_c%d[8][33];\n", ct, (int)v);
+      cg_printf(&b->pstore, "  kf_c%d[ty][tx] = acc%d;\n", (int)v, (int)v);
+      cg_printf(&b->pload, "#pragma unroll\n    for (int i = 1; i < 8; i++) acc%d = %s<%s>::op(acc%d, "
+                "kf_c%d[i][tx]);\n", (int)v, rd, ct, (int)v, (int)v);
+    } else {
+      cg_printf(&b->combine, "  acc%d = kf_block_allreduce<%s<%s>, %u, %d>(acc%d, kf_sm%c);\n",
+                (int)v, rd, ct, p->threads, p->launch_threads, (int)v, sm_letter(n->dtype));
+      if (split > 1) {
+        cg_printf(&b->globals, "__device__ %s %s_part%d[%lld];\n", ct, p->fn, (int)v,
+                  (long long)(rs->outer * split));
+        cg_printf(&b->pstore, "      %s_part%d[o * %lld + s] = acc%d;\n", p->fn, (int)v,
+                  (long long)split, (int)v);
+        cg_printf(&b->pload, "    acc%d = %s<%s>::id();\n    for (int i = threadIdx.x; i < %lld; "
+                  "i += %u)\n      acc%d = %s<%s>::op(acc%d, ((volatile %s *)%s_part%d)[o * %lld + "
+                  "i]);\n", (int)v, rd, ct, (long long)split, p->threads, (int)v, rd, ct, (int)v,
+                  ct, p->fn, (int)v, (long long)split);
+      }
+    }
+    cg_printf(&b->epi, "    %s red%d = acc%d;\n", ct, (int)v, (int)v);
+    if (n->op == IR_OP_MEAN) {
+      char cnt[64];
+      cg_literal(n->dtype, (double)r.red, cnt, sizeof cnt);
+      cg_printf(&b->epi, "    red%d = kf_div(red%d, %s);\n", (int)v, (int)v, cnt);
+    }
+    char bound[32];
+    snprintf(bound, sizeof bound, "red%d", (int)v);
+    cg_gen_bind(gen, v, NULL, bound);
+  }
+  if (cols)
+    cg_printf(&b->combine, "%s  kf_sync<256, %d>();\n  if (ty == 0) {\n%s  }\n",
+              b->pstore.s ? b->pstore.s : "", p->launch_threads, b->pload.s ? b->pload.s : "");
+  cg_printf(&b->globals, "__device__ unsigned %s_count[%lld];\n", p->fn,
+            (long long)(split > 1 ? rs->outer : 1));
+}
+
+static void emit_epilogue(cg_emit_args *a, const red_shape *rs, cg_gen *gen, red_bufs *b) {
+  const fuse_kernel *k = a->k;
+  gen->code = &b->epi;
+  gen->indent = 2;
+  cg_gen_reset_memo(gen);
+  char lin[64];
+  snprintf(lin, sizeof lin, rs->inner > 1 ? "o * %lld + n" : "o", (long long)rs->inner);
+  for (int i = 0; i < k->n_outputs; i++) {
+    int32_t v = k->outputs[i];
+    const ir_node *n = &a->g->nodes[v];
+    if (kf_value_numel(a->g, v) != rs->outer * rs->inner) {
+      cg_gen_fail(gen, "output %%%d is not one value per reduced output", (int)v);
+      continue;
+    }
+    cg_ctx c;
+    cg_ctx_linear(&c, n->rank, n->shape, lin, VC_GATHER);
+    char name[160];
+    cg_gen_value(gen, v, &c, name, sizeof name);
+    cg_line(gen, "kf_st(p%d + (%s), %s);", (int)v, lin, name);
+  }
+}
+
+kf_status cg_emit_reduce(cg_emit_args *a) {
+  red_shape rs;
+  kf_status st = shape_of(a, &rs);
+  if (st != KF_OK) return st;
+  cg_part *p = a->part;
+  int64_t split = rs.inner == 1 ? split_of(a, &rs, (int)p->threads) : 1;
+  const char *idx = p->index64 ? "long long" : "int";
+  red_bufs b;
+  memset(&b, 0, sizeof b);
+  cg_gen gen;
+  cg_gen_init(&gen, a->g, a->k, &b.acc, idx);
+  emit_reductions(a, &rs, split, &gen, &b);
+  emit_epilogue(a, &rs, &gen, &b);
+  cg_buf params = {0};
+  cg_param_decls(a->g, p, &params);
+  char outer[32], red[32], inner[32], sp[32], chunk[32], th[16], la[16], nb[32];
+  const char *sfx = p->index64 ? "LL" : "";
+  snprintf(outer, sizeof outer, "%lld%s", (long long)rs.outer, sfx);
+  snprintf(red, sizeof red, "%lld%s", (long long)rs.red, sfx);
+  snprintf(inner, sizeof inner, "%lld%s", (long long)rs.inner, sfx);
+  snprintf(sp, sizeof sp, "%lld", (long long)split);
+  snprintf(chunk, sizeof chunk, "%lld%s", (long long)cg_ceil_div(rs.red, split), sfx);
+  snprintf(th, sizeof th, "%u", p->threads);
+  snprintf(la, sizeof la, "%d", p->launch_threads);
+  snprintf(nb, sizeof nb, "%lld", (long long)cg_ceil_div(rs.inner, 32));
+#define S(x) ((x).s ? (x).s : "")
+  cg_hole holes[] = {{"fn", p->fn},       {"IDX", idx},          {"OUTER", outer},
+                     {"RED", red},        {"INNER", inner},      {"SPLIT", sp},
+                     {"CHUNK", chunk},    {"THREADS", th},       {"LAUNCH", la},
+                     {"NB", nb},          {"params", S(params)}, {"globals", S(b.globals)},
+                     {"decl", S(b.decl)}, {"accumulate", S(b.acc)}, {"combine", S(b.combine)},
+                     {"partial_store", S(b.pstore)}, {"partial_load", S(b.pload)},
+                     {"epilogue", S(b.epi)}};
+#undef S
+  if (gen.failed) {
+    snprintf(a->err, a->errsize, "%s: %s", a->k->name, gen.err);
+    st = KF_ERR_UNSUPPORTED;
+  } else if (!cg_fill(a->out, rs.inner > 1 ? "reduce_cols.cu" : "reduce_rows.cu", holes,
+                      (int)(sizeof holes / sizeof holes[0]), a->err, a->errsize)) {
+    st = KF_ERR_INTERNAL;
+  }
+  bool oom = params.oom || b.globals.oom || b.decl.oom || b.acc.oom || b.combine.oom ||
+             b.pstore.oom || b.pload.oom || b.epi.oom;
+  if (st == KF_OK && oom) st = KF_ERR_OUT_OF_MEMORY;
+  p->vec_bytes = 0;
+  for (int i = 0; i < a->k->n_inputs; i++) {
+    int s = (int)kf_dtype_size(a->g->nodes[a->k->inputs[i]].dtype);
+    if (s > p->vec_bytes) p->vec_bytes = s;
+  }
+  cg_gen_free(&gen);
+  cg_buf_free(&params);
+  cg_buf *all[] = {&b.globals, &b.decl, &b.acc, &b.combine, &b.pstore, &b.pload, &b.epi};
+  for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) cg_buf_free(all[i]);
+  return st;
+}
