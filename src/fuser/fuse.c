@@ -1,0 +1,258 @@
+/* fuse.c - the fusion pass's front door: options, the pipeline (vertical
+ * fusion -> kernels -> launches -> buffers), the decision log, freeing. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/ctx.h"
+#include "fuser/fuse_int.h"
+
+static bool env_is_one(const char *name) {
+  const char *v = getenv(name);
+  return v && strcmp(v, "1") == 0;
+}
+
+void fuse_options_default(fuse_options *opt) {
+  memset(opt, 0, sizeof *opt);
+  opt->fusion = !env_is_one("KFUSE_NO_FUSION");
+  opt->horizontal = !env_is_one("KFUSE_NO_HORIZONTAL");
+  opt->sm_count = 132;
+  /* An optimizer step over a few hundred tensors must fit one launch. */
+  opt->max_parts = 1024;
+  /* CUDA 12.1+ on sm_70+ allows 32764 bytes of kernel parameters. */
+  opt->max_param_bytes = 32764;
+  opt->max_nodes = 512;
+  opt->max_inputs = 128;
+  opt->max_epilogue = 4;
+  opt->blocks_per_sm = 4;
+  opt->recompute = true;
+}
+
+const char *fuse_kind_name(fuse_kind kind) {
+  switch (kind) {
+    case FK_POINTWISE: return "pointwise";
+    case FK_ROW: return "row";
+    case FK_REDUCE: return "reduce";
+    case FK_MATMUL: return "matmul";
+  }
+  return "?";
+}
+
+const char *fuse_role_name(fuse_role role) {
+  switch (role) {
+    case FUSE_ROLE_FREE: return "free";
+    case FUSE_ROLE_FULL: return "full";
+    case FUSE_ROLE_REDUCED: return "reduced";
+  }
+  return "?";
+}
+
+const char *fuse_value_label(const kf_graph *g, int32_t v, char *buf, size_t size) {
+  if (g && v >= 0 && v < g->n_nodes && g->nodes[v].name)
+    snprintf(buf, size, "%s", g->nodes[v].name);
+  else
+    snprintf(buf, size, "%%%d", (int)v);
+  return buf;
+}
+
+int64_t fuse_numel(const ir_node *n) {
+  int64_t e = 0;
+  return ir_numel(n->rank, n->shape, &e) ? e : 0;
+}
+
+int64_t fuse_bytes(const ir_node *n) { return fuse_numel(n) * (int64_t)kf_dtype_size(n->dtype); }
+
+bool fuse_is_elementwise(const ir_node *n) {
+  ir_kind k = ir_ops[n->op].kind;
+  return k == KIND_UNARY || k == KIND_BINARY || k == KIND_POINTWISE || k == KIND_LAYOUT;
+}
+
+const char *fuse_fmt_bytes(char *buf, size_t size, int64_t bytes) {
+  static const char *const units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  double b = (double)bytes;
+  int u = 0;
+  while (b >= 1024.0 && u < 4) {
+    b /= 1024.0;
+    u++;
+  }
+  if (u == 0)
+    snprintf(buf, size, "%lld B", (long long)bytes);
+  else
+    snprintf(buf, size, "%.1f %s", b, units[u]);
+  return buf;
+}
+
+/* ---- the decision log --------------------------------------------------- */
+
+void fuse_decide(fuse_plan *plan, bool accepted, const char *rule, const char *fmt, ...) {
+  if (plan->cap_decisions < 0) return; /* out of memory earlier */
+  if (plan->n_decisions == plan->cap_decisions) {
+    int32_t cap = plan->cap_decisions ? plan->cap_decisions * 2 : 64;
+    fuse_decision *d = realloc(plan->decisions, (size_t)cap * sizeof *d);
+    if (!d) {
+      plan->cap_decisions = -1;
+      return;
+    }
+    plan->decisions = d;
+    plan->cap_decisions = cap;
+  }
+  fuse_decision *d = &plan->decisions[plan->n_decisions++];
+  d->accepted = accepted;
+  snprintf(d->rule, sizeof d->rule, "%s", rule);
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(d->text, sizeof d->text, fmt, ap);
+  va_end(ap);
+  kf_ctx *ctx = plan->graph->ctx;
+  if (core_log_enabled(ctx, KF_LOG_DEBUG, LOG_FUSE))
+    core_log(ctx, KF_LOG_DEBUG, LOG_FUSE, "%s %s: %s", accepted ? "accept" : "refuse", d->rule,
+             d->text);
+}
+
+bool fuse_decisions_ok(const fuse_plan *plan) { return plan->cap_decisions >= 0; }
+
+/* ---- the pipeline ------------------------------------------------------- */
+
+static kf_status check_graph(const kf_graph *g, char *err, size_t errsize) {
+  if (!g) {
+    snprintf(err, errsize, "no graph");
+    return KF_ERR_INVALID_ARG;
+  }
+  if (g->status != KF_OK) {
+    snprintf(err, errsize, "the graph has an error: %s", g->errmsg);
+    return g->status;
+  }
+  if (g->n_outputs <= 0) {
+    snprintf(err, errsize, "the graph has no outputs");
+    return KF_ERR_INVALID_ARG;
+  }
+  return KF_OK;
+}
+
+static kf_status check_options(const fuse_options *o, char *err, size_t errsize) {
+  if (o->sm_count < 1 || o->max_parts < 1 || o->max_param_bytes < 8 || o->max_nodes < 1 ||
+      o->max_inputs < 1 || o->max_epilogue < 0 || o->blocks_per_sm < 1) {
+    snprintf(err, errsize, "bad fusion options (every limit must be positive)");
+    return KF_ERR_INVALID_ARG;
+  }
+  return KF_OK;
+}
+
+kf_status fuse_plan_build(const kf_graph *g, const fuse_options *opt, fuse_plan **out,
+                          char *err, size_t errsize) {
+  if (!out) return KF_ERR_INVALID_ARG;
+  *out = NULL;
+  fuse_options defaults;
+  if (!opt) {
+    fuse_options_default(&defaults);
+    opt = &defaults;
+  }
+  kf_status st = check_graph(g, err, errsize);
+  if (st == KF_OK) st = check_options(opt, err, errsize);
+  if (st != KF_OK) return st;
+  fuse_plan *plan = calloc(1, sizeof *plan);
+  if (!plan) {
+    snprintf(err, errsize, "out of memory");
+    return KF_ERR_OUT_OF_MEMORY;
+  }
+  plan->graph = g;
+  plan->options = *opt;
+  st = fuse_vertical(plan, err, errsize);
+  if (st == KF_OK) st = fuse_finish_kernels(plan, err, errsize);
+  if (st == KF_OK) st = fuse_launches(plan, err, errsize);
+  if (st == KF_OK) st = fuse_buffers(plan, err, errsize);
+  if (st == KF_OK && !fuse_decisions_ok(plan)) {
+    snprintf(err, errsize, "out of memory");
+    st = KF_ERR_OUT_OF_MEMORY;
+  }
+  if (st != KF_OK) {
+    fuse_plan_free(plan);
+    return st;
+  }
+  kf_ctx *ctx = g->ctx;
+  core_log(ctx, KF_LOG_INFO, LOG_FUSE, "planned %d nodes as %d kernels in %d launches",
+           (int)g->n_nodes, (int)plan->n_kernels, (int)plan->n_launches);
+  *out = plan;
+  return KF_OK;
+}
+
+void fuse_plan_free(fuse_plan *plan) {
+  if (!plan) return;
+  for (int32_t i = 0; i < plan->n_kernels; i++) {
+    fuse_kernel *k = &plan->kernels[i];
+    free(k->nodes);
+    free(k->inputs);
+    free(k->outputs);
+    free(k->roles);
+    free(k->recomputed);
+  }
+  free(plan->kernels);
+  for (int32_t i = 0; i < plan->n_launches; i++) free(plan->launches[i].kernels);
+  free(plan->launches);
+  free(plan->kernel_of);
+  free(plan->buffers);
+  free(plan->decisions);
+  free(plan);
+}
+
+/* ---- re-checking a built kernel ----------------------------------------- */
+
+static bool needs_write(const fuse_plan *plan, const fuse_kernel *k, int32_t v) {
+  const kf_graph *g = plan->graph;
+  if (g->nodes[v].is_output) return true;
+  for (int32_t j = 0; j < plan->n_kernels; j++) {
+    const fuse_kernel *o = &plan->kernels[j];
+    if (o == k) continue;
+    for (int32_t i = 0; i < o->n_inputs; i++)
+      if (o->inputs[i] == v) return true;
+  }
+  return false;
+}
+
+bool fuse_kernel_legal(const fuse_plan *plan, int kernel, char *why, size_t whysize) {
+  if (!plan || kernel < 0 || kernel >= plan->n_kernels) {
+    snprintf(why, whysize, "no such kernel");
+    return false;
+  }
+  const fuse_kernel *k = &plan->kernels[kernel];
+  uint8_t *is_out = calloc((size_t)k->n_nodes + 1, 1);
+  if (!is_out) {
+    snprintf(why, whysize, "out of memory");
+    return false;
+  }
+  fuse_legal_ctx lc;
+  bool ok = fuse_legal_init(&lc, plan->graph, &plan->options);
+  if (!ok) {
+    fuse_legal_free(&lc);
+    free(is_out);
+    snprintf(why, whysize, "out of memory");
+    return false;
+  }
+  for (int32_t i = 0; i < k->n_nodes && ok; i++) {
+    int32_t v = k->nodes[i];
+    bool listed = false;
+    for (int32_t j = 0; j < k->n_outputs; j++) listed |= k->outputs[j] == v;
+    bool home = !k->recomputed[i];
+    is_out[i] = listed;
+    if (listed != (home && needs_write(plan, k, v))) {
+      char b[64];
+      snprintf(why, whysize, "%s: %s is %s an output but %s", k->name,
+               fuse_value_label(plan->graph, v, b, sizeof b), listed ? "" : "not",
+               listed ? "nothing reads it" : "it is read elsewhere");
+      ok = false;
+    }
+  }
+  fuse_set set = {k->nodes, k->recomputed, is_out, k->n_nodes};
+  fuse_shape_info info;
+  if (ok && !fuse_legal(&lc, &set, &info, NULL)) {
+    snprintf(why, whysize, "%s: %s: %s", k->name, info.rule, info.why);
+    ok = false;
+  } else if (ok && info.kind != k->kind) {
+    snprintf(why, whysize, "%s: kind %s, the predicate says %s", k->name,
+             fuse_kind_name(k->kind), fuse_kind_name(info.kind));
+    ok = false;
+  }
+  fuse_legal_free(&lc);
+  free(is_out);
+  return ok;
+}

@@ -1,0 +1,220 @@
+/* horizontal.c - orders the kernels (by depth in the kernel graph, a
+ * topological order) and packs independent kernels of one depth into
+ * shared launches when they are too small to fill the GPU or of different
+ * kinds, within the part and parameter-byte limits. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fuser/fuse_int.h"
+
+typedef struct korder {
+  int32_t depth, first, id;
+} korder;
+
+static int cmp_order(const void *a, const void *b) {
+  const korder *x = a, *y = b;
+  if (x->depth != y->depth) return x->depth < y->depth ? -1 : 1;
+  if (x->first != y->first) return x->first < y->first ? -1 : 1;
+  return (x->id > y->id) - (x->id < y->id);
+}
+
+/* Longest path from the graph's inputs, in kernels (Kahn's algorithm over
+ * the kernel graph); false if the kernels form a cycle. */
+static bool depths(fuse_plan *plan, int32_t *depth) {
+  int32_t nk = plan->n_kernels;
+  const int32_t *kof = plan->kernel_of;
+  const kf_graph *g = plan->graph;
+  int32_t *indeg = calloc((size_t)nk + 1, sizeof *indeg);
+  int32_t *start = calloc((size_t)nk + 2, sizeof *start);
+  int32_t *queue = malloc(((size_t)nk + 1) * sizeof *queue);
+  int32_t total = 0;
+  for (int32_t k = 0; k < nk; k++) total += plan->kernels[k].n_inputs;
+  int32_t *succ = malloc(((size_t)total + 1) * sizeof *succ);
+  bool ok = indeg && start && queue && succ;
+  for (int32_t k = 0; ok && k < nk; k++)
+    for (int32_t i = 0; i < plan->kernels[k].n_inputs; i++) {
+      int32_t u = plan->kernels[k].inputs[i];
+      if (g->nodes[u].op != IR_OP_INPUT) start[kof[u] + 2]++, indeg[k]++;
+    }
+  for (int32_t k = 0; ok && k < nk; k++) start[k + 2] += start[k + 1];
+  for (int32_t k = 0; ok && k < nk; k++)
+    for (int32_t i = 0; i < plan->kernels[k].n_inputs; i++) {
+      int32_t u = plan->kernels[k].inputs[i];
+      if (g->nodes[u].op != IR_OP_INPUT) succ[start[kof[u] + 1]++] = k;
+    }
+  int32_t head = 0, tail = 0;
+  for (int32_t k = 0; ok && k < nk; k++) {
+    depth[k] = 0;
+    if (indeg[k] == 0) queue[tail++] = k;
+  }
+  while (ok && head < tail) {
+    int32_t k = queue[head++];
+    for (int32_t e = start[k]; e < start[k + 1]; e++) {
+      int32_t c = succ[e];
+      if (depth[c] < depth[k] + 1) depth[c] = depth[k] + 1;
+      if (--indeg[c] == 0) queue[tail++] = c;
+    }
+  }
+  ok = ok && tail == nk;
+  free(indeg);
+  free(start);
+  free(queue);
+  free(succ);
+  return ok;
+}
+
+/* Puts the kernels in launch order and renumbers them. */
+static kf_status reorder(fuse_plan *plan, const int32_t *depth) {
+  int32_t nk = plan->n_kernels;
+  korder *ord = malloc(((size_t)nk + 1) * sizeof *ord);
+  fuse_kernel *ks = malloc(((size_t)nk + 1) * sizeof *ks);
+  int32_t *newid = malloc(((size_t)nk + 1) * sizeof *newid);
+  if (!ord || !ks || !newid) {
+    free(ord);
+    free(ks);
+    free(newid);
+    return KF_ERR_OUT_OF_MEMORY;
+  }
+  for (int32_t k = 0; k < nk; k++)
+    ord[k] = (korder){depth[k], plan->kernels[k].nodes[0], k};
+  qsort(ord, (size_t)nk, sizeof *ord, cmp_order);
+  for (int32_t i = 0; i < nk; i++) {
+    ks[i] = plan->kernels[ord[i].id];
+    ks[i].id = i;
+    ks[i].depth = ord[i].depth;
+    snprintf(ks[i].name, sizeof ks[i].name, "k%d_%s", (int)i, fuse_kind_name(ks[i].kind));
+    newid[ord[i].id] = i;
+  }
+  memcpy(plan->kernels, ks, (size_t)nk * sizeof *ks);
+  for (int32_t v = 0; v < plan->graph->n_nodes; v++)
+    if (plan->kernel_of[v] >= 0) plan->kernel_of[v] = newid[plan->kernel_of[v]];
+  free(ord);
+  free(ks);
+  free(newid);
+  return KF_OK;
+}
+
+typedef struct packer {
+  fuse_plan *plan;
+  fuse_marks ptrs; /* values with a pointer in the open launch */
+  int32_t open;    /* the open launch, -1 */
+  int32_t cap;
+} packer;
+
+static bool is_small(const fuse_plan *plan, const fuse_kernel *k) {
+  return k->blocks < (int64_t)plan->options.sm_count * plan->options.blocks_per_sm;
+}
+
+/* Pointer bytes kernel k adds to the open launch. */
+static int32_t new_param_bytes(packer *pk, const fuse_kernel *k) {
+  int32_t n = 0;
+  for (int32_t i = 0; i < k->n_inputs; i++) n += !fuse_marked(&pk->ptrs, k->inputs[i]);
+  for (int32_t i = 0; i < k->n_outputs; i++) n += !fuse_marked(&pk->ptrs, k->outputs[i]);
+  return 8 * n;
+}
+
+static bool add_part(packer *pk, int32_t launch, int32_t kid) {
+  fuse_launch *l = &pk->plan->launches[launch];
+  fuse_kernel *k = &pk->plan->kernels[kid];
+  int32_t *p = realloc(l->kernels, ((size_t)l->n_kernels + 1) * sizeof *p);
+  if (!p) return false;
+  l->kernels = p;
+  l->param_bytes += new_param_bytes(pk, k);
+  for (int32_t i = 0; i < k->n_inputs; i++) fuse_mark(&pk->ptrs, k->inputs[i], 0);
+  for (int32_t i = 0; i < k->n_outputs; i++) fuse_mark(&pk->ptrs, k->outputs[i], 0);
+  l->kernels[l->n_kernels++] = kid;
+  l->horizontal = l->n_kernels > 1;
+  k->launch = launch;
+  return true;
+}
+
+static int32_t open_launch(packer *pk, int32_t kid) {
+  fuse_plan *plan = pk->plan;
+  int32_t id = plan->n_launches++;
+  memset(&plan->launches[id], 0, sizeof plan->launches[id]);
+  fuse_marks_clear(&pk->ptrs);
+  pk->open = id;
+  return add_part(pk, id, kid) ? id : -1;
+}
+
+/* May kernel kid join the open launch? Logs the decision either way. */
+static bool may_join(packer *pk, int32_t kid) {
+  fuse_plan *plan = pk->plan;
+  fuse_launch *l = &plan->launches[pk->open];
+  fuse_kernel *k = &plan->kernels[kid];
+  const fuse_options *o = &plan->options;
+  int64_t fill = (int64_t)o->sm_count * o->blocks_per_sm;
+  if (l->n_kernels >= o->max_parts) {
+    fuse_decide(plan, false, "max-parts", "%s into launch %d: it has %d parts (max_parts %d)",
+                k->name, (int)pk->open, (int)l->n_kernels, o->max_parts);
+    return false;
+  }
+  int32_t bytes = l->param_bytes + new_param_bytes(pk, k);
+  if (bytes > o->max_param_bytes) {
+    fuse_decide(plan, false, "param-bytes", "%s into launch %d: %d parameter bytes > %d",
+                k->name, (int)pk->open, (int)bytes, o->max_param_bytes);
+    return false;
+  }
+  bool small = is_small(plan, k);
+  for (int32_t i = 0; i < l->n_kernels && !small; i++) {
+    const fuse_kernel *o2 = &plan->kernels[l->kernels[i]];
+    if (o2->kind == k->kind && !is_small(plan, o2)) {
+      fuse_decide(plan, false, "both-fill-gpu",
+                  "%s into launch %d with %s: both %s kernels fill the GPU (%lld and %lld blocks "
+                  ">= %lld)",
+                  k->name, (int)pk->open, o2->name, fuse_kind_name(k->kind),
+                  (long long)k->blocks, (long long)o2->blocks, (long long)fill);
+      return false;
+    }
+  }
+  const fuse_kernel *first = &plan->kernels[l->kernels[0]];
+  if (small)
+    fuse_decide(plan, true, "horizontal",
+                "%s joins launch %d (with %s, %d parts): independent, too small to fill the GPU "
+                "(%lld < %lld blocks)",
+                k->name, (int)pk->open, first->name, (int)l->n_kernels + 1, (long long)k->blocks,
+                (long long)fill);
+  else
+    fuse_decide(plan, true, "horizontal",
+                "%s (%s) joins launch %d (with %s): independent kernels of different kinds",
+                k->name, fuse_kind_name(k->kind), (int)pk->open, first->name);
+  return true;
+}
+
+static kf_status pack(fuse_plan *plan) {
+  packer pk = {.plan = plan, .open = -1};
+  plan->launches = calloc(plan->n_kernels > 0 ? (size_t)plan->n_kernels : 1,
+                          sizeof *plan->launches);
+  if (!plan->launches || !fuse_marks_init(&pk.ptrs, plan->graph->n_nodes)) {
+    fuse_marks_free(&pk.ptrs);
+    return KF_ERR_OUT_OF_MEMORY;
+  }
+  if (!plan->options.horizontal && plan->n_kernels > 1)
+    fuse_decide(plan, false, "horizontal-off",
+                "horizontal packing disabled (KFUSE_NO_HORIZONTAL=1 or --no-horizontal)");
+  kf_status st = KF_OK;
+  for (int32_t kid = 0; kid < plan->n_kernels && st == KF_OK; kid++) {
+    const fuse_kernel *k = &plan->kernels[kid];
+    bool join = plan->options.horizontal && pk.open >= 0 &&
+                plan->kernels[plan->launches[pk.open].kernels[0]].depth == k->depth &&
+                may_join(&pk, kid);
+    if (join ? !add_part(&pk, pk.open, kid) : open_launch(&pk, kid) < 0) st = KF_ERR_OUT_OF_MEMORY;
+  }
+  fuse_marks_free(&pk.ptrs);
+  return st;
+}
+
+kf_status fuse_launches(fuse_plan *plan, char *err, size_t errsize) {
+  int32_t *depth = malloc(((size_t)plan->n_kernels + 1) * sizeof *depth);
+  kf_status st = depth ? KF_OK : KF_ERR_OUT_OF_MEMORY;
+  if (st == KF_OK && !depths(plan, depth)) {
+    snprintf(err, errsize, "internal error: the kernels depend on each other in a cycle");
+    st = KF_ERR_INTERNAL;
+  }
+  if (st == KF_OK) st = reorder(plan, depth);
+  if (st == KF_OK) st = pack(plan);
+  if (st == KF_ERR_OUT_OF_MEMORY) snprintf(err, errsize, "out of memory");
+  free(depth);
+  return st;
+}

@@ -1,0 +1,317 @@
+/* legal.c - the one legality predicate of the fusion pass: may this set of
+ * nodes be computed as one kernel? It decides the kernel's kind from the
+ * nodes' structure (never from op names), gives every node a role in the
+ * iteration space, and checks outputs and size limits. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fuser/fuse_int.h"
+
+bool fuse_marks_init(fuse_marks *m, int32_t n) {
+  size_t cnt = n > 0 ? (size_t)n : 1;
+  m->stamp = calloc(cnt, sizeof *m->stamp);
+  m->slot = calloc(cnt, sizeof *m->slot);
+  m->epoch = 1;
+  m->n = n;
+  return m->stamp && m->slot;
+}
+
+void fuse_marks_free(fuse_marks *m) {
+  free(m->stamp);
+  free(m->slot);
+  m->stamp = NULL;
+  m->slot = NULL;
+}
+
+void fuse_marks_clear(fuse_marks *m) {
+  if (++m->epoch == 0) { /* wrapped: start over */
+    memset(m->stamp, 0, (size_t)(m->n > 0 ? m->n : 1) * sizeof *m->stamp);
+    m->epoch = 1;
+  }
+}
+
+bool fuse_legal_init(fuse_legal_ctx *lc, const kf_graph *g, const fuse_options *opt) {
+  memset(lc, 0, sizeof *lc);
+  lc->g = g;
+  lc->opt = opt;
+  lc->role = calloc(g->n_nodes > 0 ? (size_t)g->n_nodes : 1, 1);
+  bool ok = fuse_marks_init(&lc->members, g->n_nodes) & fuse_marks_init(&lc->inputs, g->n_nodes);
+  return ok && lc->role;
+}
+
+void fuse_legal_free(fuse_legal_ctx *lc) {
+  fuse_marks_free(&lc->members);
+  fuse_marks_free(&lc->inputs);
+  free(lc->role);
+  lc->role = NULL;
+}
+
+/* ---- shapes ------------------------------------------------------------- */
+
+/* Leading 1s do not change how a value broadcasts: compare without them. */
+static int strip(int rank, const int64_t *shape, const int64_t **out) {
+  int i = 0;
+  while (i < rank && shape[i] == 1) i++;
+  *out = shape + i;
+  return rank - i;
+}
+
+static bool same(int ra, const int64_t *a, int rb, const int64_t *b) {
+  const int64_t *sa, *sb;
+  ra = strip(ra, a, &sa);
+  rb = strip(rb, b, &sb);
+  if (ra != rb) return false;
+  for (int i = 0; i < ra; i++)
+    if (sa[i] != sb[i]) return false;
+  return true;
+}
+
+static bool same_node(const ir_node *n, int r, const int64_t *s) {
+  return same(n->rank, n->shape, r, s);
+}
+
+/* A reduction's input shape without leading 1s, and its reduced axes. */
+static void red_normalize(const kf_graph *g, const ir_node *r, int *rank, int64_t *s,
+                          uint8_t *mask) {
+  const ir_node *in = &g->nodes[r->args[0]];
+  int lead = 0;
+  while (lead < in->rank && in->shape[lead] == 1) lead++;
+  *rank = in->rank - lead;
+  for (int i = 0; i < *rank; i++) s[i] = in->shape[lead + i];
+  *mask = (uint8_t)(r->axes >> lead);
+}
+
+/* Row kind: the reduced axes are a non-empty proper suffix of the axes. */
+static bool is_row_mask(int rank, uint8_t mask) {
+  if (rank < 2 || mask == 0) return false;
+  unsigned full = (1u << rank) - 1u;
+  int p = __builtin_ctz(mask);
+  return p >= 1 && mask == (full & ~((1u << p) - 1u));
+}
+
+/* ---- refusals ----------------------------------------------------------- */
+
+static bool refuse(fuse_shape_info *info, const char *rule, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static bool refuse(fuse_shape_info *info, const char *rule, const char *fmt, ...) {
+  snprintf(info->rule, sizeof info->rule, "%s", rule);
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(info->why, sizeof info->why, fmt, ap);
+  va_end(ap);
+  return false;
+}
+
+static const char *lbl(const kf_graph *g, int32_t v, char *buf, size_t size) {
+  return fuse_value_label(g, v, buf, size);
+}
+
+/* ---- roles -------------------------------------------------------------- */
+
+typedef struct red_ctx {
+  fuse_legal_ctx *lc;
+  fuse_shape_info *info;
+  int rk, rf;
+  int64_t k[KF_MAX_RANK], f[KF_MAX_RANK];
+} red_ctx;
+
+static bool member(fuse_legal_ctx *lc, int32_t v) { return fuse_marked(&lc->members, v); }
+
+/* True if some operand inside the set already depends on a reduction. */
+static bool depends(fuse_legal_ctx *lc, const ir_node *nd) {
+  for (int a = 0; a < nd->nargs; a++)
+    if (member(lc, nd->args[a]) && lc->role[nd->args[a]] != FUSE_ROLE_FREE) return true;
+  return false;
+}
+
+/* The role of a node that consumes reduced values (or values computed
+ * from them) in a ROW or REDUCE group, or a refusal. */
+static bool dep_role(red_ctx *rc, int32_t v, uint8_t *out) {
+  fuse_legal_ctx *lc = rc->lc;
+  fuse_shape_info *info = rc->info;
+  const kf_graph *g = lc->g;
+  const ir_node *nd = &g->nodes[v];
+  char b1[64], b2[64];
+  bool full = same_node(nd, info->s_rank, info->s);
+  bool red = !full && (same_node(nd, rc->rk, rc->k) || same_node(nd, rc->rf, rc->f));
+  if (nd->op == IR_OP_TRANSPOSE)
+    return refuse(info, "layout", "%s transposes a value computed from a reduction",
+                  lbl(g, v, b1, sizeof b1));
+  if (!full && !red)
+    return refuse(info, "row-shape",
+                  "%s has shape %s: neither the reduced input %s nor its reduced form",
+                  lbl(g, v, b1, sizeof b1), ir_shape_str(b2, sizeof b2, nd->rank, nd->shape),
+                  ir_shape_str((char[200]){0}, 200, info->s_rank, info->s));
+  if (full && info->kind == FK_REDUCE)
+    return refuse(info, "reduce-epilogue",
+                  "%s needs a reduction over other axes before its elementwise work: "
+                  "not in the same pass",
+                  lbl(g, v, b1, sizeof b1));
+  for (int a = 0; a < nd->nargs; a++) {
+    int32_t u = nd->args[a];
+    if (!member(lc, u) || lc->role[u] == FUSE_ROLE_FREE) continue;
+    const ir_node *un = &g->nodes[u];
+    bool ok;
+    if (lc->role[u] == FUSE_ROLE_FULL)
+      ok = full && same_node(un, info->s_rank, info->s);
+    else if (nd->op == IR_OP_RESHAPE || (red && nd->op == IR_OP_BROADCAST_TO))
+      ok = red && fuse_numel(un) == fuse_numel(nd);
+    else if (full)
+      ok = same_node(un, rc->rk, rc->k); /* broadcast along the reduced axes */
+    else
+      ok = same(un->rank, un->shape, nd->rank, nd->shape);
+    if (!ok)
+      return refuse(info, "row-shape", "%s reads %s (%s) in a way that mixes rows",
+                    lbl(g, v, b1, sizeof b1), lbl(g, u, b2, sizeof b2),
+                    lc->role[u] == FUSE_ROLE_FULL ? "per element" : "per row");
+  }
+  *out = full ? FUSE_ROLE_FULL : FUSE_ROLE_REDUCED;
+  return true;
+}
+
+static bool legal_reduction(fuse_legal_ctx *lc, const fuse_set *set, fuse_shape_info *info,
+                            uint8_t *roles) {
+  const kf_graph *g = lc->g;
+  char b1[64], b2[64];
+  red_ctx rc = {.lc = lc, .info = info};
+  red_normalize(g, &g->nodes[info->anchor], &info->s_rank, info->s, &info->mask);
+  info->kind = is_row_mask(info->s_rank, info->mask) ? FK_ROW : FK_REDUCE;
+  for (int i = 0; i < info->s_rank; i++) {
+    bool r = info->mask & (1u << i);
+    rc.k[rc.rk++] = r ? 1 : info->s[i];
+    if (!r) rc.f[rc.rf++] = info->s[i];
+  }
+  for (int32_t i = 0; i < set->n; i++) {
+    int32_t v = set->nodes[i];
+    const ir_node *nd = &g->nodes[v];
+    uint8_t role = FUSE_ROLE_FREE;
+    if (set->copy && set->copy[i]) {
+      role = FUSE_ROLE_FREE;
+    } else if (ir_ops[nd->op].kind == KIND_REDUCE) {
+      int r;
+      int64_t s[KF_MAX_RANK];
+      uint8_t mask;
+      red_normalize(g, nd, &r, s, &mask);
+      if (mask != info->mask || !same(r, s, info->s_rank, info->s))
+        return refuse(info, "reduce-mismatch", "%s and %s reduce different spaces",
+                      lbl(g, info->anchor, b1, sizeof b1), lbl(g, v, b2, sizeof b2));
+      int32_t u = nd->args[0];
+      if (member(lc, u) && lc->role[u] == FUSE_ROLE_REDUCED)
+        return refuse(info, "reduce-of-reduced", "%s reduces the reduced value %s",
+                      lbl(g, v, b1, sizeof b1), lbl(g, u, b2, sizeof b2));
+      role = FUSE_ROLE_REDUCED;
+    } else if (depends(lc, nd)) {
+      if (!dep_role(&rc, v, &role)) return false;
+    }
+    lc->role[v] = role;
+    if (roles) roles[i] = role;
+    if (set->is_out[i] && role == FUSE_ROLE_FREE && !same_node(nd, info->s_rank, info->s) &&
+        !same_node(nd, rc.rk, rc.k) && !same_node(nd, rc.rf, rc.f))
+      return refuse(info, "output-shape", "output %s %s is neither per element nor per row",
+                    lbl(g, v, b1, sizeof b1), ir_shape_str(b2, sizeof b2, nd->rank, nd->shape));
+  }
+  return true;
+}
+
+static bool legal_matmul(fuse_legal_ctx *lc, const fuse_set *set, fuse_shape_info *info,
+                         uint8_t *roles) {
+  const kf_graph *g = lc->g;
+  char b1[64], b2[64];
+  const ir_node *mm = &g->nodes[info->anchor];
+  info->kind = FK_MATMUL;
+  for (int a = 0; a < mm->nargs; a++)
+    if (member(lc, mm->args[a]))
+      return refuse(info, "matmul-prologue", "the operand %s of matmul %s would be fused into it",
+                    lbl(g, mm->args[a], b1, sizeof b1), lbl(g, info->anchor, b2, sizeof b2));
+  for (int32_t i = 0; i < set->n; i++) {
+    int32_t v = set->nodes[i];
+    const ir_node *nd = &g->nodes[v];
+    uint8_t role = FUSE_ROLE_FREE;
+    if (v == info->anchor) {
+      role = FUSE_ROLE_FULL;
+    } else {
+      info->n_epilogue++;
+      if (!(set->copy && set->copy[i]) && depends(lc, nd)) {
+        if (ir_ops[nd->op].kind == KIND_LAYOUT || !same_node(nd, mm->rank, mm->shape))
+          return refuse(info, "matmul-epilogue", "%s is not elementwise on the product %s",
+                        lbl(g, v, b1, sizeof b1), lbl(g, info->anchor, b2, sizeof b2));
+        for (int a = 0; a < nd->nargs; a++) {
+          const ir_node *un = &g->nodes[nd->args[a]];
+          if (member(lc, nd->args[a]) && lc->role[nd->args[a]] != FUSE_ROLE_FREE &&
+              !same_node(un, mm->rank, mm->shape))
+            return refuse(info, "matmul-epilogue", "%s broadcasts a product value",
+                          lbl(g, v, b1, sizeof b1));
+        }
+        role = FUSE_ROLE_FULL;
+      }
+    }
+    lc->role[v] = role;
+    if (roles) roles[i] = role;
+    if (set->is_out[i] && role == FUSE_ROLE_FREE)
+      return refuse(info, "output-shape", "output %s of a matmul kernel does not use the product",
+                    lbl(g, v, b1, sizeof b1));
+  }
+  if (info->n_epilogue > lc->opt->max_epilogue)
+    return refuse(info, "epilogue-limit", "%d epilogue nodes > max_epilogue %d", info->n_epilogue,
+                  lc->opt->max_epilogue);
+  return true;
+}
+
+static bool legal_pointwise(fuse_legal_ctx *lc, const fuse_set *set, fuse_shape_info *info,
+                            uint8_t *roles) {
+  const kf_graph *g = lc->g;
+  char b1[64], b2[64];
+  int32_t first = -1;
+  for (int32_t i = 0; i < set->n; i++) {
+    int32_t v = set->nodes[i];
+    lc->role[v] = FUSE_ROLE_FREE;
+    if (roles) roles[i] = FUSE_ROLE_FREE;
+    if (!set->is_out[i]) continue;
+    if (first < 0) {
+      first = v;
+    } else if (fuse_numel(&g->nodes[v]) != fuse_numel(&g->nodes[first])) {
+      return refuse(info, "output-numel", "outputs %s (%lld elements) and %s (%lld) differ",
+                    lbl(g, first, b1, sizeof b1), (long long)fuse_numel(&g->nodes[first]),
+                    lbl(g, v, b2, sizeof b2), (long long)fuse_numel(&g->nodes[v]));
+    }
+  }
+  info->kind = FK_POINTWISE;
+  return true;
+}
+
+bool fuse_legal(fuse_legal_ctx *lc, const fuse_set *set, fuse_shape_info *info, uint8_t *roles) {
+  const kf_graph *g = lc->g;
+  memset(info, 0, sizeof *info);
+  info->anchor = -1;
+  if (set->n > lc->opt->max_nodes)
+    return refuse(info, "size-limit", "%d nodes > max_nodes %d", set->n, lc->opt->max_nodes);
+  fuse_marks_clear(&lc->members);
+  fuse_marks_clear(&lc->inputs);
+  for (int32_t i = 0; i < set->n; i++) fuse_mark(&lc->members, set->nodes[i], i);
+  int n_red = 0, n_mm = 0;
+  for (int32_t i = 0; i < set->n; i++) {
+    const ir_node *nd = &g->nodes[set->nodes[i]];
+    ir_kind k = ir_ops[nd->op].kind;
+    if (k == KIND_REDUCE || k == KIND_MATMUL) {
+      if (k == KIND_REDUCE) n_red++;
+      else n_mm++;
+      if (info->anchor < 0 || k == KIND_MATMUL) info->anchor = set->nodes[i];
+    }
+    for (int a = 0; a < nd->nargs; a++) {
+      int32_t u = nd->args[a];
+      if (member(lc, u) || g->nodes[u].op == IR_OP_CONST || fuse_marked(&lc->inputs, u)) continue;
+      fuse_mark(&lc->inputs, u, 0);
+      info->n_inputs++;
+    }
+  }
+  if (info->n_inputs > lc->opt->max_inputs)
+    return refuse(info, "input-limit", "%d inputs > max_inputs %d", info->n_inputs,
+                  lc->opt->max_inputs);
+  if (n_mm > 1) return refuse(info, "one-matmul", "%d matmuls in one kernel", n_mm);
+  if (n_mm && n_red)
+    return refuse(info, "matmul-reduce", "a matmul and a reduction in one kernel");
+  if (n_mm) return legal_matmul(lc, set, info, roles);
+  if (n_red) return legal_reduction(lc, set, info, roles);
+  return legal_pointwise(lc, set, info, roles);
+}

@@ -1,0 +1,369 @@
+/* render.c - a plan as text for people, JSON for tools and Graphviz DOT
+ * (each launch a cluster, each kernel a cluster inside it). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fuser/fuse_int.h"
+
+/* ---- a growable string -------------------------------------------------- */
+
+void fuse_sb_printf(fuse_sb *sb, const char *fmt, ...) {
+  if (sb->oom) return;
+  for (;;) {
+    va_list ap;
+    va_start(ap, fmt);
+    size_t room = sb->cap - sb->len;
+    int n = vsnprintf(sb->s ? sb->s + sb->len : NULL, sb->s ? room : 0, fmt, ap);
+    va_end(ap);
+    if (n < 0) {
+      sb->oom = true;
+      return;
+    }
+    if (sb->s && (size_t)n < room) {
+      sb->len += (size_t)n;
+      return;
+    }
+    size_t cap = sb->cap ? sb->cap : 4096;
+    while (cap - sb->len <= (size_t)n) cap *= 2;
+    char *s = realloc(sb->s, cap);
+    if (!s) {
+      sb->oom = true;
+      return;
+    }
+    sb->s = s;
+    sb->cap = cap;
+  }
+}
+
+void fuse_sb_json_str(fuse_sb *sb, const char *s) {
+  fuse_sb_printf(sb, "\"");
+  for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++) {
+    if (*p == '"' || *p == '\\')
+      fuse_sb_printf(sb, "\\%c", *p);
+    else if (*p == '\n')
+      fuse_sb_printf(sb, "\\n");
+    else if (*p == '\t')
+      fuse_sb_printf(sb, "\\t");
+    else if (*p < 0x20)
+      fuse_sb_printf(sb, "\\u%04x", *p);
+    else
+      fuse_sb_printf(sb, "%c", *p);
+  }
+  fuse_sb_printf(sb, "\"");
+}
+
+/* DOT strings: quotes and backslashes escaped, nothing else special. */
+static void dot_str(fuse_sb *sb, const char *s) {
+  for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++) {
+    if (*p == '"' || *p == '\\')
+      fuse_sb_printf(sb, "\\%c", *p);
+    else if (*p >= 0x20)
+      fuse_sb_printf(sb, "%c", *p);
+  }
+}
+
+char *fuse_sb_finish(fuse_sb *sb) {
+  if (sb->oom || !sb->s) {
+    free(sb->s);
+    return NULL;
+  }
+  return sb->s;
+}
+
+/* ---- shared pieces ------------------------------------------------------ */
+
+static const char *L(const fuse_plan *p, int32_t v, char *buf, size_t n) {
+  return fuse_value_label(p->graph, v, buf, n);
+}
+
+/* "%5 = add(x, 2)" */
+static void node_expr(fuse_sb *sb, const fuse_plan *p, int32_t v) {
+  const ir_node *nd = &p->graph->nodes[v];
+  char b[64];
+  fuse_sb_printf(sb, "%s = %s(", L(p, v, b, sizeof b), ir_ops[nd->op].name);
+  for (int a = 0; a < nd->nargs; a++) {
+    const ir_node *u = &p->graph->nodes[nd->args[a]];
+    if (u->op == IR_OP_CONST && !u->name)
+      fuse_sb_printf(sb, a ? ", %g" : "%g", u->value);
+    else
+      fuse_sb_printf(sb, a ? ", %s" : "%s", L(p, nd->args[a], b, sizeof b));
+  }
+  if (nd->op == IR_OP_CONST) fuse_sb_printf(sb, "%g", nd->value);
+  fuse_sb_printf(sb, ")");
+}
+
+static void space_text(fuse_sb *sb, const fuse_kernel *k) {
+  char b[200];
+  switch (k->kind) {
+    case FK_POINTWISE:
+      fuse_sb_printf(sb, "%s (%lld elements)", ir_shape_str(b, sizeof b, k->rank, k->shape),
+                     (long long)k->numel);
+      break;
+    case FK_ROW:
+      fuse_sb_printf(sb, "%lld rows x %lld cols", (long long)k->rows, (long long)k->cols);
+      break;
+    case FK_REDUCE:
+      fuse_sb_printf(sb, "outer %lld x reduced %lld x inner %lld%s", (long long)k->outer,
+                     (long long)k->red, (long long)k->inner, k->red_strided ? " (strided)" : "");
+      break;
+    case FK_MATMUL:
+      fuse_sb_printf(sb, "batch %lld x m %lld x n %lld x k %lld, %d epilogue ops",
+                     (long long)k->batch, (long long)k->m, (long long)k->n, (long long)k->k,
+                     (int)k->n_epilogue);
+      break;
+  }
+}
+
+static void list_text(fuse_sb *sb, const fuse_plan *p, const int32_t *v, int32_t n) {
+  char b[64];
+  if (n == 0) fuse_sb_printf(sb, "-");
+  for (int32_t i = 0; i < n; i++) fuse_sb_printf(sb, i ? ", %s" : "%s", L(p, v[i], b, sizeof b));
+}
+
+/* ---- text --------------------------------------------------------------- */
+
+static void kernel_text(fuse_sb *sb, const fuse_plan *p, const fuse_kernel *k) {
+  char b1[32], b2[32], b3[32];
+  fuse_sb_printf(sb, "  %s: %s, ", k->name, fuse_kind_name(k->kind));
+  space_text(sb, k);
+  fuse_sb_printf(sb, ", ~%lld blocks, depth %d\n    reads  ", (long long)k->blocks, k->depth);
+  list_text(sb, p, k->inputs, k->n_inputs);
+  fuse_sb_printf(sb, "\n    writes ");
+  list_text(sb, p, k->outputs, k->n_outputs);
+  fuse_sb_printf(sb, "\n    moves %s (read %s, written %s), %lld flops\n",
+                 fuse_fmt_bytes(b1, sizeof b1, k->bytes_read + k->bytes_written),
+                 fuse_fmt_bytes(b2, sizeof b2, k->bytes_read),
+                 fuse_fmt_bytes(b3, sizeof b3, k->bytes_written), (long long)k->flops);
+  for (int32_t i = 0; i < k->n_nodes; i++) {
+    fuse_sb_printf(sb, "      ");
+    node_expr(sb, p, k->nodes[i]);
+    fuse_sb_printf(sb, "  [%s%s]\n", fuse_role_name((fuse_role)k->roles[i]),
+                   k->recomputed[i] ? ", recomputed" : "");
+  }
+}
+
+static const char *home_name(fuse_home h) {
+  return h == HOME_INPUT ? "input" : h == HOME_OUTPUT ? "output" : "workspace";
+}
+
+char *fuse_plan_text(const fuse_plan *p) {
+  if (!p) return NULL;
+  fuse_sb sb = {0};
+  char b1[32], b2[32], b3[32], b4[32], b5[64];
+  const kf_graph *g = p->graph;
+  fuse_sb_printf(&sb, "plan %s: %d nodes -> %d kernels in %d launches\n",
+                 g->name ? g->name : "(unnamed)", (int)g->n_nodes, (int)p->n_kernels,
+                 (int)p->n_launches);
+  fuse_sb_printf(&sb, "bytes moved: %s fused, %s unfused; workspace %s; peak %s\n",
+                 fuse_fmt_bytes(b1, sizeof b1, p->bytes_fused),
+                 fuse_fmt_bytes(b2, sizeof b2, p->bytes_unfused),
+                 fuse_fmt_bytes(b3, sizeof b3, p->workspace_bytes),
+                 fuse_fmt_bytes(b4, sizeof b4, p->peak_bytes));
+  for (int32_t l = 0; l < p->n_launches; l++) {
+    const fuse_launch *la = &p->launches[l];
+    fuse_sb_printf(&sb, "\nlaunch %d%s (%d parameter bytes):\n", (int)l,
+                   la->horizontal ? ", horizontal" : "", (int)la->param_bytes);
+    for (int32_t i = 0; i < la->n_kernels; i++) kernel_text(&sb, p, &p->kernels[la->kernels[i]]);
+  }
+  fuse_sb_printf(&sb, "\nbuffers:\n");
+  for (int32_t i = 0; i < p->n_buffers; i++) {
+    const fuse_buffer *b = &p->buffers[i];
+    fuse_sb_printf(&sb, "  %-16s %-9s %s", L(p, b->value, b5, sizeof b5), home_name(b->home),
+                   fuse_fmt_bytes(b1, sizeof b1, b->bytes));
+    if (b->home == HOME_WORKSPACE)
+      fuse_sb_printf(&sb, " at offset %lld", (long long)b->offset);
+    fuse_sb_printf(&sb, ", launches %d..%d\n", b->first_launch, b->last_launch);
+  }
+  fuse_sb_printf(&sb, "\ndecisions (%d):\n", (int)p->n_decisions);
+  for (int32_t i = 0; i < p->n_decisions; i++)
+    fuse_sb_printf(&sb, "  %c %s: %s\n", p->decisions[i].accepted ? '+' : '-',
+                   p->decisions[i].rule, p->decisions[i].text);
+  return fuse_sb_finish(&sb);
+}
+
+/* ---- JSON --------------------------------------------------------------- */
+
+static void json_names(fuse_sb *sb, const fuse_plan *p, const int32_t *v, int32_t n,
+                       const uint8_t *only, uint8_t want) {
+  char b[64];
+  bool first = true;
+  fuse_sb_printf(sb, "[");
+  for (int32_t i = 0; i < n; i++) {
+    if (only && only[i] != want) continue;
+    fuse_sb_printf(sb, first ? "" : ", ");
+    fuse_sb_json_str(sb, L(p, v[i], b, sizeof b));
+    first = false;
+  }
+  fuse_sb_printf(sb, "]");
+}
+
+static void kernel_json(fuse_sb *sb, const fuse_plan *p, const fuse_kernel *k) {
+  fuse_sb_printf(sb, "    {\"name\": \"%s\", \"kind\": \"%s\", \"launch\": %d, \"depth\": %d,\n",
+                 k->name, fuse_kind_name(k->kind), k->launch, k->depth);
+  fuse_sb_printf(sb, "     \"ops\": ");
+  json_names(sb, p, k->nodes, k->n_nodes, NULL, 0);
+  fuse_sb_printf(sb, ",\n     \"recomputed\": ");
+  json_names(sb, p, k->nodes, k->n_nodes, k->recomputed, 1);
+  fuse_sb_printf(sb, ",\n     \"inputs\": ");
+  json_names(sb, p, k->inputs, k->n_inputs, NULL, 0);
+  fuse_sb_printf(sb, ",\n     \"outputs\": ");
+  json_names(sb, p, k->outputs, k->n_outputs, NULL, 0);
+  fuse_sb_printf(sb, ",\n     \"shape\": [");
+  for (int i = 0; i < k->rank; i++) fuse_sb_printf(sb, i ? ", %lld" : "%lld", (long long)k->shape[i]);
+  fuse_sb_printf(sb, "], \"numel\": %lld", (long long)k->numel);
+  if (k->kind == FK_ROW)
+    fuse_sb_printf(sb, ", \"rows\": %lld, \"cols\": %lld", (long long)k->rows, (long long)k->cols);
+  if (k->kind == FK_REDUCE)
+    fuse_sb_printf(sb, ", \"outer\": %lld, \"red\": %lld, \"inner\": %lld, \"strided\": %s",
+                   (long long)k->outer, (long long)k->red, (long long)k->inner,
+                   k->red_strided ? "true" : "false");
+  if (k->kind == FK_MATMUL)
+    fuse_sb_printf(sb, ", \"batch\": %lld, \"m\": %lld, \"n\": %lld, \"k\": %lld, \"epilogue\": %d",
+                   (long long)k->batch, (long long)k->m, (long long)k->n, (long long)k->k,
+                   (int)k->n_epilogue);
+  fuse_sb_printf(sb,
+                 ",\n     \"bytes\": %lld, \"bytes_read\": %lld, \"bytes_written\": %lld, "
+                 "\"flops\": %lld, \"blocks\": %lld}",
+                 (long long)(k->bytes_read + k->bytes_written), (long long)k->bytes_read,
+                 (long long)k->bytes_written, (long long)k->flops, (long long)k->blocks);
+}
+
+static void launches_json(fuse_sb *sb, const fuse_plan *p) {
+  fuse_sb_printf(sb, "  \"launch_list\": [");
+  for (int32_t l = 0; l < p->n_launches; l++) {
+    const fuse_launch *la = &p->launches[l];
+    fuse_sb_printf(sb, "%s\n    {\"index\": %d, \"horizontal\": %s, \"param_bytes\": %d, "
+                   "\"kernels\": [", l ? "," : "", (int)l, la->horizontal ? "true" : "false",
+                   (int)la->param_bytes);
+    for (int32_t i = 0; i < la->n_kernels; i++)
+      fuse_sb_printf(sb, "%s\"%s\"", i ? ", " : "", p->kernels[la->kernels[i]].name);
+    fuse_sb_printf(sb, "]}");
+  }
+  fuse_sb_printf(sb, "],\n");
+}
+
+static void buffers_json(fuse_sb *sb, const fuse_plan *p) {
+  char b[64];
+  fuse_sb_printf(sb, "  \"buffers\": [");
+  for (int32_t i = 0; i < p->n_buffers; i++) {
+    const fuse_buffer *bf = &p->buffers[i];
+    fuse_sb_printf(sb, "%s\n    {\"value\": ", i ? "," : "");
+    fuse_sb_json_str(sb, L(p, bf->value, b, sizeof b));
+    fuse_sb_printf(sb,
+                   ", \"home\": \"%s\", \"index\": %d, \"offset\": %lld, \"bytes\": %lld, "
+                   "\"first_launch\": %d, \"last_launch\": %d}",
+                   home_name(bf->home), bf->index, (long long)bf->offset, (long long)bf->bytes,
+                   bf->first_launch, bf->last_launch);
+  }
+  fuse_sb_printf(sb, "],\n");
+}
+
+char *fuse_plan_json(const fuse_plan *p) {
+  if (!p) return NULL;
+  fuse_sb sb = {0};
+  fuse_sb_printf(&sb, "{\n  \"graph\": ");
+  if (p->graph->name)
+    fuse_sb_json_str(&sb, p->graph->name);
+  else
+    fuse_sb_printf(&sb, "null");
+  fuse_sb_printf(&sb, ",\n  \"launches\": %d,\n  \"n_kernels\": %d,\n  \"kernels\": [\n",
+                 (int)p->n_launches, (int)p->n_kernels);
+  for (int32_t k = 0; k < p->n_kernels; k++) {
+    kernel_json(&sb, p, &p->kernels[k]);
+    fuse_sb_printf(&sb, k + 1 < p->n_kernels ? ",\n" : "\n");
+  }
+  fuse_sb_printf(&sb, "  ],\n");
+  launches_json(&sb, p);
+  buffers_json(&sb, p);
+  fuse_sb_printf(&sb,
+                 "  \"bytes_fused\": %lld,\n  \"bytes_unfused\": %lld,\n  \"workspace_bytes\": "
+                 "%lld,\n  \"peak_bytes\": %lld,\n  \"dead_nodes\": %d,\n  \"recomputed\": %d,\n",
+                 (long long)p->bytes_fused, (long long)p->bytes_unfused,
+                 (long long)p->workspace_bytes, (long long)p->peak_bytes, (int)p->n_dead,
+                 (int)p->n_recomputed);
+  fuse_sb_printf(&sb, "  \"decisions\": [");
+  for (int32_t i = 0; i < p->n_decisions; i++) {
+    const fuse_decision *d = &p->decisions[i];
+    fuse_sb_printf(&sb, "%s\n    {\"accepted\": %s, \"rule\": ", i ? "," : "",
+                   d->accepted ? "true" : "false");
+    fuse_sb_json_str(&sb, d->rule);
+    fuse_sb_printf(&sb, ", \"text\": ");
+    fuse_sb_json_str(&sb, d->text);
+    fuse_sb_printf(&sb, "}");
+  }
+  fuse_sb_printf(&sb, "]\n}\n");
+  return fuse_sb_finish(&sb);
+}
+
+/* ---- DOT ---------------------------------------------------------------- */
+
+static bool in_kernel(const fuse_kernel *k, int32_t v) {
+  int32_t lo = 0, hi = k->n_nodes - 1;
+  while (lo <= hi) {
+    int32_t mid = (lo + hi) / 2;
+    if (k->nodes[mid] == v) return true;
+    if (k->nodes[mid] < v) lo = mid + 1;
+    else hi = mid - 1;
+  }
+  return false;
+}
+
+static void dot_kernel(fuse_sb *sb, const fuse_plan *p, const fuse_kernel *k) {
+  static const char *const colors[] = {"#e8f0fe", "#fce8e6", "#e6f4ea", "#fef7e0"};
+  fuse_sb_printf(sb, "    subgraph cluster_k%d {\n      label=\"%s\"; style=filled; fillcolor=\"%s\";\n",
+                 k->id, k->name, colors[k->kind]);
+  for (int32_t i = 0; i < k->n_nodes; i++) {
+    fuse_sb tmp = {0};
+    node_expr(&tmp, p, k->nodes[i]);
+    char *e = fuse_sb_finish(&tmp);
+    fuse_sb_printf(sb, "      k%d_n%d [label=\"", k->id, (int)k->nodes[i]);
+    dot_str(sb, e ? e : "?");
+    free(e);
+    fuse_sb_printf(sb, "\"%s%s];\n", k->recomputed[i] ? ", style=dashed" : "",
+                   p->graph->nodes[k->nodes[i]].is_output ? ", peripheries=2" : "");
+  }
+  fuse_sb_printf(sb, "    }\n");
+}
+
+static void dot_edges(fuse_sb *sb, const fuse_plan *p, const fuse_kernel *k) {
+  const kf_graph *g = p->graph;
+  for (int32_t i = 0; i < k->n_nodes; i++) {
+    const ir_node *nd = &g->nodes[k->nodes[i]];
+    for (int a = 0; a < nd->nargs; a++) {
+      int32_t u = nd->args[a];
+      if (g->nodes[u].op == IR_OP_CONST) continue;
+      if (in_kernel(k, u))
+        fuse_sb_printf(sb, "  k%d_n%d -> k%d_n%d;\n", k->id, (int)u, k->id, (int)k->nodes[i]);
+      else if (g->nodes[u].op == IR_OP_INPUT)
+        fuse_sb_printf(sb, "  v%d -> k%d_n%d;\n", (int)u, k->id, (int)k->nodes[i]);
+      else
+        fuse_sb_printf(sb, "  k%d_n%d -> k%d_n%d [style=bold, color=\"#d93025\"];\n",
+                       (int)p->kernel_of[u], (int)u, k->id, (int)k->nodes[i]);
+    }
+  }
+}
+
+char *fuse_plan_dot(const fuse_plan *p) {
+  if (!p) return NULL;
+  fuse_sb sb = {0};
+  const kf_graph *g = p->graph;
+  char b[64];
+  fuse_sb_printf(&sb, "digraph plan {\n  label=\"");
+  dot_str(&sb, g->name ? g->name : "plan");
+  fuse_sb_printf(&sb, ": %d launches, %d kernels\";\n  node [shape=box, fontsize=10];\n",
+                 (int)p->n_launches, (int)p->n_kernels);
+  for (int32_t i = 0; i < g->n_inputs; i++)
+    fuse_sb_printf(&sb, "  v%d [label=\"%s\", shape=ellipse];\n", (int)g->inputs[i],
+                   L(p, g->inputs[i], b, sizeof b));
+  for (int32_t l = 0; l < p->n_launches; l++) {
+    const fuse_launch *la = &p->launches[l];
+    fuse_sb_printf(&sb, "  subgraph cluster_launch%d {\n    label=\"launch %d%s\"; style=dashed;\n",
+                   (int)l, (int)l, la->horizontal ? " (horizontal)" : "");
+    for (int32_t i = 0; i < la->n_kernels; i++) dot_kernel(&sb, p, &p->kernels[la->kernels[i]]);
+    fuse_sb_printf(&sb, "  }\n");
+  }
+  for (int32_t k = 0; k < p->n_kernels; k++) dot_edges(&sb, p, &p->kernels[k]);
+  fuse_sb_printf(&sb, "}\n");
+  return fuse_sb_finish(&sb);
+}
