@@ -56,6 +56,8 @@ bool ir_yl_shape(ir_yload *L, const ir_ynode *n, const char *what, bool allow_in
 /* Literal checks without reporting: a number (plain decimal, .inf, .nan) or
  * plain true/false. */
 bool ir_yl_is_number(const ir_yload *L, const ir_ynode *n, double *out);
+/* A plain scalar that starts like a number (digit, sign or dot): no name can. */
+bool ir_yl_looks_numeric(const ir_yload *L, const ir_ynode *n);
 /* A name's syntax and length; reports and returns false when bad. */
 bool ir_yl_check_name(ir_yload *L, const ir_ynode *n, const char *what);
 

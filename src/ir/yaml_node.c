@@ -180,6 +180,11 @@ static bool read_args(ir_yload *L, nodespec *s) {
       s->literal[i] = true;
       continue;
     }
+    if (ir_yl_looks_numeric(L, a)) {
+      char what[32];
+      snprintf(what, sizeof what, "argument %d", i + 1);
+      return ir_yl_number(L, a, what, &s->lit[i]); /* it says why it is not one */
+    }
     const char *name = ir_ytext(L->doc, a);
     if (strlen(name) != a->n || !ir_name_valid(name))
       return ir_yl_fail(L, KF_ERR_PARSE, a,

@@ -101,6 +101,12 @@ static bool float_syntax(const char *s) {
   return *s == '\0';
 }
 
+bool ir_yl_looks_numeric(const ir_yload *L, const ir_ynode *n) {
+  const char *s = ir_ytext(L->doc, n);
+  return n->type == IR_Y_SCALAR && n->plain && (*s == '-' || *s == '+' || *s == '.' ||
+                                                (*s >= '0' && *s <= '9'));
+}
+
 bool ir_yl_is_number(const ir_yload *L, const ir_ynode *n, double *out) {
   if (n->type != IR_Y_SCALAR || !n->plain) return false;
   const char *s = ir_ytext(L->doc, n);
@@ -178,19 +184,21 @@ bool ir_yl_int_list(ir_yload *L, const ir_ynode *n, const char *what, int64_t lo
 
 bool ir_yl_shape(ir_yload *L, const ir_ynode *n, const char *what, bool allow_infer,
                  int64_t *out, int *rank) {
-  if (!ir_yl_int_list(L, n, what, allow_infer ? -1 : 1, INT64_MAX, out, rank)) return false;
+  if (!ir_yl_int_list(L, n, what, INT64_MIN, INT64_MAX, out, rank)) return false;
   int64_t known[KF_MAX_RANK];
   int inferred = -1;
   for (int i = 0; i < *rank; i++) {
     const ir_ynode *d = ir_ykid(L->doc, n, (uint32_t)i);
-    if (out[i] == 0)
-      return ir_yl_fail(L, KF_ERR_PARSE, d, "%s: dimension %d is 0; expected a positive integer%s",
-                        what, i, allow_infer ? " (or one -1)" : "");
-    if (out[i] == -1 && inferred >= 0)
-      return ir_yl_fail(L, KF_ERR_PARSE, d, "%s: more than one -1; at most one dimension is "
-                        "inferred", what);
-    if (out[i] == -1) inferred = i;
-    known[i] = out[i] == -1 ? 1 : out[i];
+    bool infer = allow_infer && out[i] == -1;
+    if (out[i] < 1 && !infer)
+      return ir_yl_fail(L, KF_ERR_PARSE, d,
+                        "%s: dimension %d is %lld; expected a positive integer%s", what, i,
+                        (long long)out[i], allow_infer ? " (or one -1)" : "");
+    if (infer && inferred >= 0)
+      return ir_yl_fail(L, KF_ERR_PARSE, d,
+                        "%s: more than one -1; at most one dimension is inferred", what);
+    if (infer) inferred = i;
+    known[i] = infer ? 1 : out[i];
   }
   if (!ir_numel(*rank, known, NULL))
     return ir_yl_fail(L, KF_ERR_PARSE, n, "%s: the element count overflows int64", what);
@@ -202,7 +210,7 @@ bool ir_yl_check_name(ir_yload *L, const ir_ynode *n, const char *what) {
   if (n->type != IR_Y_SCALAR)
     return ir_yl_fail(L, KF_ERR_PARSE, n, "%s: expected a name, found %s", what, ir_yl_kind(n));
   if (n->n > IR_YAML_NAME_MAX)
-    return ir_yl_fail(L, KF_ERR_PARSE, n, "%s: name is %u bytes long; at most %d", what,
+    return ir_yl_fail(L, KF_ERR_PARSE, n, "%s: %u bytes long; names are at most %d bytes", what,
                       (unsigned)n->n, IR_YAML_NAME_MAX);
   const char *s = ir_ytext(L->doc, n);
   if (strlen(s) != n->n || !ir_name_valid(s))

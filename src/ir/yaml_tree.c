@@ -227,7 +227,7 @@ static kf_status libyaml_error(builder *b, const yaml_parser_t *p, const char *t
     offset_position(text, len, p->problem_offset, &line0, &col0);
     if (p->problem_value >= 0)
       return fail_at(b, KF_ERR_PARSE, line0, col0,
-                     "not valid UTF-8 text: %s (0x%X); a graph file must be UTF-8", problem,
+                     "not valid UTF-8 text: %s (0x%02X); a graph file must be UTF-8", problem,
                      (unsigned)p->problem_value);
     return fail_at(b, KF_ERR_PARSE, line0, col0,
                    "not valid UTF-8 text: %s; a graph file must be UTF-8", problem);
