@@ -216,6 +216,30 @@ START_TEST(horizontal_pack) {
 }
 END_TEST
 
+START_TEST(matmul_epilogue) {
+  static const kf_dtype dts[] = {KF_BF16, KF_F32, KF_F64, KF_I32};
+  for (int d = 0; d < 4; d++) {
+    kf_graph *g = new_graph();
+    int64_t sa[3] = {4, 100, 72}, sb[2] = {72, 130}, sc[1] = {130};
+    kf_value a = kf_input(g, "a", dts[d], 3, sa);
+    kf_value b = kf_input(g, "b", dts[d], 2, sb);
+    kf_value bias = kf_input(g, "bias", dts[d], 1, sc);
+    kf_value y = kf_relu(g, kf_add(g, kf_matmul(g, a, b), bias));
+    kf_set_output(g, y);
+    tu_plan tp;
+    memset(&tp, 0, sizeof tp);
+    int32_t outs[1] = {y};
+    one_kernel(&tp, g, FK_MATMUL, outs, 1);
+    cg_launch_src src;
+    compile_one(g, &tp, kf_dtype_name(dts[d]), &src);
+    ck_assert_uint_eq(src.grid, 4 * 7 * 9);
+    ck_assert_ptr_nonnull(strstr(src.source, "not tensor cores"));
+    cg_launch_src_free(&src);
+    kf_graph_destroy(g);
+  }
+}
+END_TEST
+
 static Suite *make_suite(void) {
   Suite *s = suite_create("codegen_kinds");
   TCase *tc = tcase_create("row");
@@ -229,6 +253,7 @@ static Suite *make_suite(void) {
   tcase_set_timeout(tr, 120);
   tcase_add_test(tr, reductions);
   tcase_add_test(tr, horizontal_pack);
+  tcase_add_test(tr, matmul_epilogue);
   suite_add_tcase(s, tr);
   return s;
 }
