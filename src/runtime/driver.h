@@ -64,6 +64,8 @@
   X(StreamSynchronize, cuStreamSynchronize, PFN_cuStreamSynchronize_v2000)       \
   X(StreamWaitEvent, cuStreamWaitEvent, PFN_cuStreamWaitEvent_v3020)             \
   X(StreamIsCapturing, cuStreamIsCapturing, PFN_cuStreamIsCapturing_v10000)      \
+  X(StreamBeginCapture, cuStreamBeginCapture, PFN_cuStreamBeginCapture_v10010)   \
+  X(StreamEndCapture, cuStreamEndCapture, PFN_cuStreamEndCapture_v10000)         \
   X(EventCreate, cuEventCreate, PFN_cuEventCreate_v2000)                         \
   X(EventDestroy, cuEventDestroy, PFN_cuEventDestroy_v4000)                      \
   X(EventRecord, cuEventRecord, PFN_cuEventRecord_v2000)                         \

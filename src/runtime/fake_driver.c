@@ -445,6 +445,22 @@ static CUresult f_StreamIsCapturing(CUstream s, CUstreamCaptureStatus *st) {
   return CUDA_SUCCESS;
 }
 
+static CUresult f_StreamBeginCapture(CUstream s, CUstreamCaptureMode mode) {
+  char b[32];
+  INJECT("StreamBeginCapture");
+  F.capturing = true;
+  logf_("StreamBeginCapture %s mode=%d", hname(s, b, sizeof b), (int)mode);
+  return CUDA_SUCCESS;
+}
+
+static CUresult f_StreamEndCapture(CUstream s, CUgraph *g) {
+  char b[32];
+  F.capturing = false;
+  *g = mk(K_GRAPH);
+  logf_("StreamEndCapture %s", hname(s, b, sizeof b));
+  return CUDA_SUCCESS;
+}
+
 static CUresult f_EventCreate(CUevent *e, unsigned int flags) {
   char b[32];
   INJECT("EventCreate");
@@ -603,6 +619,8 @@ static const rt_driver fake_table = {
     .StreamSynchronize = f_StreamSynchronize,
     .StreamWaitEvent = f_StreamWaitEvent,
     .StreamIsCapturing = f_StreamIsCapturing,
+    .StreamBeginCapture = f_StreamBeginCapture,
+    .StreamEndCapture = f_StreamEndCapture,
     .EventCreate = f_EventCreate,
     .EventDestroy = f_EventDestroy,
     .EventRecord = f_EventRecord,

@@ -1,0 +1,277 @@
+/* gpu_util.h - what the GPU suites share: a main that skips (exit 77)
+ * without a driver or GPU and runs Check without forking (CUDA does not
+ * survive a fork), device buffers through the runtime's driver table,
+ * seeded random inputs, poisoned outputs, and comparison with the CPU
+ * reference within per-dtype tolerances. */
+#ifndef KF_TEST_GPU_UTIL_H
+#define KF_TEST_GPU_UTIL_H
+
+#include <check.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "runtime/rt.h"
+
+/* Not every suite uses every helper. */
+#pragma GCC diagnostic ignored "-Wunused-function"
+
+static kf_ctx *G_ctx;
+static const rt_driver *G_drv;
+
+static Suite *make_suite(void);
+
+/* KFUSE_TEST_SMALL=1 (the sanitizer runs) shrinks every test. */
+static bool gpu_small(void) {
+  const char *s = getenv("KFUSE_TEST_SMALL");
+  return s && strcmp(s, "1") == 0;
+}
+
+int main(void) {
+  int n = 0;
+  if (kf_ctx_create(&G_ctx) != KF_OK) return 1;
+  if (kf_device_count(G_ctx, &n) != KF_OK || n == 0) {
+    printf("SKIP: no GPU: %s\n", kf_ctx_errmsg(G_ctx));
+    kf_ctx_destroy(G_ctx);
+    return 77;
+  }
+  rt_state *rt;
+  if (rt_state_get(G_ctx, &rt) != KF_OK) {
+    printf("SKIP: no usable GPU: %s\n", kf_ctx_errmsg(G_ctx));
+    kf_ctx_destroy(G_ctx);
+    return 77;
+  }
+  G_drv = rt->drv;
+  G_drv->CtxPushCurrent(rt->cuctx); /* the tests' own allocations */
+  printf("GPU: %s (sm_%d%d, %d SMs)%s\n", rt->info.name, rt->info.cc_major, rt->info.cc_minor,
+         rt->info.sm_count, gpu_small() ? ", small sizes" : "");
+  SRunner *runner = srunner_create(make_suite());
+  srunner_set_fork_status(runner, CK_NOFORK);
+  srunner_run_all(runner, CK_NORMAL);
+  int failed = srunner_ntests_failed(runner);
+  srunner_free(runner);
+  G_drv->CtxPopCurrent(NULL);
+  kf_ctx_destroy(G_ctx);
+  return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
+
+static CUdeviceptr dev_alloc(size_t bytes) {
+  CUdeviceptr p = 0;
+  CUresult r = G_drv->MemAlloc(&p, bytes ? bytes : 16);
+  ck_assert_msg(r == CUDA_SUCCESS, "cuMemAlloc(%zu) failed: %d", bytes, (int)r);
+  return p;
+}
+
+static void dev_free(CUdeviceptr p) {
+  if (p) G_drv->MemFree(p);
+}
+
+static void dev_sync(void) {
+  CUresult r = G_drv->CtxSynchronize();
+  ck_assert_msg(r == CUDA_SUCCESS, "cuCtxSynchronize failed: %d", (int)r);
+}
+
+/* ---- random data ------------------------------------------------------- */
+
+static uint64_t rng_next(uint64_t *s) {
+  *s ^= *s << 13;
+  *s ^= *s >> 7;
+  *s ^= *s << 17;
+  return *s;
+}
+
+static double rng_unit(uint64_t *s) { return (double)(rng_next(s) >> 11) / 9007199254740992.0; }
+
+static void fill_random(void *buf, kf_dtype dt, int64_t n, uint64_t *s) {
+  for (int64_t i = 0; i < n; i++) {
+    double u = rng_unit(s) * 4.0 - 2.0;
+    switch (dt) {
+      case KF_F16: ((uint16_t *)buf)[i] = kf_float_to_f16((float)u); break;
+      case KF_BF16: ((uint16_t *)buf)[i] = kf_float_to_bf16((float)u); break;
+      case KF_F32: ((float *)buf)[i] = (float)u; break;
+      case KF_F64: ((double *)buf)[i] = u; break;
+      case KF_I32: ((int32_t *)buf)[i] = (int32_t)(rng_next(s) % 101) - 50; break;
+      case KF_I64: ((int64_t *)buf)[i] = (int64_t)(rng_next(s) % 101) - 50; break;
+      default: ((uint8_t *)buf)[i] = (uint8_t)(rng_next(s) & 1); break;
+    }
+  }
+}
+
+static double load_elem(const void *buf, kf_dtype dt, int64_t i) {
+  switch (dt) {
+    case KF_F16: return kf_f16_to_float(((const uint16_t *)buf)[i]);
+    case KF_BF16: return kf_bf16_to_float(((const uint16_t *)buf)[i]);
+    case KF_F32: return ((const float *)buf)[i];
+    case KF_F64: return ((const double *)buf)[i];
+    case KF_I32: return ((const int32_t *)buf)[i];
+    case KF_I64: return (double)((const int64_t *)buf)[i];
+    default: return ((const uint8_t *)buf)[i];
+  }
+}
+
+/* ---- comparison ------------------------------------------------------- */
+
+typedef struct cmp_result {
+  double max_abs, max_rel;
+  int64_t bad, first_bad;
+  double got, want; /* at first_bad */
+} cmp_result;
+
+/* |got - want| <= atol + rtol * |want| elementwise; NaN matches NaN and an
+ * infinity matches itself. Integers and bools are exact. */
+static void tolerance(kf_dtype dt, double *atol, double *rtol) {
+  switch (dt) {
+    case KF_F16: *atol = 1e-2, *rtol = 1e-2; break;
+    case KF_BF16: *atol = 3e-2, *rtol = 3e-2; break;
+    case KF_F32: *atol = 1e-4, *rtol = 1e-4; break;
+    case KF_F64: *atol = 1e-9, *rtol = 1e-9; break;
+    default: *atol = 0, *rtol = 0; break;
+  }
+}
+
+static cmp_result compare(const void *got, const void *want, kf_dtype dt, int64_t n) {
+  cmp_result r = {0, 0, 0, -1, 0, 0};
+  double atol, rtol;
+  tolerance(dt, &atol, &rtol);
+  for (int64_t i = 0; i < n; i++) {
+    double g = load_elem(got, dt, i), w = load_elem(want, dt, i);
+    bool ok;
+    if (isnan(w) || isnan(g))
+      ok = isnan(w) && isnan(g);
+    else if (isinf(w) || isinf(g))
+      ok = g == w;
+    else {
+      double d = fabs(g - w);
+      if (d > r.max_abs) r.max_abs = d;
+      if (w != 0 && d / fabs(w) > r.max_rel) r.max_rel = d / fabs(w);
+      ok = d <= atol + rtol * fabs(w);
+    }
+    if (dt == KF_BOOL && ((const uint8_t *)got)[i] > 1) ok = false; /* poison left */
+    if (!ok && r.bad++ == 0) r.first_bad = i, r.got = g, r.want = w;
+  }
+  return r;
+}
+
+/* ---- one checked run ------------------------------------------------------ */
+
+typedef struct run_io {
+  int n_in, n_out;
+  kf_host_tensor hin[64], hout[64], href[64];
+  kf_tensor din[64], dout[64];
+} run_io;
+
+static int64_t value_numel(const kf_graph *g, kf_value v) { return kf_value_numel(g, v); }
+
+static void io_setup(kf_graph *g, run_io *io, uint64_t seed) {
+  memset(io, 0, sizeof *io);
+  io->n_in = kf_graph_num_inputs(g);
+  io->n_out = kf_graph_num_outputs(g);
+  ck_assert(io->n_in <= 64 && io->n_out <= 64);
+  uint64_t s = seed * 2654435761u + 88172645463325252ull;
+  for (int k = 0; k < io->n_in + io->n_out; k++) {
+    bool in = k < io->n_in;
+    kf_value v = in ? kf_graph_input(g, k) : kf_graph_output(g, k - io->n_in);
+    kf_dtype dt = kf_value_dtype(g, v);
+    int rank = kf_value_rank(g, v);
+    int64_t n = value_numel(g, v);
+    size_t bytes = (size_t)n * kf_dtype_size(dt);
+    kf_host_tensor h = {malloc(bytes ? bytes : 1), dt, rank, {0}};
+    memcpy(h.shape, kf_value_shape(g, v), sizeof h.shape);
+    kf_tensor d = {(void *)(uintptr_t)dev_alloc(bytes), dt, rank, {0}};
+    memcpy(d.shape, h.shape, sizeof d.shape);
+    if (in) {
+      fill_random(h.data, dt, n, &s);
+      G_drv->MemcpyHtoD((CUdeviceptr)(uintptr_t)d.data, h.data, bytes);
+      io->hin[k] = h, io->din[k] = d;
+    } else {
+      int j = k - io->n_in;
+      io->hout[j] = h, io->dout[j] = d;
+      io->href[j] = h;
+      io->href[j].data = malloc(bytes ? bytes : 1);
+    }
+  }
+}
+
+/* Fills every output with 0xff bytes (NaN for floats, -1, an invalid bool),
+ * so an element the kernels never write cannot pass. */
+static void io_poison(run_io *io) {
+  for (int j = 0; j < io->n_out; j++) {
+    int64_t n = 1;
+    for (int k = 0; k < io->dout[j].rank; k++) n *= io->dout[j].shape[k];
+    size_t bytes = (size_t)n * kf_dtype_size(io->dout[j].dtype);
+    if (bytes) G_drv->MemsetD8((CUdeviceptr)(uintptr_t)io->dout[j].data, 0xff, bytes);
+  }
+}
+
+static void io_fetch(run_io *io) {
+  dev_sync();
+  for (int j = 0; j < io->n_out; j++) {
+    int64_t n = 1;
+    for (int k = 0; k < io->hout[j].rank; k++) n *= io->hout[j].shape[k];
+    size_t bytes = (size_t)n * kf_dtype_size(io->hout[j].dtype);
+    if (bytes) G_drv->MemcpyDtoH(io->hout[j].data, (CUdeviceptr)(uintptr_t)io->dout[j].data, bytes);
+  }
+}
+
+static void io_free(run_io *io) {
+  for (int k = 0; k < io->n_in; k++) free(io->hin[k].data), dev_free((CUdeviceptr)(uintptr_t)io->din[k].data);
+  for (int j = 0; j < io->n_out; j++) {
+    free(io->hout[j].data);
+    free(io->href[j].data);
+    dev_free((CUdeviceptr)(uintptr_t)io->dout[j].data);
+  }
+}
+
+/* Compares every output with the reference; returns the number of bad
+ * outputs, printing each, and keeps the worst errors per dtype. */
+static double G_worst_abs[KF_DTYPE_COUNT], G_worst_rel[KF_DTYPE_COUNT];
+
+static int io_check(kf_graph *g, run_io *io, const char *what) {
+  int bad = 0;
+  for (int j = 0; j < io->n_out; j++) {
+    int64_t n = 1;
+    for (int k = 0; k < io->hout[j].rank; k++) n *= io->hout[j].shape[k];
+    kf_dtype dt = io->hout[j].dtype;
+    cmp_result r = compare(io->hout[j].data, io->href[j].data, dt, n);
+    if (r.max_abs > G_worst_abs[dt]) G_worst_abs[dt] = r.max_abs;
+    if (r.max_rel > G_worst_rel[dt] && r.max_abs > 1e-6) G_worst_rel[dt] = r.max_rel;
+    if (r.bad) {
+      const char *name = kf_value_name(g, kf_graph_output(g, j));
+      printf("MISMATCH %s output %d (%s, %s): %lld of %lld bad; first at %lld: got %.9g want %.9g\n",
+             what, j, name ? name : "?", kf_dtype_name(dt), (long long)r.bad, (long long)n,
+             (long long)r.first_bad, r.got, r.want);
+      bad++;
+    }
+  }
+  return bad;
+}
+
+static void print_worst(const char *suite) {
+  for (int d = 0; d < KF_DTYPE_COUNT; d++)
+    if (G_worst_abs[d] > 0)
+      printf("%s worst error %s: abs %.3g rel %.3g\n", suite, kf_dtype_name((kf_dtype)d),
+             G_worst_abs[d], G_worst_rel[d]);
+}
+
+/* Compiles g with opt, runs it once on poisoned outputs, compares with the
+ * reference (computed once into href by the caller or here). Returns the
+ * number of bad outputs; compile errors fail the test. */
+static int check_plan(kf_graph *g, const kf_options *opt, run_io *io, bool ref_done,
+                      const char *what) {
+  kf_plan *plan = NULL;
+  kf_status st = kf_compile(G_ctx, g, opt, &plan);
+  ck_assert_msg(st == KF_OK, "%s: compile failed: %s", what, kf_ctx_errmsg(G_ctx));
+  if (!ref_done) {
+    st = kf_graph_run_reference(g, io->hin, io->n_in, io->href, io->n_out);
+    ck_assert_msg(st == KF_OK, "%s: reference failed: %s", what, kf_graph_errmsg(g));
+  }
+  io_poison(io);
+  st = kf_plan_run(plan, io->din, io->n_in, io->dout, io->n_out, NULL);
+  ck_assert_msg(st == KF_OK, "%s: run failed: %s", what, kf_plan_errmsg(plan));
+  io_fetch(io);
+  kf_plan_destroy(plan);
+  return io_check(g, io, what);
+}
+
+#endif

@@ -1,0 +1,273 @@
+/* test_gpu_runtime.c - the runtime on a real GPU: every example graph fused
+ * against the CPU reference, plain / streams / graph modes agreeing (graph
+ * mode with new addresses updated in place), a caller's capture, DLPack,
+ * a caller's workspace, and a tensor of more than 2^31 elements. Skips
+ * (exit 77) without a GPU. */
+#include <dirent.h>
+
+#include "gpu_util.h"
+#include "runtime/dlpack_types.h"
+
+/* The CPU reference is the slow part: graphs with more input elements than
+ * this are reported and skipped (KFUSE_EXAMPLE_MAX_ELEMS overrides). */
+static int64_t example_budget(void) {
+  const char *s = getenv("KFUSE_EXAMPLE_MAX_ELEMS");
+  if (s) return atoll(s);
+  return gpu_small() ? (1 << 20) : (int64_t)1 << 27;
+}
+
+static int64_t input_elems(kf_graph *g) {
+  int64_t n = 0;
+  for (int i = 0; i < kf_graph_num_inputs(g); i++) n += kf_value_numel(g, kf_graph_input(g, i));
+  return n;
+}
+
+static int cmp_str(const void *a, const void *b) {
+  return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+START_TEST(example_graphs_fused_vs_reference) {
+  const char *dir = KFUSE_SOURCE_DIR "/examples/graphs";
+  DIR *d = opendir(dir);
+  ck_assert_msg(d != NULL, "cannot open %s", dir);
+  char *names[256];
+  int n = 0;
+  struct dirent *e;
+  while ((e = readdir(d)) && n < 256)
+    if (strstr(e->d_name, ".yaml")) names[n++] = strdup(e->d_name);
+  closedir(d);
+  qsort(names, (size_t)n, sizeof *names, cmp_str);
+  int checked = 0, skipped = 0, failed = 0;
+  for (int i = 0; i < n; i++) {
+    char path[1024];
+    snprintf(path, sizeof path, "%s/%s", dir, names[i]);
+    kf_graph *g = NULL;
+    ck_assert_msg(kf_graph_load_yaml(G_ctx, path, &g) == KF_OK, "%s: %s", path,
+                  kf_ctx_errmsg(G_ctx));
+    if (input_elems(g) > example_budget()) {
+      printf("example %-24s skipped: %lld input elements (> %lld for the CPU reference)\n",
+             names[i], (long long)input_elems(g), (long long)example_budget());
+      skipped++;
+    } else {
+      kf_options opt;
+      kf_options_init(&opt);
+      run_io io;
+      io_setup(g, &io, (uint64_t)i + 1);
+      int bad = check_plan(g, &opt, &io, false, names[i]);
+      printf("example %-24s %s\n", names[i], bad ? "FAILED" : "ok");
+      failed += bad != 0;
+      checked++;
+      io_free(&io);
+    }
+    kf_graph_destroy(g);
+    free(names[i]);
+  }
+  printf("examples: %d checked, %d skipped, %d failed\n", checked, skipped, failed);
+  print_worst("examples");
+  ck_assert_int_eq(failed, 0);
+  ck_assert_int_gt(checked, 0);
+}
+END_TEST
+
+/* Independent branches of different weights joined at the end: streams
+ * and graph mode have real concurrency to get wrong. */
+static kf_graph *branches_graph(int64_t rows, int64_t cols) {
+  kf_graph *g;
+  ck_assert_int_eq(kf_graph_create(G_ctx, &g), KF_OK);
+  int64_t shape[2] = {rows, cols};
+  kf_value x = kf_input(g, "x", KF_F32, 2, shape);
+  kf_value y = kf_input(g, "y", KF_F32, 2, shape);
+  kf_value a = kf_softmax(g, x, -1);
+  int ax = 1;
+  kf_value b = kf_sum(g, kf_mul(g, y, y), 1, &ax, true);
+  kf_value c = kf_tanh(g, kf_add(g, x, y));
+  kf_value out = kf_add(g, kf_mul(g, a, b), c);
+  kf_set_output(g, out);
+  kf_set_output(g, b);
+  ck_assert_int_eq(kf_graph_status(g), KF_OK);
+  return g;
+}
+
+START_TEST(modes_agree) {
+  int64_t rows = gpu_small() ? 64 : 2048, cols = gpu_small() ? 256 : 1024;
+  kf_graph *g = branches_graph(rows, cols);
+  kf_options opt;
+  kf_options_init(&opt);
+  opt.fusion = false; /* several launches, so there is something to overlap */
+  kf_plan *plan;
+  ck_assert_int_eq(kf_compile(G_ctx, g, &opt, &plan), KF_OK);
+  ck_assert_int_eq(kf_plan_load(plan), KF_OK);
+  run_io io;
+  io_setup(g, &io, 7);
+  ck_assert_int_eq(kf_graph_run_reference(g, io.hin, io.n_in, io.href, io.n_out), KF_OK);
+  size_t bytes0 = (size_t)(rows * cols) * 4, bytes1 = (size_t)rows * 4;
+  void *first0 = malloc(bytes0), *first1 = malloc(bytes1);
+  kf_run_mode modes[3] = {KF_MODE_PLAIN, KF_MODE_STREAMS, KF_MODE_GRAPH};
+  for (int m = 0; m < 3; m++) {
+    ck_assert_int_eq(kf_plan_set_mode(plan, modes[m]), KF_OK);
+    for (int rep = 0; rep < 2; rep++) {
+      io_poison(&io);
+      ck_assert_msg(kf_plan_run(plan, io.din, io.n_in, io.dout, io.n_out, NULL) == KF_OK, "%s",
+                    kf_plan_errmsg(plan));
+      io_fetch(&io);
+      ck_assert_int_eq(io_check(g, &io, "modes"), 0);
+      if (m == 0 && rep == 0) {
+        memcpy(first0, io.hout[0].data, bytes0);
+        memcpy(first1, io.hout[1].data, bytes1);
+      } else {
+        ck_assert_msg(memcmp(first0, io.hout[0].data, bytes0) == 0, "mode %d differs from plain", m);
+        ck_assert_msg(memcmp(first1, io.hout[1].data, bytes1) == 0, "mode %d differs from plain", m);
+      }
+    }
+  }
+  /* Graph mode with new output addresses: nodes updated in place. */
+  CUdeviceptr old = (CUdeviceptr)(uintptr_t)io.dout[0].data;
+  io.dout[0].data = (void *)(uintptr_t)dev_alloc(bytes0);
+  int updates = plan->rt->graph_updates;
+  io_poison(&io);
+  ck_assert_int_eq(kf_plan_run(plan, io.din, io.n_in, io.dout, io.n_out, NULL), KF_OK);
+  io_fetch(&io);
+  ck_assert_int_gt(plan->rt->graph_updates, updates);
+  ck_assert_msg(memcmp(first0, io.hout[0].data, bytes0) == 0, "graph mode after update differs");
+  dev_free(old);
+  printf("modes: plain, streams and graph agree bitwise on %d launches (%d streams); graph updated "
+         "%d nodes in place\n",
+         kf_plan_num_launches(plan), plan->rt->n_streams, plan->rt->graph_updates);
+  free(first0);
+  free(first1);
+  io_free(&io);
+  kf_plan_destroy(plan);
+  kf_graph_destroy(g);
+}
+END_TEST
+
+START_TEST(capture_into_callers_graph) {
+  kf_graph *g = branches_graph(64, 512);
+  kf_plan *plan;
+  ck_assert_int_eq(kf_compile(G_ctx, g, NULL, &plan), KF_OK);
+  run_io io;
+  io_setup(g, &io, 11);
+  ck_assert_int_eq(kf_graph_run_reference(g, io.hin, io.n_in, io.href, io.n_out), KF_OK);
+  CUstream s;
+  ck_assert_int_eq(G_drv->StreamCreateWithPriority(&s, CU_STREAM_NON_BLOCKING, 0), CUDA_SUCCESS);
+  /* Not loaded yet: refused during a capture, with a clear message. */
+  ck_assert_int_eq(G_drv->StreamBeginCapture(s, CU_STREAM_CAPTURE_MODE_GLOBAL), CUDA_SUCCESS);
+  ck_assert_int_eq(kf_plan_run(plan, io.din, io.n_in, io.dout, io.n_out, s), KF_ERR_INVALID_ARG);
+  ck_assert_ptr_nonnull(strstr(kf_plan_errmsg(plan), "capturing"));
+  CUgraph cg = NULL;
+  G_drv->StreamEndCapture(s, &cg);
+  if (cg) G_drv->GraphDestroy(cg);
+  /* Loaded first: captured, then replayed twice. */
+  ck_assert_int_eq(kf_plan_set_mode(plan, KF_MODE_GRAPH), KF_OK);
+  ck_assert_int_eq(kf_plan_load(plan), KF_OK);
+  ck_assert_int_eq(G_drv->StreamBeginCapture(s, CU_STREAM_CAPTURE_MODE_GLOBAL), CUDA_SUCCESS);
+  ck_assert_msg(kf_plan_run(plan, io.din, io.n_in, io.dout, io.n_out, s) == KF_OK, "%s",
+                kf_plan_errmsg(plan));
+  ck_assert_int_eq(G_drv->StreamEndCapture(s, &cg), CUDA_SUCCESS);
+  CUgraphExec x;
+  ck_assert_int_eq(G_drv->GraphInstantiateWithFlags(&x, cg, 0), CUDA_SUCCESS);
+  for (int rep = 0; rep < 2; rep++) {
+    io_poison(&io);
+    ck_assert_int_eq(G_drv->GraphLaunch(x, s), CUDA_SUCCESS);
+    io_fetch(&io);
+    ck_assert_int_eq(io_check(g, &io, "captured"), 0);
+  }
+  G_drv->GraphExecDestroy(x);
+  G_drv->GraphDestroy(cg);
+  G_drv->StreamDestroy(s);
+  io_free(&io);
+  kf_plan_destroy(plan);
+  kf_graph_destroy(g);
+}
+END_TEST
+
+START_TEST(dlpack_and_callers_workspace) {
+  kf_graph *g = branches_graph(32, 256);
+  kf_options opt;
+  kf_options_init(&opt);
+  opt.fusion = false; /* intermediates in the workspace */
+  kf_plan *plan;
+  ck_assert_int_eq(kf_compile(G_ctx, g, &opt, &plan), KF_OK);
+  int64_t ws = kf_plan_workspace_size(plan);
+  CUdeviceptr wsp = dev_alloc((size_t)ws + 256);
+  ck_assert_int_eq(kf_plan_set_workspace(plan, (void *)(uintptr_t)wsp, (size_t)ws + 256), KF_OK);
+  run_io io;
+  io_setup(g, &io, 3);
+  ck_assert_int_eq(kf_graph_run_reference(g, io.hin, io.n_in, io.href, io.n_out), KF_OK);
+  DLManagedTensorVersioned t[4], *in[2] = {&t[0], &t[1]}, *out[2] = {&t[2], &t[3]};
+  kf_tensor *all[4] = {&io.din[0], &io.din[1], &io.dout[0], &io.dout[1]};
+  for (int i = 0; i < 4; i++) {
+    memset(&t[i], 0, sizeof t[i]);
+    t[i].version = (DLPackVersion){1, 0};
+    t[i].dl_tensor.data = all[i]->data;
+    t[i].dl_tensor.device = (DLDevice){kDLCUDA, (int32_t)G_ctx->rt->dev};
+    t[i].dl_tensor.ndim = all[i]->rank;
+    t[i].dl_tensor.dtype = (DLDataType){kDLFloat, 32, 1};
+    t[i].dl_tensor.shape = all[i]->shape;
+  }
+  io_poison(&io);
+  ck_assert_msg(kf_plan_run_dlpack(plan, in, 2, out, 2, NULL) == KF_OK, "%s", kf_plan_errmsg(plan));
+  io_fetch(&io);
+  ck_assert_int_eq(io_check(g, &io, "dlpack"), 0);
+  ck_assert(!plan->rt->ws_owned);
+  ck_assert_uint_eq(plan->rt->ws, wsp);
+  kf_plan_destroy(plan);
+  dev_free(wsp);
+  io_free(&io);
+  kf_graph_destroy(g);
+}
+END_TEST
+
+/* y = x * 2 + 1 over 2^31 + 4097 f32 elements: every index past 2^31 must
+ * land where it belongs (64-bit index arithmetic). */
+START_TEST(more_than_2_31_elements) {
+  if (gpu_small()) {
+    printf("big tensor: skipped with KFUSE_TEST_SMALL=1\n");
+    return;
+  }
+  int64_t n = ((int64_t)1 << 31) + 4097;
+  kf_graph *g;
+  ck_assert_int_eq(kf_graph_create(G_ctx, &g), KF_OK);
+  kf_value x = kf_input(g, "x", KF_F32, 1, &n);
+  kf_value y = kf_add(g, kf_mul(g, x, kf_scalar(g, 2.0, KF_F32)), kf_scalar(g, 1.0, KF_F32));
+  kf_set_output(g, y);
+  ck_assert_int_eq(kf_graph_status(g), KF_OK);
+  kf_plan *plan;
+  ck_assert_msg(kf_compile(G_ctx, g, NULL, &plan) == KF_OK, "%s", kf_ctx_errmsg(G_ctx));
+  size_t bytes = (size_t)n * 4;
+  float *h = malloc(bytes);
+  ck_assert_ptr_nonnull(h);
+  for (int64_t i = 0; i < n; i++) h[i] = (float)(i % 1021) * 0.25f;
+  kf_tensor tx = {(void *)(uintptr_t)dev_alloc(bytes), KF_F32, 1, {n}};
+  kf_tensor ty = {(void *)(uintptr_t)dev_alloc(bytes), KF_F32, 1, {n}};
+  G_drv->MemcpyHtoD((CUdeviceptr)(uintptr_t)tx.data, h, bytes);
+  G_drv->MemsetD8((CUdeviceptr)(uintptr_t)ty.data, 0xff, bytes);
+  ck_assert_msg(kf_plan_run(plan, &tx, 1, &ty, 1, NULL) == KF_OK, "%s", kf_plan_errmsg(plan));
+  dev_sync();
+  G_drv->MemcpyDtoH(h, (CUdeviceptr)(uintptr_t)ty.data, bytes);
+  int64_t bad = 0, first = -1;
+  for (int64_t i = 0; i < n; i++)
+    if (h[i] != (float)(i % 1021) * 0.5f + 1.0f && bad++ == 0) first = i;
+  ck_assert_msg(bad == 0, "%lld of %lld wrong, first at %lld: %g", (long long)bad, (long long)n,
+                (long long)first, first >= 0 ? (double)h[first] : 0.0);
+  printf("big tensor: %lld f32 elements correct\n", (long long)n);
+  free(h);
+  dev_free((CUdeviceptr)(uintptr_t)tx.data);
+  dev_free((CUdeviceptr)(uintptr_t)ty.data);
+  kf_plan_destroy(plan);
+  kf_graph_destroy(g);
+}
+END_TEST
+
+static Suite *make_suite(void) {
+  Suite *s = suite_create("gpu_runtime");
+  TCase *tc = tcase_create("gpu");
+  tcase_set_timeout(tc, 600);
+  tcase_add_test(tc, example_graphs_fused_vs_reference);
+  tcase_add_test(tc, modes_agree);
+  tcase_add_test(tc, capture_into_callers_graph);
+  tcase_add_test(tc, dlpack_and_callers_workspace);
+  tcase_add_test(tc, more_than_2_31_elements);
+  suite_add_tcase(s, tc);
+  return s;
+}
