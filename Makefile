@@ -31,7 +31,12 @@ test-plain: build
 test-asan: build-asan
 	cd $(BUILD_ASAN) && ASAN_OPTIONS=detect_leaks=1 ctest --output-on-failure -j $(JOBS)
 
-test: test-plain test-asan
+# The YAML loader's libFuzzer harness: corpus replay, then about a minute of
+# fuzzing (clang; FUZZ_SECONDS changes the time).
+fuzz:
+	bash scripts/fuzz.sh
+
+test: test-plain test-asan fuzz
 
 clean:
 	rm -rf $(BUILD) $(BUILD_ASAN) build-fuzz
