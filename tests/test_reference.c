@@ -3,6 +3,7 @@
  * several outputs, long graphs, and every error path. Elementwise ops are
  * in test_reference_pointwise.c, reductions, layout and matmul in
  * test_reference_shape.c. */
+#include "core/ctx.h"
 #include "ref_util.h"
 
 /* ---- composites ---------------------------------------------------------------- */
@@ -137,6 +138,46 @@ START_TEST(long_chain) {
   for (int k = 0; k < 1024; k++) in[k] = k;
   RUN(out, in);
   for (int k = 0; k < 1024; k++) ck_assert(out[k] == k + 2000);
+}
+END_TEST
+
+/* The interpreter logs what it held at most: a chain of 100 adds on 1024
+ * doubles holds two buffers and the constant at a time, not 101, and the
+ * dead exp is never computed. */
+static char LOGGED[2048];
+static void capture(void *user, kf_log_level level, const char *comp, const char *msg) {
+  (void)user;
+  (void)level;
+  if (strcmp(comp, "ir") == 0 && strstr(msg, "reference:"))
+    snprintf(LOGGED, sizeof LOGGED, "%s", msg);
+}
+
+START_TEST(frees_after_last_use) {
+  kf_ctx *ctx = NULL;
+  ck_assert_int_eq(kf_ctx_create(&ctx), KF_OK);
+  kf_ctx_set_log(ctx, capture, NULL);
+  ctx->levels[LOG_IR] = KF_LOG_DEBUG;
+  kf_graph_destroy(G);
+  ck_assert_int_eq(kf_graph_create(ctx, &G), KF_OK);
+  kf_value x = IN("x", KF_F64, 1024);
+  kf_value one = kf_scalar(G, 1, KF_F64), v = x;
+  for (int i = 0; i < 100; i++) v = kf_add(G, v, one);
+  kf_exp(G, x); /* dead */
+  ref_out(v);
+  double in[1024] = {0}, out[1024];
+  LOGGED[0] = '\0';
+  RUN(out, in);
+  ck_assert(out[1023] == 100);
+  int computed = -1, total = -1;
+  long long peak = -1;
+  ck_assert_msg(sscanf(LOGGED, "reference: %d of %d values computed, peak %lld bytes held",
+                       &computed, &total, &peak) == 3, "log line: '%s'", LOGGED);
+  ck_assert_int_eq(computed, 102);
+  ck_assert_int_eq(total, 103);
+  ck_assert_int_eq(peak, 2 * 1024 * 8 + 8);
+  kf_graph_destroy(G);
+  G = NULL;
+  kf_ctx_destroy(ctx);
 }
 END_TEST
 
@@ -296,6 +337,7 @@ static Suite *make_suite(void) {
   tcase_add_test(tc, read_write_half);
   tcase_add_test(tc, output_also_used_later);
   tcase_add_test(tc, long_chain);
+  tcase_add_test(tc, frees_after_last_use);
   tcase_add_test(tc, constants_only);
   tcase_add_test(tc, inputs_untouched_bool_nonzero);
   suite_add_tcase(s, tc);

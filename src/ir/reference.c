@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/ctx.h"
 #include "ir/ref.h"
 
 /* One run: a buffer per value, and when each may be freed. */
@@ -13,6 +14,8 @@ typedef struct ref_run {
   ref_buf *bufs;
   int32_t *last_use; /* index of the last live node reading it; -1: none */
   bool *live;        /* needed by some output */
+  int64_t held, peak; /* bytes of values held now, and at most */
+  int32_t computed;   /* values evaluated (dead ones are skipped) */
 } ref_run;
 
 /* ---- checking the caller's tensors ------------------------------------------- */
@@ -92,7 +95,8 @@ static void plan_lifetimes(ref_run *r) {
   }
 }
 
-static void buf_free(ref_buf *b) {
+static void buf_free(ref_run *r, ref_buf *b) {
+  if (b->f || b->i) r->held -= (b->n > 0 ? b->n : 1) * 8;
   free(b->f);
   free(b->i);
   b->f = NULL;
@@ -113,6 +117,8 @@ static kf_status buf_alloc(ref_run *r, kf_value v) {
                     ir_shape_str(sh, sizeof sh, n->rank, n->shape));
   ref_buf *b = &r->bufs[v];
   b->n = count;
+  r->held += (count > 0 ? count : 1) * 8;
+  if (r->held > r->peak) r->peak = r->held;
   if (ir_dtype_is_float(n->dtype))
     b->f = p;
   else
@@ -205,9 +211,10 @@ static kf_status run_nodes(ref_run *r, const kf_host_tensor *inputs) {
     kf_status st = buf_alloc(r, v);
     if (st == KF_OK) st = eval_node(r, v, inputs);
     if (st != KF_OK) return st;
+    r->computed++;
     const ir_node *n = &g->nodes[v];
     for (int j = 0; j < n->nargs; j++)
-      if (r->last_use[n->args[j]] == v) buf_free(&r->bufs[n->args[j]]);
+      if (r->last_use[n->args[j]] == v) buf_free(r, &r->bufs[n->args[j]]);
   }
   return KF_OK;
 }
@@ -220,7 +227,7 @@ kf_status kf_graph_run_reference(kf_graph *g, const kf_host_tensor *inputs, int 
   if (st != KF_OK) return st;
   size_t nn = (size_t)g->n_nodes;
   ref_run r = {g, calloc(nn, sizeof(ref_buf)), malloc(nn * sizeof(int32_t)),
-               calloc(nn, sizeof(bool))};
+               calloc(nn, sizeof(bool)), 0, 0, 0};
   if (!r.bufs || !r.last_use || !r.live) {
     st = ir_error(g, KF_ERR_OUT_OF_MEMORY, "kf_graph_run_reference: out of memory");
   } else {
@@ -229,7 +236,11 @@ kf_status kf_graph_run_reference(kf_graph *g, const kf_host_tensor *inputs, int 
   }
   for (int j = 0; st == KF_OK && j < n_outputs; j++)
     write_output(&r.bufs[g->outputs[j]], &outputs[j]);
-  for (size_t v = 0; r.bufs && v < nn; v++) buf_free(&r.bufs[v]);
+  if (st == KF_OK)
+    core_log(g->ctx, KF_LOG_DEBUG, LOG_IR,
+             "reference: %d of %d values computed, peak %lld bytes held", (int)r.computed,
+             (int)g->n_nodes, (long long)r.peak);
+  for (size_t v = 0; r.bufs && v < nn; v++) buf_free(&r, &r.bufs[v]);
   free(r.bufs);
   free(r.last_use);
   free(r.live);
