@@ -15,7 +15,11 @@ typedef struct kfuse_command {
 
 int cmd_info(int argc, char **argv);
 int cmd_check(int argc, char **argv);
+int cmd_run(int argc, char **argv);
+int cmd_bench(int argc, char **argv);
 int cmd_compile(int argc, char **argv);
 int cmd_cache(int argc, char **argv);
+int cmd_plan(int argc, char **argv);
+int cmd_emit(int argc, char **argv);
 
 #endif

@@ -12,6 +12,14 @@ static const kfuse_command commands[] = {
      "compile every kernel of a graph file with NVRTC, through the caches", cmd_compile},
     {"cache", "cache stats [--json] | clear | path", "the disk kernel cache: contents, emptying, folder",
      cmd_cache},
+    {"plan", "plan FILE [--json] [--dot] [--no-fusion] [--no-horizontal]",
+     "how a graph file is fused: kernels, launches, buffers, decisions", cmd_plan},
+    {"emit", "emit FILE [--arch sm_90] [--launch N]",
+     "print the generated CUDA C of every launch (or of launch N)", cmd_emit},
+    {"run", "run FILE [--check] [--iters N] [--mode M] [--json] [--trace OUT]",
+     "run a graph file on random inputs (GPU, or the CPU reference without one)", cmd_run},
+    {"bench", "bench FILE [--json] [--iters N]",
+     "time the fused plan against fusion off and a device-to-device copy", cmd_bench},
 };
 static const int n_commands = (int)(sizeof commands / sizeof commands[0]);
 
