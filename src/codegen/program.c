@@ -6,9 +6,6 @@
 
 #include "core/plan.h"
 
-/* Weak until code generation defines it; see cg_program_free. */
-void cg_launch_src_free(cg_launch_src *src) __attribute__((weak));
-
 cg_program *cg_program_new(int n_launches) {
   if (n_launches < 0) return NULL;
   cg_program *prog = calloc(1, sizeof *prog);
@@ -22,21 +19,10 @@ cg_program *cg_program_new(int n_launches) {
   return prog;
 }
 
-static void free_src(cg_launch_src *src) {
-  if (cg_launch_src_free) {
-    cg_launch_src_free(src);
-    return;
-  }
-  free(src->source);
-  free(src->params);
-  src->source = NULL;
-  src->params = NULL;
-}
-
 void cg_program_free(struct cg_program *code) {
   if (!code) return;
   for (int i = 0; i < code->n_launches; i++) {
-    free_src(&code->launches[i].src);
+    cg_launch_src_free(&code->launches[i].src);
     free(code->launches[i].image);
     free(code->launches[i].log);
   }

@@ -13,14 +13,6 @@
 #include "runtime/nvrtc.h"
 #include "runtime/threadpool.h"
 
-/* Weak until the runtime's device code and code generation define them:
- * without a device query the arch falls back to sm_90; without codegen a
- * plan cannot be compiled (KF_ERR_UNSUPPORTED). */
-kf_status rt_device_arch(kf_ctx *ctx, char *arch, size_t size) __attribute__((weak));
-kf_status cg_emit_launch(const kf_graph *g, const fuse_plan *plan, int launch,
-                         const cg_target *target, cg_launch_src *out, char *err,
-                         size_t errsize) __attribute__((weak));
-
 static double now_ms(void) {
   struct timespec t;
   clock_gettime(CLOCK_MONOTONIC, &t);
@@ -157,7 +149,7 @@ static kf_status resolve_arch(kf_plan *plan, char *arch, size_t size) {
   const char *want = plan->options.arch;
   char dev[32], err[256];
   if (!want || !*want) {
-    if (rt_device_arch && rt_device_arch(plan->ctx, dev, sizeof dev) == KF_OK) {
+    if (rt_device_arch(plan->ctx, dev, sizeof dev) == KF_OK) {
       want = dev;
     } else {
       core_log(plan->ctx, KF_LOG_WARN, LOG_CACHE,
@@ -173,8 +165,6 @@ static kf_status resolve_arch(kf_plan *plan, char *arch, size_t size) {
 static kf_status emit_all(kf_plan *plan, cg_program *prog) {
   cg_target target;
   char err[1024] = "";
-  if (!cg_emit_launch)
-    return core_plan_error(plan, KF_ERR_UNSUPPORTED, "kf_plan_compile: no code generator built in");
   if (!cg_target_from_arch(prog->arch, &target))
     return core_plan_error(plan, KF_ERR_INVALID_ARG, "kf_plan_compile: unknown arch %s", prog->arch);
   for (int i = 0; i < prog->n_launches; i++) {

@@ -49,7 +49,7 @@ void rt_nvrtc_format_error(const char *what, const char *log, const char *source
 
 /* Provided by the runtime's device code (src/runtime): writes the current
  * device's arch ("sm_90") into arch. KF_ERR_NO_DEVICE without a driver or
- * GPU. Declared weak by compile.c until the runtime defines it. */
+ * GPU (src/runtime/device.c). */
 kf_status rt_device_arch(kf_ctx *ctx, char *arch, size_t size);
 
 #endif
