@@ -455,6 +455,14 @@ KF_API int kf_plan_num_launches(const kf_plan *plan);
 KF_API int kf_plan_num_kernels(const kf_plan *plan);
 /* Bytes of device workspace the plan needs between launches. */
 KF_API int64_t kf_plan_workspace_size(const kf_plan *plan);
+/* The generated CUDA C of launch `launch` (0 .. kf_plan_num_launches-1),
+ * for `arch` ("sm_90"; NULL: the plan's options.arch, else "sm_90"); needs
+ * neither a GPU nor NVRTC. Each source begins with a comment naming the ops
+ * it fuses and the code-generation decisions (docs/codegen.md). The caller
+ * frees the result with kf_free; NULL on error (bad launch or arch, a
+ * kernel codegen cannot emit, out of memory), with the message on the plan.
+ * Not thread-safe on one plan. */
+KF_API char *kf_plan_source(kf_plan *plan, int launch, const char *arch);
 
 /* ------------------------------------------------------------------------ */
 /* Compiling plans (NVRTC) and the kernel caches. See docs/caching.md.      */
@@ -619,6 +627,119 @@ KF_API kf_status kf_plan_run_dlpack(kf_plan *plan,
 KF_API kf_status kf_plan_run_dlpack_legacy(kf_plan *plan, struct DLManagedTensor *const *inputs,
                                            int n_inputs, struct DLManagedTensor *const *outputs,
                                            int n_outputs, void *stream);
+
+/* ------------------------------------------------------------------------ */
+/* Profiling and tracing (docs/cli.md)                                      */
+/* ------------------------------------------------------------------------ */
+
+/* Device memory for tools, tests and simple embedders (a framework keeps
+ * its own allocator: kfuse only borrows tensors). These use the context's
+ * CUDA context (the caller's current one, else device 0's primary one).
+ * Thread-safe. Errors: KF_ERR_NO_DEVICE, KF_ERR_OUT_OF_MEMORY, KF_ERR_CUDA,
+ * KF_ERR_CONTEXT_LOST, KF_ERR_INVALID_ARG; the message is on ctx. */
+KF_API kf_status kf_device_alloc(kf_ctx *ctx, size_t bytes, void **dptr);
+/* Frees memory from kf_device_alloc; NULL is a no-op. */
+KF_API void kf_device_free(kf_ctx *ctx, void *dptr);
+/* Blocking copies between host and device memory. */
+KF_API kf_status kf_memcpy_to_device(kf_ctx *ctx, void *dst, const void *src, size_t bytes);
+KF_API kf_status kf_memcpy_to_host(kf_ctx *ctx, void *dst, const void *src, size_t bytes);
+/* Sets `bytes` bytes at dptr to `byte` and waits (0xff poisons floats
+ * with NaN). */
+KF_API kf_status kf_memset_device(kf_ctx *ctx, void *dptr, int byte, size_t bytes);
+/* Waits for the work queued on stream (NULL: the legacy default stream). */
+KF_API kf_status kf_stream_synchronize(kf_ctx *ctx, void *stream);
+
+/* One launch of a profiled run. */
+typedef struct kf_launch_profile {
+  char name[64];        /* kernel entry: "k0_pointwise" */
+  int kernels;          /* fused kernels packed into it (horizontal > 1) */
+  int stream;           /* 0: the caller's stream; 1..: kfuse's pool */
+  double start_ms;      /* from the start of the run, by CUDA events */
+  double ms;            /* its time, by CUDA events */
+  int64_t bytes;        /* the fewest bytes its kernels must move */
+  double gbps;          /* bytes / ms */
+  unsigned grid, block, smem_bytes;
+  int registers, local_bytes; /* per thread; local > 0 means spills */
+  int blocks_per_sm;
+  double occupancy;     /* resident threads / max threads per SM, 0..1 */
+} kf_launch_profile;
+
+typedef struct kf_profile {
+  char device[256];             /* "NVIDIA H200" */
+  kf_run_mode mode;             /* plain or streams (graph runs as streams) */
+  int n_launches;
+  kf_launch_profile *launches;  /* owned: release with kf_profile_release */
+  double ms;                    /* first launch's start to last one's end */
+  int64_t bytes;                /* the plan's minimum bytes (bytes_fused) */
+  double gbps;                  /* bytes / ms */
+} kf_profile;
+
+/* Runs the plan once with a CUDA event before and after every launch and
+ * waits for it (a profiling call: it synchronizes `stream`). Launches go
+ * one after another on `stream` in KF_MODE_PLAIN, and on kfuse's streams
+ * as kf_plan_run would place them in KF_MODE_STREAMS and KF_MODE_GRAPH.
+ * Registers, spills and occupancy are those measured at load. While a
+ * trace is recording (kf_trace_start) the launches are added to it. Tensors
+ * as kf_plan_run. *out is filled even on failure (then with no launches);
+ * release it with kf_profile_release. Not thread-safe on one plan.
+ * Errors: as kf_plan_run, on the plan. */
+KF_API kf_status kf_plan_profile(kf_plan *plan, const kf_tensor *inputs, int n_inputs,
+                                 const kf_tensor *outputs, int n_outputs, void *stream,
+                                 kf_profile *out);
+/* Frees the launches of a profile; NULL and a released profile are no-ops. */
+KF_API void kf_profile_release(kf_profile *profile);
+
+typedef struct kf_bench_options {
+  int warmup;       /* untimed runs first (3) */
+  int iters;        /* timed runs (20) */
+  bool host_timing; /* also time kf_plan_run on the host in plain and graph modes (true) */
+  bool nvml;        /* sample GPU utilization with NVML if libnvidia-ml is there (true) */
+} kf_bench_options;
+KF_API void kf_bench_options_init(kf_bench_options *opt);
+
+typedef struct kf_bench_result {
+  int iters;
+  double ms_median, ms_min, ms_max; /* per run, CUDA events around each run */
+  int64_t bytes;                    /* the plan's minimum bytes (bytes_fused) */
+  double gbps;                      /* bytes / ms_median */
+  double host_us_plain;             /* host time per kf_plan_run call, back to back */
+  double host_us_graph;             /*   (-1 when not measured) */
+  int nvml_samples;                 /* 0: NVML absent or not asked */
+  double gpu_util, mem_util;        /* mean percent over the timed runs; -1 when absent */
+} kf_bench_result;
+
+/* Times the plan in its current mode: warm-up runs, then `iters` runs each
+ * between two CUDA events on `stream`, then (host_timing) the host time of
+ * back-to-back kf_plan_run calls in plain and in graph mode (the plan's mode
+ * is restored). Synchronizes `stream`. Tensors as kf_plan_run; their
+ * contents are overwritten as by any run. Not thread-safe on one plan.
+ * Errors: as kf_plan_run, on the plan. */
+KF_API kf_status kf_plan_benchmark(kf_plan *plan, const kf_tensor *inputs, int n_inputs,
+                                   const kf_tensor *outputs, int n_outputs, void *stream,
+                                   const kf_bench_options *opt, kf_bench_result *out);
+/* The device-to-device copy bandwidth (bytes read + written per second,
+ * in GB/s = 1e9 B/s): the median of `iters` cuMemcpyDtoDAsync of a
+ * `bytes`-byte buffer, timed with CUDA events. The ceiling that kernels'
+ * GB/s are compared with. Errors: KF_ERR_NO_DEVICE, KF_ERR_OUT_OF_MEMORY,
+ * KF_ERR_CUDA, KF_ERR_INVALID_ARG, on ctx. */
+KF_API kf_status kf_device_copy_bandwidth(kf_ctx *ctx, size_t bytes, int iters, double *gbps);
+
+/* Records a Chrome / Perfetto trace (chrome://tracing, ui.perfetto.dev) of
+ * the whole process: host spans of parsing, fusion, code generation, NVRTC,
+ * module loads and launches per thread, and the kernels of every
+ * kf_plan_profile on their streams. Starting again restarts it. The same
+ * spans go to NVTX (domain "kfuse") whenever Nsight Systems is attached,
+ * trace or not. Thread-safe. Errors: KF_ERR_OUT_OF_MEMORY. */
+KF_API kf_status kf_trace_start(void);
+/* Stops recording and writes the trace to path as JSON. Errors (on ctx,
+ * which may be NULL): KF_ERR_INVALID_ARG (not recording, NULL path),
+ * KF_ERR_IO. */
+KF_API kf_status kf_trace_stop(kf_ctx *ctx, const char *path);
+/* Opens and closes a host span named `name` (copied) on this thread, in
+ * NVTX and the trace, around a caller's own phase. Spans nest per thread.
+ * Thread-safe. */
+KF_API void kf_trace_push(const char *name);
+KF_API void kf_trace_pop(void);
 
 #ifdef __cplusplus
 }

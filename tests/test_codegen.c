@@ -251,6 +251,65 @@ START_TEST(bad_launch_is_an_error) {
 }
 END_TEST
 
+/* Every launch of a graph file, planned by the fuser, as CUDA C (sm_90). */
+static int example_sources(const char *file, char **srcs, int max) {
+  char path[1024];
+  snprintf(path, sizeof path, "%s/examples/graphs/%s", KFUSE_SOURCE_DIR, file);
+  kf_ctx *ctx = NULL;
+  ck_assert_int_eq(kf_ctx_create(&ctx), KF_OK);
+  kf_graph *g = NULL;
+  ck_assert_msg(kf_graph_load_yaml(ctx, path, &g) == KF_OK, "%s", kf_ctx_errmsg(ctx));
+  kf_plan *plan = NULL;
+  ck_assert_msg(kf_plan_create(ctx, g, NULL, &plan) == KF_OK, "%s", kf_ctx_errmsg(ctx));
+  int n = kf_plan_num_launches(plan);
+  ck_assert_int_le(n, max);
+  for (int L = 0; L < n; L++) {
+    srcs[L] = kf_plan_source(plan, L, "sm_90");
+    ck_assert_msg(srcs[L] != NULL, "%s launch %d: %s", file, L, kf_plan_errmsg(plan));
+  }
+  kf_plan_destroy(plan);
+  kf_graph_destroy(g);
+  kf_ctx_destroy(ctx);
+  return n;
+}
+
+static const char *const examples[] = {
+    "adam_step.yaml",     "add_rmsnorm.yaml",    "attention.yaml",     "axpby_many.yaml",
+    "bias_gelu.yaml",     "broadcast.yaml",      "casts_clamp.yaml",   "column_stats.yaml",
+    "compare_where.yaml", "cross_entropy.yaml",  "horizontal.yaml",    "integer_ops.yaml",
+    "layernorm.yaml",     "mlp_silu.yaml",       "pointwise_chain.yaml", "rmsnorm_residual.yaml",
+    "softmax.yaml",       "transpose_reshape.yaml"};
+
+START_TEST(every_example_compiles) {
+  const char *file = examples[_i];
+  char *srcs[64];
+  int n = example_sources(file, srcs, 64);
+  for (int L = 0; L < n; L++) {
+    double ms = tu_nvrtc(srcs[L], file);
+    if (getenv("KFUSE_CODEGEN_VERBOSE")) fprintf(stderr, "%s launch %d: %.0f ms\n", file, L, ms);
+    ck_assert_msg(ms >= 0, "%s launch %d does not compile", file, L);
+    kf_free(srcs[L]);
+  }
+}
+END_TEST
+
+/* Reviewed sources of known graphs (KFUSE_UPDATE_GOLDEN=1 rewrites them). */
+START_TEST(golden_sources) {
+  static const char *const files[] = {"pointwise_chain.yaml", "softmax.yaml", "add_rmsnorm.yaml",
+                                      "broadcast.yaml", "column_stats.yaml"};
+  for (size_t f = 0; f < sizeof files / sizeof files[0]; f++) {
+    char *srcs[16];
+    int n = example_sources(files[f], srcs, 16);
+    for (int L = 0; L < n; L++) {
+      char name[128];
+      snprintf(name, sizeof name, "%.*s.%d.cu", (int)(strlen(files[f]) - 5), files[f], L);
+      tu_golden(name, srcs[L]);
+      kf_free(srcs[L]);
+    }
+  }
+}
+END_TEST
+
 static Suite *make_suite(void) {
   Suite *s = suite_create("codegen");
   TCase *tc = tcase_create("pointwise");
@@ -267,5 +326,10 @@ static Suite *make_suite(void) {
   tcase_add_test(tc, tiny_and_scalar);
   tcase_add_test(tc, bad_launch_is_an_error);
   suite_add_tcase(s, tc);
+  TCase *te = tcase_create("examples");
+  tcase_set_timeout(te, 300);
+  tcase_add_loop_test(te, every_example_compiles, 0, (int)(sizeof examples / sizeof examples[0]));
+  tcase_add_test(te, golden_sources);
+  suite_add_tcase(s, te);
   return s;
 }

@@ -171,6 +171,21 @@ static void emit_reductions(cg_emit_args *a, const red_shape *rs, int64_t split,
     snprintf(bound, sizeof bound, "red%d", (int)v);
     cg_gen_bind(gen, v, NULL, bound);
   }
+  /* Prologue values that are outputs too: stored as each element is visited
+   * (every element is visited exactly once). */
+  for (int i = 0; i < k->n_outputs; i++) {
+    int32_t v = k->outputs[i];
+    const ir_node *n = &a->g->nodes[v];
+    if (kf_value_numel(a->g, v) != rs->outer * rs->red * rs->inner) continue;
+    char lin[256];
+    snprintf(lin, sizeof lin, "(o * %lld + k) * %lld + n", (long long)rs->red,
+             (long long)rs->inner);
+    cg_ctx c;
+    cg_ctx_linear(&c, n->rank, n->shape, lin, VC_GATHER);
+    char name[160];
+    cg_gen_value(gen, v, &c, name, sizeof name);
+    cg_line(gen, "kf_st(p%d + (%s), %s);", (int)v, lin, name);
+  }
   if (cols)
     cg_printf(&b->combine, "%s  kf_sync<256, %d>();\n  if (ty == 0) {\n%s  }\n",
               b->pstore.s ? b->pstore.s : "", p->launch_threads, b->pload.s ? b->pload.s : "");
@@ -188,6 +203,8 @@ static void emit_epilogue(cg_emit_args *a, const red_shape *rs, cg_gen *gen, red
   for (int i = 0; i < k->n_outputs; i++) {
     int32_t v = k->outputs[i];
     const ir_node *n = &a->g->nodes[v];
+    if (kf_value_numel(a->g, v) == rs->outer * rs->red * rs->inner && rs->red > 1)
+      continue; /* stored by the prologue */
     if (kf_value_numel(a->g, v) != rs->outer * rs->inner) {
       cg_gen_fail(gen, "output %%%d is not one value per reduced output", (int)v);
       continue;
