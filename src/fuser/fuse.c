@@ -47,11 +47,33 @@ const char *fuse_role_name(fuse_role role) {
   return "?";
 }
 
+/* Appends the decimal digits of x at buf[*n] (the decision log formats
+ * thousands of these per plan: printf was the pass's hot spot). */
+static void put_int(char *buf, size_t size, size_t *n, int64_t x) {
+  char tmp[24];
+  int k = 0;
+  uint64_t u = x < 0 ? (uint64_t)0 - (uint64_t)x : (uint64_t)x;
+  do tmp[k++] = (char)('0' + u % 10); while ((u /= 10) && k < 23);
+  if (x < 0 && *n + 1 < size) buf[(*n)++] = '-';
+  while (k > 0 && *n + 1 < size) buf[(*n)++] = tmp[--k];
+  buf[*n] = '\0';
+}
+
+static void put_str(char *buf, size_t size, size_t *n, const char *s) {
+  while (*s && *n + 1 < size) buf[(*n)++] = *s++;
+  buf[*n] = '\0';
+}
+
 const char *fuse_value_label(const kf_graph *g, int32_t v, char *buf, size_t size) {
-  if (g && v >= 0 && v < g->n_nodes && g->nodes[v].name)
-    snprintf(buf, size, "%s", g->nodes[v].name);
-  else
-    snprintf(buf, size, "%%%d", (int)v);
+  size_t n = 0;
+  if (size == 0) return buf;
+  buf[0] = '\0';
+  if (g && v >= 0 && v < g->n_nodes && g->nodes[v].name) {
+    put_str(buf, size, &n, g->nodes[v].name);
+  } else {
+    put_str(buf, size, &n, "%");
+    put_int(buf, size, &n, v);
+  }
   return buf;
 }
 
@@ -68,45 +90,70 @@ bool fuse_is_elementwise(const ir_node *n) {
 }
 
 const char *fuse_fmt_bytes(char *buf, size_t size, int64_t bytes) {
-  static const char *const units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-  double b = (double)bytes;
+  static const char *const units[] = {" B", " KiB", " MiB", " GiB", " TiB"};
+  size_t n = 0;
+  if (size == 0) return buf;
   int u = 0;
-  while (b >= 1024.0 && u < 4) {
-    b /= 1024.0;
-    u++;
+  int64_t scale = 1;
+  while (u < 4 && bytes / scale >= 1024) scale *= 1024, u++;
+  if (u == 0) {
+    put_int(buf, size, &n, bytes);
+  } else { /* one decimal, rounded to nearest */
+    int64_t tenths = (bytes / scale) * 10 + ((bytes % scale) * 10 + scale / 2) / scale;
+    put_int(buf, size, &n, tenths / 10);
+    put_str(buf, size, &n, ".");
+    put_int(buf, size, &n, tenths % 10);
   }
-  if (u == 0)
-    snprintf(buf, size, "%lld B", (long long)bytes);
-  else
-    snprintf(buf, size, "%.1f %s", b, units[u]);
+  put_str(buf, size, &n, units[u]);
   return buf;
 }
 
 /* ---- the decision log --------------------------------------------------- */
 
-void fuse_decide(fuse_plan *plan, bool accepted, const char *rule, const char *fmt, ...) {
-  if (plan->cap_decisions < 0) return; /* out of memory earlier */
+/* A new entry of the log, or NULL once it ran out of memory. */
+static fuse_decision *push_decision(fuse_plan *plan, bool accepted, const char *rule) {
+  if (plan->cap_decisions < 0) return NULL;
   if (plan->n_decisions == plan->cap_decisions) {
     int32_t cap = plan->cap_decisions ? plan->cap_decisions * 2 : 64;
     fuse_decision *d = realloc(plan->decisions, (size_t)cap * sizeof *d);
     if (!d) {
       plan->cap_decisions = -1;
-      return;
+      return NULL;
     }
     plan->decisions = d;
     plan->cap_decisions = cap;
   }
   fuse_decision *d = &plan->decisions[plan->n_decisions++];
+  size_t n = 0;
   d->accepted = accepted;
-  snprintf(d->rule, sizeof d->rule, "%s", rule);
+  put_str(d->rule, sizeof d->rule, &n, rule);
+  return d;
+}
+
+static void log_decision(const fuse_plan *plan, const fuse_decision *d) {
+  if (plan->log_decisions)
+    core_log(plan->graph->ctx, KF_LOG_DEBUG, LOG_FUSE, "%s %s: %s",
+             d->accepted ? "accept" : "refuse", d->rule, d->text);
+}
+
+void fuse_decide(fuse_plan *plan, bool accepted, const char *rule, const char *fmt, ...) {
+  fuse_decision *d = push_decision(plan, accepted, rule);
+  if (!d) return;
   va_list ap;
   va_start(ap, fmt);
   vsnprintf(d->text, sizeof d->text, fmt, ap);
   va_end(ap);
-  kf_ctx *ctx = plan->graph->ctx;
-  if (core_log_enabled(ctx, KF_LOG_DEBUG, LOG_FUSE))
-    core_log(ctx, KF_LOG_DEBUG, LOG_FUSE, "%s %s: %s", accepted ? "accept" : "refuse", d->rule,
-             d->text);
+  log_decision(plan, d);
+}
+
+void fuse_decide_parts(fuse_plan *plan, bool accepted, const char *rule, const char *const *parts,
+                       int n) {
+  fuse_decision *d = push_decision(plan, accepted, rule);
+  if (!d) return;
+  size_t len = 0;
+  d->text[0] = '\0';
+  for (int i = 0; i < n; i++) put_str(d->text, sizeof d->text, &len, parts[i]);
+  log_decision(plan, d);
 }
 
 bool fuse_decisions_ok(const fuse_plan *plan) { return plan->cap_decisions >= 0; }
@@ -157,6 +204,7 @@ kf_status fuse_plan_build(const kf_graph *g, const fuse_options *opt, fuse_plan 
   }
   plan->graph = g;
   plan->options = *opt;
+  plan->log_decisions = core_log_enabled(g->ctx, KF_LOG_DEBUG, LOG_FUSE);
   st = fuse_vertical(plan, err, errsize);
   if (st == KF_OK) st = fuse_finish_kernels(plan, err, errsize);
   if (st == KF_OK) st = fuse_launches(plan, err, errsize);

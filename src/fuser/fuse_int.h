@@ -83,6 +83,10 @@ const char *fuse_fmt_bytes(char *buf, size_t size, int64_t bytes);
 
 void fuse_decide(fuse_plan *plan, bool accepted, const char *rule, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
+/* The same with the text given as pieces to concatenate: the hot path
+ * (one accepted merge per node) stays clear of printf. */
+void fuse_decide_parts(fuse_plan *plan, bool accepted, const char *rule, const char *const *parts,
+                       int n);
 /* False once the log ran out of memory (the plan then fails). */
 bool fuse_decisions_ok(const fuse_plan *plan);
 

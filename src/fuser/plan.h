@@ -127,6 +127,7 @@ typedef struct fuse_plan {
   /* Extensions (fuser). */
   int32_t n_dead;       /* nodes with no path to an output: not computed */
   int32_t n_recomputed; /* node copies recomputed outside their home kernel */
+  bool log_decisions;   /* each decision also goes to the log (fuse=debug) */
 } fuse_plan;
 
 /* Defaults, then KFUSE_NO_FUSION / KFUSE_NO_HORIZONTAL from the environment. */

@@ -400,17 +400,19 @@ static bool copyable(vstate *s, int32_t p) {
 static void log_merge(vstate *s, int32_t p, const int32_t *C, int nC, const fuse_shape_info *in) {
   char b1[64], b2[64], b3[32];
   int64_t saved = 2 * fuse_bytes(&s->g->nodes[p]);
-  if (nC == 1)
-    fuse_decide(s->plan, true, "vertical", "%s into the kernel of %s (%s): %s stays on chip (saves %s)",
-                lbl(s, p, b1, sizeof b1), glbl(s, C[0], b2, sizeof b2), fuse_kind_name(in->kind),
-                lbl(s, p, b1, sizeof b1), fuse_fmt_bytes(b3, sizeof b3, saved));
-  else
+  if (nC == 1) {
+    const char *parts[] = {lbl(s, p, b1, sizeof b1), " into the kernel of ",
+                           glbl(s, C[0], b2, sizeof b2), " (", fuse_kind_name(in->kind),
+                           "): stays on chip (saves ", fuse_fmt_bytes(b3, sizeof b3, saved), ")"};
+    fuse_decide_parts(s->plan, true, "vertical", parts, 8);
+  } else {
     fuse_decide(s->plan, true, "multi-consumer",
                 "%s and its %d consumer kernels (of %s, ...) become one %s kernel: %s is read "
                 "once (saves %s)",
                 lbl(s, p, b1, sizeof b1), nC, glbl(s, C[0], b2, sizeof b2),
                 fuse_kind_name(in->kind), lbl(s, p, b1, sizeof b1),
                 fuse_fmt_bytes(b3, sizeof b3, saved * (nC - 1)));
+  }
 }
 
 static void log_refusal(vstate *s, int32_t p, int32_t gid, int nC, fuse_shape_info *in) {
