@@ -82,8 +82,8 @@ static void show_plan(kf_ctx *ctx, const kf_graph *g) {
   if (text)
     printf("%s%s", text, text[0] && text[strlen(text) - 1] == '\n' ? "" : "\n");
   else
-    printf("the plan has no text form yet (%d launches, %d kernels)\n",
-           kf_plan_num_launches(plan), kf_plan_num_kernels(plan));
+    printf("the plan has no text form yet (%d launches, %d kernels)\n", kf_plan_num_launches(plan),
+           kf_plan_num_kernels(plan));
   kf_free(text);
   kf_plan_destroy(plan);
 }
@@ -108,8 +108,7 @@ int main(void) {
   float y[ROWS * COLS];
   kf_status st = run_reference(g, y);
   if (st != KF_OK) {
-    fprintf(stderr, "basic: reference run failed: %s: %s\n", kf_status_str(st),
-            kf_graph_errmsg(g));
+    fprintf(stderr, "basic: reference run failed: %s: %s\n", kf_status_str(st), kf_graph_errmsg(g));
     goto done;
   }
   printf("\n-- CPU reference --\n");

@@ -49,8 +49,8 @@ static inline kf_value ref_in_(const char *name, kf_dtype dt, int rank, const in
   return v;
 }
 /* IN("x", KF_F32, 3, 4) is an input x: f32[3,4]; IN0 a rank-0 input. */
-#define IN(name, dt, ...)                                                               \
-  ref_in_(name, dt, (int)(sizeof((int64_t[]){0, __VA_ARGS__}) / sizeof(int64_t)) - 1,   \
+#define IN(name, dt, ...)                                                             \
+  ref_in_(name, dt, (int)(sizeof((int64_t[]){0, __VA_ARGS__}) / sizeof(int64_t)) - 1, \
           (const int64_t[]){0, __VA_ARGS__} + 1)
 #define IN0(name, dt) ref_in_(name, dt, 0, NULL)
 
@@ -84,26 +84,47 @@ static inline kf_host_tensor ref_host_like(kf_value v) {
 /* Stores a double into element k, rounding once to the tensor's dtype. */
 static inline void ref_set(kf_host_tensor *t, int64_t k, double v) {
   switch (t->dtype) {
-  case KF_F16: ((uint16_t *)t->data)[k] = ir_double_to_f16(v); break;
-  case KF_BF16: ((uint16_t *)t->data)[k] = ir_double_to_bf16(v); break;
-  case KF_F32: ((float *)t->data)[k] = (float)v; break;
-  case KF_F64: ((double *)t->data)[k] = v; break;
-  case KF_I32: ((int32_t *)t->data)[k] = (int32_t)v; break;
-  case KF_I64: ((int64_t *)t->data)[k] = (int64_t)v; break;
-  default: ((uint8_t *)t->data)[k] = v != 0.0; break;
+    case KF_F16:
+      ((uint16_t *)t->data)[k] = ir_double_to_f16(v);
+      break;
+    case KF_BF16:
+      ((uint16_t *)t->data)[k] = ir_double_to_bf16(v);
+      break;
+    case KF_F32:
+      ((float *)t->data)[k] = (float)v;
+      break;
+    case KF_F64:
+      ((double *)t->data)[k] = v;
+      break;
+    case KF_I32:
+      ((int32_t *)t->data)[k] = (int32_t)v;
+      break;
+    case KF_I64:
+      ((int64_t *)t->data)[k] = (int64_t)v;
+      break;
+    default:
+      ((uint8_t *)t->data)[k] = v != 0.0;
+      break;
   }
 }
 
 /* Element k as a double (exact for every dtype but i64 beyond 2^53). */
 static inline double ref_get(const kf_host_tensor *t, int64_t k) {
   switch (t->dtype) {
-  case KF_F16: return kf_f16_to_float(((const uint16_t *)t->data)[k]);
-  case KF_BF16: return kf_bf16_to_float(((const uint16_t *)t->data)[k]);
-  case KF_F32: return ((const float *)t->data)[k];
-  case KF_F64: return ((const double *)t->data)[k];
-  case KF_I32: return ((const int32_t *)t->data)[k];
-  case KF_I64: return (double)((const int64_t *)t->data)[k];
-  default: return ((const uint8_t *)t->data)[k];
+    case KF_F16:
+      return kf_f16_to_float(((const uint16_t *)t->data)[k]);
+    case KF_BF16:
+      return kf_bf16_to_float(((const uint16_t *)t->data)[k]);
+    case KF_F32:
+      return ((const float *)t->data)[k];
+    case KF_F64:
+      return ((const double *)t->data)[k];
+    case KF_I32:
+      return ((const int32_t *)t->data)[k];
+    case KF_I64:
+      return (double)((const int64_t *)t->data)[k];
+    default:
+      return ((const uint8_t *)t->data)[k];
   }
 }
 
@@ -164,20 +185,18 @@ static inline bool ref_close(double got, double want, double tol) {
   return fabs(got - want) <= tol * scale;
 }
 
-static inline void ref_expect_(const double *got, const double *want, int n, double tol,
-                               int line) {
+static inline void ref_expect_(const double *got, const double *want, int n, double tol, int line) {
   for (int k = 0; k < n; k++)
-    ck_assert_msg(ref_close(got[k], want[k], tol), "line %d: element %d is %.17g, want %.17g",
-                  line, k, got[k], want[k]);
+    ck_assert_msg(ref_close(got[k], want[k], tol), "line %d: element %d is %.17g, want %.17g", line,
+                  k, got[k], want[k]);
 }
 /* EXPECT(got, tol, want...) compares the first count(want) elements. */
-#define EXPECT(got, tol, ...)                                                       \
-  ref_expect_(got, (const double[]){__VA_ARGS__},                                   \
+#define EXPECT(got, tol, ...)                     \
+  ref_expect_(got, (const double[]){__VA_ARGS__}, \
               (int)(sizeof((double[]){__VA_ARGS__}) / sizeof(double)), tol, __LINE__)
 
 /* Asserts the graph's last message contains sub. */
-#define MSG_HAS(sub)                                                                   \
-  ck_assert_msg(strstr(kf_graph_errmsg(G), sub), "message '%s' lacks '%s'",            \
-                kf_graph_errmsg(G), sub)
+#define MSG_HAS(sub) \
+  ck_assert_msg(strstr(kf_graph_errmsg(G), sub), "message '%s' lacks '%s'", kf_graph_errmsg(G), sub)
 
 #endif /* KF_TEST_REF_UTIL_H */

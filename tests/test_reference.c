@@ -31,8 +31,7 @@ START_TEST(softmax_axis0_bf16) {
   RUN(out, (double[]){1, 0, 2, 0, 3, 0});
   /* 0.0900306 -> 0.08984375 (bf16 ulp 2^-11 in [2^-4, 2^-3)),
    * 0.2447285 -> 0.2451171875, 0.6652410 -> 0.6640625, 1/3 -> 0.333984375. */
-  EXPECT(out, 0, 0.08984375, 0.333984375, 0.2451171875, 0.333984375, 0.6640625,
-         0.333984375);
+  EXPECT(out, 0, 0.08984375, 0.333984375, 0.2451171875, 0.333984375, 0.6640625, 0.333984375);
 }
 END_TEST
 
@@ -51,8 +50,7 @@ START_TEST(layernorm_hand_values) {
   ref_out(kf_layernorm(G, x, KF_NONE, KF_NONE, 0.0));
   ref_out(kf_layernorm(G, x, w, b, 0.0));
   double out[8];
-  RUN(out, (double[]){1, 2, 3, 4, 10, 20, 30, 40}, (double[]){1, 1, 2, 2},
-      (double[]){0, 1, 0, 1});
+  RUN(out, (double[]){1, 2, 3, 4, 10, 20, 30, 40}, (double[]){1, 1, 2, 2}, (double[]){0, 1, 0, 1});
   const double n0 = -1.3416407864998738, n1 = -0.4472135954999579;
   EXPECT(out, 1e-15, n0, n1, -n1, -n0, n0, n1, -n1, -n0); /* scale-free */
   for (int k = 0; k < 4; k++) out[k] = ref_get(&OUTS[1], k);
@@ -171,7 +169,8 @@ START_TEST(frees_after_last_use) {
   int computed = -1, total = -1;
   long long peak = -1;
   ck_assert_msg(sscanf(LOGGED, "reference: %d of %d values computed, peak %lld bytes held",
-                       &computed, &total, &peak) == 3, "log line: '%s'", LOGGED);
+                       &computed, &total, &peak) == 3,
+                "log line: '%s'", LOGGED);
   ck_assert_int_eq(computed, 102);
   ck_assert_int_eq(total, 103);
   ck_assert_int_eq(peak, 2 * 1024 * 8 + 8);

@@ -20,25 +20,46 @@ static const un_case un_cases[] = {
     {"neg", kf_neg, 4, {1.5, -0.0, INFINITY, NAN}, {-1.5, 0.0, -INFINITY, NAN}},
     {"abs", kf_abs, 4, {-2.0, -0.0, -INFINITY, NAN}, {2.0, 0.0, INFINITY, NAN}},
     {"exp", kf_exp, 5, {0, 1, -INFINITY, INFINITY, NAN}, {1, 2.718281828459045, 0, INFINITY, NAN}},
-    {"log", kf_log, 6, {1, 2, 0, -0.0, -1, INFINITY},
+    {"log",
+     kf_log,
+     6,
+     {1, 2, 0, -0.0, -1, INFINITY},
      {0, 0.6931471805599453, -INFINITY, -INFINITY, NAN, INFINITY}},
     {"sqrt", kf_sqrt, 5, {4, 2, -1, -0.0, INFINITY}, {2, 1.4142135623730951, NAN, -0.0, INFINITY}},
     {"rsqrt", kf_rsqrt, 5, {4, 0, -0.0, INFINITY, -4}, {0.5, INFINITY, -INFINITY, 0, NAN}},
-    {"reciprocal", kf_reciprocal, 5, {2, 0, -0.0, INFINITY, -INFINITY},
+    {"reciprocal",
+     kf_reciprocal,
+     5,
+     {2, 0, -0.0, INFINITY, -INFINITY},
      {0.5, INFINITY, -INFINITY, 0, -0.0}},
     {"sin", kf_sin, 4, {0, -0.0, 0.5, INFINITY}, {0, -0.0, 0.479425538604203, NAN}},
     {"cos", kf_cos, 3, {0, 0.5, INFINITY}, {1, 0.8775825618903728, NAN}},
     {"tanh", kf_tanh, 5, {0, 0.5, INFINITY, -INFINITY, NAN}, {0, 0.46211715726000974, 1, -1, NAN}},
-    {"sigmoid", kf_sigmoid, 5, {0, 2, INFINITY, -INFINITY, NAN},
+    {"sigmoid",
+     kf_sigmoid,
+     5,
+     {0, 2, INFINITY, -INFINITY, NAN},
      {0.5, 0.8807970779778823, 1, 0, NAN}},
     {"relu", kf_relu, 4, {-1, 2, -INFINITY, NAN}, {0, 2, 0, NAN}},
-    {"gelu", kf_gelu, 5, {0, 1, -1, INFINITY, NAN},
+    {"gelu",
+     kf_gelu,
+     5,
+     {0, 1, -1, INFINITY, NAN},
      {0, 0.8413447460685429, -0.15865525393145707, INFINITY, NAN}},
-    {"gelu_tanh", kf_gelu_tanh, 4, {0, 1, -1, INFINITY},
+    {"gelu_tanh",
+     kf_gelu_tanh,
+     4,
+     {0, 1, -1, INFINITY},
      {0, 0.8411919906082768, -0.15880800939172324, INFINITY}},
-    {"silu", kf_silu, 4, {0, 1, -1, INFINITY},
+    {"silu",
+     kf_silu,
+     4,
+     {0, 1, -1, INFINITY},
      {0, 0.7310585786300049, -0.2689414213699951, INFINITY}},
-    {"erf", kf_erf, 5, {0, 1, 0.5, INFINITY, -INFINITY},
+    {"erf",
+     kf_erf,
+     5,
+     {0, 1, 0.5, INFINITY, -INFINITY},
      {0, 0.8427007929497149, 0.5204998778130465, 1, -1}},
     {"floor", kf_floor, 5, {-1.5, 2.5, -0.0, INFINITY, NAN}, {-2, 2, -0.0, INFINITY, NAN}},
     {"ceil", kf_ceil, 5, {-1.5, 2.5, -0.5, -INFINITY, NAN}, {-1, 3, -0.0, -INFINITY, NAN}},
@@ -54,8 +75,8 @@ START_TEST(unary_f64) {
   double out[6];
   RUN(out, c->in);
   for (int k = 0; k < c->n; k++)
-    ck_assert_msg(ref_close(out[k], c->want[k], 1e-15), "%s(%.17g) = %.17g, want %.17g",
-                  c->name, c->in[k], out[k], c->want[k]);
+    ck_assert_msg(ref_close(out[k], c->want[k], 1e-15), "%s(%.17g) = %.17g, want %.17g", c->name,
+                  c->in[k], out[k], c->want[k]);
 }
 END_TEST
 
@@ -69,8 +90,8 @@ START_TEST(unary_f32) {
   RUN(out, c->in);
   for (int k = 0; k < c->n; k++) {
     double want = (double)(float)c->want[k];
-    ck_assert_msg(ref_close(out[k], want, 0x1p-24), "%s(%.9g) = %.9g, want %.9g", c->name,
-                  c->in[k], out[k], want);
+    ck_assert_msg(ref_close(out[k], want, 0x1p-24), "%s(%.9g) = %.9g, want %.9g", c->name, c->in[k],
+                  out[k], want);
   }
 }
 END_TEST
@@ -136,17 +157,37 @@ typedef struct bin_case {
 } bin_case;
 
 static const bin_case bin_cases[] = {
-    {"add", kf_add, 5, {1, INFINITY, INFINITY, NAN, -0.0}, {2, -INFINITY, 1, 1, -0.0},
+    {"add",
+     kf_add,
+     5,
+     {1, INFINITY, INFINITY, NAN, -0.0},
+     {2, -INFINITY, 1, 1, -0.0},
      {3, NAN, INFINITY, NAN, -0.0}},
     {"sub", kf_sub, 4, {5, INFINITY, 0, 1}, {3, INFINITY, 0, NAN}, {2, NAN, 0, NAN}},
     {"mul", kf_mul, 4, {0, -2, -0.0, 1e200}, {INFINITY, 3, 1, 1e200}, {NAN, -6, -0.0, INFINITY}},
-    {"div", kf_div, 6, {1, -1, 0, 1, 7, INFINITY}, {0, 0, 0, -0.0, 2, INFINITY},
+    {"div",
+     kf_div,
+     6,
+     {1, -1, 0, 1, 7, INFINITY},
+     {0, 0, 0, -0.0, 2, INFINITY},
      {INFINITY, -INFINITY, NAN, -INFINITY, 3.5, NAN}},
-    {"pow", kf_pow, 6, {2, 4, -8, 0, NAN, 2}, {10, 0.5, 1.0 / 3.0, 0, 0, -1},
+    {"pow",
+     kf_pow,
+     6,
+     {2, 4, -8, 0, NAN, 2},
+     {10, 0.5, 1.0 / 3.0, 0, 0, -1},
      {1024, 2, NAN, 1, 1, 0.5}},
-    {"maximum", kf_maximum, 5, {1, NAN, 3, -INFINITY, -1}, {NAN, 1, 2, 0, -2},
+    {"maximum",
+     kf_maximum,
+     5,
+     {1, NAN, 3, -INFINITY, -1},
+     {NAN, 1, 2, 0, -2},
      {NAN, NAN, 3, 0, -1}},
-    {"minimum", kf_minimum, 5, {1, NAN, 3, -INFINITY, -1}, {NAN, 1, 2, 0, -2},
+    {"minimum",
+     kf_minimum,
+     5,
+     {1, NAN, 3, -INFINITY, -1},
+     {NAN, 1, 2, 0, -2},
      {NAN, NAN, 2, -INFINITY, -2}},
     {"eq", kf_eq, 4, {NAN, 1, -0.0, 1}, {NAN, 1, 0, 2}, {0, 1, 1, 0}},
     {"ne", kf_ne, 4, {NAN, 1, -0.0, 1}, {NAN, 1, 0, 2}, {1, 0, 0, 1}},
@@ -183,10 +224,10 @@ START_TEST(binary_i32_wrap) {
   RUN(NULL, (double[]){INT32_MAX, INT32_MIN, 65536, 46341}, (double[]){1, 1, 65536, 46341});
   const int32_t *add = OUTS[0].data, *sub = OUTS[1].data, *mul = OUTS[2].data;
   const int32_t *mx = OUTS[3].data, *mn = OUTS[4].data;
-  ck_assert_int_eq(add[0], INT32_MIN);     /* INT32_MAX + 1 */
-  ck_assert_int_eq(sub[1], INT32_MAX);     /* INT32_MIN - 1 */
-  ck_assert_int_eq(mul[2], 0);             /* 2^32 mod 2^32 */
-  ck_assert_int_eq(mul[3], -2147479015);   /* 2147488281 - 2^32 */
+  ck_assert_int_eq(add[0], INT32_MIN);   /* INT32_MAX + 1 */
+  ck_assert_int_eq(sub[1], INT32_MAX);   /* INT32_MIN - 1 */
+  ck_assert_int_eq(mul[2], 0);           /* 2^32 mod 2^32 */
+  ck_assert_int_eq(mul[3], -2147479015); /* 2147488281 - 2^32 */
   ck_assert_int_eq(add[2], 131072);
   ck_assert_int_eq(mx[0], INT32_MAX);
   ck_assert_int_eq(mn[1], INT32_MIN);
@@ -406,8 +447,7 @@ START_TEST(broadcast_rank_mismatch) {
   RUN(out, (double[]){0, 1, 2, 3, 4, 5}, (double[]){0, 10, 20, 30});
   for (int i = 0; i < 2; i++)
     for (int j = 0; j < 4; j++)
-      for (int k = 0; k < 3; k++)
-        ck_assert(out[(i * 4 + j) * 3 + k] == (i * 3 + k) + 10 * j);
+      for (int k = 0; k < 3; k++) ck_assert(out[(i * 4 + j) * 3 + k] == (i * 3 + k) + 10 * j);
 }
 END_TEST
 
@@ -420,7 +460,8 @@ START_TEST(broadcast_row_into_matrix_int) {
 }
 END_TEST
 
-/* ---- where and clamp ---------------------------------------------------------------------------- */
+/* ---- where and clamp ----------------------------------------------------------------------------
+ */
 
 START_TEST(where_broadcasts) {
   kf_value c = IN("c", KF_BOOL, 2, 1), a = IN("a", KF_F32, 2, 2);

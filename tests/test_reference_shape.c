@@ -240,7 +240,6 @@ START_TEST(matmul_f16_rounds_once) {
 }
 END_TEST
 
-
 /* ---- rank 8, checked by decoding every index with division -------------------------- */
 
 /* The row-major multi-index of flat position k in an all-2 shape of rank r. */

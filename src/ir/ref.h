@@ -50,8 +50,7 @@ void ref_dense_strides(int rank, const int64_t *shape, int64_t *stride);
 /* Strides that read a dense tensor of shape `in` (rank rin) while walking
  * `out` (rank rout >= rin): axes aligned from the right, 0 where `in` is 1
  * or missing (NumPy broadcasting). */
-void ref_bcast_strides(int rin, const int64_t *in, int rout, const int64_t *out,
-                       int64_t *stride);
+void ref_bcast_strides(int rin, const int64_t *in, int rout, const int64_t *out, int64_t *stride);
 
 /* Rounding a result once to its dtype and storing it at o[k]. */
 /* From a double: floats round to nearest even, integers truncate toward

@@ -12,8 +12,7 @@ void ref_dense_strides(int rank, const int64_t *shape, int64_t *stride) {
   }
 }
 
-void ref_bcast_strides(int rin, const int64_t *in, int rout, const int64_t *out,
-                       int64_t *stride) {
+void ref_bcast_strides(int rin, const int64_t *in, int rout, const int64_t *out, int64_t *stride) {
   int64_t dense[KF_MAX_RANK];
   ref_dense_strides(rin, in, dense);
   for (int d = 0; d < rout; d++) {
@@ -41,24 +40,24 @@ void ref_eval_layout(const kf_graph *g, const ir_node *n, const ref_buf *const *
   const ir_node *x = &g->nodes[n->args[0]];
   int64_t stride[KF_MAX_RANK];
   switch (n->op) {
-  case IR_OP_RESHAPE: /* same row-major order */
-    if (out->f)
-      memcpy(out->f, a[0]->f, (size_t)out->n * sizeof *out->f);
-    else
-      memcpy(out->i, a[0]->i, (size_t)out->n * sizeof *out->i);
-    return;
-  case IR_OP_TRANSPOSE: { /* output axis d is input axis perm[d] */
-    int64_t in[KF_MAX_RANK];
-    ref_dense_strides(x->rank, x->shape, in);
-    for (int d = 0; d < n->rank; d++) stride[d] = in[n->perm[d]];
-    gather(n, stride, a[0], out);
-    return;
-  }
-  case IR_OP_BROADCAST_TO:
-    ref_bcast_strides(x->rank, x->shape, n->rank, n->shape, stride);
-    gather(n, stride, a[0], out);
-    return;
-  default:
-    return;
+    case IR_OP_RESHAPE: /* same row-major order */
+      if (out->f)
+        memcpy(out->f, a[0]->f, (size_t)out->n * sizeof *out->f);
+      else
+        memcpy(out->i, a[0]->i, (size_t)out->n * sizeof *out->i);
+      return;
+    case IR_OP_TRANSPOSE: { /* output axis d is input axis perm[d] */
+      int64_t in[KF_MAX_RANK];
+      ref_dense_strides(x->rank, x->shape, in);
+      for (int d = 0; d < n->rank; d++) stride[d] = in[n->perm[d]];
+      gather(n, stride, a[0], out);
+      return;
+    }
+    case IR_OP_BROADCAST_TO:
+      ref_bcast_strides(x->rank, x->shape, n->rank, n->shape, stride);
+      gather(n, stride, a[0], out);
+      return;
+    default:
+      return;
   }
 }

@@ -71,8 +71,8 @@ static double unary_f(ir_op op, double x) {
   case IR_OP_##ID:                               \
     return (fexpr);
 #include "ir/ops.def"
-  default:
-    return NAN;
+    default:
+      return NAN;
   }
 }
 
@@ -82,8 +82,8 @@ static int64_t unary_i(ir_op op, int64_t x) {
   case IR_OP_##ID:                               \
     return (int64_t)(iexpr);
 #include "ir/ops.def"
-  default:
-    return 0;
+    default:
+      return 0;
   }
 }
 
@@ -93,8 +93,8 @@ static double binary_f(ir_op op, double a, double b) {
   case IR_OP_##ID:                                \
     return (fexpr);
 #include "ir/ops.def"
-  default:
-    return NAN;
+    default:
+      return NAN;
   }
 }
 
@@ -104,8 +104,8 @@ static int64_t binary_i(ir_op op, int64_t a, int64_t b) {
   case IR_OP_##ID:                                \
     return (int64_t)(iexpr);
 #include "ir/ops.def"
-  default:
-    return 0;
+    default:
+      return 0;
   }
 }
 

@@ -82,8 +82,8 @@ static void batch_strides(const ir_node *x, const ir_node *n, int64_t *stride) {
 }
 
 /* C[m][j] = sum_k A[m][k] * B[k][j] for one matrix of the batch. */
-static void matmul_one(const ir_node *n, const ref_buf *A, int64_t ao, const ref_buf *B,
-                       int64_t bo, ref_buf *C, int64_t co, int64_t M, int64_t K, int64_t N) {
+static void matmul_one(const ir_node *n, const ref_buf *A, int64_t ao, const ref_buf *B, int64_t bo,
+                       ref_buf *C, int64_t co, int64_t M, int64_t K, int64_t N) {
   for (int64_t m = 0; m < M; m++) {
     for (int64_t j = 0; j < N; j++) {
       if (C->f) {

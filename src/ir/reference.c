@@ -12,8 +12,8 @@
 typedef struct ref_run {
   kf_graph *g;
   ref_buf *bufs;
-  int32_t *last_use; /* index of the last live node reading it; -1: none */
-  bool *live;        /* needed by some output */
+  int32_t *last_use;  /* index of the last live node reading it; -1: none */
+  bool *live;         /* needed by some output */
   int64_t held, peak; /* bytes of values held now, and at most */
   int32_t computed;   /* values evaluated (dead ones are skipped) */
 } ref_run;
@@ -132,13 +132,27 @@ static kf_status buf_alloc(ref_run *r, kf_value v) {
 static void read_input(const kf_host_tensor *t, ref_buf *b) {
   for (int64_t k = 0; k < b->n; k++) {
     switch (t->dtype) {
-    case KF_F16: b->f[k] = kf_f16_to_float(((const uint16_t *)t->data)[k]); break;
-    case KF_BF16: b->f[k] = kf_bf16_to_float(((const uint16_t *)t->data)[k]); break;
-    case KF_F32: b->f[k] = ((const float *)t->data)[k]; break;
-    case KF_F64: b->f[k] = ((const double *)t->data)[k]; break;
-    case KF_I32: b->i[k] = ((const int32_t *)t->data)[k]; break;
-    case KF_I64: b->i[k] = ((const int64_t *)t->data)[k]; break;
-    default: b->i[k] = ((const uint8_t *)t->data)[k] != 0; break; /* bool */
+      case KF_F16:
+        b->f[k] = kf_f16_to_float(((const uint16_t *)t->data)[k]);
+        break;
+      case KF_BF16:
+        b->f[k] = kf_bf16_to_float(((const uint16_t *)t->data)[k]);
+        break;
+      case KF_F32:
+        b->f[k] = ((const float *)t->data)[k];
+        break;
+      case KF_F64:
+        b->f[k] = ((const double *)t->data)[k];
+        break;
+      case KF_I32:
+        b->i[k] = ((const int32_t *)t->data)[k];
+        break;
+      case KF_I64:
+        b->i[k] = ((const int64_t *)t->data)[k];
+        break;
+      default:
+        b->i[k] = ((const uint8_t *)t->data)[k] != 0;
+        break; /* bool */
     }
   }
 }
@@ -147,13 +161,27 @@ static void read_input(const kf_host_tensor *t, ref_buf *b) {
 static void write_output(const ref_buf *b, kf_host_tensor *t) {
   for (int64_t k = 0; k < b->n; k++) {
     switch (t->dtype) {
-    case KF_F16: ((uint16_t *)t->data)[k] = ir_double_to_f16(b->f[k]); break;
-    case KF_BF16: ((uint16_t *)t->data)[k] = ir_double_to_bf16(b->f[k]); break;
-    case KF_F32: ((float *)t->data)[k] = (float)b->f[k]; break;
-    case KF_F64: ((double *)t->data)[k] = b->f[k]; break;
-    case KF_I32: ((int32_t *)t->data)[k] = (int32_t)ref_sat_int((double)b->i[k], KF_I32); break;
-    case KF_I64: ((int64_t *)t->data)[k] = b->i[k]; break;
-    default: ((uint8_t *)t->data)[k] = b->i[k] != 0; break; /* bool */
+      case KF_F16:
+        ((uint16_t *)t->data)[k] = ir_double_to_f16(b->f[k]);
+        break;
+      case KF_BF16:
+        ((uint16_t *)t->data)[k] = ir_double_to_bf16(b->f[k]);
+        break;
+      case KF_F32:
+        ((float *)t->data)[k] = (float)b->f[k];
+        break;
+      case KF_F64:
+        ((double *)t->data)[k] = b->f[k];
+        break;
+      case KF_I32:
+        ((int32_t *)t->data)[k] = (int32_t)ref_sat_int((double)b->i[k], KF_I32);
+        break;
+      case KF_I64:
+        ((int64_t *)t->data)[k] = b->i[k];
+        break;
+      default:
+        ((uint8_t *)t->data)[k] = b->i[k] != 0;
+        break; /* bool */
     }
   }
 }
@@ -174,29 +202,39 @@ static kf_status eval_node(ref_run *r, kf_value v, const kf_host_tensor *inputs)
   for (int j = 0; j < n->nargs && j < 3; j++) a[j] = &r->bufs[n->args[j]];
   ref_buf *out = &r->bufs[v];
   switch (ir_ops[n->op].kind) {
-  case KIND_SOURCE:
-    if (n->op == IR_OP_CONST) {
-      eval_const(n, out);
+    case KIND_SOURCE:
+      if (n->op == IR_OP_CONST) {
+        eval_const(n, out);
+        return KF_OK;
+      }
+      for (int i = 0; i < g->n_inputs; i++)
+        if (g->inputs[i] == v) read_input(&inputs[i], out);
       return KF_OK;
-    }
-    for (int i = 0; i < g->n_inputs; i++)
-      if (g->inputs[i] == v) read_input(&inputs[i], out);
-    return KF_OK;
-  case KIND_UNARY: ref_eval_unary(g, n, a, out); return KF_OK;
-  case KIND_BINARY: ref_eval_binary(g, n, a, out); return KF_OK;
-  case KIND_REDUCE: ref_eval_reduce(g, n, a, out); return KF_OK;
-  case KIND_LAYOUT: ref_eval_layout(g, n, a, out); return KF_OK;
-  case KIND_MATMUL: ref_eval_matmul(g, n, a, out); return KF_OK;
-  case KIND_POINTWISE:
-    if (n->op == IR_OP_WHERE)
-      ref_eval_where(g, n, a, out);
-    else if (n->op == IR_OP_CLAMP)
-      ref_eval_clamp(g, n, a, out);
-    else
-      ref_eval_cast(g, n, a, out);
-    return KF_OK;
-  default:
-    break;
+    case KIND_UNARY:
+      ref_eval_unary(g, n, a, out);
+      return KF_OK;
+    case KIND_BINARY:
+      ref_eval_binary(g, n, a, out);
+      return KF_OK;
+    case KIND_REDUCE:
+      ref_eval_reduce(g, n, a, out);
+      return KF_OK;
+    case KIND_LAYOUT:
+      ref_eval_layout(g, n, a, out);
+      return KF_OK;
+    case KIND_MATMUL:
+      ref_eval_matmul(g, n, a, out);
+      return KF_OK;
+    case KIND_POINTWISE:
+      if (n->op == IR_OP_WHERE)
+        ref_eval_where(g, n, a, out);
+      else if (n->op == IR_OP_CLAMP)
+        ref_eval_clamp(g, n, a, out);
+      else
+        ref_eval_cast(g, n, a, out);
+      return KF_OK;
+    default:
+      break;
   }
   char label[300];
   return ir_error(g, KF_ERR_INTERNAL, "kf_graph_run_reference: %s: op '%s' cannot be evaluated",
@@ -226,8 +264,9 @@ kf_status kf_graph_run_reference(kf_graph *g, const kf_host_tensor *inputs, int 
   kf_status st = check_args(g, inputs, n_inputs, outputs, n_outputs);
   if (st != KF_OK) return st;
   size_t nn = (size_t)g->n_nodes;
-  ref_run r = {g, calloc(nn, sizeof(ref_buf)), malloc(nn * sizeof(int32_t)),
-               calloc(nn, sizeof(bool)), 0, 0, 0};
+  ref_run r = {
+      g, calloc(nn, sizeof(ref_buf)), malloc(nn * sizeof(int32_t)), calloc(nn, sizeof(bool)), 0, 0,
+      0};
   if (!r.bufs || !r.last_use || !r.live) {
     st = ir_error(g, KF_ERR_OUT_OF_MEMORY, "kf_graph_run_reference: out of memory");
   } else {
