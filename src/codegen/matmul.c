@@ -17,7 +17,7 @@ static const ir_node *find_matmul(const cg_emit_args *a, int32_t *id) {
 }
 
 kf_status cg_plan_matmul(cg_emit_args *a) {
-  int32_t id;
+  int32_t id = -1;
   const ir_node *mm = find_matmul(a, &id);
   if (!mm) {
     snprintf(a->err, a->errsize, "%s: a matmul kernel without a matmul", a->k->name);
@@ -64,7 +64,7 @@ static void operand_ctx(const ir_node *mm, const ir_node *x, const char *rv, con
 }
 
 kf_status cg_emit_matmul(cg_emit_args *a) {
-  int32_t id;
+  int32_t id = -1;
   const ir_node *mm = find_matmul(a, &id);
   const kf_graph *g = a->g;
   cg_part *p = a->part;
