@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# test_install.sh BUILD_DIR [C_COMPILER] - installs a built tree into a
+# temporary prefix and checks that an outside project can use it: the
+# installed files, the installed `kfuse` program, find_package(kfuse) with
+# kfuse::kfuse and kfuse::kfuse_static, and pkg-config (shared and static).
+set -euo pipefail
+build=$(cd "${1:?usage: test_install.sh BUILD_DIR [CC]}" && pwd)
+cc=${2:-cc}
+here=$(cd "$(dirname "$0")" && pwd)
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/kfuse-install.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
+prefix=$tmp/prefix
+fail() { echo "test_install: FAIL: $*" >&2; exit 1; }
+step() { echo "test_install: $*"; }
+
+step "cmake --install $build --prefix $prefix"
+cmake --install "$build" --prefix "$prefix" >"$tmp/install.log" 2>&1 ||
+  { cat "$tmp/install.log"; fail "cmake --install"; }
+
+libdir=$(dirname "$(find "$prefix" -name "libkfuse.a" | head -n 1)")
+[ -n "$libdir" ] || fail "no lib directory under $prefix"
+for f in include/kfuse.h bin/kfuse; do
+  [ -f "$prefix/$f" ] || fail "missing $f"
+done
+for f in libkfuse.so libkfuse.a pkgconfig/kfuse.pc cmake/kfuse/kfuseConfig.cmake \
+  cmake/kfuse/kfuseConfigVersion.cmake cmake/kfuse/kfuseTargets.cmake; do
+  [ -e "$libdir/$f" ] || fail "missing ${libdir#"$prefix"/}/$f"
+done
+ls "$libdir"/libkfuse.so.[0-9]* >/dev/null 2>&1 || fail "no versioned libkfuse.so.N"
+# Only the public header is installed: internal headers stay in the tree.
+extra=$(find "$prefix/include" -type f ! -name kfuse.h)
+[ -z "$extra" ] || fail "unexpected installed headers: $extra"
+
+step "installed kfuse --version (finds its library through its RPATH)"
+out=$(env -u LD_LIBRARY_PATH "$prefix/bin/kfuse" --version) || fail "installed kfuse --version"
+echo "$out" | grep -q '0\.' || fail "unexpected version output: $out"
+
+step "find_package(kfuse): consumer and consumer_static"
+cmake -S "$here/install_consumer" -B "$tmp/cmake-build" -DCMAKE_PREFIX_PATH="$prefix" \
+  -DCMAKE_C_COMPILER="$cc" -DCMAKE_BUILD_TYPE=Release ${CUDAToolkit_ROOT:+-DCUDAToolkit_ROOT=$CUDAToolkit_ROOT} \
+  >"$tmp/configure.log" 2>&1 || { cat "$tmp/configure.log"; fail "configuring the consumer"; }
+cmake --build "$tmp/cmake-build" >"$tmp/build.log" 2>&1 ||
+  { cat "$tmp/build.log"; fail "building the consumer"; }
+"$tmp/cmake-build/consumer" || fail "consumer (kfuse::kfuse)"
+"$tmp/cmake-build/consumer_static" || fail "consumer_static (kfuse::kfuse_static)"
+# The shared consumer really uses the installed shared library.
+ldd "$tmp/cmake-build/consumer" | grep -q "$libdir/libkfuse.so" ||
+  fail "consumer does not load $libdir/libkfuse.so"
+if ldd "$tmp/cmake-build/consumer_static" | grep -q libkfuse; then
+  fail "consumer_static loads a shared libkfuse"
+fi
+
+step "pkg-config: shared and --static"
+export PKG_CONFIG_PATH=$libdir/pkgconfig
+[ "$(pkg-config --modversion kfuse)" = "$(sed -n 's/^#define KFUSE_VERSION_STRING "\(.*\)"/\1/p' "$prefix/include/kfuse.h")" ] ||
+  fail "pkg-config version differs from kfuse.h"
+incdir=$(pkg-config --variable=includedir kfuse)
+[ "$(realpath "$incdir")" = "$(realpath "$prefix/include")" ] ||
+  fail "pkg-config includedir $incdir is not the prefix's include/"
+# shellcheck disable=SC2046 # word splitting of the flags is intended
+"$cc" -std=c11 -o "$tmp/pc_shared" "$here/install_consumer/consumer.c" \
+  $(pkg-config --cflags --libs kfuse) -Wl,-rpath,"$libdir" || fail "pkg-config shared link"
+"$tmp/pc_shared" || fail "pc_shared"
+static_libs=$(pkg-config --static --libs kfuse | sed "s|-lkfuse|$libdir/libkfuse.a|")
+# shellcheck disable=SC2086
+"$cc" -std=c11 -o "$tmp/pc_static" "$here/install_consumer/consumer.c" \
+  $(pkg-config --cflags kfuse) $static_libs || fail "pkg-config static link"
+"$tmp/pc_static" || fail "pc_static"
+step "PASS"
