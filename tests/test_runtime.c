@@ -5,6 +5,7 @@
 #include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/wait.h>
 #include <string.h>
 
 #include "check_main.h"
@@ -688,6 +689,34 @@ START_TEST(dlpack_abi_layout) {
 }
 END_TEST
 
+/* ---- kfuse info --------------------------------------------------------------- */
+
+START_TEST(cli_info) {
+  const char *cli = getenv("KFUSE_CLI");
+  if (!cli) return; /* only under ctest, which says where the program is */
+  char cmd[1024], out[8192];
+  snprintf(cmd, sizeof cmd, "%s info 2>&1", cli);
+  FILE *p = popen(cmd, "r");
+  ck_assert_ptr_nonnull(p);
+  size_t n = fread(out, 1, sizeof out - 1, p);
+  out[n] = 0;
+  ck_assert_int_eq(pclose(p), 0);
+  ck_assert_msg(strstr(out, "kfuse        " KFUSE_VERSION_STRING), "%s", out);
+  ck_assert_msg(strstr(out, "nvrtc        1"), "%s", out);
+  ck_assert_msg(strstr(out, "cache"), "%s", out);
+  void *lib = dlopen("libcuda.so.1", RTLD_NOW);
+  if (lib)
+    ck_assert_msg(strstr(out, "driver       CUDA") && (strstr(out, "gpu 0") || strstr(out, "none")),
+                  "%s", out);
+  else
+    ck_assert_msg(strstr(out, "no NVIDIA driver found (libcuda.so.1): running needs a GPU; "
+                              "compiling works with --arch sm_90"),
+                  "%s", out);
+  snprintf(cmd, sizeof cmd, "%s info extra >/dev/null 2>&1", cli);
+  ck_assert_int_eq(WEXITSTATUS(system(cmd)), 2);
+}
+END_TEST
+
 static Suite *make_suite(void) {
   Suite *s = suite_create("runtime");
   TCase *dev = tcase_create("devices");
@@ -696,6 +725,7 @@ static Suite *make_suite(void) {
   tcase_add_test(dev, status_mapping);
   tcase_add_test(dev, occupancy_rule);
   tcase_add_test(dev, dlpack_abi_layout);
+  tcase_add_test(dev, cli_info);
   suite_add_tcase(s, dev);
   TCase *tc = tcase_create("plans");
   tcase_add_checked_fixture(tc, setup, NULL);
