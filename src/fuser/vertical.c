@@ -234,8 +234,10 @@ static int32_t gather(vstate *s, int32_t p, const int32_t *gids, int ng, bool co
         s->cand[j] = v;
         s->cand_copy[j] = c;
       }
-  s->cand[n] = p;
-  s->cand_copy[n++] = copy;
+  if (p >= 0) {
+    s->cand[n] = p;
+    s->cand_copy[n++] = copy;
+  }
   for (int32_t i = 0, j = n - 1; i < j; i++, j--) {
     int32_t t = s->cand[i];
     s->cand[i] = s->cand[j];
@@ -335,7 +337,7 @@ static bool home_makes_cycle(vstate *s, int32_t home, const int32_t *readers, in
 static int32_t commit(vstate *s, int32_t p, const int32_t *gids, int ng, bool copy) {
   int32_t keep = gids[0];
   if (ng > 1) {
-    int32_t n = gather(s, p, gids, ng, copy); /* ascending, p first */
+    int32_t n = gather(s, p, gids, ng, copy); /* ascending, p (if any) first */
     vgroup merged = {0};
     merged.nodes = malloc((size_t)n * sizeof *merged.nodes);
     merged.copy = malloc((size_t)n);
@@ -346,7 +348,7 @@ static int32_t commit(vstate *s, int32_t p, const int32_t *gids, int ng, bool co
       return keep;
     }
     merged.cap = n;
-    for (int32_t i = n - 1; i >= 1; i--) {
+    for (int32_t i = n - 1; i >= (p >= 0 ? 1 : 0); i--) {
       merged.nodes[merged.n] = s->cand[i];
       merged.copy[merged.n++] = s->cand_copy[i];
     }
@@ -359,6 +361,7 @@ static int32_t commit(vstate *s, int32_t p, const int32_t *gids, int ng, bool co
     }
     s->groups[keep] = merged;
   }
+  if (p < 0) return keep;
   group_push(s, &s->groups[keep], p, copy);
   if (copy)
     add_copy_record(s, p, keep);
@@ -519,6 +522,45 @@ static void place(vstate *s, int32_t p, int32_t *C, int nC) {
   place_split(s, p, C, nC);
 }
 
+/* ---- siblings ----------------------------------------------------------- */
+
+static int consumer_groups(vstate *s, int32_t p, int32_t *C);
+
+/* Kernels that read the same sizeable graph input (and so the same space,
+ * when the predicate agrees) become one kernel that reads it once. */
+static void merge_siblings(vstate *s, int32_t *C) {
+  const kf_graph *g = s->g;
+  char b1[64], b2[64], b3[32];
+  for (int32_t i = 0; i < g->n_inputs && !s->oom; i++) {
+    int32_t u = g->inputs[i];
+    if (fuse_numel(&g->nodes[u]) < 1024) continue; /* scalars, small weights */
+    int nC = consumer_groups(s, u, C);
+    for (int a = 1; a < nC && !s->oom; a++) {
+      int32_t pair[2] = {find(s, C[0]), find(s, C[a])};
+      if (pair[0] == pair[1]) continue;
+      fuse_shape_info info;
+      bool legal = evaluate(s, -1, pair, 2, false, false, &info);
+      if (legal && merge_makes_cycle(s, pair, 2)) {
+        legal = false;
+        snprintf(info.rule, sizeof info.rule, "cycle");
+        snprintf(info.why, sizeof info.why, "one kernel depends on the other");
+      }
+      glbl(s, pair[0], b1, sizeof b1);
+      glbl(s, pair[1], b2, sizeof b2);
+      if (!legal) {
+        fuse_decide(s->plan, false, info.rule, "siblings: the kernels of %s and %s (both read %s): %s",
+                    b1, b2, g->nodes[u].name, info.why);
+        continue;
+      }
+      fuse_decide(s->plan, true, "sibling",
+                  "the kernels of %s and %s both read %s: one %s kernel reads it once (saves %s)",
+                  b1, b2, g->nodes[u].name, fuse_kind_name(info.kind),
+                  fuse_fmt_bytes(b3, sizeof b3, fuse_bytes(&g->nodes[u])));
+      C[0] = commit(s, -1, pair, 2, false);
+    }
+  }
+}
+
 /* ---- the pass ----------------------------------------------------------- */
 
 static kf_status to_kernels(vstate *s, fuse_plan *plan) {
@@ -599,6 +641,8 @@ kf_status fuse_vertical(fuse_plan *plan, char *err, size_t errsize) {
       place(&s, p, C, nC);
     ok = !s.oom;
   }
+  if (ok && plan->options.fusion) merge_siblings(&s, C);
+  ok = ok && !s.oom;
   if (ok && plan->n_dead > 0)
     fuse_decide(plan, false, "dead-code", "%d nodes have no path to an output: not computed",
                 (int)plan->n_dead);
