@@ -535,7 +535,8 @@ static void merge_siblings(vstate *s, int32_t *C) {
     int32_t u = g->inputs[i];
     if (fuse_numel(&g->nodes[u]) < 1024) continue; /* scalars, small weights */
     int nC = consumer_groups(s, u, C);
-    for (int a = 1; a < nC && !s->oom; a++) {
+    /* A few tries per input: each may search the kernel graph for cycles. */
+    for (int a = 1; a < nC && a <= 8 && !s->oom; a++) {
       int32_t pair[2] = {find(s, C[0]), find(s, C[a])};
       if (pair[0] == pair[1]) continue;
       fuse_shape_info info;
