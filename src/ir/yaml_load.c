@@ -186,8 +186,9 @@ static bool read_output(ir_yload *L, const ir_ynode *seq, uint32_t i) {
     return ir_yl_fail(L, KF_ERR_PARSE, n,
                       "outputs: unknown value %s; expected an input or node name",
                       ir_yl_show(L, n, b, sizeof b));
-  /* Outputs are few; a repeat is found by looking back. */
-  for (uint32_t j = 0; j < i; j++) {
+  /* A repeat is told by the value's output flag; only then is the list
+   * searched for the first mention, so a long list stays linear. */
+  for (uint32_t j = 0; L->g->nodes[sym->value].is_output && j < i; j++) {
     const ir_ynode *p = ir_ykid(L->doc, seq, j);
     if (p->n == n->n && !strcmp(ir_ytext(L->doc, p), name))
       return ir_yl_fail(L, KF_ERR_PARSE, n, "outputs: '%s' is listed twice (first at %u:%u)",
