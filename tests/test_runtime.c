@@ -565,6 +565,8 @@ START_TEST(capture_refuses_loading) {
   /* inside the caller's capture: recorded as stream work, no own graph */
   ck_assert_int_eq(rt_fake_count_prefix("GraphCreate"), 0);
   ck_assert_int_eq(rt_fake_count_prefix("LaunchKernel"), NL);
+  /* only stream work during a capture: no pointer queries */
+  ck_assert_int_eq(rt_fake_count_prefix("PointerGetAttribute"), 0);
   finish();
 }
 END_TEST

@@ -40,7 +40,7 @@ static kf_status check_pointer(kf_plan *plan, rt_state *rt, const char *what, in
 }
 
 static kf_status check_tensor(kf_plan *plan, rt_state *rt, const char *what, int i, int32_t v,
-                              const kf_tensor *t, CUdeviceptr *checked) {
+                              const kf_tensor *t, CUdeviceptr *checked, bool ask) {
   const ir_node *n = &plan->graph->nodes[v];
   const char *name = value_name(plan->graph, v);
   char want[200], got[200];
@@ -68,7 +68,7 @@ static kf_status check_tensor(kf_plan *plan, rt_state *rt, const char *what, int
     return core_plan_error(plan, KF_ERR_INVALID_ARG,
                            "%s[%d] (%s): %#lx is not aligned to its element size (%zu bytes)", what,
                            i, name, (unsigned long)p, es);
-  if (!p || *checked == (CUdeviceptr)p) return KF_OK;
+  if (!p || !ask || *checked == (CUdeviceptr)p) return KF_OK;
   kf_status st = check_pointer(plan, rt, what, i, name, (CUdeviceptr)p);
   if (st == KF_OK) *checked = (CUdeviceptr)p;
   return st;
@@ -104,8 +104,8 @@ static kf_status check_overlaps(kf_plan *plan, const kf_tensor *in, int n_in,
   return KF_OK;
 }
 
-kf_status rt_validate(kf_plan *plan, rt_state *rt, const kf_tensor *in, int n_in,
-                      const kf_tensor *out, int n_out) {
+kf_status rt_validate_ex(kf_plan *plan, rt_state *rt, const kf_tensor *in, int n_in,
+                         const kf_tensor *out, int n_out, bool ask_driver) {
   const kf_graph *g = plan->graph;
   struct rt_plan *rp = plan->rt;
   if (n_in != g->n_inputs || n_out != g->n_outputs)
@@ -122,11 +122,18 @@ kf_status rt_validate(kf_plan *plan, rt_state *rt, const kf_tensor *in, int n_in
   }
   kf_status st = KF_OK;
   for (int i = 0; i < n_in && st == KF_OK; i++)
-    st = check_tensor(plan, rt, "inputs", i, g->inputs[i], &in[i], &rp->checked[i]);
+    st = check_tensor(plan, rt, "inputs", i, g->inputs[i], &in[i], &rp->checked[i],
+                      ask_driver);
   for (int j = 0; j < n_out && st == KF_OK; j++)
-    st = check_tensor(plan, rt, "outputs", j, g->outputs[j], &out[j], &rp->checked[n_in + j]);
+    st = check_tensor(plan, rt, "outputs", j, g->outputs[j], &out[j], &rp->checked[n_in + j],
+                      ask_driver);
   if (st == KF_OK) st = check_overlaps(plan, in, n_in, out, n_out);
   return st;
+}
+
+kf_status rt_validate(kf_plan *plan, rt_state *rt, const kf_tensor *in, int n_in,
+                      const kf_tensor *out, int n_out) {
+  return rt_validate_ex(plan, rt, in, n_in, out, n_out, true);
 }
 
 void rt_bind_args(kf_plan *plan, const kf_tensor *in, const kf_tensor *out) {
@@ -187,11 +194,10 @@ static kf_status check_capture(kf_plan *plan, rt_state *rt, CUstream stream, boo
 }
 
 static kf_status run_loaded(kf_plan *plan, rt_state *rt, const kf_tensor *in, const kf_tensor *out,
-                            CUstream stream) {
-  bool capturing = false;
-  kf_status st = check_capture(plan, rt, stream, &capturing);
+                            CUstream stream, bool capturing) {
   struct rt_plan *rp = plan->rt;
-  if (st == KF_OK && !(rp->loaded && rp->code == plan->code)) st = kf_plan_load(plan);
+  kf_status st = KF_OK;
+  if (!(rp->loaded && rp->code == plan->code)) st = kf_plan_load(plan);
   if (st == KF_OK) st = rt_plan_ready_workspace(plan, rt);
   if (st != KF_OK) return st;
   rt_bind_args(plan, in, out);
@@ -210,7 +216,7 @@ static kf_status run_loaded(kf_plan *plan, rt_state *rt, const kf_tensor *in, co
 kf_status kf_plan_run(kf_plan *plan, const kf_tensor *inputs, int n_inputs,
                       const kf_tensor *outputs, int n_outputs, void *stream) {
   rt_state *rt;
-  bool pushed;
+  bool pushed, capturing = false;
   if (!plan) return KF_ERR_INVALID_ARG;
   if (!plan->fuse || !plan->graph)
     return core_plan_error(plan, KF_ERR_INVALID_ARG, "kf_plan_run: the plan was not created");
@@ -218,8 +224,11 @@ kf_status kf_plan_run(kf_plan *plan, const kf_tensor *inputs, int n_inputs,
   kf_status st = rt_state_get(plan->ctx, &rt);
   if (st != KF_OK) return core_plan_error(plan, st, "%s", kf_ctx_errmsg(plan->ctx));
   if ((st = rt_enter(plan->ctx, rt, &pushed)) != KF_OK) return st;
-  st = rt_validate(plan, rt, inputs, n_inputs, outputs, n_outputs);
-  if (st == KF_OK) st = run_loaded(plan, rt, inputs, outputs, (CUstream)stream);
+  /* During a capture the driver is not asked about pointers: only stream
+   * work belongs in a capture. */
+  st = check_capture(plan, rt, (CUstream)stream, &capturing);
+  if (st == KF_OK) st = rt_validate_ex(plan, rt, inputs, n_inputs, outputs, n_outputs, !capturing);
+  if (st == KF_OK) st = run_loaded(plan, rt, inputs, outputs, (CUstream)stream, capturing);
   rt_leave(rt, pushed);
   return st;
 }

@@ -145,8 +145,14 @@ void rt_plan_unload(kf_plan *plan);
 kf_status rt_plan_ready_workspace(kf_plan *plan, rt_state *rt);
 
 /* launch.c: validation and binding */
+/* Checks every tensor of a run (counts, dtypes, shapes, NULL, alignment,
+ * overlaps) and, once per new address, that it is device memory of the
+ * plan's GPU (cuPointerGetAttribute). */
 kf_status rt_validate(kf_plan *plan, rt_state *rt, const kf_tensor *in, int n_in,
                       const kf_tensor *out, int n_out);
+/* The same; ask_driver false skips the pointer check (during a capture). */
+kf_status rt_validate_ex(kf_plan *plan, rt_state *rt, const kf_tensor *in, int n_in,
+                         const kf_tensor *out, int n_out, bool ask_driver);
 void rt_bind_args(kf_plan *plan, const kf_tensor *in, const kf_tensor *out);
 kf_status rt_run_plain(kf_plan *plan, CUstream stream);
 kf_status rt_launch_one(kf_plan *plan, int i, CUstream stream);
