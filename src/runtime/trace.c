@@ -1,0 +1,190 @@
+/* trace.c - a process-wide recorder of host spans and GPU kernel spans,
+ * written as Chrome trace-event JSON (chrome://tracing, ui.perfetto.dev). */
+#include "runtime/trace.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "core/ctx.h"
+
+typedef struct trace_event {
+  char ph;        /* 'B', 'E' (host) or 'X' (GPU, with dur) */
+  int pid, tid;   /* pid 1: host threads; 2: the GPU, tid = stream lane */
+  double ts, dur; /* microseconds */
+  char name[96];
+  char *args; /* JSON object text, owned, or NULL */
+} trace_event;
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static atomic_bool active;
+static trace_event *events;
+static size_t n_events, cap_events;
+static double t0_us;
+static char gpu_name[256];
+static atomic_int next_tid = 1;
+static _Thread_local int my_tid;
+
+static double mono_us(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
+}
+
+bool rt_trace_active(void) {
+  return atomic_load_explicit(&active, memory_order_relaxed);
+}
+
+double rt_trace_now_us(void) {
+  return mono_us() - t0_us;
+}
+
+static void clear_events(void) {
+  for (size_t i = 0; i < n_events; i++) free(events[i].args);
+  free(events);
+  events = NULL;
+  n_events = cap_events = 0;
+}
+
+/* Appends under the lock; a failed allocation drops the event (a trace is
+ * best effort and never fails the work it watches). */
+static void append(const trace_event *e) {
+  pthread_mutex_lock(&lock);
+  if (atomic_load(&active)) {
+    if (n_events == cap_events) {
+      size_t cap = cap_events ? cap_events * 2 : 1024;
+      trace_event *p = realloc(events, cap * sizeof *p);
+      if (p) events = p, cap_events = cap;
+    }
+    if (n_events < cap_events) {
+      events[n_events++] = *e;
+      e = NULL;
+    }
+  }
+  pthread_mutex_unlock(&lock);
+  if (e) free(e->args);
+}
+
+void rt_trace_host(char ph, const char *name) {
+  if (!rt_trace_active()) return;
+  if (!my_tid) my_tid = atomic_fetch_add(&next_tid, 1);
+  trace_event e = {.ph = ph, .pid = 1, .tid = my_tid, .ts = rt_trace_now_us()};
+  snprintf(e.name, sizeof e.name, "%s", name ? name : "");
+  append(&e);
+}
+
+void rt_trace_gpu(const char *device, const char *name, int stream, double ts_us, double dur_us,
+                  const char *args) {
+  if (!rt_trace_active()) return;
+  trace_event e = {.ph = 'X', .pid = 2, .tid = stream, .ts = ts_us, .dur = dur_us};
+  snprintf(e.name, sizeof e.name, "%s", name ? name : "");
+  e.args = args ? strdup(args) : NULL;
+  pthread_mutex_lock(&lock);
+  if (device && !gpu_name[0]) snprintf(gpu_name, sizeof gpu_name, "%s", device);
+  pthread_mutex_unlock(&lock);
+  append(&e);
+}
+
+kf_status kf_trace_start(void) {
+  pthread_mutex_lock(&lock);
+  clear_events();
+  gpu_name[0] = 0;
+  t0_us = mono_us();
+  events = malloc(1024 * sizeof *events);
+  cap_events = events ? 1024 : 0;
+  if (events) atomic_store(&active, true);
+  pthread_mutex_unlock(&lock);
+  return events ? KF_OK : KF_ERR_OUT_OF_MEMORY;
+}
+
+static void put_json_string(FILE *f, const char *s) {
+  fputc('"', f);
+  for (; *s; s++) {
+    unsigned char c = (unsigned char)*s;
+    if (c == '"' || c == '\\')
+      fprintf(f, "\\%c", c);
+    else if (c < 0x20)
+      fprintf(f, "\\u%04x", c);
+    else
+      fputc(c, f);
+  }
+  fputc('"', f);
+}
+
+/* Items of the event array, each after a comma but the first. */
+static void put_sep(FILE *f, bool *first) {
+  fputs(*first ? "\n" : ",\n", f);
+  *first = false;
+}
+
+static void put_meta(FILE *f, bool *first, int pid, int tid, const char *what, const char *name) {
+  put_sep(f, first);
+  fprintf(f, "{\"ph\":\"M\",\"pid\":%d,\"tid\":%d,\"name\":\"%s\",\"args\":{\"name\":", pid, tid,
+          what);
+  put_json_string(f, name);
+  fputs("}}", f);
+}
+
+/* Names the processes and the lanes that appear in the events. */
+static void put_metadata(FILE *f, bool *first) {
+  put_meta(f, first, 1, 0, "process_name", "kfuse host");
+  char gpu[300];
+  snprintf(gpu, sizeof gpu, "GPU %s", gpu_name);
+  put_meta(f, first, 2, 0, "process_name", gpu);
+  bool seen[2][64] = {{false}};
+  for (size_t i = 0; i < n_events; i++) {
+    const trace_event *e = &events[i];
+    int p = e->pid == 2;
+    if (e->tid < 0 || e->tid >= 64 || seen[p][e->tid]) continue;
+    seen[p][e->tid] = true;
+    char name[64];
+    if (!p)
+      snprintf(name, sizeof name, "thread %d", e->tid);
+    else if (e->tid)
+      snprintf(name, sizeof name, "kfuse stream %d", e->tid);
+    else
+      snprintf(name, sizeof name, "caller stream");
+    put_meta(f, first, e->pid, e->tid, "thread_name", name);
+  }
+}
+
+static void put_event(FILE *f, bool *first, const trace_event *e) {
+  put_sep(f, first);
+  fprintf(f, "{\"ph\":\"%c\",\"pid\":%d,\"tid\":%d,\"ts\":%.3f", e->ph, e->pid, e->tid, e->ts);
+  if (e->ph == 'X') fprintf(f, ",\"dur\":%.3f", e->dur);
+  if (e->ph != 'E') {
+    fprintf(f, ",\"name\":");
+    put_json_string(f, e->name);
+    fprintf(f, ",\"cat\":\"%s\"", e->pid == 1 ? "host" : "kernel");
+  }
+  if (e->args) fprintf(f, ",\"args\":%s", e->args);
+  fputc('}', f);
+}
+
+kf_status kf_trace_stop(kf_ctx *ctx, const char *path) {
+  pthread_mutex_lock(&lock);
+  bool was = atomic_exchange(&active, false);
+  kf_status st = KF_OK;
+  if (!was || !path) {
+    st = core_error(ctx, KF_ERR_INVALID_ARG, "kf_trace_stop: %s",
+                    !was ? "no trace is recording (call kf_trace_start)" : "path is NULL");
+  } else {
+    FILE *f = fopen(path, "w");
+    if (!f) {
+      st = core_error(ctx, KF_ERR_IO, "cannot write the trace to %s", path);
+    } else {
+      bool first = true;
+      fprintf(f, "{\"displayTimeUnit\":\"ms\",\"traceEvents\":[");
+      put_metadata(f, &first);
+      for (size_t i = 0; i < n_events; i++) put_event(f, &first, &events[i]);
+      fprintf(f, "\n]}\n");
+      if (fclose(f) != 0) st = core_error(ctx, KF_ERR_IO, "writing the trace to %s failed", path);
+    }
+  }
+  clear_events();
+  pthread_mutex_unlock(&lock);
+  return st;
+}

@@ -1,0 +1,449 @@
+/* test_cli.c - the kfuse program end to end: every command's output and
+ * exit status on example graphs and on bad input. Runs the built binary
+ * (KFUSE_CLI, set by tests/CMakeLists.txt); passes with or without a GPU,
+ * checking whichever path the machine takes. */
+#include <glob.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "check_main.h"
+
+typedef struct cli_result {
+  int status; /* exit status, or -1 when it did not exit normally */
+  char *out, *err;
+} cli_result;
+
+static char tmpdir[256];
+
+static char *slurp(const char *path) {
+  FILE *f = fopen(path, "rb");
+  if (!f) return strdup("");
+  fseek(f, 0, SEEK_END);
+  long n = ftell(f);
+  fseek(f, 0, SEEK_SET);
+  char *s = calloc((size_t)n + 1, 1);
+  if (n > 0 && fread(s, 1, (size_t)n, f) != (size_t)n) s[0] = 0;
+  fclose(f);
+  return s;
+}
+
+/* Runs `kfuse ARGS` (ARGS through the shell) with stdout and stderr in
+ * files; KFUSE_LOG=error keeps warnings out of stderr checks. */
+static cli_result cli(const char *fmt, ...) {
+  char args[2048], cmd[4096], out[400], err[400];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(args, sizeof args, fmt, ap);
+  va_end(ap);
+  snprintf(out, sizeof out, "%s/stdout", tmpdir);
+  snprintf(err, sizeof err, "%s/stderr", tmpdir);
+  snprintf(cmd, sizeof cmd, "KFUSE_LOG=error '%s' %s >'%s' 2>'%s' </dev/null", getenv("KFUSE_CLI"),
+           args, out, err);
+  int w = system(cmd);
+  cli_result r = {WIFEXITED(w) ? WEXITSTATUS(w) : -1, slurp(out), slurp(err)};
+  return r;
+}
+
+static void cli_free(cli_result *r) {
+  free(r->out);
+  free(r->err);
+}
+
+#define ck_contains(hay, needle) \
+  ck_assert_msg(strstr((hay), (needle)) != NULL, "expected '%s' in:\n%s", (needle), (hay))
+
+/* Writes a small graph file into the temporary folder; returns its path. */
+static const char *write_file(const char *name, const char *text) {
+  static char path[8][512];
+  static int next;
+  char *p = path[next++ % 8];
+  snprintf(p, 512, "%s/%s", tmpdir, name);
+  FILE *f = fopen(p, "w");
+  ck_assert_ptr_nonnull(f);
+  fputs(text, f);
+  fclose(f);
+  return p;
+}
+
+static const char *small_graph(void) {
+  return write_file("small.yaml",
+                    "kfuse: 1\nname: small\ninputs:\n"
+                    "  x: {dtype: f32, shape: [64, 256]}\n"
+                    "  b: {dtype: f32, shape: [256]}\n"
+                    "nodes:\n"
+                    "  - {name: h, op: add, args: [x, b]}\n"
+                    "  - {name: g, op: gelu, args: [h]}\n"
+                    "  - {name: y, op: softmax, args: [g], axis: -1}\n"
+                    "outputs: [y, h]\n");
+}
+
+static const char *bad_graph(void) {
+  return write_file("bad.yaml",
+                    "kfuse: 1\ninputs:\n  x: {dtype: f32, shape: [4]}\n"
+                    "nodes:\n  - {name: y, op: frobnicate, args: [x]}\noutputs: [y]\n");
+}
+
+/* Whether the program lists a command (colleagues' commands land one by one). */
+static bool have_command(const char *name) {
+  cli_result r = cli("--help");
+  char pat[64];
+  snprintf(pat, sizeof pat, "\n  %s ", name);
+  bool yes = strstr(r.out, pat) != NULL;
+  cli_free(&r);
+  if (!yes) fprintf(stderr, "SKIP: `kfuse %s` is not in this build yet\n", name);
+  return yes;
+}
+
+static bool have_gpu(void) {
+  cli_result r = cli("info");
+  bool yes = strstr(r.out, "\ngpu 0") != NULL;
+  cli_free(&r);
+  return yes;
+}
+
+static void setup(void) {
+  snprintf(tmpdir, sizeof tmpdir, "/tmp/kfuse_test_cli.XXXXXX");
+  ck_assert_ptr_nonnull(mkdtemp(tmpdir));
+  if (!getenv("KFUSE_CLI")) {
+    fprintf(stderr, "SKIP: KFUSE_CLI is not set (run through ctest)\n");
+    exit(77);
+  }
+}
+
+static void teardown(void) {
+  char cmd[400];
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
+  if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", tmpdir);
+}
+
+/* ---- the program --------------------------------------------------------- */
+
+START_TEST(version_and_help) {
+  cli_result r = cli("--version");
+  ck_assert_int_eq(r.status, 0);
+  ck_assert_str_eq(r.out, "kfuse 0.1.0\n");
+  cli_free(&r);
+  r = cli("--help");
+  ck_assert_int_eq(r.status, 0);
+  ck_contains(r.out, "usage: kfuse");
+  const char *cmds[] = {"info", "check", "run", "bench"};
+  for (int i = 0; i < 4; i++) {
+    char pat[32];
+    snprintf(pat, sizeof pat, "\n  %s ", cmds[i]);
+    ck_contains(r.out, pat);
+  }
+  ck_assert_str_eq(r.err, "");
+  cli_free(&r);
+}
+END_TEST
+
+START_TEST(no_command_and_unknown_command) {
+  cli_result r = cli("");
+  ck_assert_int_eq(r.status, 2);
+  ck_contains(r.err, "usage: kfuse");
+  ck_assert_str_eq(r.out, "");
+  cli_free(&r);
+  r = cli("frobnicate x.yaml");
+  ck_assert_int_eq(r.status, 2);
+  ck_contains(r.err, "unknown command 'frobnicate'");
+  cli_free(&r);
+}
+END_TEST
+
+START_TEST(info) {
+  cli_result r = cli("info");
+  ck_assert_int_eq(r.status, 0);
+  ck_contains(r.out, "kfuse        0.1.0");
+  ck_contains(r.out, "nvrtc");
+  ck_contains(r.out, "driver");
+  ck_contains(r.out, "cache");
+  cli_free(&r);
+  r = cli("info extra");
+  ck_assert_int_eq(r.status, 2);
+  cli_free(&r);
+}
+END_TEST
+
+/* ---- check, plan, emit, compile ------------------------------------------ */
+
+START_TEST(check_every_example) {
+  glob_t gl;
+  ck_assert_int_eq(glob(KFUSE_SOURCE_DIR "/examples/graphs/*.yaml", 0, NULL, &gl), 0);
+  ck_assert_uint_gt(gl.gl_pathc, 0);
+  for (size_t i = 0; i < gl.gl_pathc; i++) {
+    cli_result r = cli("check '%s'", gl.gl_pathv[i]);
+    ck_assert_msg(r.status == 0, "check %s: status %d\n%s", gl.gl_pathv[i], r.status, r.err);
+    ck_contains(r.out, ": valid");
+    ck_contains(r.out, "hash: ");
+    cli_free(&r);
+  }
+  globfree(&gl);
+}
+END_TEST
+
+START_TEST(bad_files_every_command) {
+  const char *bad = bad_graph();
+  const char *cmds[] = {"check", "plan", "emit", "compile", "run", "bench"};
+  for (int i = 0; i < 6; i++) {
+    if (i >= 1 && !have_command(cmds[i])) continue;
+    cli_result r = cli("%s '%s'", cmds[i], bad);
+    ck_assert_msg(r.status == 1, "%s on a malformed file: status %d", cmds[i], r.status);
+    ck_contains(r.err, "bad.yaml:5:");
+    ck_contains(r.err, "frobnicate");
+    ck_assert_str_eq(r.out, "");
+    cli_free(&r);
+    r = cli("%s '%s/missing.yaml'", cmds[i], tmpdir);
+    ck_assert_msg(r.status == 1, "%s on a missing file: status %d", cmds[i], r.status);
+    ck_contains(r.err, "missing.yaml");
+    cli_free(&r);
+    r = cli("%s", cmds[i]);
+    ck_assert_msg(r.status == 2, "%s without a file: status %d", cmds[i], r.status);
+    ck_contains(r.err, "usage");
+    cli_free(&r);
+  }
+}
+END_TEST
+
+START_TEST(plan_command) {
+  if (!have_command("plan")) return;
+  cli_result r = cli("plan '%s'", small_graph());
+  ck_assert_msg(r.status == 0, "status %d: %s", r.status, r.err);
+  ck_contains(r.out, "k0");
+  cli_free(&r);
+  r = cli("plan '%s' --json", small_graph());
+  ck_assert_int_eq(r.status, 0);
+  ck_contains(r.out, "\"launches\"");
+  ck_contains(r.out, "\"bytes_fused\"");
+  cli_free(&r);
+}
+END_TEST
+
+START_TEST(emit_command) {
+  if (!have_command("emit")) return;
+  cli_result r = cli("emit '%s'", small_graph());
+  ck_assert_msg(r.status == 0, "status %d: %s", r.status, r.err);
+  ck_contains(r.out, "__global__");
+  cli_free(&r);
+}
+END_TEST
+
+START_TEST(compile_command) {
+  if (!have_command("compile")) return;
+  cli_result r = cli("compile '%s' --arch sm_90", small_graph());
+  ck_assert_msg(r.status == 0, "status %d: %s", r.status, r.err);
+  ck_contains(r.out, "sm_90");
+  cli_free(&r);
+  r = cli("compile '%s' --arch sm_1", small_graph());
+  ck_assert_int_ne(r.status, 0);
+  cli_free(&r);
+}
+END_TEST
+
+/* ---- run ------------------------------------------------------------------ */
+
+START_TEST(run_check_text) {
+  cli_result r = cli("run '%s' --check --iters 3", small_graph());
+  ck_assert_msg(r.status == 0, "status %d\nstdout:\n%s\nstderr:\n%s", r.status, r.out, r.err);
+  ck_contains(r.out, "graph    small");
+  ck_contains(r.out, "output   y ");
+  ck_contains(r.out, "output   h ");
+  if (have_gpu()) {
+    ck_contains(r.out, "check    passed");
+    ck_contains(r.out, "max abs err");
+  } else {
+    ck_contains(r.out, "device   none:");
+    ck_contains(r.out, "no GPU: compiled ");
+    ck_contains(r.out, " for sm_90 and ran the CPU reference\n");
+    ck_contains(r.out, "0 NaN");
+  }
+  cli_free(&r);
+}
+END_TEST
+
+START_TEST(run_json) {
+  cli_result r = cli("run '%s' --check --json --seed 7 --iters 2", small_graph());
+  ck_assert_msg(r.status == 0, "status %d: %s", r.status, r.err);
+  ck_assert_msg(r.out[0] == '{' && r.out[strlen(r.out) - 2] == '}', "not one JSON object: %s",
+                r.out);
+  ck_contains(r.out, "\"ok\":true");
+  ck_contains(r.out, "\"launches\":");
+  ck_contains(r.out, "\"seed\":7");
+  ck_contains(r.out, "\"outputs\":[{\"name\":\"y\",\"dtype\":\"f32\",\"shape\":[64,256]");
+  ck_contains(r.out, "\"max_abs_err\":");
+  ck_contains(r.out, "\"max_rel_err\":");
+  ck_contains(r.out, "\"ms\":");
+  if (!have_gpu()) {
+    ck_contains(r.out, "\"device\":null");
+    ck_contains(r.out, "\"arch\":\"sm_90\"");
+  }
+  cli_free(&r);
+}
+END_TEST
+
+START_TEST(run_no_fusion_and_modes) {
+  const char *g = small_graph();
+  const char *modes[] = {"plain", "streams", "graph"};
+  for (int m = 0; m < 3; m++) {
+    cli_result r = cli("run '%s' --check --no-fusion --mode %s --iters 2", g, modes[m]);
+    ck_assert_msg(r.status == 0, "mode %s: status %d: %s", modes[m], r.status, r.err);
+    ck_contains(r.out, "fusion off");
+    ck_contains(r.out, modes[m]);
+    cli_free(&r);
+  }
+}
+END_TEST
+
+START_TEST(run_every_dtype) {
+  const char *g = write_file("dtypes.yaml",
+                             "kfuse: 1\nname: dtypes\ninputs:\n"
+                             "  a: {dtype: f16, shape: [33]}\n"
+                             "  b: {dtype: bf16, shape: [33]}\n"
+                             "  c: {dtype: f64, shape: [33]}\n"
+                             "  i: {dtype: i32, shape: [33]}\n"
+                             "  j: {dtype: i64, shape: [33]}\n"
+                             "  m: {dtype: bool, shape: [33]}\n"
+                             "nodes:\n"
+                             "  - {name: x, op: mul, args: [a, a]}\n"
+                             "  - {name: y, op: exp, args: [b]}\n"
+                             "  - {name: z, op: log, args: [c]}\n"
+                             "  - {name: s, op: add, args: [i, 3]}\n"
+                             "  - {name: t, op: mul, args: [j, j]}\n"
+                             "  - {name: u, op: logical_not, args: [m]}\n"
+                             "outputs: [x, y, z, s, t, u]\n");
+  cli_result r = cli("run '%s' --check --json --iters 1", g);
+  ck_assert_msg(r.status == 0, "status %d: %s%s", r.status, r.out, r.err);
+  ck_contains(r.out, "\"ok\":true");
+  ck_contains(r.out, "{\"name\":\"u\",\"dtype\":\"bool\"");
+  cli_free(&r);
+  /* log of negative inputs gives NaN, a legitimate result. */
+  r = cli("run '%s' --check --iters 1", g);
+  ck_assert_int_eq(r.status, 0);
+  if (!have_gpu()) ck_contains(r.out, "output   z ");
+  cli_free(&r);
+}
+END_TEST
+
+START_TEST(run_bad_options) {
+  const char *g = small_graph();
+  const char *bad[] = {"--iters 0",   "--iters x", "--mode fast", "--seed -1", "--frob",
+                       "--range 1,0", "--rtol x",  "--iters",     "other.yaml"};
+  for (int i = 0; i < 9; i++) {
+    cli_result r = cli("run '%s' %s", g, bad[i]);
+    ck_assert_msg(r.status == 2, "run %s: status %d", bad[i], r.status);
+    ck_contains(r.err, "kfuse run:");
+    ck_assert_str_eq(r.out, "");
+    cli_free(&r);
+  }
+  cli_result r = cli("run --help");
+  ck_assert_int_eq(r.status, 0);
+  ck_contains(r.out, "usage: kfuse run FILE");
+  cli_free(&r);
+}
+END_TEST
+
+START_TEST(run_trace) {
+  char trace[400];
+  snprintf(trace, sizeof trace, "%s/trace.json", tmpdir);
+  cli_result r = cli("run '%s' --trace '%s' --iters 1", small_graph(), trace);
+  ck_assert_msg(r.status == 0, "status %d: %s", r.status, r.err);
+  ck_contains(r.out, "trace    ");
+  char *t = slurp(trace);
+  ck_contains(t, "{\"displayTimeUnit\":\"ms\",\"traceEvents\":[");
+  ck_contains(t, "\"name\":\"load graph file\"");
+  ck_contains(t, "\"name\":\"compile\"");
+  ck_contains(t, "\"name\":\"cpu reference\"");
+  ck_contains(t, "\"process_name\"");
+  if (have_gpu()) ck_contains(t, "\"cat\":\"kernel\"");
+  ck_assert_msg(strcmp(t + strlen(t) - 4, "\n]}\n") == 0, "trace not closed: %s", t);
+  free(t);
+  cli_free(&r);
+  r = cli("run '%s' --trace '%s/no/such/dir/t.json' --iters 1", small_graph(), tmpdir);
+  ck_assert_int_eq(r.status, 1);
+  ck_contains(r.err, "cannot write the trace");
+  cli_free(&r);
+}
+END_TEST
+
+START_TEST(run_dump_dir) {
+  char dir[400];
+  snprintf(dir, sizeof dir, "%s/dump", tmpdir);
+  cli_result r = cli("run '%s' --iters 1 >/dev/null; KFUSE_DUMP_DIR='%s' '%s' run '%s' --iters 1",
+                     small_graph(), dir, getenv("KFUSE_CLI"), small_graph());
+  ck_assert_int_eq(r.status, 0);
+  cli_free(&r);
+  glob_t gl;
+  char pat[500];
+  snprintf(pat, sizeof pat, "%s/small-*.plan.json", dir);
+  int found = glob(pat, 0, NULL, &gl) == 0 ? (int)gl.gl_pathc : 0;
+  if (found == 0)
+    fprintf(stderr,
+            "SKIP: KFUSE_DUMP_DIR wrote no plan (kf_plan_compile does not call "
+            "core_dump_plan yet)\n");
+  else
+    globfree(&gl);
+}
+END_TEST
+
+/* ---- bench ---------------------------------------------------------------- */
+
+START_TEST(bench_command) {
+  const char *g = small_graph();
+  if (!have_gpu()) {
+    cli_result r = cli("bench '%s'", g);
+    ck_assert_int_eq(r.status, 1);
+    ck_contains(r.err, "kfuse bench: no GPU:");
+    ck_contains(r.err, "needs a GPU");
+    ck_assert_str_eq(r.out, "");
+    cli_free(&r);
+    return;
+  }
+  cli_result r = cli("bench '%s' --json --iters 5 --copy-mb 64", g);
+  ck_assert_msg(r.status == 0, "status %d: %s", r.status, r.err);
+  const char *keys[] = {"\"fused_ms\":", "\"unfused_ms\":", "\"speedup\":",
+                        "\"gbps\":",     "\"copy_gbps\":",  "\"host_us\":{\"plain\":"};
+  for (int i = 0; i < 6; i++) ck_contains(r.out, keys[i]);
+  cli_free(&r);
+}
+END_TEST
+
+START_TEST(bench_bad_options) {
+  const char *bad[] = {"--iters 0", "--copy-mb x", "--mode x", "--frob"};
+  for (int i = 0; i < 4; i++) {
+    cli_result r = cli("bench '%s' %s", small_graph(), bad[i]);
+    ck_assert_msg(r.status == 2, "bench %s: status %d", bad[i], r.status);
+    cli_free(&r);
+  }
+}
+END_TEST
+
+static Suite *make_suite(void) {
+  Suite *s = suite_create("cli");
+  TCase *t = tcase_create("cli");
+  tcase_add_checked_fixture(t, setup, teardown);
+  tcase_set_timeout(t, 120);
+  tcase_add_test(t, version_and_help);
+  tcase_add_test(t, no_command_and_unknown_command);
+  tcase_add_test(t, info);
+  tcase_add_test(t, check_every_example);
+  tcase_add_test(t, bad_files_every_command);
+  tcase_add_test(t, plan_command);
+  tcase_add_test(t, emit_command);
+  tcase_add_test(t, compile_command);
+  tcase_add_test(t, run_check_text);
+  tcase_add_test(t, run_json);
+  tcase_add_test(t, run_no_fusion_and_modes);
+  tcase_add_test(t, run_every_dtype);
+  tcase_add_test(t, run_bad_options);
+  tcase_add_test(t, run_trace);
+  tcase_add_test(t, run_dump_dir);
+  tcase_add_test(t, bench_command);
+  tcase_add_test(t, bench_bad_options);
+  suite_add_tcase(s, t);
+  return s;
+}

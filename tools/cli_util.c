@@ -1,0 +1,369 @@
+/* cli_util.c - helpers shared by the kfuse subcommands (see cli_util.h). */
+#include "cli_util.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- arguments ---------------------------------------------------------- */
+
+bool cli_int(const char *cmd, const char *opt, const char *text, long long lo, long long hi,
+             long long *out) {
+  char *end = NULL;
+  errno = 0;
+  long long v = text ? strtoll(text, &end, 10) : 0;
+  if (!text || !*text || *end || errno || v < lo || v > hi) {
+    fprintf(stderr, "kfuse %s: %s wants an integer from %lld to %lld, not '%s'\n", cmd, opt, lo, hi,
+            text ? text : "");
+    return false;
+  }
+  *out = v;
+  return true;
+}
+
+static const char *const mode_names[] = {"plain", "streams", "graph"};
+
+bool cli_mode(const char *cmd, const char *text, kf_run_mode *out) {
+  for (int m = 0; m < 3; m++)
+    if (text && strcmp(text, mode_names[m]) == 0) {
+      *out = (kf_run_mode)m;
+      return true;
+    }
+  fprintf(stderr, "kfuse %s: --mode wants plain, streams or graph, not '%s'\n", cmd,
+          text ? text : "");
+  return false;
+}
+
+const char *cli_mode_name(kf_run_mode mode) {
+  return (unsigned)mode < 3 ? mode_names[mode] : "?";
+}
+
+const char *cli_optarg(const char *cmd, int argc, char **argv, int *i) {
+  if (*i + 1 >= argc) {
+    fprintf(stderr, "kfuse %s: %s needs a value\n", cmd, argv[*i]);
+    return NULL;
+  }
+  return argv[++*i];
+}
+
+/* ---- graphs ------------------------------------------------------------- */
+
+kf_ctx *cli_ctx(const char *cmd) {
+  kf_ctx *ctx = NULL;
+  if (kf_ctx_create(&ctx) != KF_OK) {
+    fprintf(stderr, "kfuse %s: cannot create a context (out of memory)\n", cmd);
+    return NULL;
+  }
+  return ctx;
+}
+
+kf_graph *cli_load(kf_ctx *ctx, const char *cmd, const char *path) {
+  kf_graph *g = NULL;
+  kf_trace_push("load graph file");
+  kf_status st = kf_graph_load_yaml(ctx, path, &g);
+  kf_trace_pop();
+  if (st != KF_OK) {
+    const char *msg = kf_ctx_errmsg(ctx);
+    fprintf(stderr, "kfuse %s: %s\n", cmd, msg && *msg ? msg : kf_status_str(st));
+    return NULL;
+  }
+  return g;
+}
+
+const char *cli_type_str(const kf_graph *g, kf_value v, char *buf, size_t size) {
+  const int64_t *shape = kf_value_shape(g, v);
+  int rank = kf_value_rank(g, v);
+  size_t n = (size_t)snprintf(buf, size, "%s[", kf_dtype_name(kf_value_dtype(g, v)));
+  for (int i = 0; i < rank && n < size; i++)
+    n += (size_t)snprintf(buf + n, size - n, "%s%lld", i ? "," : "", (long long)shape[i]);
+  if (n < size) snprintf(buf + n, size - n, "]");
+  return buf;
+}
+
+const char *cli_value_name(const kf_graph *g, kf_value v, char *buf, size_t size) {
+  const char *name = kf_value_name(g, v);
+  if (name) return name;
+  snprintf(buf, size, "%%%d", (int)v);
+  return buf;
+}
+
+/* ---- host tensors ------------------------------------------------------- */
+
+size_t cli_numel(const kf_host_tensor *t) {
+  size_t n = 1;
+  for (int i = 0; i < t->rank; i++) n *= (size_t)t->shape[i];
+  return n;
+}
+
+size_t cli_bytes(const kf_host_tensor *t) {
+  return cli_numel(t) * kf_dtype_size(t->dtype);
+}
+
+kf_host_tensor *cli_tensors(const kf_graph *g, bool outputs, const char *cmd) {
+  int n = outputs ? kf_graph_num_outputs(g) : kf_graph_num_inputs(g);
+  kf_host_tensor *t = calloc((size_t)n + 1, sizeof *t);
+  for (int i = 0; t && i < n; i++) {
+    kf_value v = outputs ? kf_graph_output(g, i) : kf_graph_input(g, i);
+    t[i].dtype = kf_value_dtype(g, v);
+    t[i].rank = kf_value_rank(g, v);
+    memcpy(t[i].shape, kf_value_shape(g, v), sizeof t[i].shape);
+    t[i].data = calloc(cli_bytes(&t[i]) + 1, 1);
+    if (!t[i].data) {
+      cli_tensors_free(t, n);
+      t = NULL;
+    }
+  }
+  if (!t)
+    fprintf(stderr, "kfuse %s: out of host memory for the %s\n", cmd,
+            outputs ? "outputs" : "inputs");
+  return t;
+}
+
+void cli_tensors_free(kf_host_tensor *t, int n) {
+  for (int i = 0; t && i < n; i++) free(t[i].data);
+  free(t);
+}
+
+/* splitmix64: small, fast, and the same on every machine. */
+static uint64_t next_u64(uint64_t *s) {
+  uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
+static double next_unit(uint64_t *s) {
+  return (double)(next_u64(s) >> 11) * 0x1.0p-53;
+}
+
+void cli_fill_random(kf_host_tensor *t, uint64_t seed, int index, double lo, double hi) {
+  uint64_t s = seed * 0x100000001b3ull + (uint64_t)index * 0x9e3779b97f4a7c15ull + 1;
+  size_t n = cli_numel(t);
+  for (size_t i = 0; i < n; i++) {
+    double u = lo + (hi - lo) * next_unit(&s);
+    long long k = (long long)(next_u64(&s) % 129) - 64;
+    switch (t->dtype) {
+      case KF_F16:
+        ((uint16_t *)t->data)[i] = kf_float_to_f16((float)u);
+        break;
+      case KF_BF16:
+        ((uint16_t *)t->data)[i] = kf_float_to_bf16((float)u);
+        break;
+      case KF_F32:
+        ((float *)t->data)[i] = (float)u;
+        break;
+      case KF_F64:
+        ((double *)t->data)[i] = u;
+        break;
+      case KF_I32:
+        ((int32_t *)t->data)[i] = (int32_t)k;
+        break;
+      case KF_I64:
+        ((int64_t *)t->data)[i] = k;
+        break;
+      case KF_BOOL:
+        ((uint8_t *)t->data)[i] = (uint8_t)(k & 1);
+        break;
+      default:
+        break;
+    }
+  }
+}
+
+double cli_elem(const kf_host_tensor *t, size_t i) {
+  switch (t->dtype) {
+    case KF_F16:
+      return kf_f16_to_float(((const uint16_t *)t->data)[i]);
+    case KF_BF16:
+      return kf_bf16_to_float(((const uint16_t *)t->data)[i]);
+    case KF_F32:
+      return ((const float *)t->data)[i];
+    case KF_F64:
+      return ((const double *)t->data)[i];
+    case KF_I32:
+      return ((const int32_t *)t->data)[i];
+    case KF_I64:
+      return (double)((const int64_t *)t->data)[i];
+    case KF_BOOL:
+      return ((const uint8_t *)t->data)[i] != 0;
+    default:
+      return NAN;
+  }
+}
+
+/* ---- comparison --------------------------------------------------------- */
+
+void cli_tolerance(kf_dtype dtype, double *rtol, double *atol) {
+  switch (dtype) {
+    case KF_F64:
+      *rtol = 1e-10, *atol = 1e-12;
+      break;
+    case KF_F32:
+      *rtol = 1e-4, *atol = 1e-5;
+      break;
+    case KF_F16:
+      *rtol = 1e-2, *atol = 1e-3;
+      break;
+    case KF_BF16:
+      *rtol = 2e-2, *atol = 1e-2;
+      break;
+    default:
+      *rtol = 0, *atol = 0;
+      break; /* integers and bool: exact */
+  }
+}
+
+/* Integers compared exactly, as int64 (a double loses bits past 2^53). */
+static bool int_equal(const kf_host_tensor *a, const kf_host_tensor *b, size_t i) {
+  if (a->dtype == KF_I64) return ((const int64_t *)a->data)[i] == ((const int64_t *)b->data)[i];
+  return cli_elem(a, i) == cli_elem(b, i);
+}
+
+static void note_bad(cli_cmp *c, size_t i, double g, double w) {
+  if (c->bad++ == 0) c->first_bad = (int64_t)i, c->got_first = g, c->want_first = w;
+}
+
+void cli_compare(const kf_host_tensor *got, const kf_host_tensor *want, double rtol, double atol,
+                 cli_cmp *c) {
+  memset(c, 0, sizeof *c);
+  c->first_bad = -1;
+  c->rtol = rtol, c->atol = atol;
+  bool integral = want->dtype >= KF_I32;
+  size_t n = cli_numel(want);
+  for (size_t i = 0; i < n; i++) {
+    double g = cli_elem(got, i), w = cli_elem(want, i);
+    if (integral) {
+      double d = fabs(g - w);
+      if (d > c->max_abs) c->max_abs = d;
+      if (w != 0 && d / fabs(w) > c->max_rel) c->max_rel = d / fabs(w);
+      if (!int_equal(got, want, i)) note_bad(c, i, g, w);
+      continue;
+    }
+    if (isnan(g) || isnan(w)) {
+      if (isnan(g) != isnan(w)) c->nan_mismatch++, note_bad(c, i, g, w);
+      continue;
+    }
+    if (isinf(g) || isinf(w)) {
+      if (g != w) note_bad(c, i, g, w);
+      continue;
+    }
+    double d = fabs(g - w), rel = d / fmax(fabs(w), 1e-30);
+    if (d > c->max_abs) c->max_abs = d;
+    if (d > 0 && rel > c->max_rel) c->max_rel = rel;
+    if (d > atol + rtol * fabs(w)) note_bad(c, i, g, w);
+  }
+  c->ok = c->bad == 0;
+}
+
+void cli_tensor_stats(const kf_host_tensor *t, cli_stats *s) {
+  memset(s, 0, sizeof *s);
+  s->min = INFINITY, s->max = -INFINITY;
+  size_t n = cli_numel(t), finite = 0;
+  double sum = 0;
+  for (size_t i = 0; i < n; i++) {
+    double v = cli_elem(t, i);
+    if (isnan(v)) {
+      s->nan++;
+    } else if (isinf(v)) {
+      s->inf++;
+    } else {
+      sum += v, finite++;
+      s->min = fmin(s->min, v), s->max = fmax(s->max, v);
+    }
+  }
+  s->mean = finite ? sum / (double)finite : NAN;
+  if (!finite) s->min = s->max = NAN;
+}
+
+/* ---- JSON --------------------------------------------------------------- */
+
+void cj_init(cli_json *j, FILE *f) {
+  memset(j, 0, sizeof *j);
+  j->f = f;
+  j->first[0] = true;
+}
+
+static void put_string(FILE *f, const char *s) {
+  fputc('"', f);
+  for (; *s; s++) {
+    unsigned char c = (unsigned char)*s;
+    if (c == '"' || c == '\\')
+      fprintf(f, "\\%c", c);
+    else if (c < 0x20)
+      fprintf(f, "\\u%04x", c);
+    else
+      fputc(c, f);
+  }
+  fputc('"', f);
+}
+
+/* The separator and the key of the next member or element. */
+static void put_key(cli_json *j, const char *key) {
+  if (!j->first[j->depth]) fputc(',', j->f);
+  j->first[j->depth] = false;
+  if (key) {
+    put_string(j->f, key);
+    fputc(':', j->f);
+  }
+}
+
+static void open_nested(cli_json *j, const char *key, char c) {
+  put_key(j, key);
+  fputc(c, j->f);
+  if (j->depth < 31) j->depth++;
+  j->first[j->depth] = true;
+}
+
+void cj_obj(cli_json *j, const char *key) {
+  open_nested(j, key, '{');
+}
+void cj_arr(cli_json *j, const char *key) {
+  open_nested(j, key, '[');
+}
+
+void cj_obj_end(cli_json *j) {
+  fputc('}', j->f);
+  if (j->depth > 0) j->depth--;
+}
+
+void cj_arr_end(cli_json *j) {
+  fputc(']', j->f);
+  if (j->depth > 0) j->depth--;
+}
+
+void cj_str(cli_json *j, const char *key, const char *value) {
+  put_key(j, key);
+  if (value)
+    put_string(j->f, value);
+  else
+    fputs("null", j->f);
+}
+
+void cj_num(cli_json *j, const char *key, double value) {
+  put_key(j, key);
+  if (isfinite(value))
+    fprintf(j->f, "%.6g", value);
+  else
+    fputs("null", j->f);
+}
+
+void cj_int(cli_json *j, const char *key, long long value) {
+  put_key(j, key);
+  fprintf(j->f, "%lld", value);
+}
+
+void cj_bool(cli_json *j, const char *key, bool value) {
+  put_key(j, key);
+  fputs(value ? "true" : "false", j->f);
+}
+
+void cj_null(cli_json *j, const char *key) {
+  put_key(j, key);
+  fputs("null", j->f);
+}
+
+void cj_done(cli_json *j) {
+  fputc('\n', j->f);
+  fflush(j->f);
+}

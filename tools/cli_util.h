@@ -1,0 +1,104 @@
+/* cli_util.h - helpers shared by the kfuse subcommands: argument parsing,
+ * loading a graph file with a clear error, seeded random host tensors,
+ * per-dtype tolerances and comparison, and a small JSON writer. */
+#ifndef KF_TOOLS_CLI_UTIL_H
+#define KF_TOOLS_CLI_UTIL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "kfuse.h"
+
+/* ---- arguments ---------------------------------------------------------- */
+
+/* Parses a whole decimal integer in [lo, hi]; false (message on stderr,
+ * naming cmd and the option) otherwise. */
+bool cli_int(const char *cmd, const char *opt, const char *text, long long lo, long long hi,
+             long long *out);
+/* "plain", "streams" or "graph". */
+bool cli_mode(const char *cmd, const char *text, kf_run_mode *out);
+const char *cli_mode_name(kf_run_mode mode);
+/* The value after option argv[*i] (advancing *i), or NULL with a message. */
+const char *cli_optarg(const char *cmd, int argc, char **argv, int *i);
+
+/* ---- graphs ------------------------------------------------------------- */
+
+/* A context, or NULL with a message on stderr. */
+kf_ctx *cli_ctx(const char *cmd);
+/* Loads a graph file; on failure prints "kfuse CMD: <where and what>" on
+ * stderr and returns NULL. */
+kf_graph *cli_load(kf_ctx *ctx, const char *cmd, const char *path);
+/* "f32[8192,8192]" into buf. */
+const char *cli_type_str(const kf_graph *g, kf_value v, char *buf, size_t size);
+/* A value's name, or "%N". */
+const char *cli_value_name(const kf_graph *g, kf_value v, char *buf, size_t size);
+
+/* ---- host tensors ------------------------------------------------------- */
+
+/* Host tensors shaped like the graph's inputs (outputs false) or outputs;
+ * zeroed; NULL on out of memory (message printed). Free with
+ * cli_tensors_free. */
+kf_host_tensor *cli_tensors(const kf_graph *g, bool outputs, const char *cmd);
+void cli_tensors_free(kf_host_tensor *t, int n);
+size_t cli_numel(const kf_host_tensor *t);
+size_t cli_bytes(const kf_host_tensor *t);
+
+/* Fills a tensor from a seeded generator: floats uniform in [lo, hi)
+ * (rounded to f16/bf16), integers uniform in [-64, 64], bools 0/1. Each
+ * input gets its own stream (seed and index), so adding an input does not
+ * change the others. */
+void cli_fill_random(kf_host_tensor *t, uint64_t seed, int index, double lo, double hi);
+/* Element i as a double (f16/bf16 widened, integers converted). */
+double cli_elem(const kf_host_tensor *t, size_t i);
+
+/* ---- comparison --------------------------------------------------------- */
+
+/* Pass when |got - want| <= atol + rtol * |want| everywhere, NaN exactly
+ * where the reference has NaN, infinities equal: f64 1e-10/1e-12, f32
+ * 1e-4/1e-5, f16 1e-2/1e-3, bf16 2e-2/1e-2; integers and bool exact. */
+void cli_tolerance(kf_dtype dtype, double *rtol, double *atol);
+
+typedef struct cli_cmp {
+  double max_abs, max_rel; /* over elements where both are finite or equal */
+  int64_t bad;             /* elements outside the tolerance */
+  int64_t nan_mismatch;    /* NaN in one and not the other (counted in bad) */
+  int64_t first_bad;       /* index of the first bad element, or -1 */
+  double got_first, want_first;
+  double rtol, atol;
+  bool ok;
+} cli_cmp;
+void cli_compare(const kf_host_tensor *got, const kf_host_tensor *want, double rtol, double atol,
+                 cli_cmp *out);
+
+/* Summary of a tensor's values (for runs without a GPU). */
+typedef struct cli_stats {
+  double min, max, mean; /* over finite elements */
+  int64_t nan, inf;
+} cli_stats;
+void cli_tensor_stats(const kf_host_tensor *t, cli_stats *out);
+
+/* ---- JSON --------------------------------------------------------------- */
+
+/* A streaming JSON writer: each call writes one member (key non-NULL, in an
+ * object) or one element (key NULL, in an array or at the top). Numbers
+ * that are not finite are written as null. */
+typedef struct cli_json {
+  FILE *f;
+  int depth;
+  bool first[32];
+} cli_json;
+void cj_init(cli_json *j, FILE *f);
+void cj_obj(cli_json *j, const char *key);
+void cj_obj_end(cli_json *j);
+void cj_arr(cli_json *j, const char *key);
+void cj_arr_end(cli_json *j);
+void cj_str(cli_json *j, const char *key, const char *value); /* NULL -> null */
+void cj_num(cli_json *j, const char *key, double value);
+void cj_int(cli_json *j, const char *key, long long value);
+void cj_bool(cli_json *j, const char *key, bool value);
+void cj_null(cli_json *j, const char *key);
+/* Ends the document with a newline. */
+void cj_done(cli_json *j);
+
+#endif

@@ -1,0 +1,256 @@
+/* cmd_bench.c - `kfuse bench FILE`: the fused plan against the same graph
+ * with fusion off, by CUDA event medians, as GB/s of the plan's minimum
+ * bytes and as a percentage of a device-to-device copy measured in the same
+ * run, plus host time per kf_plan_run. Needs a GPU. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli_util.h"
+#include "commands.h"
+
+#define BENCH_USAGE                                                                          \
+  "usage: kfuse bench FILE [--json] [--iters N] [--warmup N] [--mode plain|streams|graph]\n" \
+  "                   [--seed S] [--copy-mb M] [--no-nvml]\n"
+
+typedef struct bench_args {
+  const char *file;
+  bool json, nvml;
+  long long iters, warmup, seed, copy_mb;
+  kf_run_mode mode;
+} bench_args;
+
+typedef struct bench_side {
+  kf_plan *plan;
+  kf_bench_result r;
+} bench_side;
+
+typedef struct bench_state {
+  kf_ctx *ctx;
+  kf_graph *g;
+  char device[256];
+  bench_side fused, unfused;
+  double copy_gbps;
+  size_t copy_bytes;
+  kf_tensor *din, *dout;
+  int n_in, n_out;
+} bench_state;
+
+static bool parse_option(int argc, char **argv, int *i, bench_args *a) {
+  const char *o = argv[*i], *v;
+  if (!strcmp(o, "--json")) return a->json = true;
+  if (!strcmp(o, "--no-nvml")) return !(a->nvml = false);
+  if (!(v = cli_optarg("bench", argc, argv, i))) return false;
+  if (!strcmp(o, "--iters")) return cli_int("bench", o, v, 1, 1000000, &a->iters);
+  if (!strcmp(o, "--warmup")) return cli_int("bench", o, v, 0, 1000000, &a->warmup);
+  if (!strcmp(o, "--seed")) return cli_int("bench", o, v, 0, INT64_MAX, &a->seed);
+  if (!strcmp(o, "--copy-mb")) return cli_int("bench", o, v, 1, 1 << 20, &a->copy_mb);
+  if (!strcmp(o, "--mode")) return cli_mode("bench", v, &a->mode);
+  fprintf(stderr, "kfuse bench: unknown option %s\n%s", o, BENCH_USAGE);
+  return false;
+}
+
+static int parse(int argc, char **argv, bench_args *a) {
+  *a = (bench_args){.nvml = true, .iters = 50, .warmup = 5, .seed = 1, .copy_mb = 1024};
+  for (int i = 0; i < argc; i++) {
+    if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+      fputs(BENCH_USAGE, stdout);
+      return -1;
+    }
+    if (argv[i][0] == '-' && argv[i][1]) {
+      if (!parse_option(argc, argv, &i, a)) return 2;
+    } else if (a->file) {
+      fprintf(stderr, "kfuse bench: one FILE only\n%s", BENCH_USAGE);
+      return 2;
+    } else {
+      a->file = argv[i];
+    }
+  }
+  if (!a->file) fprintf(stderr, "kfuse bench: no FILE given\n%s", BENCH_USAGE);
+  return a->file ? 0 : 2;
+}
+
+static bool need_gpu(bench_state *s) {
+  int n = 0;
+  kf_device_info d;
+  if (kf_device_count(s->ctx, &n) == KF_OK && n > 0 && kf_device_query(s->ctx, 0, &d) == KF_OK) {
+    snprintf(s->device, sizeof s->device, "%s", d.name);
+    return true;
+  }
+  fprintf(stderr,
+          "kfuse bench: no GPU: %s\nkfuse bench needs a GPU to time kernels; `kfuse run FILE` "
+          "works without one (it compiles for sm_90 and runs the CPU reference)\n",
+          kf_ctx_errmsg(s->ctx));
+  return false;
+}
+
+static bool make_plan(bench_state *s, const bench_args *a, bool fusion, kf_plan **out) {
+  kf_options opt;
+  kf_options_init(&opt);
+  opt.fusion = fusion;
+  opt.mode = a->mode;
+  kf_status st = kf_plan_create(s->ctx, s->g, &opt, out);
+  if (st == KF_OK) st = kf_plan_compile(*out);
+  if (st != KF_OK)
+    fprintf(stderr, "kfuse bench: %s plan: %s\n", fusion ? "fused" : "unfused",
+            kf_ctx_errmsg(s->ctx));
+  return st == KF_OK;
+}
+
+/* Device inputs filled from seeded host tensors; outputs left as they are. */
+static bool make_tensors(bench_state *s, const bench_args *a) {
+  kf_host_tensor *hin = cli_tensors(s->g, false, "bench");
+  kf_host_tensor *hout = cli_tensors(s->g, true, "bench");
+  s->din = calloc((size_t)s->n_in + 1, sizeof *s->din);
+  s->dout = calloc((size_t)s->n_out + 1, sizeof *s->dout);
+  bool ok = hin && hout && s->din && s->dout;
+  for (int i = 0; ok && i < s->n_in + s->n_out; i++) {
+    bool in = i < s->n_in;
+    kf_host_tensor *h = in ? &hin[i] : &hout[i - s->n_in];
+    kf_tensor *d = in ? &s->din[i] : &s->dout[i - s->n_in];
+    d->dtype = h->dtype, d->rank = h->rank;
+    memcpy(d->shape, h->shape, sizeof d->shape);
+    if (in) cli_fill_random(h, (uint64_t)a->seed, i, -1, 1);
+    ok = kf_device_alloc(s->ctx, cli_bytes(h), &d->data) == KF_OK &&
+         (!in || kf_memcpy_to_device(s->ctx, d->data, h->data, cli_bytes(h)) == KF_OK);
+  }
+  if (!ok && s->din && s->dout) fprintf(stderr, "kfuse bench: %s\n", kf_ctx_errmsg(s->ctx));
+  cli_tensors_free(hin, s->n_in);
+  cli_tensors_free(hout, s->n_out);
+  return ok;
+}
+
+static bool time_plan(bench_state *s, const bench_args *a, bench_side *side, bool extras) {
+  kf_bench_options bo;
+  kf_bench_options_init(&bo);
+  bo.iters = (int)a->iters, bo.warmup = (int)a->warmup;
+  bo.host_timing = extras, bo.nvml = extras && a->nvml;
+  kf_status st =
+      kf_plan_benchmark(side->plan, s->din, s->n_in, s->dout, s->n_out, NULL, &bo, &side->r);
+  if (st != KF_OK) fprintf(stderr, "kfuse bench: %s\n", kf_plan_errmsg(side->plan));
+  return st == KF_OK;
+}
+
+/* The copy ceiling; a smaller buffer when the large one does not fit. */
+static bool time_copy(bench_state *s, const bench_args *a) {
+  size_t bytes = (size_t)a->copy_mb << 20;
+  kf_status st;
+  while ((st = kf_device_copy_bandwidth(s->ctx, bytes, 20, &s->copy_gbps)) ==
+             KF_ERR_OUT_OF_MEMORY &&
+         bytes > (64u << 20))
+    bytes /= 2;
+  s->copy_bytes = bytes;
+  if (st != KF_OK) fprintf(stderr, "kfuse bench: copy bandwidth: %s\n", kf_ctx_errmsg(s->ctx));
+  return st == KF_OK;
+}
+
+static double pct(double x, double of) {
+  return of > 0 ? 100.0 * x / of : NAN;
+}
+
+static double speedup(const bench_state *s) {
+  return s->fused.r.ms_median > 0 ? s->unfused.r.ms_median / s->fused.r.ms_median : NAN;
+}
+
+/* Effective GB/s of the unfused plan: the same minimum bytes over its time. */
+static double unfused_gbps(const bench_state *s) {
+  double ms = s->unfused.r.ms_median;
+  return ms > 0 ? (double)s->fused.r.bytes / (ms * 1e6) : NAN;
+}
+
+static void report_text(const bench_state *s, const bench_args *a) {
+  const kf_bench_result *f = &s->fused.r, *u = &s->unfused.r;
+  const char *gname = kf_graph_name(s->g);
+  printf("graph     %s (%s)\n", gname ? gname : "(unnamed)", a->file);
+  printf("device    %s\n", s->device);
+  printf("runs      %d timed after %lld warm-up, mode %s, medians of CUDA events\n", f->iters,
+         a->warmup, cli_mode_name(a->mode));
+  printf("fused     %3d launches %10.4f ms %8.1f GB/s %5.1f%% of copy\n",
+         kf_plan_num_launches(s->fused.plan), f->ms_median, f->gbps, pct(f->gbps, s->copy_gbps));
+  printf("unfused   %3d launches %10.4f ms %8.1f GB/s %5.1f%% of copy\n",
+         kf_plan_num_launches(s->unfused.plan), u->ms_median, unfused_gbps(s),
+         pct(unfused_gbps(s), s->copy_gbps));
+  printf("speedup   %.2fx\n", speedup(s));
+  printf("bytes     %lld minimum (what GB/s counts); %lld moved with fusion off\n",
+         (long long)f->bytes, (long long)u->bytes);
+  printf("copy      %.1f GB/s (cuMemcpyDtoDAsync of %zu MiB, read + written)\n", s->copy_gbps,
+         s->copy_bytes >> 20);
+  printf("host      %.2f us per kf_plan_run in plain mode, %.2f us in graph mode\n",
+         f->host_us_plain, f->host_us_graph);
+  if (f->nvml_samples > 0)
+    printf("gpu util  %.0f%% busy, %.0f%% memory (NVML, %d samples)\n", f->gpu_util, f->mem_util,
+           f->nvml_samples);
+}
+
+static void report_json(const bench_state *s, const bench_args *a) {
+  const kf_bench_result *f = &s->fused.r, *u = &s->unfused.r;
+  cli_json j;
+  cj_init(&j, stdout);
+  cj_obj(&j, NULL);
+  cj_bool(&j, "ok", true);
+  cj_str(&j, "file", a->file);
+  cj_str(&j, "graph", kf_graph_name(s->g));
+  cj_str(&j, "device", s->device);
+  cj_str(&j, "mode", cli_mode_name(a->mode));
+  cj_int(&j, "iters", f->iters);
+  cj_int(&j, "fused_launches", kf_plan_num_launches(s->fused.plan));
+  cj_int(&j, "unfused_launches", kf_plan_num_launches(s->unfused.plan));
+  cj_num(&j, "fused_ms", f->ms_median);
+  cj_num(&j, "unfused_ms", u->ms_median);
+  cj_num(&j, "speedup", speedup(s));
+  cj_int(&j, "bytes", f->bytes);
+  cj_int(&j, "unfused_bytes", u->bytes);
+  cj_num(&j, "gbps", f->gbps);
+  cj_num(&j, "unfused_gbps", unfused_gbps(s));
+  cj_num(&j, "copy_gbps", s->copy_gbps);
+  cj_num(&j, "pct_of_copy", pct(f->gbps, s->copy_gbps));
+  cj_obj(&j, "host_us");
+  cj_num(&j, "plain", f->host_us_plain);
+  cj_num(&j, "graph", f->host_us_graph);
+  cj_obj_end(&j);
+  cj_obj(&j, "nvml");
+  cj_int(&j, "samples", f->nvml_samples);
+  cj_num(&j, "gpu_util", f->nvml_samples ? f->gpu_util : NAN);
+  cj_num(&j, "mem_util", f->nvml_samples ? f->mem_util : NAN);
+  cj_obj_end(&j);
+  cj_obj_end(&j);
+  cj_done(&j);
+}
+
+static int execute(bench_state *s, const bench_args *a) {
+  s->n_in = kf_graph_num_inputs(s->g);
+  s->n_out = kf_graph_num_outputs(s->g);
+  if (!need_gpu(s)) return 1;
+  if (!make_plan(s, a, true, &s->fused.plan) || !make_plan(s, a, false, &s->unfused.plan)) return 1;
+  if (!make_tensors(s, a)) return 1;
+  if (!time_plan(s, a, &s->unfused, false) || !time_plan(s, a, &s->fused, true)) return 1;
+  if (!time_copy(s, a)) return 1;
+  if (a->json)
+    report_json(s, a);
+  else
+    report_text(s, a);
+  return 0;
+}
+
+static void free_device(bench_state *s) {
+  for (int i = 0; s->din && i < s->n_in; i++) kf_device_free(s->ctx, s->din[i].data);
+  for (int i = 0; s->dout && i < s->n_out; i++) kf_device_free(s->ctx, s->dout[i].data);
+  free(s->din);
+  free(s->dout);
+}
+
+int cmd_bench(int argc, char **argv) {
+  bench_args a;
+  int rc = parse(argc, argv, &a);
+  if (rc) return rc < 0 ? 0 : rc;
+  bench_state s = {0};
+  if (!(s.ctx = cli_ctx("bench"))) return 1;
+  s.g = cli_load(s.ctx, "bench", a.file);
+  rc = s.g ? execute(&s, &a) : 1;
+  free_device(&s);
+  kf_plan_destroy(s.fused.plan);
+  kf_plan_destroy(s.unfused.plan);
+  kf_graph_destroy(s.g);
+  kf_ctx_destroy(s.ctx);
+  return rc;
+}

@@ -1,0 +1,370 @@
+/* cmd_run.c - `kfuse run FILE`: seeded random inputs, the fused plan run on
+ * the GPU (timed), optionally checked against the CPU reference; without a
+ * GPU, compiles for sm_90 and runs the reference instead. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli_util.h"
+#include "commands.h"
+
+#define RUN_USAGE                                                                         \
+  "usage: kfuse run FILE [--check] [--iters N] [--mode plain|streams|graph] [--seed S]\n" \
+  "                 [--json] [--trace OUT.json] [--no-fusion] [--arch sm_90]\n"           \
+  "                 [--range LO,HI] [--rtol R] [--atol A]\n"
+
+typedef struct run_args {
+  const char *file, *trace, *arch;
+  bool check, json, fusion;
+  long long iters, seed;
+  kf_run_mode mode;
+  double lo, hi;     /* float inputs are uniform in [lo, hi) */
+  double rtol, atol; /* < 0: the dtype's default */
+} run_args;
+
+/* What a run found, for the report. */
+typedef struct run_state {
+  kf_ctx *ctx;
+  kf_graph *g;
+  kf_plan *plan;
+  kf_host_tensor *in, *got, *want; /* inputs; GPU outputs; reference outputs */
+  int n_in, n_out;
+  bool gpu;
+  char device[256], no_gpu[512];
+  kf_compile_stats cs;
+  kf_bench_result bench;
+  cli_cmp *cmp;
+  kf_profile prof;
+} run_state;
+
+static bool parse_double(const char *text, double *out) {
+  char *end = NULL;
+  *out = text ? strtod(text, &end) : 0;
+  return text && *text && end && !*end;
+}
+
+static bool parse_range(const char *text, run_args *a) {
+  const char *comma = text ? strchr(text, ',') : NULL;
+  char lo[64];
+  if (!comma || (size_t)(comma - text) >= sizeof lo) return false;
+  memcpy(lo, text, (size_t)(comma - text));
+  lo[comma - text] = 0;
+  return parse_double(lo, &a->lo) && parse_double(comma + 1, &a->hi) && a->lo < a->hi;
+}
+
+/* One option at argv[*i]; false on a bad one (message printed). */
+static bool parse_option(int argc, char **argv, int *i, run_args *a) {
+  const char *o = argv[*i], *v;
+  if (!strcmp(o, "--check")) return a->check = true;
+  if (!strcmp(o, "--json")) return a->json = true;
+  if (!strcmp(o, "--no-fusion")) return !(a->fusion = false);
+  if (!(v = cli_optarg("run", argc, argv, i))) return false;
+  if (!strcmp(o, "--iters")) return cli_int("run", o, v, 1, 1000000, &a->iters);
+  if (!strcmp(o, "--seed")) return cli_int("run", o, v, 0, INT64_MAX, &a->seed);
+  if (!strcmp(o, "--mode")) return cli_mode("run", v, &a->mode);
+  if (!strcmp(o, "--trace")) return (a->trace = v) != NULL;
+  if (!strcmp(o, "--arch")) return (a->arch = v) != NULL;
+  bool ok = false;
+  if (!strcmp(o, "--range")) ok = parse_range(v, a);
+  if (!strcmp(o, "--rtol")) ok = parse_double(v, &a->rtol) && a->rtol >= 0;
+  if (!strcmp(o, "--atol")) ok = parse_double(v, &a->atol) && a->atol >= 0;
+  if (!strcmp(o, "--range") || !strcmp(o, "--rtol") || !strcmp(o, "--atol")) {
+    if (!ok) fprintf(stderr, "kfuse run: bad value for %s: '%s'\n", o, v);
+    return ok;
+  }
+  fprintf(stderr, "kfuse run: unknown option %s\n%s", o, RUN_USAGE);
+  return false;
+}
+
+static int parse(int argc, char **argv, run_args *a) {
+  *a =
+      (run_args){.fusion = true, .iters = 20, .seed = 1, .lo = -1, .hi = 1, .rtol = -1, .atol = -1};
+  kf_options o;
+  kf_options_init(&o);
+  a->fusion = o.fusion;
+  for (int i = 0; i < argc; i++) {
+    if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+      fputs(RUN_USAGE, stdout);
+      return -1;
+    }
+    if (argv[i][0] == '-' && argv[i][1]) {
+      if (!parse_option(argc, argv, &i, a)) return 2;
+    } else if (a->file) {
+      fprintf(stderr, "kfuse run: one FILE only ('%s' and '%s')\n%s", a->file, argv[i], RUN_USAGE);
+      return 2;
+    } else {
+      a->file = argv[i];
+    }
+  }
+  if (!a->file) fprintf(stderr, "kfuse run: no FILE given\n%s", RUN_USAGE);
+  return a->file ? 0 : 2;
+}
+
+/* Whether a GPU is there; the reason in s->no_gpu when not. */
+static void find_gpu(run_state *s) {
+  int n = 0;
+  kf_device_info d;
+  s->gpu = kf_device_count(s->ctx, &n) == KF_OK && n > 0 && kf_device_query(s->ctx, 0, &d) == KF_OK;
+  if (s->gpu)
+    snprintf(s->device, sizeof s->device, "%s", d.name);
+  else
+    snprintf(s->no_gpu, sizeof s->no_gpu, "%s", kf_ctx_errmsg(s->ctx));
+}
+
+static bool build_plan(run_state *s, const run_args *a) {
+  kf_options opt;
+  kf_options_init(&opt);
+  opt.fusion = a->fusion;
+  opt.mode = a->mode;
+  opt.arch = a->arch ? a->arch : (s->gpu ? NULL : "sm_90");
+  kf_trace_push("plan");
+  kf_status st = kf_plan_create(s->ctx, s->g, &opt, &s->plan);
+  kf_trace_pop();
+  if (st == KF_OK) {
+    kf_trace_push("compile");
+    st = kf_plan_compile(s->plan);
+    kf_trace_pop();
+  }
+  if (st != KF_OK) {
+    fprintf(stderr, "kfuse run: %s\n", kf_ctx_errmsg(s->ctx));
+    return false;
+  }
+  kf_plan_compile_stats(s->plan, &s->cs);
+  return true;
+}
+
+/* Device tensors like the host ones; NULL data where allocation failed. */
+static kf_tensor *device_tensors(run_state *s, const kf_host_tensor *h, int n, bool upload) {
+  kf_tensor *d = calloc((size_t)n + 1, sizeof *d);
+  for (int i = 0; d && i < n; i++) {
+    d[i].dtype = h[i].dtype, d[i].rank = h[i].rank;
+    memcpy(d[i].shape, h[i].shape, sizeof d[i].shape);
+    if (kf_device_alloc(s->ctx, cli_bytes(&h[i]), &d[i].data) != KF_OK) return d;
+    /* Outputs are poisoned (NaN for floats) so an unwritten one shows. */
+    kf_status st = upload ? kf_memcpy_to_device(s->ctx, d[i].data, h[i].data, cli_bytes(&h[i]))
+                          : kf_memset_device(s->ctx, d[i].data, 0xff, cli_bytes(&h[i]));
+    if (st != KF_OK) return d;
+  }
+  return d;
+}
+
+static void device_free(run_state *s, kf_tensor *d, int n) {
+  for (int i = 0; d && i < n; i++) kf_device_free(s->ctx, d[i].data);
+  free(d);
+}
+
+static bool all_allocated(const kf_tensor *d, int n) {
+  for (int i = 0; d && i < n; i++)
+    if (!d[i].data) return false;
+  return d != NULL;
+}
+
+/* Runs once and reads the outputs back (the checked run), then times. */
+static bool run_gpu(run_state *s, const run_args *a) {
+  kf_tensor *din = device_tensors(s, s->in, s->n_in, true);
+  kf_tensor *dout = device_tensors(s, s->got, s->n_out, false);
+  bool ok = all_allocated(din, s->n_in) && all_allocated(dout, s->n_out);
+  kf_status st = ok ? kf_plan_run(s->plan, din, s->n_in, dout, s->n_out, NULL) : KF_OK;
+  if (ok && st == KF_OK) st = kf_stream_synchronize(s->ctx, NULL);
+  for (int j = 0; ok && j < s->n_out && st == KF_OK; j++)
+    st = kf_memcpy_to_host(s->ctx, s->got[j].data, dout[j].data, cli_bytes(&s->got[j]));
+  kf_bench_options bo;
+  kf_bench_options_init(&bo);
+  bo.warmup = 1, bo.iters = (int)a->iters, bo.host_timing = false, bo.nvml = false;
+  if (ok && st == KF_OK)
+    st = kf_plan_benchmark(s->plan, din, s->n_in, dout, s->n_out, NULL, &bo, &s->bench);
+  if (ok && st == KF_OK && a->trace)
+    st = kf_plan_profile(s->plan, din, s->n_in, dout, s->n_out, NULL, &s->prof);
+  if (!ok) fprintf(stderr, "kfuse run: %s\n", kf_ctx_errmsg(s->ctx));
+  if (ok && st != KF_OK) fprintf(stderr, "kfuse run: %s\n", kf_plan_errmsg(s->plan));
+  device_free(s, din, s->n_in);
+  device_free(s, dout, s->n_out);
+  return ok && st == KF_OK;
+}
+
+static bool run_reference(run_state *s) {
+  kf_trace_push("cpu reference");
+  kf_status st = kf_graph_run_reference(s->g, s->in, s->n_in, s->want, s->n_out);
+  kf_trace_pop();
+  if (st != KF_OK)
+    fprintf(stderr, "kfuse run: the CPU reference failed: %s\n", kf_graph_errmsg(s->g));
+  return st == KF_OK;
+}
+
+static bool compare_all(run_state *s, const run_args *a) {
+  bool ok = true;
+  s->cmp = calloc((size_t)s->n_out + 1, sizeof *s->cmp);
+  for (int j = 0; s->cmp && j < s->n_out; j++) {
+    double rtol, atol;
+    cli_tolerance(s->want[j].dtype, &rtol, &atol);
+    if (a->rtol >= 0) rtol = a->rtol;
+    if (a->atol >= 0) atol = a->atol;
+    cli_compare(&s->got[j], &s->want[j], rtol, atol, &s->cmp[j]);
+    ok = ok && s->cmp[j].ok;
+  }
+  return ok && s->cmp;
+}
+
+/* ---- reports ------------------------------------------------------------- */
+
+static void report_output_text(const run_state *s, int j) {
+  char name[32], type[160];
+  kf_value v = kf_graph_output(s->g, j);
+  printf("output   %-10s %-22s", cli_value_name(s->g, v, name, sizeof name),
+         cli_type_str(s->g, v, type, sizeof type));
+  if (s->cmp) {
+    const cli_cmp *c = &s->cmp[j];
+    printf(" max abs err %.3g, max rel err %.3g: %s (rtol %g, atol %g)\n", c->max_abs, c->max_rel,
+           c->ok ? "ok" : "MISMATCH", c->rtol, c->atol);
+    if (!c->ok)
+      printf(
+          "         %lld of %zu elements differ (%lld NaN mismatches); first at %lld: "
+          "got %.9g, want %.9g\n",
+          (long long)c->bad, cli_numel(&s->want[j]), (long long)c->nan_mismatch,
+          (long long)c->first_bad, c->got_first, c->want_first);
+    return;
+  }
+  cli_stats st;
+  cli_tensor_stats(s->gpu ? &s->got[j] : &s->want[j], &st);
+  printf(" min %.4g, max %.4g, mean %.4g, %lld NaN, %lld inf\n", st.min, st.max, st.mean,
+         (long long)st.nan, (long long)st.inf);
+}
+
+static const char *plural(int n) {
+  return n == 1 ? "" : "s";
+}
+
+static void report_text(const run_state *s, const run_args *a, bool ok) {
+  const char *gname = kf_graph_name(s->g);
+  printf("graph    %s (%s)\n", gname ? gname : "(unnamed)", a->file);
+  printf("inputs   %d, seed %lld, floats uniform in [%g, %g), integers in [-64, 64]\n", s->n_in,
+         a->seed, a->lo, a->hi);
+  int nl = kf_plan_num_launches(s->plan), nk = kf_plan_num_kernels(s->plan);
+  printf("plan     %d launch%s, %d kernel%s, fusion %s, mode %s\n", nl, nl == 1 ? "" : "es", nk,
+         plural(nk), a->fusion ? "on" : "off", cli_mode_name(a->mode));
+  printf("compile  %d kernel%s for %s in %.1f ms (%d from cache)\n", s->cs.kernels,
+         plural(s->cs.kernels), s->cs.arch, s->cs.compile_ms, s->cs.cache_hits);
+  if (s->gpu) {
+    printf("device   %s\n", s->device);
+    printf("time     %.4f ms median of %d runs (min %.4f, max %.4f), %.1f GB/s\n",
+           s->bench.ms_median, s->bench.iters, s->bench.ms_min, s->bench.ms_max, s->bench.gbps);
+  } else {
+    printf("device   none: %s\n", s->no_gpu);
+  }
+  for (int j = 0; j < s->n_out; j++) report_output_text(s, j);
+  if (a->trace) printf("trace    %s\n", a->trace);
+  if (!s->gpu)
+    printf("no GPU: compiled %d kernel%s for %s and ran the CPU reference\n", s->cs.kernels,
+           plural(s->cs.kernels), s->cs.arch);
+  else if (s->cmp)
+    printf("check    %s\n", ok ? "passed: every output matches the CPU reference"
+                               : "FAILED: outputs differ from the CPU reference");
+}
+
+static void report_json_output(cli_json *j, const run_state *s, int k) {
+  char name[32];
+  kf_value v = kf_graph_output(s->g, k);
+  cj_obj(j, NULL);
+  cj_str(j, "name", cli_value_name(s->g, v, name, sizeof name));
+  cj_str(j, "dtype", kf_dtype_name(kf_value_dtype(s->g, v)));
+  cj_arr(j, "shape");
+  for (int i = 0; i < kf_value_rank(s->g, v); i++) cj_int(j, NULL, kf_value_shape(s->g, v)[i]);
+  cj_arr_end(j);
+  if (s->cmp) {
+    cj_num(j, "max_abs_err", s->cmp[k].max_abs);
+    cj_num(j, "max_rel_err", s->cmp[k].max_rel);
+    cj_int(j, "mismatches", s->cmp[k].bad);
+    cj_int(j, "nan_mismatches", s->cmp[k].nan_mismatch);
+    cj_num(j, "rtol", s->cmp[k].rtol);
+    cj_num(j, "atol", s->cmp[k].atol);
+    cj_bool(j, "ok", s->cmp[k].ok);
+  } else {
+    cj_null(j, "max_abs_err");
+    cj_null(j, "max_rel_err");
+  }
+  cj_obj_end(j);
+}
+
+static void report_json(const run_state *s, const run_args *a, bool ok) {
+  cli_json j;
+  cj_init(&j, stdout);
+  cj_obj(&j, NULL);
+  cj_bool(&j, "ok", ok);
+  cj_str(&j, "file", a->file);
+  cj_str(&j, "graph", kf_graph_name(s->g));
+  cj_str(&j, "device", s->gpu ? s->device : NULL);
+  if (!s->gpu) cj_str(&j, "no_gpu", s->no_gpu);
+  cj_str(&j, "arch", s->cs.arch);
+  cj_bool(&j, "fusion", a->fusion);
+  cj_str(&j, "mode", cli_mode_name(a->mode));
+  cj_int(&j, "seed", a->seed);
+  cj_int(&j, "launches", kf_plan_num_launches(s->plan));
+  cj_int(&j, "kernels", kf_plan_num_kernels(s->plan));
+  cj_num(&j, "compile_ms", s->cs.compile_ms);
+  cj_int(&j, "cache_hits", s->cs.cache_hits);
+  cj_bool(&j, "checked", s->cmp != NULL);
+  cj_bool(&j, "reference", s->want != NULL);
+  cj_int(&j, "iters", s->gpu ? s->bench.iters : 0);
+  cj_num(&j, "ms", s->gpu ? s->bench.ms_median : NAN);
+  cj_num(&j, "ms_min", s->gpu ? s->bench.ms_min : NAN);
+  cj_num(&j, "gbps", s->gpu ? s->bench.gbps : NAN);
+  cj_arr(&j, "outputs");
+  for (int k = 0; k < s->n_out; k++) report_json_output(&j, s, k);
+  cj_arr_end(&j);
+  if (a->trace) cj_str(&j, "trace", a->trace);
+  cj_obj_end(&j);
+  cj_done(&j);
+}
+
+/* ---- the command --------------------------------------------------------- */
+
+/* Everything after loading; returns the exit status. */
+static int execute(run_state *s, const run_args *a) {
+  s->n_in = kf_graph_num_inputs(s->g);
+  s->n_out = kf_graph_num_outputs(s->g);
+  s->in = cli_tensors(s->g, false, "run");
+  if (!s->in) return 1;
+  for (int i = 0; i < s->n_in; i++) cli_fill_random(&s->in[i], (uint64_t)a->seed, i, a->lo, a->hi);
+  find_gpu(s);
+  if (!build_plan(s, a)) return 1;
+  if (s->gpu) {
+    if (!(s->got = cli_tensors(s->g, true, "run")) || !run_gpu(s, a)) return 1;
+  }
+  if (a->check || !s->gpu) {
+    if (!(s->want = cli_tensors(s->g, true, "run")) || !run_reference(s)) return 1;
+  }
+  bool ok = true;
+  if (s->gpu && a->check) ok = compare_all(s, a);
+  if (a->trace && kf_trace_stop(s->ctx, a->trace) != KF_OK) {
+    fprintf(stderr, "kfuse run: %s\n", kf_ctx_errmsg(s->ctx));
+    ok = false;
+  }
+  if (a->json)
+    report_json(s, a, ok);
+  else
+    report_text(s, a, ok);
+  return ok ? 0 : 1;
+}
+
+int cmd_run(int argc, char **argv) {
+  run_args a;
+  int rc = parse(argc, argv, &a);
+  if (rc) return rc < 0 ? 0 : rc;
+  run_state s = {0};
+  if (a.trace && kf_trace_start() != KF_OK) {
+    fprintf(stderr, "kfuse run: cannot start the trace (out of memory)\n");
+    return 1;
+  }
+  if (!(s.ctx = cli_ctx("run"))) return 1;
+  s.g = cli_load(s.ctx, "run", a.file);
+  rc = s.g ? execute(&s, &a) : 1;
+  kf_profile_release(&s.prof);
+  free(s.cmp);
+  cli_tensors_free(s.in, s.n_in);
+  cli_tensors_free(s.got, s.n_out);
+  cli_tensors_free(s.want, s.n_out);
+  kf_plan_destroy(s.plan);
+  kf_graph_destroy(s.g);
+  kf_ctx_destroy(s.ctx);
+  return rc;
+}
