@@ -437,6 +437,27 @@ START_TEST(many_nodes_and_keys) {
 }
 END_TEST
 
+/* The fuzzer's extra seeds (and whatever findings are copied there) replay
+ * here too, so the gcc and sanitizer builds check them without clang. */
+START_TEST(fuzz_corpus_replays) {
+  char names[256][128];
+  int n = list_yaml("tests/fuzz/corpus", names, 256);
+  ck_assert_int_ge(n, 3);
+  for (int i = 0; i < n; i++) {
+    char path[300];
+    snprintf(path, sizeof path, "tests/fuzz/corpus/%.127s", names[i]);
+    kf_graph *g = NULL;
+    if (kf_graph_load_yaml(ctx, path, &g) == KF_OK) {
+      check_round_trip(g, path);
+      kf_graph_destroy(g);
+    } else {
+      ck_assert_ptr_null(g);
+      ck_assert_ptr_nonnull(strstr(kf_ctx_errmsg(ctx), path));
+    }
+  }
+}
+END_TEST
+
 /* ---- kfuse check ---------------------------------------------------------------------- */
 
 /* Runs the CLI with stdout and stderr captured into files; returns the exit
@@ -508,6 +529,7 @@ static Suite *make_suite(void) {
   tcase_add_test(tc, limits_depth_names_size);
   tcase_add_test(tc, alias_bomb_is_refused_at_once);
   tcase_add_test(tc, many_nodes_and_keys);
+  tcase_add_test(tc, fuzz_corpus_replays);
   tcase_add_test(tc, check_command);
   suite_add_tcase(s, tc);
   return s;
