@@ -12,7 +12,7 @@
 
 /* ---- planning ------------------------------------------------------------ */
 
-static fuse_plan *fz_plan_opts(const kf_graph *g, const fuse_options *o) {
+static inline fuse_plan *fz_plan_opts(const kf_graph *g, const fuse_options *o) {
   fuse_plan *p = NULL;
   char err[512] = "";
   kf_status st = fuse_plan_build(g, o, &p, err, sizeof err);
@@ -20,7 +20,7 @@ static fuse_plan *fz_plan_opts(const kf_graph *g, const fuse_options *o) {
   return p;
 }
 
-static fuse_plan *fz_plan(const kf_graph *g) {
+static inline fuse_plan *fz_plan(const kf_graph *g) {
   fuse_options o;
   fuse_options_default(&o);
   o.fusion = o.horizontal = true;
@@ -33,14 +33,14 @@ typedef struct fz_rng {
   uint64_t s;
 } fz_rng;
 
-static uint32_t fz_next(fz_rng *r) {
+static inline uint32_t fz_next(fz_rng *r) {
   r->s = r->s * 6364136223846793005ull + 1442695040888963407ull;
   return (uint32_t)(r->s >> 33);
 }
-static int fz_pick(fz_rng *r, int n) { return (int)(fz_next(r) % (uint32_t)n); }
+static inline int fz_pick(fz_rng *r, int n) { return (int)(fz_next(r) % (uint32_t)n); }
 
 /* Whether shapes of a and b broadcast (NumPy rules). */
-static bool fz_bcast_ok(const kf_graph *g, kf_value a, kf_value b) {
+static inline bool fz_bcast_ok(const kf_graph *g, kf_value a, kf_value b) {
   int ra = kf_value_rank(g, a), rb = kf_value_rank(g, b);
   const int64_t *sa = kf_value_shape(g, a), *sb = kf_value_shape(g, b);
   int r = ra > rb ? ra : rb;
@@ -52,10 +52,10 @@ static bool fz_bcast_ok(const kf_graph *g, kf_value a, kf_value b) {
   return true;
 }
 
-static kf_value fz_any(fz_rng *r, kf_value *vals, int n) { return vals[fz_pick(r, n)]; }
+static inline kf_value fz_any(fz_rng *r, kf_value *vals, int n) { return vals[fz_pick(r, n)]; }
 
 /* One random op on the values made so far; KF_NONE when it did not fit. */
-static kf_value fz_op(fz_rng *r, kf_graph *g, kf_value *vals, int n) {
+static inline kf_value fz_op(fz_rng *r, kf_graph *g, kf_value *vals, int n) {
   kf_value a = fz_any(r, vals, n), b = fz_any(r, vals, n);
   int ra = kf_value_rank(g, a);
   int last = -1, first = 0;
@@ -88,7 +88,7 @@ static kf_value fz_op(fz_rng *r, kf_graph *g, kf_value *vals, int n) {
 
 /* A random valid graph: a few f32 inputs of related shapes, n_ops ops, one
  * to three outputs. The caller destroys it. NULL if building failed. */
-static kf_graph *fz_random_graph(uint64_t seed, int n_ops) {
+static inline kf_graph *fz_random_graph(uint64_t seed, int n_ops) {
   fz_rng r = {seed * 2654435761u + 1};
   kf_graph *g = NULL;
   if (kf_graph_create(NULL, &g) != KF_OK) return NULL;
@@ -129,14 +129,14 @@ static kf_graph *fz_random_graph(uint64_t seed, int n_ops) {
 
 /* ---- plan invariants ----------------------------------------------------- */
 
-static bool fz_in_list(const int32_t *v, int32_t n, int32_t x) {
+static inline bool fz_in_list(const int32_t *v, int32_t n, int32_t x) {
   for (int32_t i = 0; i < n; i++)
     if (v[i] == x) return true;
   return false;
 }
 
 /* Checks every invariant of a plan; writes the first broken one to why. */
-static bool fz_check_plan(const kf_graph *g, const fuse_plan *p, char *why, size_t n) {
+static inline bool fz_check_plan(const kf_graph *g, const fuse_plan *p, char *why, size_t n) {
   int nn = kf_graph_num_values(g);
   int *homes = calloc((size_t)nn, sizeof *homes);
   bool ok = true;
