@@ -45,7 +45,7 @@ static int list_yaml(const char *dir, char names[][128], int max) {
   while ((e = readdir(d)) != NULL) {
     size_t len = strlen(e->d_name);
     if (len > 5 && len < 128 && !strcmp(e->d_name + len - 5, ".yaml") && n < max)
-      snprintf(names[n++], 128, "%s", e->d_name);
+      memcpy(names[n++], e->d_name, len + 1);
   }
   closedir(d);
   qsort(names, (size_t)n, 128, (int (*)(const void *, const void *))strcmp);
