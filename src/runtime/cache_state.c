@@ -80,7 +80,8 @@ struct cache_state *cache_state_get(kf_ctx *ctx) {
 
 struct rt_pool *cache_state_pool(struct cache_state *cs) {
   pthread_mutex_lock(&cs->lock);
-  if (!cs->pool && rt_cpu_count() > 1) cs->pool = rt_pool_create(0);
+  /* cores - 1 workers: the calling thread is the last one */
+  if (!cs->pool && rt_cpu_count() > 1) cs->pool = rt_pool_create(rt_cpu_count() - 1);
   struct rt_pool *pool = cs->pool;
   pthread_mutex_unlock(&cs->lock);
   return pool;

@@ -23,7 +23,8 @@ typedef struct compile_job {
   kf_ctx *ctx;
   struct cache_state *cs;
   cg_program *prog;
-  bool disk; /* the disk cache is usable */
+  bool disk;  /* the disk cache is usable */
+  int *order; /* launches, longest source first; NULL: in order */
 } compile_job;
 
 /* NVRTC for a reserved key; publishes or abandons the reservation. */
@@ -47,7 +48,7 @@ static void compile_miss(compile_job *job, cg_program_launch *l, cache_key key,
 
 static void compile_one(void *arg, int i) {
   compile_job *job = arg;
-  cg_program_launch *l = &job->prog->launches[i];
+  cg_program_launch *l = &job->prog->launches[job->order ? job->order[i] : i];
   double t0 = now_ms();
   rt_nvrtc_opts opts;
   char joined[sizeof opts.text];
@@ -116,6 +117,27 @@ static kf_status report_failure(const cg_program *prog, int i, char *err, size_t
   return l->status;
 }
 
+/* The longest sources tend to compile longest: starting them first keeps
+ * the last worker from finishing alone with a big kernel. */
+static int *longest_first(const cg_program *prog) {
+  int n = prog->n_launches;
+  int *order = malloc((size_t)(n ? n : 1) * sizeof *order);
+  size_t *len = malloc((size_t)(n ? n : 1) * sizeof *len);
+  if (!order || !len) {
+    free(order);
+    free(len);
+    return NULL;
+  }
+  for (int i = 0; i < n; i++) {
+    len[i] = strlen(prog->launches[i].src.source);
+    int j = i;
+    for (; j > 0 && len[order[j - 1]] < len[i]; j--) order[j] = order[j - 1];
+    order[j] = i;
+  }
+  free(len);
+  return order;
+}
+
 kf_status rt_compile_program(kf_ctx *ctx, cg_program *prog, char *err, size_t errsize) {
   struct cache_state *cs = cache_state_get(ctx);
   if (!cs) {
@@ -127,9 +149,10 @@ kf_status rt_compile_program(kf_ctx *ctx, cg_program *prog, char *err, size_t er
       snprintf(err, errsize, "launch %d has no source", i);
       return KF_ERR_INVALID_ARG;
     }
-  compile_job job = {ctx, cs, prog, cache_disk_ready(cs)};
+  compile_job job = {ctx, cs, prog, cache_disk_ready(cs), longest_first(prog)};
   rt_pool *pool = prog->n_launches > 1 ? cache_state_pool(cs) : NULL;
   rt_pool_for(pool, prog->n_launches, compile_one, &job);
+  free(job.order);
   kf_compile_stats *s = &prog->stats;
   s->kernels = prog->n_launches;
   snprintf(s->arch, sizeof s->arch, "%s", prog->arch);

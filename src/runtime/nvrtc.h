@@ -25,8 +25,8 @@ typedef struct rt_nvrtc_opts {
 bool rt_nvrtc_arch(const char *name, char *out, size_t outsize, char *err, size_t errsize);
 
 /* Builds the options for `source` on `arch` (already normalized):
- * --gpu-architecture, -default-device, --std=c++17, and -I<CUDA headers>
- * when the source #includes anything. */
+ * --gpu-architecture, -default-device, --std=c++17, -minimal, and
+ * -I<CUDA headers> when the source #includes anything. */
 void rt_nvrtc_options(const char *arch, const char *source, rt_nvrtc_opts *out);
 
 /* The CUDA headers folder: $CUDA_PATH/include, $CUDA_HOME/include,
