@@ -16,7 +16,7 @@ static const kfuse_command commands[] = {
      "how a graph file is fused: kernels, launches, buffers, decisions", cmd_plan},
     {"emit", "emit FILE [--arch sm_90] [--launch N]",
      "print the generated CUDA C of every launch (or of launch N)", cmd_emit},
-    {"run", "run FILE [--check] [--iters N] [--mode M] [--json] [--trace OUT]",
+    {"run", "run FILE [--check] [--json] [--trace OUT] ...",
      "run a graph file on random inputs (GPU, or the CPU reference without one)", cmd_run},
     {"bench", "bench FILE [--json] [--iters N]",
      "time the fused plan against fusion off and a device-to-device copy", cmd_bench},

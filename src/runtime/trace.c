@@ -133,7 +133,7 @@ static void put_metadata(FILE *f, bool *first) {
   put_meta(f, first, 1, 0, "process_name", "kfuse host");
   char gpu[300];
   snprintf(gpu, sizeof gpu, "GPU %s", gpu_name);
-  put_meta(f, first, 2, 0, "process_name", gpu);
+  if (gpu_name[0]) put_meta(f, first, 2, 0, "process_name", gpu);
   bool seen[2][64] = {{false}};
   for (size_t i = 0; i < n_events; i++) {
     const trace_event *e = &events[i];
