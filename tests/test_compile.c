@@ -304,6 +304,8 @@ START_TEST(plan_arch_errors_and_default) {
     ck_assert_str_eq(s.arch, "sm_90");
     ck_assert_int_eq(warnings, 1);
   }
+  ck_assert_msg(strstr(kf_ctx_errmsg(ctx), "arch"), "a successful compile changed the message: %s",
+                kf_ctx_errmsg(ctx));
   kf_plan_destroy(plan);
   ck_assert_int_eq(kf_plan_compile(NULL), KF_ERR_INVALID_ARG);
   ck_assert_int_eq(kf_plan_compile_stats(NULL, &s), KF_ERR_INVALID_ARG);
@@ -344,6 +346,52 @@ START_TEST(example_graphs_compile_for_sm90) {
 }
 END_TEST
 
+/* ---- the kfuse program ---------------------------------------------------- */
+
+/* Runs `$KFUSE_CLI args` and returns its stdout (static) and exit status. */
+static const char *cli(const char *args, int *status) {
+  static char out[4096];
+  char cmd[1024];
+  snprintf(cmd, sizeof cmd, "%s %s 2>/dev/null", getenv("KFUSE_CLI"), args);
+  FILE *p = popen(cmd, "r");
+  ck_assert_ptr_nonnull(p);
+  size_t n = fread(out, 1, sizeof out - 1, p);
+  out[n] = 0;
+  *status = pclose(p);
+  return out;
+}
+
+START_TEST(cli_compile_and_cache) {
+  if (!getenv("KFUSE_CLI")) return; /* run outside CTest */
+  int st;
+  char args[512];
+  snprintf(args, sizeof args, "compile %s/examples/graphs/softmax.yaml --arch sm_90 --json",
+           KFUSE_SOURCE_DIR);
+  const char *out = cli(args, &st);
+  ck_assert_msg(st == 0, "status %d: %s", st, out);
+  ck_assert_msg(strstr(out, "\"kernels\": 1, \"compiled\": 1, \"cache_hits\": 0"), "%s", out);
+  ck_assert_msg(strstr(out, "\"compile_ms\": "), "%s", out);
+  out = cli(args, &st); /* a fresh process: from the disk */
+  ck_assert_msg(strstr(out, "\"compiled\": 0, \"cache_hits\": 1, \"mem_hits\": 0, \"disk_hits\": 1"),
+                "%s", out);
+  out = cli("cache path", &st);
+  ck_assert_int_eq(st, 0);
+  ck_assert_int_eq(strncmp(out, dir, strlen(dir)), 0);
+  out = cli("cache stats --json", &st);
+  ck_assert_msg(strstr(out, "\"enabled\": true, \"entries\": 1,"), "%s", out);
+  out = cli("cache clear", &st);
+  ck_assert_int_eq(st, 0);
+  out = cli("cache stats --json", &st);
+  ck_assert_msg(strstr(out, "\"entries\": 0,"), "%s", out);
+  cli("cache frobnicate", &st);
+  ck_assert_int_ne(st, 0);
+  snprintf(args, sizeof args, "compile %s/examples/graphs/softmax.yaml --arch sm_2",
+           KFUSE_SOURCE_DIR);
+  cli(args, &st);
+  ck_assert_int_ne(st, 0);
+}
+END_TEST
+
 static Suite *make_suite(void) {
   Suite *s = suite_create("compile");
   TCase *tc = tcase_create("compile");
@@ -357,6 +405,7 @@ static Suite *make_suite(void) {
   tcase_add_test(tc, corrupt_entry_recompiled);
   tcase_add_test(tc, plan_compiles_for_sm90);
   tcase_add_test(tc, plan_arch_errors_and_default);
+  tcase_add_test(tc, cli_compile_and_cache);
   suite_add_tcase(s, tc);
   TCase *ex = tcase_create("examples");
   tcase_add_checked_fixture(ex, setup, teardown);

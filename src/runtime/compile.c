@@ -167,12 +167,31 @@ kf_status rt_compile_program(kf_ctx *ctx, cg_program *prog, char *err, size_t er
   return KF_OK;
 }
 
+/* Asks the runtime for the device's arch. Having no device is not an error
+ * of the compile, so the context's last message is left as it was. */
+static bool device_arch(kf_ctx *ctx, char *arch, size_t size) {
+  char *saved = malloc(sizeof ctx->errmsg);
+  if (saved) {
+    pthread_mutex_lock(&ctx->lock);
+    memcpy(saved, ctx->errmsg, sizeof ctx->errmsg);
+    pthread_mutex_unlock(&ctx->lock);
+  }
+  bool ok = rt_device_arch(ctx, arch, size) == KF_OK;
+  if (saved && !ok) {
+    pthread_mutex_lock(&ctx->lock);
+    memcpy(ctx->errmsg, saved, sizeof ctx->errmsg);
+    pthread_mutex_unlock(&ctx->lock);
+  }
+  free(saved);
+  return ok;
+}
+
 /* options.arch, else the device's, else sm_90 with a warning; normalized. */
 static kf_status resolve_arch(kf_plan *plan, char *arch, size_t size) {
   const char *want = plan->options.arch;
   char dev[32], err[256];
   if (!want || !*want) {
-    if (rt_device_arch(plan->ctx, dev, sizeof dev) == KF_OK) {
+    if (device_arch(plan->ctx, dev, sizeof dev)) {
       want = dev;
     } else {
       core_log(plan->ctx, KF_LOG_WARN, LOG_CACHE,
