@@ -329,6 +329,21 @@ START_TEST(run_every_dtype) {
 }
 END_TEST
 
+START_TEST(json_failures) {
+  cli_result r = cli("run '%s' --json", bad_graph());
+  ck_assert_int_eq(r.status, 1);
+  ck_contains(r.out, "{\"ok\":false,\"file\":\"");
+  ck_contains(r.out, "\"error\":\"");
+  ck_contains(r.out, "frobnicate");
+  ck_contains(r.err, "kfuse run: ");
+  cli_free(&r);
+  r = cli("run '%s/missing.yaml' --json", tmpdir);
+  ck_assert_int_eq(r.status, 1);
+  ck_contains(r.out, "\"ok\":false");
+  cli_free(&r);
+}
+END_TEST
+
 START_TEST(run_bad_options) {
   const char *g = small_graph();
   const char *bad[] = {"--iters 0",   "--iters x", "--mode fast", "--seed -1", "--frob",
@@ -401,6 +416,11 @@ START_TEST(bench_command) {
     ck_contains(r.err, "needs a GPU");
     ck_assert_str_eq(r.out, "");
     cli_free(&r);
+    r = cli("bench '%s' --json", g);
+    ck_assert_int_eq(r.status, 1);
+    ck_contains(r.out, "{\"ok\":false,\"file\":");
+    ck_contains(r.out, "\"error\":\"no GPU: ");
+    cli_free(&r);
     return;
   }
   cli_result r = cli("bench '%s' --json --iters 5 --copy-mb 64", g);
@@ -439,6 +459,7 @@ static Suite *make_suite(void) {
   tcase_add_test(t, run_json);
   tcase_add_test(t, run_no_fusion_and_modes);
   tcase_add_test(t, run_every_dtype);
+  tcase_add_test(t, json_failures);
   tcase_add_test(t, run_bad_options);
   tcase_add_test(t, run_trace);
   tcase_add_test(t, run_dump_dir);

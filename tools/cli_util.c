@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -47,12 +48,35 @@ const char *cli_optarg(const char *cmd, int argc, char **argv, int *i) {
   return argv[++*i];
 }
 
+static char first_error[2048];
+
+void cli_fail(const char *cmd, const char *fmt, ...) {
+  char msg[2048];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  fprintf(stderr, "kfuse %s: %s\n", cmd, msg);
+  if (!first_error[0]) snprintf(first_error, sizeof first_error, "%s", msg);
+}
+
+void cli_json_failure(const char *file) {
+  cli_json j;
+  cj_init(&j, stdout);
+  cj_obj(&j, NULL);
+  cj_bool(&j, "ok", false);
+  cj_str(&j, "file", file);
+  cj_str(&j, "error", first_error[0] ? first_error : "failed");
+  cj_obj_end(&j);
+  cj_done(&j);
+}
+
 /* ---- graphs ------------------------------------------------------------- */
 
 kf_ctx *cli_ctx(const char *cmd) {
   kf_ctx *ctx = NULL;
   if (kf_ctx_create(&ctx) != KF_OK) {
-    fprintf(stderr, "kfuse %s: cannot create a context (out of memory)\n", cmd);
+    cli_fail(cmd, "cannot create a context (out of memory)");
     return NULL;
   }
   return ctx;
@@ -65,7 +89,7 @@ kf_graph *cli_load(kf_ctx *ctx, const char *cmd, const char *path) {
   kf_trace_pop();
   if (st != KF_OK) {
     const char *msg = kf_ctx_errmsg(ctx);
-    fprintf(stderr, "kfuse %s: %s\n", cmd, msg && *msg ? msg : kf_status_str(st));
+    cli_fail(cmd, "%s", msg && *msg ? msg : kf_status_str(st));
     return NULL;
   }
   return g;
@@ -114,9 +138,7 @@ kf_host_tensor *cli_tensors(const kf_graph *g, bool outputs, const char *cmd) {
       t = NULL;
     }
   }
-  if (!t)
-    fprintf(stderr, "kfuse %s: out of host memory for the %s\n", cmd,
-            outputs ? "outputs" : "inputs");
+  if (!t) cli_fail(cmd, "out of host memory for the %s", outputs ? "outputs" : "inputs");
   return t;
 }
 

@@ -22,6 +22,13 @@ const char *cli_mode_name(kf_run_mode mode);
 /* The value after option argv[*i] (advancing *i), or NULL with a message. */
 const char *cli_optarg(const char *cmd, int argc, char **argv, int *i);
 
+/* Prints "kfuse CMD: message" on stderr and keeps the first such message
+ * of the process for cli_json_failure. */
+void cli_fail(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Under --json, a failed command still prints one object on stdout:
+ * {"ok":false,"file":FILE,"error":MESSAGE}. */
+void cli_json_failure(const char *file);
+
 /* ---- graphs ------------------------------------------------------------- */
 
 /* A context, or NULL with a message on stderr. */

@@ -77,10 +77,10 @@ static bool need_gpu(bench_state *s) {
     snprintf(s->device, sizeof s->device, "%s", d.name);
     return true;
   }
+  cli_fail("bench", "no GPU: %s", kf_ctx_errmsg(s->ctx));
   fprintf(stderr,
-          "kfuse bench: no GPU: %s\nkfuse bench needs a GPU to time kernels; `kfuse run FILE` "
-          "works without one (it compiles for sm_90 and runs the CPU reference)\n",
-          kf_ctx_errmsg(s->ctx));
+          "kfuse bench needs a GPU to time kernels; `kfuse run FILE` works without one (it "
+          "compiles for sm_90 and runs the CPU reference)\n");
   return false;
 }
 
@@ -92,8 +92,7 @@ static bool make_plan(bench_state *s, const bench_args *a, bool fusion, kf_plan 
   kf_status st = kf_plan_create(s->ctx, s->g, &opt, out);
   if (st == KF_OK) st = kf_plan_compile(*out);
   if (st != KF_OK)
-    fprintf(stderr, "kfuse bench: %s plan: %s\n", fusion ? "fused" : "unfused",
-            kf_ctx_errmsg(s->ctx));
+    cli_fail("bench", "%s plan: %s", fusion ? "fused" : "unfused", kf_ctx_errmsg(s->ctx));
   return st == KF_OK;
 }
 
@@ -114,7 +113,7 @@ static bool make_tensors(bench_state *s, const bench_args *a) {
     ok = kf_device_alloc(s->ctx, cli_bytes(h), &d->data) == KF_OK &&
          (!in || kf_memcpy_to_device(s->ctx, d->data, h->data, cli_bytes(h)) == KF_OK);
   }
-  if (!ok && s->din && s->dout) fprintf(stderr, "kfuse bench: %s\n", kf_ctx_errmsg(s->ctx));
+  if (!ok && s->din && s->dout) cli_fail("bench", "%s", kf_ctx_errmsg(s->ctx));
   cli_tensors_free(hin, s->n_in);
   cli_tensors_free(hout, s->n_out);
   return ok;
@@ -127,7 +126,7 @@ static bool time_plan(bench_state *s, const bench_args *a, bench_side *side, boo
   bo.host_timing = extras, bo.nvml = extras && a->nvml;
   kf_status st =
       kf_plan_benchmark(side->plan, s->din, s->n_in, s->dout, s->n_out, NULL, &bo, &side->r);
-  if (st != KF_OK) fprintf(stderr, "kfuse bench: %s\n", kf_plan_errmsg(side->plan));
+  if (st != KF_OK) cli_fail("bench", "%s", kf_plan_errmsg(side->plan));
   return st == KF_OK;
 }
 
@@ -140,7 +139,7 @@ static bool time_copy(bench_state *s, const bench_args *a) {
          bytes > (64u << 20))
     bytes /= 2;
   s->copy_bytes = bytes;
-  if (st != KF_OK) fprintf(stderr, "kfuse bench: copy bandwidth: %s\n", kf_ctx_errmsg(s->ctx));
+  if (st != KF_OK) cli_fail("bench", "copy bandwidth: %s", kf_ctx_errmsg(s->ctx));
   return st == KF_OK;
 }
 
@@ -244,9 +243,9 @@ int cmd_bench(int argc, char **argv) {
   int rc = parse(argc, argv, &a);
   if (rc) return rc < 0 ? 0 : rc;
   bench_state s = {0};
-  if (!(s.ctx = cli_ctx("bench"))) return 1;
-  s.g = cli_load(s.ctx, "bench", a.file);
+  if ((s.ctx = cli_ctx("bench"))) s.g = cli_load(s.ctx, "bench", a.file);
   rc = s.g ? execute(&s, &a) : 1;
+  if (rc && a.json) cli_json_failure(a.file);
   free_device(&s);
   kf_plan_destroy(s.fused.plan);
   kf_plan_destroy(s.unfused.plan);

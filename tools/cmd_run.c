@@ -35,6 +35,7 @@ typedef struct run_state {
   kf_bench_result bench;
   cli_cmp *cmp;
   kf_profile prof;
+  bool reported; /* the report was printed (a failed check prints one) */
 } run_state;
 
 static bool parse_double(const char *text, double *out) {
@@ -126,7 +127,7 @@ static bool build_plan(run_state *s, const run_args *a) {
     kf_trace_pop();
   }
   if (st != KF_OK) {
-    fprintf(stderr, "kfuse run: %s\n", kf_ctx_errmsg(s->ctx));
+    cli_fail("run", "%s", kf_ctx_errmsg(s->ctx));
     return false;
   }
   kf_plan_compile_stats(s->plan, &s->cs);
@@ -175,8 +176,8 @@ static bool run_gpu(run_state *s, const run_args *a) {
     st = kf_plan_benchmark(s->plan, din, s->n_in, dout, s->n_out, NULL, &bo, &s->bench);
   if (ok && st == KF_OK && a->trace)
     st = kf_plan_profile(s->plan, din, s->n_in, dout, s->n_out, NULL, &s->prof);
-  if (!ok) fprintf(stderr, "kfuse run: %s\n", kf_ctx_errmsg(s->ctx));
-  if (ok && st != KF_OK) fprintf(stderr, "kfuse run: %s\n", kf_plan_errmsg(s->plan));
+  if (!ok) cli_fail("run", "%s", kf_ctx_errmsg(s->ctx));
+  if (ok && st != KF_OK) cli_fail("run", "%s", kf_plan_errmsg(s->plan));
   device_free(s, din, s->n_in);
   device_free(s, dout, s->n_out);
   return ok && st == KF_OK;
@@ -186,8 +187,7 @@ static bool run_reference(run_state *s) {
   kf_trace_push("cpu reference");
   kf_status st = kf_graph_run_reference(s->g, s->in, s->n_in, s->want, s->n_out);
   kf_trace_pop();
-  if (st != KF_OK)
-    fprintf(stderr, "kfuse run: the CPU reference failed: %s\n", kf_graph_errmsg(s->g));
+  if (st != KF_OK) cli_fail("run", "the CPU reference failed: %s", kf_graph_errmsg(s->g));
   return st == KF_OK;
 }
 
@@ -336,13 +336,14 @@ static int execute(run_state *s, const run_args *a) {
   bool ok = true;
   if (s->gpu && a->check) ok = compare_all(s, a);
   if (a->trace && kf_trace_stop(s->ctx, a->trace) != KF_OK) {
-    fprintf(stderr, "kfuse run: %s\n", kf_ctx_errmsg(s->ctx));
+    cli_fail("run", "%s", kf_ctx_errmsg(s->ctx));
     ok = false;
   }
   if (a->json)
     report_json(s, a, ok);
   else
     report_text(s, a, ok);
+  s->reported = true;
   return ok ? 0 : 1;
 }
 
@@ -355,9 +356,13 @@ int cmd_run(int argc, char **argv) {
     fprintf(stderr, "kfuse run: cannot start the trace (out of memory)\n");
     return 1;
   }
-  if (!(s.ctx = cli_ctx("run"))) return 1;
+  if (!(s.ctx = cli_ctx("run"))) {
+    if (a.json) cli_json_failure(a.file);
+    return 1;
+  }
   s.g = cli_load(s.ctx, "run", a.file);
   rc = s.g ? execute(&s, &a) : 1;
+  if (rc && a.json && !s.reported) cli_json_failure(a.file);
   kf_profile_release(&s.prof);
   free(s.cmp);
   cli_tensors_free(s.in, s.n_in);
