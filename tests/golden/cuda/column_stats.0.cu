@@ -1,14 +1,11 @@
-/* kfuse generated kernel kf_launch0_h4: 4 parts (horizontal), 1072 blocks x 256 threads.
- * part kf_part0_k0_reduce = kernel k0_reduce (reduce), 1 ops:
- *   %2 mu=mean(%0)
+/* kfuse generated kernel kf_launch0_h3: 3 parts (horizontal), 1056 blocks x 256 threads.
+ * part kf_part0_k0_reduce = kernel k0_reduce (reduce), 4 ops:
+ *   %2 mu=mean(%0) %3 hi=max(%0) %4 lo=min(%0) %5 span=sub(%3,%4)
  *  decisions: reduce: 1 x 65536 x 512 strided, 32 outputs x 8 slices of the reduced axis per block, 32-bit index, scalar loads
- * part kf_part1_k1_reduce = kernel k1_reduce (reduce), 3 ops:
- *   %3 hi=max(%0) %4 lo=min(%0) %5 span=sub(%3,%4)
- *  decisions: reduce: 1 x 65536 x 512 strided, 32 outputs x 8 slices of the reduced axis per block, 32-bit index, scalar loads
- * part kf_part2_k2_reduce = kernel k2_reduce (reduce), 1 ops:
+ * part kf_part1_k1_reduce = kernel k1_reduce (reduce), 1 ops:
  *   %6 mid=sum(%1)
  *  decisions: reduce: 64 x 2048 x 256 strided, 32 outputs x 8 slices of the reduced axis per block, 32-bit index, scalar loads
- * part kf_part3_k3_reduce = kernel k3_reduce (reduce), 1 ops:
+ * part kf_part2_k2_reduce = kernel k2_reduce (reduce), 1 ops:
  *   %7 tot=sum(%1)
  *  decisions: reduce: 1 x 33554432 contiguous, a block of 256 per output, split over 528 blocks (partials combined by the last block, deterministic), 32-bit index, scalar loads
  * index: 32-bit (largest offset 33554431); widest access 4 bytes
@@ -326,7 +323,7 @@ template <typename R, int N, int LAUNCH, typename T> KF_INLINE T kf_block_allred
 // (deterministic). The epilogue runs in thread row 0.
 // Holes: fn, IDX, OUTER, RED, INNER, NB, LAUNCH, params, decl, accumulate,
 // combine, epilogue.
-KF_INLINE void kf_part0_k0_reduce(unsigned bid, const float *__restrict__ p0, float *__restrict__ p2) {
+KF_INLINE void kf_part0_k0_reduce(unsigned bid, const float *__restrict__ p0, float *__restrict__ p2, float *__restrict__ p5) {
   if (threadIdx.x >= 256) return;
   const int tx = threadIdx.x % 32, ty = threadIdx.x / 32;
   const int o = (int)bid / 16;
@@ -334,42 +331,6 @@ KF_INLINE void kf_part0_k0_reduce(unsigned bid, const float *__restrict__ p0, fl
   const bool live = n < 512;
   float acc2 = kf_red_sum<float>::id();
   __shared__ float kf_c2[8][33];
-
-  if (live) {
-#pragma unroll 4
-    for (int k = ty; k < 65536; k += 8) {
-      const float t0 = kf_ld(p0 + (k * 512 + n));
-      acc2 = kf_red_sum<float>::op(acc2, t0);
-    }
-  }
-  kf_c2[ty][tx] = acc2;
-  kf_sync<256, 256>();
-  if (ty == 0) {
-#pragma unroll
-    for (int i = 1; i < 8; i++) acc2 = kf_red_sum<float>::op(acc2, kf_c2[i][tx]);
-  }
-
-  if (ty == 0 && live) {
-    float red2 = acc2;
-    red2 = kf_div(red2, 65536.0f);
-    kf_st(p2 + (o * 512 + n), red2);
-  }
-}
-
-// reduce_cols.cu - reduction over a strided axis (inner == 512 > 1):
-// 1 x 512 outputs, each over 65536 elements 512 apart.
-// A block of 32 x 8 threads covers 32 consecutive outputs (so loads are
-// coalesced along inner); its 8 thread rows split the reduced axis, and
-// their partials are combined through shared memory in a fixed order
-// (deterministic). The epilogue runs in thread row 0.
-// Holes: fn, IDX, OUTER, RED, INNER, NB, LAUNCH, params, decl, accumulate,
-// combine, epilogue.
-KF_INLINE void kf_part1_k1_reduce(unsigned bid, const float *__restrict__ p0, float *__restrict__ p5) {
-  if (threadIdx.x >= 256) return;
-  const int tx = threadIdx.x % 32, ty = threadIdx.x / 32;
-  const int o = (int)bid / 16;
-  const int n = (int)(bid % 16) * 32 + tx;
-  const bool live = n < 512;
   float acc3 = kf_red_max<float>::id();
   __shared__ float kf_c3[8][33];
   float acc4 = kf_red_min<float>::id();
@@ -379,14 +340,18 @@ KF_INLINE void kf_part1_k1_reduce(unsigned bid, const float *__restrict__ p0, fl
 #pragma unroll 4
     for (int k = ty; k < 65536; k += 8) {
       const float t0 = kf_ld(p0 + (k * 512 + n));
+      acc2 = kf_red_sum<float>::op(acc2, t0);
       acc3 = kf_red_max<float>::op(acc3, t0);
       acc4 = kf_red_min<float>::op(acc4, t0);
     }
   }
+  kf_c2[ty][tx] = acc2;
   kf_c3[ty][tx] = acc3;
   kf_c4[ty][tx] = acc4;
   kf_sync<256, 256>();
   if (ty == 0) {
+#pragma unroll
+    for (int i = 1; i < 8; i++) acc2 = kf_red_sum<float>::op(acc2, kf_c2[i][tx]);
 #pragma unroll
     for (int i = 1; i < 8; i++) acc3 = kf_red_max<float>::op(acc3, kf_c3[i][tx]);
 #pragma unroll
@@ -394,8 +359,11 @@ KF_INLINE void kf_part1_k1_reduce(unsigned bid, const float *__restrict__ p0, fl
   }
 
   if (ty == 0 && live) {
+    float red2 = acc2;
+    red2 = kf_div(red2, 65536.0f);
     float red3 = acc3;
     float red4 = acc4;
+    kf_st(p2 + (o * 512 + n), red2);
     const float t1 = kf_sub(red3, red4);
     kf_st(p5 + (o * 512 + n), t1);
   }
@@ -409,7 +377,7 @@ KF_INLINE void kf_part1_k1_reduce(unsigned bid, const float *__restrict__ p0, fl
 // (deterministic). The epilogue runs in thread row 0.
 // Holes: fn, IDX, OUTER, RED, INNER, NB, LAUNCH, params, decl, accumulate,
 // combine, epilogue.
-KF_INLINE void kf_part2_k2_reduce(unsigned bid, const float *__restrict__ p1, float *__restrict__ p6) {
+KF_INLINE void kf_part1_k1_reduce(unsigned bid, const float *__restrict__ p1, float *__restrict__ p6) {
   if (threadIdx.x >= 256) return;
   const int tx = threadIdx.x % 32, ty = threadIdx.x / 32;
   const int o = (int)bid / 8;
@@ -449,10 +417,10 @@ KF_INLINE void kf_part2_k2_reduce(unsigned bid, const float *__restrict__ p1, fl
 // output, in thread 0 of the block that finishes it.
 // Holes: fn, IDX, OUTER, RED, SPLIT, CHUNK, THREADS, LAUNCH, params, globals,
 // decl, accumulate, combine, partial_store, partial_load, epilogue.
-__device__ float kf_part3_k3_reduce_part7[528];
-__device__ unsigned kf_part3_k3_reduce_count[1];
+__device__ float kf_part2_k2_reduce_part7[528];
+__device__ unsigned kf_part2_k2_reduce_count[1];
 
-KF_INLINE void kf_part3_k3_reduce(unsigned bid, const float *__restrict__ p1, float *__restrict__ p7) {
+KF_INLINE void kf_part2_k2_reduce(unsigned bid, const float *__restrict__ p1, float *__restrict__ p7) {
   if (threadIdx.x >= 256) return;
   __shared__ float kf_smf[32];
   __shared__ double kf_smd[32];
@@ -477,9 +445,9 @@ KF_INLINE void kf_part3_k3_reduce(unsigned bid, const float *__restrict__ p1, fl
 
   if (528 > 1) {
     if (threadIdx.x == 0) {
-      kf_part3_k3_reduce_part7[o * 528 + s] = acc7;
+      kf_part2_k2_reduce_part7[o * 528 + s] = acc7;
       __threadfence();
-      const unsigned done = atomicAdd(&kf_part3_k3_reduce_count[o], 1u);
+      const unsigned done = atomicAdd(&kf_part2_k2_reduce_count[o], 1u);
       kf_last = done == 528 - 1;
     }
     kf_sync<256, 256>();
@@ -487,11 +455,11 @@ KF_INLINE void kf_part3_k3_reduce(unsigned bid, const float *__restrict__ p1, fl
     __threadfence();
     acc7 = kf_red_sum<float>::id();
     for (int i = threadIdx.x; i < 528; i += 256)
-      acc7 = kf_red_sum<float>::op(acc7, ((volatile float *)kf_part3_k3_reduce_part7)[o * 528 + i]);
+      acc7 = kf_red_sum<float>::op(acc7, ((volatile float *)kf_part2_k2_reduce_part7)[o * 528 + i]);
 
   acc7 = kf_block_allreduce<kf_red_sum<float>, 256, 256>(acc7, kf_smf);
 
-    if (threadIdx.x == 0) kf_part3_k3_reduce_count[o] = 0u;
+    if (threadIdx.x == 0) kf_part2_k2_reduce_count[o] = 0u;
   }
   if (threadIdx.x == 0) {
     float red7 = acc7;
@@ -505,9 +473,8 @@ KF_INLINE void kf_part3_k3_reduce(unsigned bid, const float *__restrict__ p1, fl
 // parts, a binary search over the table. Every part runs with at most
 // 256 threads; the threads a part does not use return at once.
 // Holes: entry, THREADS, params, route.
-extern "C" __global__ void __launch_bounds__(256) kf_launch0_h4(const float *__restrict__ p0, float *__restrict__ p2, float *__restrict__ p5, const float *__restrict__ p1, float *__restrict__ p6, float *__restrict__ p7) {
-  if (blockIdx.x < 16u) kf_part0_k0_reduce(blockIdx.x - 0u, p0, p2);
-  else if (blockIdx.x < 32u) kf_part1_k1_reduce(blockIdx.x - 16u, p0, p5);
-  else if (blockIdx.x < 544u) kf_part2_k2_reduce(blockIdx.x - 32u, p1, p6);
-  else if (blockIdx.x < 1072u) kf_part3_k3_reduce(blockIdx.x - 544u, p1, p7);
+extern "C" __global__ void __launch_bounds__(256) kf_launch0_h3(const float *__restrict__ p0, float *__restrict__ p2, float *__restrict__ p5, const float *__restrict__ p1, float *__restrict__ p6, float *__restrict__ p7) {
+  if (blockIdx.x < 16u) kf_part0_k0_reduce(blockIdx.x - 0u, p0, p2, p5);
+  else if (blockIdx.x < 528u) kf_part1_k1_reduce(blockIdx.x - 16u, p1, p6);
+  else if (blockIdx.x < 1056u) kf_part2_k2_reduce(blockIdx.x - 528u, p1, p7);
 }
