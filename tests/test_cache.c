@@ -495,6 +495,52 @@ START_TEST(eviction_oldest_first) {
 }
 END_TEST
 
+START_TEST(eviction_spares_recently_read) {
+  setenv("KFUSE_CACHE_MAX_MB", "1", 1);
+  kf_ctx *ctx = new_ctx();
+  struct cache_state *cs = state(ctx);
+  ck_assert(cache_disk_ready(cs));
+  size_t n = 400 * 1024;
+  char *payload = calloc(1, n);
+  time_t t = time(NULL) - 1000;
+  ck_assert(cache_disk_put(cs, key_n(0), payload, n));
+  set_mtime(key_n(0), t);
+  ck_assert(cache_disk_put(cs, key_n(1), payload, n));
+  set_mtime(key_n(1), t + 1);
+  void *data;
+  size_t size;
+  ck_assert(cache_disk_get(cs, key_n(0), &data, &size)); /* key 0 is now the newest */
+  free(data);
+  ck_assert(cache_disk_put(cs, key_n(2), payload, n));
+  char path[512];
+  entry_path(key_n(1), path, sizeof path);
+  ck_assert_msg(!exists(path), "the least recently used entry survived");
+  entry_path(key_n(0), path, sizeof path);
+  ck_assert_msg(exists(path), "a recently read entry was evicted");
+  free(payload);
+  kf_ctx_destroy(ctx);
+}
+END_TEST
+
+START_TEST(stale_temp_files_removed) {
+  ck_assert_int_eq(mkdir(dir, 0700), 0);
+  char stale[512], fresh[512];
+  snprintf(stale, sizeof stale, "%s/.tmp-dead-AAAAAA", dir);
+  snprintf(fresh, sizeof fresh, "%s/.tmp-live-BBBBBB", dir);
+  fclose(fopen(stale, "w"));
+  fclose(fopen(fresh, "w"));
+  struct timespec old[2] = {{time(NULL) - 3600, 0}, {time(NULL) - 3600, 0}};
+  ck_assert_int_eq(utimensat(AT_FDCWD, stale, old, 0), 0);
+  kf_ctx *ctx = new_ctx();
+  struct cache_state *cs = state(ctx);
+  ck_assert(cache_disk_ready(cs));
+  ck_assert(cache_disk_put(cs, key_n(1), "x", 1)); /* the first write measures the folder */
+  ck_assert_msg(!exists(stale), "a crashed writer's temp file was kept");
+  ck_assert_msg(exists(fresh), "a live writer's temp file was removed");
+  kf_ctx_destroy(ctx);
+}
+END_TEST
+
 START_TEST(bad_size_bound_uses_default) {
   setenv("KFUSE_CACHE_MAX_MB", "lots", 1);
   kf_ctx *ctx = new_ctx();
@@ -599,6 +645,8 @@ static Suite *make_suite(void) {
   tcase_add_test(tc, fault_from_environment);
   tcase_add_test(tc, read_only_folder_by_mode);
   tcase_add_test(tc, eviction_oldest_first);
+  tcase_add_test(tc, eviction_spares_recently_read);
+  tcase_add_test(tc, stale_temp_files_removed);
   tcase_add_test(tc, bad_size_bound_uses_default);
   tcase_add_test(tc, concurrent_processes_stay_consistent);
   suite_add_tcase(s, tc);
