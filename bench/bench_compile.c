@@ -18,7 +18,9 @@ static double clock_ms(clockid_t id) {
   clock_gettime(id, &t);
   return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
 }
-static double now_ms(void) { return clock_ms(CLOCK_MONOTONIC); }
+static double now_ms(void) {
+  return clock_ms(CLOCK_MONOTONIC);
+}
 
 /* CPU time of the last compile_once, all threads: on a loaded machine the
  * wall time says little, and cpu / cores bounds what an idle one takes. */
@@ -123,8 +125,8 @@ static int rm_one(const char *path, const struct stat *st, int flag, struct FTW 
 
 static int report(const char *what, double *v, int n, double target) {
   double med = median(v, n);
-  printf("%-44s median %7.2f ms  (min %.2f, max %.2f, %d runs)  target < %.0f ms: %s\n", what,
-         med, v[0], v[n - 1], n, target, med < target ? "met" : "MISSED");
+  printf("%-44s median %7.2f ms  (min %.2f, max %.2f, %d runs)  target < %.0f ms: %s\n", what, med,
+         v[0], v[n - 1], n, target, med < target ? "met" : "MISSED");
   return med < target ? 0 : 1;
 }
 
@@ -162,14 +164,16 @@ int main(int argc, char **argv) {
     snprintf(what, sizeof what, "cold compile, %d kernels, empty caches:", launches);
     missed += report(what, cold, runs, 300);
     double cores = (double)sysconf(_SC_NPROCESSORS_ONLN);
-    printf("  cpu time median %.1f ms: %.1f ms of work per core (the wall time on an idle machine)\n",
-           median(cpu, runs), median(cpu, runs) / cores);
+    printf(
+        "  cpu time median %.1f ms: %.1f ms of work per core (the wall time on an idle machine)\n",
+        median(cpu, runs), median(cpu, runs) / cores);
     missed += report("warm start, fresh process, disk cache:", warm, runs, 5);
   }
   nftw(dir, rm_one, 8, FTW_DEPTH | FTW_PHYS);
-  if (bad) fprintf(stderr, "bench_compile: a run failed\n");
+  if (bad)
+    fprintf(stderr, "bench_compile: a run failed\n");
   else
     printf("%s\n", missed ? "some targets missed (a loaded machine inflates wall times)"
-                           : "all targets met");
+                          : "all targets met");
   return bad ? 1 : 0;
 }

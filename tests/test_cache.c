@@ -278,13 +278,27 @@ static void patch(const char *path, long offset, const void *bytes, size_t n) {
   close(fd);
 }
 
-static void flip_payload(const char *path) { patch(path, 48 + 500, "q", 1); }
-static void cut_header(const char *path) { ck_assert_int_eq(truncate(path, 20), 0); }
-static void cut_payload(const char *path) { ck_assert_int_eq(truncate(path, 48 + 300), 0); }
-static void empty_file(const char *path) { ck_assert_int_eq(truncate(path, 0), 0); }
-static void bad_magic(const char *path) { patch(path, 0, "ELF!", 4); }
-static void other_version(const char *path) { patch(path, 8, "\x63\0\0\0", 4); }
-static void wrong_key(const char *path) { patch(path, 16, "\x01\x02\x03", 3); }
+static void flip_payload(const char *path) {
+  patch(path, 48 + 500, "q", 1);
+}
+static void cut_header(const char *path) {
+  ck_assert_int_eq(truncate(path, 20), 0);
+}
+static void cut_payload(const char *path) {
+  ck_assert_int_eq(truncate(path, 48 + 300), 0);
+}
+static void empty_file(const char *path) {
+  ck_assert_int_eq(truncate(path, 0), 0);
+}
+static void bad_magic(const char *path) {
+  patch(path, 0, "ELF!", 4);
+}
+static void other_version(const char *path) {
+  patch(path, 8, "\x63\0\0\0", 4);
+}
+static void wrong_key(const char *path) {
+  patch(path, 16, "\x01\x02\x03", 3);
+}
 static void foreign(const char *path) {
   FILE *f = fopen(path, "w");
   fputs("not a cache entry at all, but long enough to hold a header of 48 bytes...", f);
@@ -304,23 +318,41 @@ static void swapped(const char *path) {
   kf_ctx_destroy(ctx);
 }
 
-START_TEST(bad_payload_checksum) { check_bad_entry(flip_payload, "checksum"); }
+START_TEST(bad_payload_checksum) {
+  check_bad_entry(flip_payload, "checksum");
+}
 END_TEST
-START_TEST(bad_truncated_header) { check_bad_entry(cut_header, "truncated"); }
+START_TEST(bad_truncated_header) {
+  check_bad_entry(cut_header, "truncated");
+}
 END_TEST
-START_TEST(bad_truncated_payload) { check_bad_entry(cut_payload, "truncated"); }
+START_TEST(bad_truncated_payload) {
+  check_bad_entry(cut_payload, "truncated");
+}
 END_TEST
-START_TEST(bad_empty_file) { check_bad_entry(empty_file, "truncated"); }
+START_TEST(bad_empty_file) {
+  check_bad_entry(empty_file, "truncated");
+}
 END_TEST
-START_TEST(bad_magic_foreign) { check_bad_entry(bad_magic, "magic"); }
+START_TEST(bad_magic_foreign) {
+  check_bad_entry(bad_magic, "magic");
+}
 END_TEST
-START_TEST(bad_format_version) { check_bad_entry(other_version, "version"); }
+START_TEST(bad_format_version) {
+  check_bad_entry(other_version, "version");
+}
 END_TEST
-START_TEST(bad_wrong_key_field) { check_bad_entry(wrong_key, "wrong key"); }
+START_TEST(bad_wrong_key_field) {
+  check_bad_entry(wrong_key, "wrong key");
+}
 END_TEST
-START_TEST(bad_foreign_file) { check_bad_entry(foreign, "magic"); }
+START_TEST(bad_foreign_file) {
+  check_bad_entry(foreign, "magic");
+}
 END_TEST
-START_TEST(bad_swapped_entry) { check_bad_entry(swapped, "wrong key"); }
+START_TEST(bad_swapped_entry) {
+  check_bad_entry(swapped, "wrong key");
+}
 END_TEST
 
 START_TEST(directory_in_place_of_entry) {
@@ -425,9 +457,13 @@ static void expect_write_fault(int stage, int err, const char *text) {
   kf_ctx_destroy(ctx);
 }
 
-START_TEST(full_disk_survived) { expect_write_fault(1, ENOSPC, strerror(ENOSPC)); }
+START_TEST(full_disk_survived) {
+  expect_write_fault(1, ENOSPC, strerror(ENOSPC));
+}
 END_TEST
-START_TEST(read_only_disk_survived) { expect_write_fault(0, EROFS, strerror(EROFS)); }
+START_TEST(read_only_disk_survived) {
+  expect_write_fault(0, EROFS, strerror(EROFS));
+}
 END_TEST
 
 START_TEST(fault_from_environment) {

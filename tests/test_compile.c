@@ -43,7 +43,9 @@ static void setup(void) {
   warnings = 0;
 }
 
-static void teardown(void) { nftw(top, rm_one, 16, FTW_DEPTH | FTW_PHYS); }
+static void teardown(void) {
+  nftw(top, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+}
 
 static kf_ctx *new_ctx(void) {
   kf_ctx *ctx;
@@ -56,12 +58,13 @@ static kf_ctx *new_ctx(void) {
 static char *kernel_src(int i, char *entry, size_t size) {
   snprintf(entry, size, "k%d", i);
   char *s = malloc(512);
-  snprintf(s, 512,
-           "extern \"C\" __global__ void k%d(const float* __restrict__ a, float* b, int n) {\n"
-           "  for (int j = blockIdx.x * blockDim.x + threadIdx.x; j < n; j += gridDim.x * blockDim.x)\n"
-           "    b[j] = tanhf(a[j]) * %d.0f + expf(a[j]);\n"
-           "}\n",
-           i, i + 1);
+  snprintf(
+      s, 512,
+      "extern \"C\" __global__ void k%d(const float* __restrict__ a, float* b, int n) {\n"
+      "  for (int j = blockIdx.x * blockDim.x + threadIdx.x; j < n; j += gridDim.x * blockDim.x)\n"
+      "    b[j] = tanhf(a[j]) * %d.0f + expf(a[j]);\n"
+      "}\n",
+      i, i + 1);
   return s;
 }
 
@@ -102,7 +105,11 @@ static void compile_expect(kf_ctx *ctx, int n, int compiled, int mem, int disk) 
   ck_assert_str_eq(p->stats.arch, "sm_90");
   for (int i = 0; i < n; i++) {
     ck_assert_ptr_nonnull(p->launches[i].image);
-    ck_assert_int_eq(memcmp(p->launches[i].image, "\x7f" "ELF", 4), 0);
+    ck_assert_int_eq(memcmp(p->launches[i].image,
+                            "\x7f"
+                            "ELF",
+                            4),
+                     0);
     ck_assert_int_eq(p->launches[i].cache_hit, p->launches[i].origin != CG_COMPILED);
   }
   cg_program_free(p);
@@ -372,8 +379,9 @@ START_TEST(cli_compile_and_cache) {
   ck_assert_msg(strstr(out, "\"kernels\": 1, \"compiled\": 1, \"cache_hits\": 0"), "%s", out);
   ck_assert_msg(strstr(out, "\"compile_ms\": "), "%s", out);
   out = cli(args, &st); /* a fresh process: from the disk */
-  ck_assert_msg(strstr(out, "\"compiled\": 0, \"cache_hits\": 1, \"mem_hits\": 0, \"disk_hits\": 1"),
-                "%s", out);
+  ck_assert_msg(
+      strstr(out, "\"compiled\": 0, \"cache_hits\": 1, \"mem_hits\": 0, \"disk_hits\": 1"), "%s",
+      out);
   out = cli("cache path", &st);
   ck_assert_int_eq(st, 0);
   ck_assert_int_eq(strncmp(out, dir, strlen(dir)), 0);

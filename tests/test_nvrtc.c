@@ -38,11 +38,11 @@ END_TEST
 
 START_TEST(arch_names_normalize) {
   char out[16], err[256];
-  const char *good[][2] = {{"sm_90", "sm_90"},     {"90", "sm_90"},     {"9.0", "sm_90"},
+  const char *good[][2] = {{"sm_90", "sm_90"},      {"90", "sm_90"},      {"9.0", "sm_90"},
                            {"compute_90", "sm_90"}, {"sm_90a", "sm_90a"}, {"sm_80", "sm_80"}};
   for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
-    ck_assert_msg(rt_nvrtc_arch(good[i][0], out, sizeof out, err, sizeof err), "%s: %s",
-                  good[i][0], err);
+    ck_assert_msg(rt_nvrtc_arch(good[i][0], out, sizeof out, err, sizeof err), "%s: %s", good[i][0],
+                  err);
     ck_assert_str_eq(out, good[i][1]);
   }
   const char *bad[] = {"", "sm_", "sm_9x", "foo", "sm_90b", "9.", "compute_"};
@@ -79,15 +79,23 @@ static void compile_ok(const char *src) {
   kf_status st = rt_nvrtc_compile(src, "t.cu", &o, &img, &size, &log);
   ck_assert_msg(st == KF_OK, "compile failed: %s", log ? log : "(no log)");
   ck_assert_uint_gt(size, 64);
-  ck_assert_int_eq(memcmp(img, "\x7f" "ELF", 4), 0); /* a CUBIN is an ELF file */
+  ck_assert_int_eq(memcmp(img,
+                          "\x7f"
+                          "ELF",
+                          4),
+                   0); /* a CUBIN is an ELF file */
   free(img);
   free(log);
 }
 
-START_TEST(compiles_cubin_for_sm90) { compile_ok(ok_src); }
+START_TEST(compiles_cubin_for_sm90) {
+  compile_ok(ok_src);
+}
 END_TEST
 
-START_TEST(compiles_with_cuda_headers) { compile_ok(half_src); }
+START_TEST(compiles_with_cuda_headers) {
+  compile_ok(half_src);
+}
 END_TEST
 
 START_TEST(error_has_log_and_line_numbers) {
@@ -122,7 +130,9 @@ START_TEST(error_text_is_truncated) {
 }
 END_TEST
 
-static void add_index(void *arg, int i) { atomic_fetch_add((_Atomic long *)arg, i + 1); }
+static void add_index(void *arg, int i) {
+  atomic_fetch_add((_Atomic long *)arg, i + 1);
+}
 
 START_TEST(pool_runs_every_index_once) {
   rt_pool *pool = rt_pool_create(4);

@@ -24,7 +24,8 @@ static void print_stats(kf_ctx *ctx, const kf_cache_stats *s, bool json) {
            (unsigned long long)s->disk_bytes, (unsigned long long)s->disk_max_bytes);
     return;
   }
-  printf("folder:  %s%s\n", *dir ? dir : "(none)", s->disk_enabled ? "" : " (disabled, see warnings)");
+  printf("folder:  %s%s\n", *dir ? dir : "(none)",
+         s->disk_enabled ? "" : " (disabled, see warnings)");
   printf("entries: %llu\n", (unsigned long long)s->disk_entries);
   printf("size:    %.2f MB of %.0f MB\n", (double)s->disk_bytes / (1024.0 * 1024.0),
          (double)s->disk_max_bytes / (1024.0 * 1024.0));

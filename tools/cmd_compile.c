@@ -36,9 +36,10 @@ static void print_stats(const char *file, const kf_compile_stats *s, bool json) 
   json_string(file);
   printf(", \"arch\": ");
   json_string(s->arch);
-  printf(", \"kernels\": %d, \"compiled\": %d, \"cache_hits\": %d, \"mem_hits\": %d, "
-         "\"disk_hits\": %d, \"compile_ms\": %.3f}\n",
-         s->kernels, s->compiled, s->cache_hits, s->mem_hits, s->disk_hits, s->compile_ms);
+  printf(
+      ", \"kernels\": %d, \"compiled\": %d, \"cache_hits\": %d, \"mem_hits\": %d, "
+      "\"disk_hits\": %d, \"compile_ms\": %.3f}\n",
+      s->kernels, s->compiled, s->cache_hits, s->mem_hits, s->disk_hits, s->compile_ms);
 }
 
 static int compile_file(kf_ctx *ctx, const char *file, const char *arch, bool json) {

@@ -83,8 +83,8 @@ static uint64_t max_bytes_from_env(kf_ctx *ctx) {
     char *end;
     double v = strtod(s, &end);
     if (*end || !(v > 0) || v > 1e9)
-      core_log(ctx, KF_LOG_WARN, LOG_CACHE, "KFUSE_CACHE_MAX_MB='%s' is not a positive size; using %g",
-               s, mb);
+      core_log(ctx, KF_LOG_WARN, LOG_CACHE,
+               "KFUSE_CACHE_MAX_MB='%s' is not a positive size; using %g", s, mb);
     else
       mb = v;
   }
@@ -192,8 +192,8 @@ static void drop_bad(struct cache_state *cs, const char *path, const struct stat
                      const char *why) {
   struct stat now;
   atomic_fetch_add(&cs->corrupt, 1);
-  core_log(cs->ctx, KF_LOG_WARN, LOG_CACHE, "cache entry %s is bad (%s); deleted, treated as a miss",
-           path, why);
+  core_log(cs->ctx, KF_LOG_WARN, LOG_CACHE,
+           "cache entry %s is bad (%s); deleted, treated as a miss", path, why);
   if (stat(path, &now) == 0 && now.st_ino == seen->st_ino && now.st_dev == seen->st_dev)
     unlink(path);
 }
@@ -292,8 +292,8 @@ static void write_failed(struct cache_state *cs, const char *what, int err) {
   kf_log_level level = cs->write_warned ? KF_LOG_DEBUG : KF_LOG_WARN;
   cs->write_warned = true;
   pthread_mutex_unlock(&cs->disk_lock);
-  core_log(cs->ctx, level, LOG_CACHE, "cannot write cache entry %s: %s; going on without it",
-           what, strerror(err));
+  core_log(cs->ctx, level, LOG_CACHE, "cannot write cache entry %s: %s; going on without it", what,
+           strerror(err));
 }
 
 static void evict(struct cache_state *cs, uint64_t added);

@@ -8,7 +8,7 @@
 
 struct cache_mem_entry {
   cache_key key;
-  bool ready;   /* false: in flight, its producer will publish or abandon */
+  bool ready; /* false: in flight, its producer will publish or abandon */
   void *image;
   size_t size;
   cache_mem_entry *next;

@@ -57,7 +57,9 @@ void cache_key_hex(cache_key key, char out[33]) {
   snprintf(out, 33, "%016" PRIx64 "%016" PRIx64, key.hi, key.lo);
 }
 
-bool cache_key_eq(cache_key a, cache_key b) { return a.lo == b.lo && a.hi == b.hi; }
+bool cache_key_eq(cache_key a, cache_key b) {
+  return a.lo == b.lo && a.hi == b.hi;
+}
 
 static struct cache_state *state_new(kf_ctx *ctx) {
   struct cache_state *cs = calloc(1, sizeof *cs);

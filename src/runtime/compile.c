@@ -75,10 +75,10 @@ static void compile_one(void *arg, int i) {
   l->cache_hit = l->status == KF_OK && l->origin != CG_COMPILED;
   l->compile_ms = now_ms() - t0;
   core_log(job->ctx, KF_LOG_DEBUG, LOG_CACHE, "%s: %s in %.1f ms", l->src.entry,
-           l->status != KF_OK           ? "failed"
-           : l->origin == CG_MEM_HIT    ? "memory hit"
-           : l->origin == CG_DISK_HIT   ? "disk hit"
-                                        : "compiled",
+           l->status != KF_OK         ? "failed"
+           : l->origin == CG_MEM_HIT  ? "memory hit"
+           : l->origin == CG_DISK_HIT ? "disk hit"
+                                      : "compiled",
            l->compile_ms);
 }
 
@@ -208,10 +208,11 @@ static kf_status emit_all(kf_plan *plan, cg_program *prog) {
   cg_target target;
   char err[1024] = "";
   if (!cg_target_from_arch(prog->arch, &target))
-    return core_plan_error(plan, KF_ERR_INVALID_ARG, "kf_plan_compile: unknown arch %s", prog->arch);
+    return core_plan_error(plan, KF_ERR_INVALID_ARG, "kf_plan_compile: unknown arch %s",
+                           prog->arch);
   for (int i = 0; i < prog->n_launches; i++) {
-    kf_status st = cg_emit_launch(plan->graph, plan->fuse, i, &target, &prog->launches[i].src,
-                                  err, sizeof err);
+    kf_status st = cg_emit_launch(plan->graph, plan->fuse, i, &target, &prog->launches[i].src, err,
+                                  sizeof err);
     if (st != KF_OK)
       return core_plan_error(plan, st, "code generation failed for launch %d: %s", i, err);
   }
@@ -229,8 +230,7 @@ kf_status kf_plan_compile(kf_plan *plan) {
   if (st == KF_OK) st = emit_all(plan, prog);
   if (st == KF_OK) {
     char *err = malloc(sizeof plan->errmsg);
-    st = err ? rt_compile_program(plan->ctx, prog, err, sizeof plan->errmsg)
-             : KF_ERR_OUT_OF_MEMORY;
+    st = err ? rt_compile_program(plan->ctx, prog, err, sizeof plan->errmsg) : KF_ERR_OUT_OF_MEMORY;
     if (st != KF_OK) core_plan_error(plan, st, "%s", err ? err : "out of memory");
     free(err);
   }

@@ -60,8 +60,7 @@ bool rt_nvrtc_arch(const char *name, char *out, size_t outsize, char *err, size_
   else if (strchr(name, '.')) {
     int ma, mi;
     char tail;
-    ok = sscanf(name, "%d.%d%c", &ma, &mi, &tail) == 2 && ma > 0 && ma < 100 && mi >= 0 &&
-         mi < 10;
+    ok = sscanf(name, "%d.%d%c", &ma, &mi, &tail) == 2 && ma > 0 && ma < 100 && mi >= 0 && mi < 10;
     num = ma * 10 + mi;
   } else
     ok = parse_arch_digits(name, &num, &suffix);
@@ -205,12 +204,12 @@ static int first_error_line(const char *log) {
 void rt_nvrtc_format_error(const char *what, const char *log, const char *source, char *out,
                            size_t outsize) {
   size_t used = 0;
-#define PUT(...)                                                        \
-  do {                                                                  \
-    if (used < outsize) {                                               \
-      int n_ = snprintf(out + used, outsize - used, __VA_ARGS__);       \
-      used = n_ < 0 ? used : used + (size_t)n_;                         \
-    }                                                                   \
+#define PUT(...)                                                  \
+  do {                                                            \
+    if (used < outsize) {                                         \
+      int n_ = snprintf(out + used, outsize - used, __VA_ARGS__); \
+      used = n_ < 0 ? used : used + (size_t)n_;                   \
+    }                                                             \
   } while (0)
   if (!outsize) return;
   out[0] = 0;
@@ -226,7 +225,8 @@ void rt_nvrtc_format_error(const char *what, const char *log, const char *source
   for (const char *p = source; p && *p && line <= hi; line++) {
     const char *nl = strchr(p, '\n');
     int len = nl ? (int)(nl - p) : (int)strlen(p);
-    if (line >= lo) PUT("%c%5d | %.*s\n", line == err_line ? '>' : ' ', line, len > 200 ? 200 : len, p);
+    if (line >= lo)
+      PUT("%c%5d | %.*s\n", line == err_line ? '>' : ' ', line, len > 200 ? 200 : len, p);
     p = nl ? nl + 1 : p + len;
   }
 #undef PUT

@@ -106,7 +106,9 @@ void rt_pool_destroy(rt_pool *pool) {
   free(pool);
 }
 
-int rt_pool_size(const rt_pool *pool) { return pool ? pool->n_threads : 0; }
+int rt_pool_size(const rt_pool *pool) {
+  return pool ? pool->n_threads : 0;
+}
 
 void rt_pool_for(rt_pool *pool, int n, void (*fn)(void *arg, int i), void *arg) {
   if (n <= 0) return;
