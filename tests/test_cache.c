@@ -355,6 +355,41 @@ START_TEST(bad_swapped_entry) {
 }
 END_TEST
 
+/* Every single-byte change and every truncation of an entry is caught. */
+START_TEST(random_damage_always_detected) {
+  kf_ctx *ctx = new_ctx();
+  struct cache_state *cs = state(ctx);
+  ck_assert(cache_disk_ready(cs));
+  cache_key k = key_n(5);
+  char payload[300], path[512];
+  for (size_t i = 0; i < sizeof payload; i++) payload[i] = (char)(i * 7);
+  entry_path(k, path, sizeof path);
+  srand(12345);
+  for (int round = 0; round < 400; round++) {
+    ck_assert(cache_disk_put(cs, k, payload, sizeof payload));
+    long total = 48 + (long)sizeof payload;
+    if (round % 2) {
+      ck_assert_int_eq(truncate(path, rand() % total), 0);
+    } else {
+      unsigned char flip = (unsigned char)(1 + rand() % 255);
+      long at = rand() % total;
+      int fd = open(path, O_RDWR);
+      unsigned char b;
+      ck_assert_int_eq(pread(fd, &b, 1, at), 1);
+      b ^= flip;
+      ck_assert_int_eq(pwrite(fd, &b, 1, at), 1);
+      close(fd);
+    }
+    void *data;
+    size_t size;
+    ck_assert_msg(!cache_disk_get(cs, k, &data, &size), "damage in round %d was not caught", round);
+    ck_assert(!exists(path));
+  }
+  ck_assert_int_eq(atomic_load(&cs->corrupt), 400);
+  kf_ctx_destroy(ctx);
+}
+END_TEST
+
 START_TEST(directory_in_place_of_entry) {
   kf_ctx *ctx = new_ctx();
   struct cache_state *cs = state(ctx);
@@ -670,6 +705,7 @@ static Suite *make_suite(void) {
   tcase_add_test(tc, bad_wrong_key_field);
   tcase_add_test(tc, bad_foreign_file);
   tcase_add_test(tc, bad_swapped_entry);
+  tcase_add_test(tc, random_damage_always_detected);
   tcase_add_test(tc, directory_in_place_of_entry);
   tcase_add_test(tc, folder_group_writable_refused);
   tcase_add_test(tc, folder_of_another_user_refused);
