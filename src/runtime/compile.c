@@ -167,9 +167,10 @@ kf_status rt_compile_program(kf_ctx *ctx, cg_program *prog, char *err, size_t er
   return KF_OK;
 }
 
-/* Asks the runtime for the device's arch. Having no device is not an error
- * of the compile, so the context's last message is left as it was. */
-static bool device_arch(kf_ctx *ctx, char *arch, size_t size) {
+/* Asks the runtime for the device's arch and facts (grids are sized to its
+ * SM count). Having no device is not an error of the compile, so the
+ * context's last message is left as it was. */
+static bool device_arch(kf_ctx *ctx, char *arch, size_t size, kf_device_info *info) {
   char *saved = malloc(sizeof ctx->errmsg);
   if (saved) {
     pthread_mutex_lock(&ctx->lock);
@@ -177,6 +178,10 @@ static bool device_arch(kf_ctx *ctx, char *arch, size_t size) {
     pthread_mutex_unlock(&ctx->lock);
   }
   bool ok = rt_device_arch(ctx, arch, size) == KF_OK;
+  char cc[32] = "";
+  if (ok && kf_device_query(ctx, 0, info) == KF_OK)
+    snprintf(cc, sizeof cc, "sm_%d%d", info->cc_major, info->cc_minor);
+  if (!ok || strcmp(cc, arch) != 0) info->sm_count = 0; /* GPU 0 is another kind: defaults */
   if (saved && !ok) {
     pthread_mutex_lock(&ctx->lock);
     memcpy(ctx->errmsg, saved, sizeof ctx->errmsg);
@@ -186,12 +191,14 @@ static bool device_arch(kf_ctx *ctx, char *arch, size_t size) {
   return ok;
 }
 
-/* options.arch, else the device's, else sm_90 with a warning; normalized. */
-static kf_status resolve_arch(kf_plan *plan, char *arch, size_t size) {
+/* options.arch, else the device's, else sm_90 with a warning; normalized.
+ * info->sm_count > 0 when the device's facts apply to the target. */
+static kf_status resolve_arch(kf_plan *plan, char *arch, size_t size, kf_device_info *info) {
   const char *want = plan->options.arch;
   char dev[32], err[256];
+  info->sm_count = 0;
   if (!want || !*want) {
-    if (device_arch(plan->ctx, dev, sizeof dev)) {
+    if (device_arch(plan->ctx, dev, sizeof dev, info)) {
       want = dev;
     } else {
       core_log(plan->ctx, KF_LOG_WARN, LOG_CACHE,
@@ -204,12 +211,17 @@ static kf_status resolve_arch(kf_plan *plan, char *arch, size_t size) {
   return KF_OK;
 }
 
-static kf_status emit_all(kf_plan *plan, cg_program *prog) {
+static kf_status emit_all(kf_plan *plan, cg_program *prog, const kf_device_info *info) {
   cg_target target;
   char err[1024] = "";
   if (!cg_target_from_arch(prog->arch, &target))
     return core_plan_error(plan, KF_ERR_INVALID_ARG, "kf_plan_compile: unknown arch %s",
                            prog->arch);
+  if (info->sm_count > 0) {
+    target.sm_count = info->sm_count;
+    if (info->max_threads_per_sm > 0) target.max_threads_per_sm = info->max_threads_per_sm;
+    if (info->max_smem_per_block > 0) target.max_smem_per_block = info->max_smem_per_block;
+  }
   for (int i = 0; i < prog->n_launches; i++) {
     kf_status st = cg_emit_launch(plan->graph, plan->fuse, i, &target, &prog->launches[i].src, err,
                                   sizeof err);
@@ -226,8 +238,9 @@ kf_status kf_plan_compile(kf_plan *plan) {
   double t0 = now_ms();
   cg_program *prog = cg_program_new(plan->fuse->n_launches);
   if (!prog) return core_plan_error(plan, KF_ERR_OUT_OF_MEMORY, "kf_plan_compile: out of memory");
-  kf_status st = resolve_arch(plan, prog->arch, sizeof prog->arch);
-  if (st == KF_OK) st = emit_all(plan, prog);
+  kf_device_info info;
+  kf_status st = resolve_arch(plan, prog->arch, sizeof prog->arch, &info);
+  if (st == KF_OK) st = emit_all(plan, prog, &info);
   if (st == KF_OK) {
     char *err = malloc(sizeof plan->errmsg);
     st = err ? rt_compile_program(plan->ctx, prog, err, sizeof plan->errmsg) : KF_ERR_OUT_OF_MEMORY;
