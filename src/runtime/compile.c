@@ -182,7 +182,7 @@ static bool device_arch(kf_ctx *ctx, char *arch, size_t size, kf_device_info *in
   if (ok && kf_device_query(ctx, 0, info) == KF_OK)
     snprintf(cc, sizeof cc, "sm_%d%d", info->cc_major, info->cc_minor);
   if (!ok || strcmp(cc, arch) != 0) info->sm_count = 0; /* GPU 0 is another kind: defaults */
-  if (saved && !ok) {
+  if (saved) {
     pthread_mutex_lock(&ctx->lock);
     memcpy(ctx->errmsg, saved, sizeof ctx->errmsg);
     pthread_mutex_unlock(&ctx->lock);
