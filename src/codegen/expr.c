@@ -82,7 +82,15 @@ void cg_gen_bind(cg_gen *gen, int32_t v, const char *key, const char *expr) {
   cg_bind *b = &gen->binds[gen->n_binds++];
   b->value = v;
   snprintf(b->key, sizeof b->key, "%s", key ? key : "");
-  snprintf(b->expr, sizeof b->expr, "%s", expr);
+  /* A reduction or matmul result held in f32 is rounded to its f16/bf16
+   * node's dtype before any use, as the reference rounds every value
+   * (max/min of rounded values and loaded inputs are exact already). */
+  const ir_node *n = &gen->g->nodes[v];
+  const char *rnd = n->dtype == KF_F16 ? "kf_round_f16" : n->dtype == KF_BF16 ? "kf_round_bf16" : NULL;
+  if (rnd && !cg_is_input(gen->k, v) && n->op != IR_OP_MAX && n->op != IR_OP_MIN)
+    snprintf(b->expr, sizeof b->expr, "%s(%s)", rnd, expr);
+  else
+    snprintf(b->expr, sizeof b->expr, "%s", expr);
 }
 
 void cg_line(cg_gen *gen, const char *fmt, ...) {
@@ -219,11 +227,16 @@ static void operand(cg_gen *gen, const ir_node *n, int i, const cg_ctx *c, char 
   cg_gen_value(gen, n->args[i], &ac, out, size);
 }
 
+/* Bounds rounded to the node's dtype: rounding is monotonic, so clamping an
+ * exact value to rounded bounds equals rounding the clamp (as the
+ * reference does), and no run-time rounding is needed. */
 static void gen_clamp(cg_gen *gen, const ir_node *n, const char *x, int t) {
   char lo[64], hi[64];
   if (ir_dtype_is_float(n->dtype)) {
-    cg_literal(n->dtype, isnan(n->lo) ? -INFINITY : n->lo, lo, sizeof lo);
-    cg_literal(n->dtype, isnan(n->hi) ? INFINITY : n->hi, hi, sizeof hi);
+    cg_literal(n->dtype, isnan(n->lo) ? -INFINITY : ir_round_to_dtype(n->lo, n->dtype), lo,
+               sizeof lo);
+    cg_literal(n->dtype, isnan(n->hi) ? INFINITY : ir_round_to_dtype(n->hi, n->dtype), hi,
+               sizeof hi);
   } else {
     /* integer bounds: the smallest integer >= lo, the largest <= hi */
     double l = isnan(n->lo) ? -INFINITY : ceil(n->lo), h = isnan(n->hi) ? INFINITY : floor(n->hi);
@@ -270,6 +283,29 @@ static bool gen_layout(cg_gen *gen, const ir_node *n, const cg_ctx *c, char *nam
   return true;
 }
 
+/* Ops whose result is exact in the dtype of their operands (which is the
+ * node's: the builder requires it): no rounding after them. */
+static bool exact_op(ir_op op) {
+  switch (op) {
+    case IR_OP_NEG: case IR_OP_ABS: case IR_OP_RELU: case IR_OP_SIGN: case IR_OP_FLOOR:
+    case IR_OP_CEIL: case IR_OP_MAXIMUM: case IR_OP_MINIMUM: case IR_OP_WHERE:
+    case IR_OP_CLAMP: case IR_OP_CAST:
+      return true;
+    default:
+      return false;
+  }
+}
+
+/* Every f16/bf16 value is rounded to its dtype where it is computed, exactly
+ * as the reference rounds each node: arithmetic runs in float, each result is
+ * a round trip through the storage type (kf_round_bf16(kf_add(a, b))). So a
+ * fused kernel computes what the unfused kernels store, up to float-versus-
+ * double evaluation. */
+static const char *rounding(const ir_node *n) {
+  if (exact_op(n->op)) return NULL;
+  return n->dtype == KF_F16 ? "kf_round_f16" : n->dtype == KF_BF16 ? "kf_round_bf16" : NULL;
+}
+
 const char *cg_gen_value(cg_gen *gen, int32_t v, const cg_ctx *c, char *name, size_t size) {
   const ir_node *n = &gen->g->nodes[v];
   char key[512];
@@ -298,12 +334,18 @@ const char *cg_gen_value(cg_gen *gen, int32_t v, const cg_ctx *c, char *name, si
   char a[3][160];
   for (int i = 0; i < n->nargs; i++) operand(gen, n, i, c, a[i], sizeof a[i]);
   int t = memo_add(gen, v, key);
-  const char *ct = cg_compute_type(n->dtype);
-  if (kind == KIND_UNARY)
-    cg_line(gen, "const %s t%d = kf_%s(%s);", ct, t, op_lname[n->op], a[0]);
-  else if (kind == KIND_BINARY)
-    cg_line(gen, "const %s t%d = kf_%s(%s, %s);", ct, t, op_lname[n->op], a[0], a[1]);
-  else if (n->op == IR_OP_WHERE)
+  const char *ct = cg_compute_type(n->dtype), *rnd = rounding(n);
+  if (kind == KIND_UNARY || kind == KIND_BINARY) {
+    char call[400];
+    if (kind == KIND_UNARY)
+      snprintf(call, sizeof call, "kf_%s(%s)", op_lname[n->op], a[0]);
+    else
+      snprintf(call, sizeof call, "kf_%s(%s, %s)", op_lname[n->op], a[0], a[1]);
+    if (rnd)
+      cg_line(gen, "const %s t%d = %s(%s);", ct, t, rnd, call);
+    else
+      cg_line(gen, "const %s t%d = %s;", ct, t, call);
+  } else if (n->op == IR_OP_WHERE)
     cg_line(gen, "const %s t%d = kf_where(%s, %s, %s);", ct, t, a[0], a[1], a[2]);
   else if (n->op == IR_OP_CLAMP)
     gen_clamp(gen, n, a[0], t);

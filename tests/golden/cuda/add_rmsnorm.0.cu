@@ -361,7 +361,7 @@ KF_INLINE void kf_part0_k0_row_row(int r, int lane, const kf_bf16 *__restrict__ 
     for (int j = 0; j < W; j++) {
       const int c = c0 + j;
       (void)c;
-        const float t0 = kf_add(x0[kk][j], x1[kk][j]);
+        const float t0 = kf_round_bf16(kf_add(x0[kk][j], x1[kk][j]));
         const float t1 = kf_cast<float>(t0);
         const float t2 = kf_mul(t1, t1);
         acc = kf_red_sum<float>::op(acc, t2);
@@ -388,7 +388,7 @@ KF_INLINE void kf_part0_k0_row_row(int r, int lane, const kf_bf16 *__restrict__ 
     for (int j = 0; j < W; j++) {
       const int c = c0 + j;
       (void)c;
-        const float t3 = kf_add(x0[kk][j], x1[kk][j]);
+        const float t3 = kf_round_bf16(kf_add(x0[kk][j], x1[kk][j]));
         o3[j] = t3;
         const float t4 = kf_cast<float>(t3);
         const float t5 = kf_add(red6, 9.99999997e-07f);
@@ -396,7 +396,7 @@ KF_INLINE void kf_part0_k0_row_row(int r, int lane, const kf_bf16 *__restrict__ 
         const float t7 = kf_mul(t4, t6);
         const float t8 = kf_round_bf16(t7);
         const float t9 = r9[j];
-        const float t10 = kf_mul(t8, t9);
+        const float t10 = kf_round_bf16(kf_mul(t8, t9));
         o12[j] = t10;
     }
     kf_stv<kf_bf16, W>(p3 + (r * 8192 + c0), o3);

@@ -337,9 +337,9 @@ KF_INLINE void kf_part0_k1_pointwise_elems(int i, const kf_f16 *__restrict__ p2,
     (void)e;
     const float t0 = r0[j];
     const float t1 = r1;
-    const float t2 = kf_mul(t0, t1);
+    const float t2 = kf_round_f16(kf_mul(t0, t1));
     const float t3 = r3;
-    const float t4 = kf_add(t2, t3);
+    const float t4 = kf_round_f16(kf_add(t2, t3));
     const float t5 = kf_relu(t4);
     o9[j] = t5;
   }
