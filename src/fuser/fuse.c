@@ -205,10 +205,12 @@ kf_status fuse_plan_build(const kf_graph *g, const fuse_options *opt, fuse_plan 
   plan->graph = g;
   plan->options = *opt;
   plan->log_decisions = core_log_enabled(g->ctx, KF_LOG_DEBUG, LOG_FUSE);
-  st = fuse_vertical(plan, err, errsize);
+  st = fuse_splits_adopt(plan, err, errsize);
+  if (st == KF_OK) st = fuse_vertical(plan, err, errsize);
   if (st == KF_OK) st = fuse_finish_kernels(plan, err, errsize);
   if (st == KF_OK) st = fuse_launches(plan, err, errsize);
   if (st == KF_OK) st = fuse_buffers(plan, err, errsize);
+  if (st == KF_OK) fuse_splits_log(plan);
   if (st == KF_OK && !fuse_decisions_ok(plan)) {
     snprintf(err, errsize, "out of memory");
     st = KF_ERR_OUT_OF_MEMORY;
@@ -240,6 +242,7 @@ void fuse_plan_free(fuse_plan *plan) {
   free(plan->kernel_of);
   free(plan->buffers);
   free(plan->decisions);
+  fuse_splits_free(plan);
   free(plan);
 }
 

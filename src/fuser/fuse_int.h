@@ -69,6 +69,19 @@ void fuse_legal_free(fuse_legal_ctx *lc);
  * fuse_role, by position. */
 bool fuse_legal(fuse_legal_ctx *lc, const fuse_set *set, fuse_shape_info *info, uint8_t *roles);
 
+/* ---- occupancy splits (split.c) ----------------------------------------- */
+
+/* Copies opt->splits into the plan (plan->options.splits becomes the
+ * plan's); checks the node indices. */
+kf_status fuse_splits_adopt(fuse_plan *plan, char *err, size_t errsize);
+void fuse_splits_free(fuse_plan *plan);
+/* Part of the predicate: true (refused, rule "occupancy-split") when two
+ * members of the set (marked in lc->members) belong to one split. */
+bool fuse_split_refuses(fuse_legal_ctx *lc, const fuse_set *set, fuse_shape_info *info);
+/* One "occupancy-split" decision per split: the numbers and the kernels
+ * that now hold its nodes. */
+void fuse_splits_log(fuse_plan *plan);
+
 /* ---- shapes and bytes --------------------------------------------------- */
 
 int64_t fuse_numel(const ir_node *n);

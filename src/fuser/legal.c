@@ -289,6 +289,7 @@ bool fuse_legal(fuse_legal_ctx *lc, const fuse_set *set, fuse_shape_info *info, 
   fuse_marks_clear(&lc->members);
   fuse_marks_clear(&lc->inputs);
   for (int32_t i = 0; i < set->n; i++) fuse_mark(&lc->members, set->nodes[i], i);
+  if (lc->opt->n_splits > 0 && fuse_split_refuses(lc, set, info)) return false;
   int n_red = 0, n_mm = 0;
   for (int32_t i = 0; i < set->n; i++) {
     const ir_node *nd = &g->nodes[set->nodes[i]];

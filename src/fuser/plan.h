@@ -93,6 +93,16 @@ typedef struct fuse_decision {
   char text[224];    /* "k2 into k5: ... (bytes 4.0 MB -> 2.0 MB)" */
 } fuse_decision;
 
+/* A kernel that occupancy feedback split (src/fuser/split.c): its home
+ * nodes may no longer share a kernel (nor a recomputed copy), so each runs
+ * in a part of its own or joins other work. `why` carries the runtime's
+ * measurements for the decision log. */
+typedef struct fuse_split {
+  int32_t *nodes;
+  int32_t n_nodes;
+  char why[160];
+} fuse_split;
+
 typedef struct fuse_options {
   bool fusion;     /* false: every op its own kernel (KFUSE_NO_FUSION=1) */
   bool horizontal; /* false: no horizontal packing (KFUSE_NO_HORIZONTAL=1) */
@@ -106,6 +116,10 @@ typedef struct fuse_options {
   int blocks_per_sm; /* a kernel with fewer blocks than sm_count * this is
                         "too small to fill the GPU" */
   bool recompute;    /* allow recomputing cheap producers in several kernels */
+  /* Occupancy splits (the runtime's feedback). fuse_plan_build copies
+   * them: plan->options.splits is then the plan's own. */
+  const fuse_split *splits;
+  int32_t n_splits;
 } fuse_options;
 
 typedef struct fuse_plan {

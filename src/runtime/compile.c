@@ -11,6 +11,7 @@
 #include "core/plan.h"
 #include "runtime/cache.h"
 #include "runtime/nvrtc.h"
+#include "runtime/rt.h"
 #include "runtime/threadpool.h"
 
 static double now_ms(void) {
@@ -231,6 +232,16 @@ static kf_status emit_all(kf_plan *plan, cg_program *prog, const kf_device_info 
   return KF_OK;
 }
 
+/* plan->fuse changed (a cached occupancy split): generate the code again. */
+static kf_status reemit(kf_plan *plan, cg_program **prog, const kf_device_info *info) {
+  cg_program *p = cg_program_new(plan->fuse->n_launches);
+  if (!p) return core_plan_error(plan, KF_ERR_OUT_OF_MEMORY, "kf_plan_compile: out of memory");
+  memcpy(p->arch, (*prog)->arch, sizeof p->arch);
+  cg_program_free(*prog);
+  *prog = p;
+  return emit_all(plan, p, info);
+}
+
 kf_status kf_plan_compile(kf_plan *plan) {
   if (!plan || !plan->fuse)
     return plan ? core_plan_error(plan, KF_ERR_INVALID_ARG, "kf_plan_compile: plan has no fusion")
@@ -241,6 +252,8 @@ kf_status kf_plan_compile(kf_plan *plan) {
   kf_device_info info;
   kf_status st = resolve_arch(plan, prog->arch, sizeof prog->arch, &info);
   if (st == KF_OK) st = emit_all(plan, prog, &info);
+  for (int r = 0; st == KF_OK && r < RT_OCC_ROUNDS && rt_occupancy_apply_cached(plan, prog); r++)
+    st = reemit(plan, &prog, &info);
   if (st == KF_OK) {
     char *err = malloc(sizeof plan->errmsg);
     st = err ? rt_compile_program(plan->ctx, prog, err, sizeof plan->errmsg) : KF_ERR_OUT_OF_MEMORY;

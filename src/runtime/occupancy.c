@@ -1,7 +1,8 @@
 /* occupancy.c - occupancy feedback: after a kernel is loaded, read back its
- * registers, spills and shared memory and its occupancy, decide whether a
- * fused kernel should be split, log the numbers, and cache the decision
- * with the kernel. */
+ * registers, spills and shared memory and its occupancy; when a fused
+ * kernel looks worse than its unfused parts would be, compile and measure
+ * the parts, split the group through the fuser, recompile, and cache the
+ * measurements with the kernels so a later process splits before NVRTC. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,6 +37,32 @@ bool rt_occupancy_decide(const rt_occ *fused, const rt_occ *parts, int n_parts, 
   return false;
 }
 
+bool rt_occupancy_split_enabled(const kf_plan *plan) {
+  const char *e = getenv("KFUSE_NO_OCCUPANCY_SPLIT");
+  return plan->options.occupancy_drop > 0 && !(e && strcmp(e, "1") == 0);
+}
+
+/* Only a kernel that spills or sits below (1 - drop) can be more than drop
+ * below parts whose occupancy is at most 100%: the others are kept without
+ * compiling anything. */
+static bool suspicious(const rt_occ *o, double drop) {
+  return o->local_bytes > 0 || o->occupancy < 1.0 - drop;
+}
+
+static CUresult read_occ(const rt_driver *d, CUfunction fn, int block, unsigned smem,
+                         int max_threads, rt_occ *o) {
+  memset(o, 0, sizeof *o);
+  d->FuncGetAttribute(&o->regs, CU_FUNC_ATTRIBUTE_NUM_REGS, fn);
+  d->FuncGetAttribute(&o->local_bytes, CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES, fn);
+  d->FuncGetAttribute(&o->static_smem, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, fn);
+  o->dyn_smem = (int)smem;
+  o->block = block;
+  CUresult r = CUDA_SUCCESS;
+  if (block > 0) r = d->OccupancyMaxActiveBlocksPerMultiprocessor(&o->blocks_per_sm, fn, block, smem);
+  o->occupancy = (double)o->blocks_per_sm * o->block / (max_threads > 0 ? max_threads : 2048);
+  return r;
+}
+
 static void record(kf_plan *plan, int launch, bool split, const char *text) {
   struct rt_plan *rp = plan->rt;
   rt_decision *d = realloc(rp->decisions, (size_t)(rp->n_decisions + 1) * sizeof *d);
@@ -47,60 +74,375 @@ static void record(kf_plan *plan, int launch, bool split, const char *text) {
   rp->n_decisions++;
 }
 
-/* The decision is cached under the kernel's source and the device, so a
- * later process sees it without re-deciding (and, once splitting is wired
- * to the fuser, without compiling the fused kernel first). */
-static void cache_decision(kf_plan *plan, int launch, const char *text) {
-  const cg_program *prog = plan->code;
-  if (!prog || launch >= prog->n_launches || !prog->launches[launch].src.source) return;
-  const char *src = prog->launches[launch].src.source;
-  const char *dev = plan->rt->rt->info.name;
-  size_t ls = strlen(src), ld = strlen(dev);
-  char *buf = malloc(ls + ld + 2);
-  if (!buf) return;
-  memcpy(buf, src, ls + 1);
-  memcpy(buf + ls + 1, dev, ld + 1);
-  cache_key key = cache_key_blob("occupancy-v1", buf, ls + ld + 2);
-  free(buf);
-  void *old = NULL;
-  size_t old_size = 0;
-  bool same = cache_blob_get(plan->ctx, key, &old, &old_size) && old_size == strlen(text) + 1 &&
-              memcmp(old, text, old_size) == 0;
-  free(old);
-  if (!same) cache_blob_put(plan->ctx, key, text, strlen(text) + 1);
-}
-
 kf_status rt_occupancy_measure(kf_plan *plan, int i) {
   struct rt_plan *rp = plan->rt;
   rt_state *rt = rp->rt;
-  const rt_driver *d = rt->drv;
   rt_launch *l = &rp->launches[i];
   rt_occ *o = &l->occ;
-  memset(o, 0, sizeof *o);
-  d->FuncGetAttribute(&o->regs, CU_FUNC_ATTRIBUTE_NUM_REGS, l->fn);
-  d->FuncGetAttribute(&o->local_bytes, CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES, l->fn);
-  d->FuncGetAttribute(&o->static_smem, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, l->fn);
-  o->dyn_smem = (int)l->smem;
-  o->block = (int)l->block;
-  CUresult r = CUDA_SUCCESS;
-  if (l->block > 0)
-    r = d->OccupancyMaxActiveBlocksPerMultiprocessor(&o->blocks_per_sm, l->fn, (int)l->block,
-                                                     l->smem);
+  CUresult r = read_occ(rt->drv, l->fn, (int)l->block, l->smem, rt->info.max_threads_per_sm, o);
   if (r != CUDA_SUCCESS) return rt_fail(plan->ctx, plan, rt, r, "cuOccupancyMaxActiveBlocks");
-  int max_threads = rt->info.max_threads_per_sm > 0 ? rt->info.max_threads_per_sm : 2048;
-  o->occupancy = (double)o->blocks_per_sm * o->block / max_threads;
   char why[200], text[sizeof ((rt_decision *)0)->text];
-  /* TODO(fuser): compare with the unfused parts once the fuser can split a
-   * kernel into its parts for compilation; until then only spills decide. */
   bool split = rt_occupancy_decide(o, NULL, 0, plan->options.occupancy_drop, why, sizeof why);
   snprintf(text, sizeof text, "%.63s: %d regs, %d B spills, %d+%d B smem, %d blocks/SM of %d: %s",
            l->entry, o->regs, o->local_bytes, o->static_smem, o->dyn_smem, o->blocks_per_sm,
            o->block, why);
   record(plan, i, split, text);
-  cache_decision(plan, i, text);
-  core_log(plan->ctx, split ? KF_LOG_WARN : KF_LOG_INFO, LOG_RUNTIME, "occupancy %s%s", text,
-           split ? " - a split is called for, but splitting after load is not wired to the "
-                   "fuser yet: the kernel runs fused"
-                 : "");
+  core_log(plan->ctx, suspicious(o, plan->options.occupancy_drop) ? KF_LOG_INFO : KF_LOG_DEBUG,
+           LOG_RUNTIME, "occupancy %s", text);
   return KF_OK;
+}
+
+/* ---- the cached record --------------------------------------------------- */
+
+/* What one comparison measured; judged again with the current limit when
+ * read back, so changing occupancy_drop needs no new measurement. */
+typedef struct occ_record {
+  rt_occ fused, lowest; /* lowest: the part with the least occupancy */
+  int n_parts;          /* 0: the parts could not be measured */
+} occ_record;
+
+static cache_key record_key(const char *source, const char *arch) {
+  size_t ls = strlen(source), la = strlen(arch);
+  char *buf = malloc(ls + la + 2);
+  if (!buf) return (cache_key){0, 0};
+  memcpy(buf, source, ls + 1);
+  memcpy(buf + ls + 1, arch, la + 1);
+  cache_key key = cache_key_blob("occupancy-v2", buf, ls + la + 2);
+  free(buf);
+  return key;
+}
+
+#define OCC_FMT "%d %d %d %d %d %d %lf"
+#define OCC_ARGS(o) (o).regs, (o).local_bytes, (o).static_smem, (o).dyn_smem, (o).block, \
+                    (o).blocks_per_sm, (o).occupancy
+#define OCC_PTRS(o) &(o).regs, &(o).local_bytes, &(o).static_smem, &(o).dyn_smem, &(o).block, \
+                    &(o).blocks_per_sm, &(o).occupancy
+
+static bool record_get(kf_ctx *ctx, const char *source, const char *arch, occ_record *rec) {
+  void *data = NULL;
+  size_t size = 0;
+  if (!cache_blob_get(ctx, record_key(source, arch), &data, &size)) return false;
+  char *text = realloc(data, size + 1);
+  if (!text) {
+    free(data);
+    return false;
+  }
+  text[size] = 0;
+  memset(rec, 0, sizeof *rec);
+  bool ok = sscanf(text, "kfuse-occupancy 2 parts %d fused " OCC_FMT " lowest " OCC_FMT,
+                   &rec->n_parts, OCC_PTRS(rec->fused), OCC_PTRS(rec->lowest)) == 15 &&
+            rec->n_parts >= 0;
+  free(text);
+  return ok;
+}
+
+static void record_put(kf_ctx *ctx, const char *source, const char *arch, const occ_record *rec) {
+  char text[400];
+  int n = snprintf(text, sizeof text,
+                   "kfuse-occupancy 2 parts %d fused " OCC_FMT " lowest " OCC_FMT "\n",
+                   rec->n_parts, OCC_ARGS(rec->fused), OCC_ARGS(rec->lowest));
+  if (n > 0 && (size_t)n < sizeof text)
+    cache_blob_put(ctx, record_key(source, arch), text, (size_t)n);
+}
+
+/* ---- candidates ----------------------------------------------------------- */
+
+typedef struct occ_cand {
+  int launch;
+  const fuse_kernel *k;
+  occ_record rec;
+  bool known; /* rec.lowest came from the cache */
+  bool split;
+  char why[160];
+} occ_cand;
+
+/* A launch of one kernel with at least two nodes computed at home: the only
+ * kind a split can change (horizontal launches are already separate
+ * kernels, packed). */
+static const fuse_kernel *splittable(const fuse_plan *fp, int launch) {
+  const fuse_launch *L = &fp->launches[launch];
+  if (L->n_kernels != 1) return NULL;
+  const fuse_kernel *k = &fp->kernels[L->kernels[0]];
+  int home = 0;
+  for (int32_t i = 0; i < k->n_nodes; i++) home += !k->recomputed[i];
+  return home >= 2 ? k : NULL;
+}
+
+static void describe(occ_cand *c, const char *entry, double drop) {
+  const rt_occ *f = &c->rec.fused;
+  if (c->rec.n_parts > 0)
+    snprintf(c->why, sizeof c->why,
+             "%.40s: occupancy %.0f%% (%d regs, %d B spills, %d blocks/SM of %d) vs parts' "
+             "lowest %.0f%% (%d parts), limit %.0f%%",
+             entry, 100 * f->occupancy, f->regs, f->local_bytes, f->blocks_per_sm, f->block,
+             100 * c->rec.lowest.occupancy, c->rec.n_parts, 100 * drop);
+  else
+    snprintf(c->why, sizeof c->why,
+             "%.40s: occupancy %.0f%% (%d regs, %d B spills, %d blocks/SM of %d), parts not "
+             "measured",
+             entry, 100 * f->occupancy, f->regs, f->local_bytes, f->blocks_per_sm, f->block);
+}
+
+/* The splits a plan already has (borrowed) plus one per selected candidate:
+ * its home nodes (recomputed copies stay free to go anywhere). Free with
+ * splits_free. */
+static fuse_split *splits_with(const fuse_plan *fp, const occ_cand *c, int nc, bool only_split,
+                               int32_t *n_out) {
+  int32_t n = fp->options.n_splits;
+  fuse_split *s = calloc((size_t)(n + nc + 1), sizeof *s);
+  if (!s) return NULL;
+  for (int32_t i = 0; i < n; i++) s[i] = fp->options.splits[i];
+  for (int i = 0; i < nc; i++) {
+    if (only_split && !c[i].split) continue;
+    const fuse_kernel *k = c[i].k;
+    s[n].nodes = malloc((size_t)k->n_nodes * sizeof *s[n].nodes + 1);
+    if (!s[n].nodes) {
+      for (int32_t j = fp->options.n_splits; j < n; j++) free(s[j].nodes);
+      free(s);
+      return NULL;
+    }
+    for (int32_t j = 0; j < k->n_nodes; j++)
+      if (!k->recomputed[j]) s[n].nodes[s[n].n_nodes++] = k->nodes[j];
+    snprintf(s[n].why, sizeof s[n].why, "%s", c[i].why);
+    n++;
+  }
+  *n_out = n;
+  return s;
+}
+
+static void splits_free(const fuse_plan *fp, fuse_split *s, int32_t n) {
+  for (int32_t j = fp->options.n_splits; s && j < n; j++) free(s[j].nodes);
+  free(s);
+}
+
+/* ---- compiling a re-planned copy ------------------------------------------ */
+
+static void tmp_free(kf_plan *tmp) {
+  if (!tmp) return;
+  tmp->graph = NULL; /* borrowed */
+  kf_plan_destroy(tmp);
+}
+
+/* The plan's graph planned with the given splits and compiled (through the
+ * caches) for the same arch; NULL, with a warning, when that fails. */
+static kf_plan *compile_with(kf_plan *plan, const fuse_split *s, int32_t n) {
+  kf_plan *tmp = calloc(1, sizeof *tmp);
+  if (!tmp) return NULL;
+  tmp->ctx = plan->ctx;
+  tmp->graph = plan->graph;
+  tmp->options = plan->options;
+  tmp->options.arch = plan->code->arch;
+  fuse_options fo = plan->fuse->options;
+  fo.splits = s;
+  fo.n_splits = n;
+  char err[512] = "";
+  kf_status st = fuse_plan_build(plan->graph, &fo, &tmp->fuse, err, sizeof err);
+  if (st == KF_OK) st = kf_plan_compile(tmp);
+  if (st != KF_OK) {
+    core_log(plan->ctx, KF_LOG_WARN, LOG_RUNTIME,
+             "occupancy: the split plan could not be built, the kernels stay fused: %s",
+             err[0] ? err : tmp->errmsg);
+    tmp_free(tmp);
+    return NULL;
+  }
+  return tmp;
+}
+
+/* Loads one launch of a compiled copy just long enough to measure it. */
+static bool measure_image(rt_state *rt, const cg_program_launch *pl, rt_occ *o) {
+  const rt_driver *d = rt->drv;
+  CUmodule mod = NULL;
+  CUfunction fn = NULL;
+  bool ok = pl->image && d->ModuleLoadData(&mod, pl->image) == CUDA_SUCCESS;
+  ok = ok && d->ModuleGetFunction(&fn, mod, pl->src.entry) == CUDA_SUCCESS;
+  if (ok && pl->src.smem_bytes > 48 * 1024)
+    ok = d->FuncSetAttribute(fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                             (int)pl->src.smem_bytes) == CUDA_SUCCESS;
+  ok = ok && read_occ(d, fn, (int)pl->src.block, pl->src.smem_bytes, rt->info.max_threads_per_sm,
+                      o) == CUDA_SUCCESS;
+  if (mod) d->ModuleUnload(mod);
+  return ok;
+}
+
+/* Each candidate's parts: the launches of the copy that compute its home
+ * nodes; the one with the least occupancy is kept. */
+static void measure_parts(kf_plan *plan, const kf_plan *tmp, occ_cand *c, int nc) {
+  rt_state *rt = plan->rt->rt;
+  const fuse_plan *fp = tmp->fuse;
+  bool pushed;
+  rt_occ *occ = calloc((size_t)fp->n_launches + 1, sizeof *occ);
+  int8_t *state = calloc((size_t)fp->n_launches + 1, 1); /* 0 new, 1 measured, 2 failed */
+  if (!occ || !state || rt_enter(plan->ctx, rt, &pushed) != KF_OK) {
+    free(occ);
+    free(state);
+    return;
+  }
+  for (int i = 0; i < nc; i++) {
+    if (c[i].known) continue;
+    for (int32_t j = 0; j < c[i].k->n_nodes; j++) {
+      if (c[i].k->recomputed[j]) continue;
+      int32_t kid = fp->kernel_of[c[i].k->nodes[j]];
+      if (kid < 0) continue;
+      int L = fp->kernels[kid].launch;
+      if (state[L] == 0)
+        state[L] = measure_image(rt, &tmp->code->launches[L], &occ[L]) ? 1 : 2;
+      if (state[L] != 1) continue;
+      if (c[i].rec.n_parts == 0 || occ[L].occupancy < c[i].rec.lowest.occupancy)
+        c[i].rec.lowest = occ[L];
+      c[i].rec.n_parts++;
+    }
+  }
+  rt_leave(rt, pushed);
+  free(occ);
+  free(state);
+}
+
+/* ---- after loading: compare, split, recompile ------------------------------ */
+
+static void swap_in(kf_plan *plan, kf_plan *tmp) {
+  fuse_plan_free(plan->fuse);
+  plan->fuse = tmp->fuse;
+  cg_program_free(plan->code);
+  plan->code = tmp->code;
+  tmp->fuse = NULL;
+  tmp->code = NULL;
+  tmp_free(tmp);
+}
+
+static int find_candidates(kf_plan *plan, occ_cand *c) {
+  const fuse_plan *fp = plan->fuse;
+  const cg_program *prog = plan->code;
+  double drop = plan->options.occupancy_drop;
+  int nc = 0;
+  for (int i = 0; i < fp->n_launches && i < plan->rt->n_launches; i++) {
+    const fuse_kernel *k = splittable(fp, i);
+    const rt_occ *o = &plan->rt->launches[i].occ;
+    if (!k || !suspicious(o, drop)) continue;
+    occ_cand *ci = &c[nc++];
+    memset(ci, 0, sizeof *ci);
+    ci->launch = i;
+    ci->k = k;
+    occ_record cached;
+    ci->known = record_get(plan->ctx, prog->launches[i].src.source, prog->arch, &cached);
+    if (ci->known) ci->rec = cached;
+    ci->rec.fused = *o;
+  }
+  return nc;
+}
+
+/* Judges, logs and caches each candidate; returns how many split. */
+static int judge(kf_plan *plan, occ_cand *c, int nc) {
+  double drop = plan->options.occupancy_drop;
+  int n_split = 0;
+  for (int i = 0; i < nc; i++) {
+    const cg_program_launch *pl = &plan->code->launches[c[i].launch];
+    char verdict[200];
+    c[i].split = rt_occupancy_decide(&c[i].rec.fused, &c[i].rec.lowest,
+                                     c[i].rec.n_parts > 0 ? 1 : 0, drop, verdict, sizeof verdict);
+    describe(&c[i], pl->src.entry, drop);
+    n_split += c[i].split;
+    core_log(plan->ctx, c[i].split ? KF_LOG_WARN : KF_LOG_INFO, LOG_RUNTIME,
+             "occupancy: %s: %s: %s%s", c[i].why, verdict, c[i].split ? "split" : "kept fused",
+             c[i].known ? " (cached measurements)" : "");
+    if (!c[i].known) record_put(plan->ctx, pl->src.source, plan->code->arch, &c[i].rec);
+  }
+  return n_split;
+}
+
+/* The split plan, unless the caller's workspace is too small for it. */
+static bool adopt(kf_plan *plan, kf_plan *tmp) {
+  const struct rt_plan *rp = plan->rt;
+  if (rp->ws_caller && (size_t)tmp->fuse->workspace_bytes > rp->ws_bytes) {
+    core_log(plan->ctx, KF_LOG_WARN, LOG_RUNTIME,
+             "occupancy: the split plan needs a %lld-byte workspace, the caller's has %zu: "
+             "the kernels stay fused",
+             (long long)tmp->fuse->workspace_bytes, rp->ws_bytes);
+    tmp_free(tmp);
+    return false;
+  }
+  int before = plan->fuse->n_launches;
+  swap_in(plan, tmp);
+  core_log(plan->ctx, KF_LOG_INFO, LOG_RUNTIME, "occupancy: re-planned %d launches as %d",
+           before, plan->fuse->n_launches);
+  return true;
+}
+
+bool rt_occupancy_split(kf_plan *plan) {
+  struct rt_plan *rp = plan->rt;
+  if (!rt_occupancy_split_enabled(plan) || !rp || !rp->loaded || !plan->code || !plan->fuse)
+    return false;
+  occ_cand *c = calloc((size_t)plan->fuse->n_launches + 1, sizeof *c);
+  if (!c) return false;
+  int nc = find_candidates(plan, c);
+  kf_plan *tmp = NULL;
+  bool measure = false;
+  for (int i = 0; i < nc; i++) measure |= !c[i].known;
+  int32_t n = 0;
+  fuse_split *s = NULL;
+  if (measure) { /* every candidate split at once: one compile for all parts */
+    for (int i = 0; i < nc; i++) describe(&c[i], plan->code->launches[c[i].launch].src.entry,
+                                          plan->options.occupancy_drop);
+    s = splits_with(plan->fuse, c, nc, false, &n);
+    tmp = s ? compile_with(plan, s, n) : NULL;
+    splits_free(plan->fuse, s, n);
+    if (tmp) measure_parts(plan, tmp, c, nc);
+  }
+  int n_split = nc > 0 ? judge(plan, c, nc) : 0;
+  bool changed = false;
+  if (n_split > 0 && (!tmp || n_split < nc)) { /* the copy split too much, or none was made */
+    tmp_free(tmp);
+    s = splits_with(plan->fuse, c, nc, true, &n);
+    tmp = s ? compile_with(plan, s, n) : NULL;
+    splits_free(plan->fuse, s, n);
+  }
+  if (n_split > 0 && tmp)
+    changed = adopt(plan, tmp);
+  else
+    tmp_free(tmp);
+  free(c);
+  return changed;
+}
+
+/* ---- before compiling: apply what an earlier process measured --------------- */
+
+bool rt_occupancy_apply_cached(kf_plan *plan, const cg_program *prog) {
+  if (!rt_occupancy_split_enabled(plan) || !plan->fuse || prog->n_launches != plan->fuse->n_launches)
+    return false;
+  occ_cand *c = calloc((size_t)prog->n_launches + 1, sizeof *c);
+  if (!c) return false;
+  int nc = 0;
+  for (int i = 0; i < prog->n_launches; i++) {
+    const fuse_kernel *k = splittable(plan->fuse, i);
+    occ_record rec;
+    if (!k || !prog->launches[i].src.source ||
+        !record_get(plan->ctx, prog->launches[i].src.source, prog->arch, &rec))
+      continue;
+    char verdict[200];
+    if (!rt_occupancy_decide(&rec.fused, &rec.lowest, rec.n_parts > 0 ? 1 : 0,
+                             plan->options.occupancy_drop, verdict, sizeof verdict))
+      continue;
+    c[nc] = (occ_cand){.launch = i, .k = k, .rec = rec, .known = true, .split = true};
+    describe(&c[nc], prog->launches[i].src.entry, plan->options.occupancy_drop);
+    core_log(plan->ctx, KF_LOG_INFO, LOG_RUNTIME, "occupancy: %s: %s: split (cached decision)",
+             c[nc].why, verdict);
+    nc++;
+  }
+  int32_t n = 0;
+  fuse_split *s = nc > 0 ? splits_with(plan->fuse, c, nc, true, &n) : NULL;
+  fuse_plan *fp = NULL;
+  char err[512] = "";
+  if (s) {
+    fuse_options fo = plan->fuse->options;
+    fo.splits = s;
+    fo.n_splits = n;
+    if (fuse_plan_build(plan->graph, &fo, &fp, err, sizeof err) != KF_OK)
+      core_log(plan->ctx, KF_LOG_WARN, LOG_RUNTIME,
+               "occupancy: cached splits not applied, the kernels stay fused: %s", err);
+  }
+  splits_free(plan->fuse, s, n);
+  free(c);
+  if (!fp) return false;
+  fuse_plan_free(plan->fuse);
+  plan->fuse = fp;
+  return true;
 }

@@ -175,5 +175,19 @@ kf_status rt_occupancy_measure(kf_plan *plan, int launch);
  * the numbers to why. */
 bool rt_occupancy_decide(const rt_occ *fused, const rt_occ *parts, int n_parts, double drop,
                          char *why, size_t size);
+/* Rounds of split-and-reload one kf_plan_load may take (never a loop). */
+#define RT_OCC_ROUNDS 2
+/* false when options.occupancy_drop <= 0 or KFUSE_NO_OCCUPANCY_SPLIT=1. */
+bool rt_occupancy_split_enabled(const kf_plan *plan);
+/* After a load: compares each suspicious fused kernel (spills, or
+ * occupancy below 1 - drop) with its parts (compiled and measured, or read
+ * from the cache), caches the measurements, and when some kernel should be
+ * split, replaces plan->fuse and plan->code with the re-planned, compiled
+ * plan: true means "load again". Failures keep the plan fused (logged). */
+bool rt_occupancy_split(kf_plan *plan);
+/* Before NVRTC (kf_plan_compile): re-plans plan->fuse with the splits that
+ * cached measurements call for, judged with the current limit; true when
+ * plan->fuse changed and prog must be generated again. */
+bool rt_occupancy_apply_cached(kf_plan *plan, const struct cg_program *prog);
 
 #endif

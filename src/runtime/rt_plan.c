@@ -214,7 +214,11 @@ kf_status kf_plan_load(kf_plan *plan) {
   if (!plan->code && (st = kf_plan_compile(plan)) != KF_OK) return st;
   if (!plan->code)
     return core_plan_error(plan, KF_ERR_UNSUPPORTED, "kf_plan_load: the plan is not compiled");
-  return load_program(plan);
+  st = load_program(plan);
+  /* Occupancy feedback may split kernels and recompile (occupancy.c). */
+  for (int r = 0; st == KF_OK && r < RT_OCC_ROUNDS && rt_occupancy_split(plan); r++)
+    st = load_program(plan);
+  return st;
 }
 
 kf_status rt_plan_ready_workspace(kf_plan *plan, rt_state *rt) {
