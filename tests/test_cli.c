@@ -405,6 +405,92 @@ START_TEST(run_dump_dir) {
 }
 END_TEST
 
+/* ---- run --check: which oracle (--check-limit) ----------------------------- */
+
+/* The small graph's reference cost, by hand: add 16384 + 16384 + 256, gelu
+ * 2 x 16384, then softmax's max 64 + 16384, sub 2 x 16384 + 64, exp
+ * 2 x 16384, sum 64 + 16384, div 2 x 16384 + 64. */
+START_TEST(run_reference_cost) {
+  cli_result r = cli("run '%s' --check --json --iters 1", small_graph());
+  ck_assert_msg(r.status == 0, "status %d: %s", r.status, r.err);
+  ck_contains(r.out, "\"reference_cost\":197120,");
+  ck_contains(r.out, "\"check_limit\":2e+09,");
+  ck_contains(r.out, "\"reference\":true");
+  if (have_gpu()) ck_contains(r.out, "\"oracle\":\"reference\"");
+  cli_free(&r);
+  /* A matmul adds M*N*K: out 8*4, operands 8*16 and 16*4, 8*4*16. */
+  const char *mm = write_file("mm.yaml",
+                              "kfuse: 1\nname: mm\ninputs:\n"
+                              "  a: {dtype: f32, shape: [8, 16]}\n"
+                              "  b: {dtype: f32, shape: [16, 4]}\n"
+                              "nodes:\n  - {name: c, op: matmul, args: [a, b]}\noutputs: [c]\n");
+  r = cli("run '%s' --check --json --iters 1", mm);
+  ck_assert_msg(r.status == 0, "status %d: %s", r.status, r.err);
+  ck_contains(r.out, "\"reference_cost\":736,");
+  cli_free(&r);
+}
+END_TEST
+
+START_TEST(run_check_limit_exceeded) {
+  const char *g = small_graph();
+  cli_result r = cli("run '%s' --check --check-limit 1 --iters 1", g);
+  if (have_gpu()) {
+    ck_assert_msg(r.status == 0, "status %d: %s", r.status, r.err);
+    ck_contains(r.out, "oracle   unfused-gpu: the CPU reference would cost 1.97e+05");
+    ck_contains(r.out, "check    passed: every output matches the unfused plan on the GPU");
+  } else {
+    ck_assert_msg(r.status == 3, "status %d: %s", r.status, r.err);
+    ck_contains(r.out, "not computed (no GPU, and the CPU reference was not run)");
+    ck_contains(r.out, "too costly, so it was not run and nothing was compared");
+    ck_contains(r.err, "kfuse run: --check: no GPU, and the CPU reference would cost");
+  }
+  cli_free(&r);
+  r = cli("run '%s' --check --check-limit 1 --json --iters 1", g);
+  ck_contains(r.out, "\"check_limit\":1,");
+  ck_contains(r.out, "\"reference\":false");
+  if (have_gpu()) {
+    ck_assert_int_eq(r.status, 0);
+    ck_contains(r.out, "\"oracle\":\"unfused-gpu\"");
+    ck_contains(r.out, "\"checked\":true");
+  } else {
+    ck_assert_int_eq(r.status, 3);
+    ck_contains(r.out, "{\"ok\":false,");
+    ck_contains(r.out, "\"checked\":false,\"oracle\":null,\"oracle_reason\":\"the CPU reference");
+  }
+  cli_free(&r);
+  /* Without --check, a GPU-less run above the limit skips the reference and
+   * still succeeds (it compiled the kernels). */
+  r = cli("run '%s' --check-limit 1 --iters 1", g);
+  ck_assert_int_eq(r.status, 0);
+  cli_free(&r);
+  const char *bad[] = {"--check-limit -1", "--check-limit x", "--check-limit inf",
+                       "--check-limit"};
+  for (int i = 0; i < 4; i++) {
+    r = cli("run '%s' %s", g, bad[i]);
+    ck_assert_msg(r.status == 2, "run %s: status %d", bad[i], r.status);
+    ck_contains(r.err, "kfuse run:");
+    cli_free(&r);
+  }
+}
+END_TEST
+
+/* The 4096x4096x11008 MLP: its f64 reference would take hours, so --check
+ * must not run it (exit 3 without a GPU, the unfused oracle with one). */
+START_TEST(run_check_huge_example) {
+  cli_result r =
+      cli("run '%s/examples/graphs/mlp_silu.yaml' --check --json --iters 1", KFUSE_SOURCE_DIR);
+  ck_contains(r.out, "\"reference\":false");
+  if (have_gpu()) {
+    ck_assert_msg(r.status == 0, "status %d: %s%s", r.status, r.out, r.err);
+    ck_contains(r.out, "\"oracle\":\"unfused-gpu\"");
+  } else {
+    ck_assert_msg(r.status == 3, "status %d: %s%s", r.status, r.out, r.err);
+    ck_contains(r.out, "\"reference_cost\":5.54597e+11,");
+  }
+  cli_free(&r);
+}
+END_TEST
+
 /* ---- bench ---------------------------------------------------------------- */
 
 START_TEST(bench_command) {
@@ -463,6 +549,9 @@ static Suite *make_suite(void) {
   tcase_add_test(t, run_bad_options);
   tcase_add_test(t, run_trace);
   tcase_add_test(t, run_dump_dir);
+  tcase_add_test(t, run_reference_cost);
+  tcase_add_test(t, run_check_limit_exceeded);
+  tcase_add_test(t, run_check_huge_example);
   tcase_add_test(t, bench_command);
   tcase_add_test(t, bench_bad_options);
   suite_add_tcase(s, t);

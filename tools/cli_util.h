@@ -41,6 +41,13 @@ const char *cli_type_str(const kf_graph *g, kf_value v, char *buf, size_t size);
 /* A value's name, or "%N". */
 const char *cli_value_name(const kf_graph *g, kf_value v, char *buf, size_t size);
 
+/* What the CPU reference would cost on g, in element operations: every
+ * node counts its output elements plus its operands' elements, and a
+ * matmul adds M*N*K multiply-adds (per batch). Inputs and constants cost
+ * nothing. Read through kf_graph_dump (the public API names no operands).
+ * A negative result means the graph could not be dumped. */
+double cli_reference_cost(const kf_graph *g);
+
 /* ---- host tensors ------------------------------------------------------- */
 
 /* Host tensors shaped like the graph's inputs (outputs false) or outputs;

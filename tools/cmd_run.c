@@ -1,6 +1,7 @@
 /* cmd_run.c - `kfuse run FILE`: seeded random inputs, the fused plan run on
- * the GPU (timed), optionally checked against the CPU reference; without a
- * GPU, compiles for sm_90 and runs the reference instead. */
+ * the GPU (timed), optionally checked against an oracle: the CPU reference,
+ * or where that would take too long the same graph with fusion off on the
+ * GPU; without a GPU, compiles for sm_90 and runs the reference instead. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,16 +12,29 @@
 #define RUN_USAGE                                                                         \
   "usage: kfuse run FILE [--check] [--iters N] [--mode plain|streams|graph] [--seed S]\n" \
   "                 [--json] [--trace OUT.json] [--no-fusion] [--arch sm_90]\n"           \
-  "                 [--range LO,HI] [--rtol R] [--atol A]\n"
+  "                 [--range LO,HI] [--rtol R] [--atol A] [--check-limit N]\n"
+
+/* The CPU reference's default budget, in element operations (see
+ * cli_reference_cost): about a minute of one core. Above it --check
+ * compares with the unfused plan on the GPU instead. */
+#define RUN_CHECK_LIMIT 2e9
+
+/* Exit status when --check was asked for but nothing could be compared (no
+ * GPU, and the reference is over the limit). */
+#define RUN_EXIT_UNCHECKED 3
 
 typedef struct run_args {
   const char *file, *trace, *arch;
   bool check, json, fusion;
   long long iters, seed;
   kf_run_mode mode;
-  double lo, hi;     /* float inputs are uniform in [lo, hi) */
-  double rtol, atol; /* < 0: the dtype's default */
+  double lo, hi;      /* float inputs are uniform in [lo, hi) */
+  double rtol, atol;  /* < 0: the dtype's default */
+  double check_limit; /* most element operations the CPU reference may cost */
 } run_args;
+
+/* What the outputs were compared with. */
+typedef enum run_oracle { ORACLE_NONE, ORACLE_REFERENCE, ORACLE_UNFUSED } run_oracle;
 
 /* What a run found, for the report. */
 typedef struct run_state {
@@ -35,7 +49,13 @@ typedef struct run_state {
   kf_bench_result bench;
   cli_cmp *cmp;
   kf_profile prof;
-  bool reported; /* the report was printed (a failed check prints one) */
+  bool reported;       /* the report was printed (a failed check prints one) */
+  double ref_cost;     /* the CPU reference's estimated element operations */
+  bool ref_affordable; /* ref_cost <= --check-limit */
+  bool ran_reference;  /* want holds the CPU reference's outputs */
+  run_oracle oracle;   /* what want holds when comparing */
+  kf_plan *unfused;    /* the oracle plan, fusion off */
+  char why[512];       /* why this oracle, or why none */
 } run_state;
 
 static bool parse_double(const char *text, double *out) {
@@ -69,7 +89,10 @@ static bool parse_option(int argc, char **argv, int *i, run_args *a) {
   if (!strcmp(o, "--range")) ok = parse_range(v, a);
   if (!strcmp(o, "--rtol")) ok = parse_double(v, &a->rtol) && a->rtol >= 0;
   if (!strcmp(o, "--atol")) ok = parse_double(v, &a->atol) && a->atol >= 0;
-  if (!strcmp(o, "--range") || !strcmp(o, "--rtol") || !strcmp(o, "--atol")) {
+  if (!strcmp(o, "--check-limit"))
+    ok = parse_double(v, &a->check_limit) && a->check_limit >= 0 && isfinite(a->check_limit);
+  if (!strcmp(o, "--range") || !strcmp(o, "--rtol") || !strcmp(o, "--atol") ||
+      !strcmp(o, "--check-limit")) {
     if (!ok) fprintf(stderr, "kfuse run: bad value for %s: '%s'\n", o, v);
     return ok;
   }
@@ -78,8 +101,14 @@ static bool parse_option(int argc, char **argv, int *i, run_args *a) {
 }
 
 static int parse(int argc, char **argv, run_args *a) {
-  *a =
-      (run_args){.fusion = true, .iters = 20, .seed = 1, .lo = -1, .hi = 1, .rtol = -1, .atol = -1};
+  *a = (run_args){.fusion = true,
+                  .iters = 20,
+                  .seed = 1,
+                  .lo = -1,
+                  .hi = 1,
+                  .rtol = -1,
+                  .atol = -1,
+                  .check_limit = RUN_CHECK_LIMIT};
   kf_options o;
   kf_options_init(&o);
   a->fusion = o.fusion;
@@ -112,25 +141,27 @@ static void find_gpu(run_state *s) {
     snprintf(s->no_gpu, sizeof s->no_gpu, "%s", kf_ctx_errmsg(s->ctx));
 }
 
-static bool build_plan(run_state *s, const run_args *a) {
+/* The checked plan (fusion as asked) or the oracle plan (fusion off, plain
+ * mode); compiled. */
+static bool build_plan(run_state *s, const run_args *a, bool oracle, kf_plan **out) {
   kf_options opt;
   kf_options_init(&opt);
-  opt.fusion = a->fusion;
-  opt.mode = a->mode;
+  opt.fusion = oracle ? false : a->fusion;
+  opt.mode = oracle ? KF_MODE_PLAIN : a->mode;
   opt.arch = a->arch ? a->arch : (s->gpu ? NULL : "sm_90");
-  kf_trace_push("plan");
-  kf_status st = kf_plan_create(s->ctx, s->g, &opt, &s->plan);
+  kf_trace_push(oracle ? "plan (oracle, fusion off)" : "plan");
+  kf_status st = kf_plan_create(s->ctx, s->g, &opt, out);
   kf_trace_pop();
   if (st == KF_OK) {
-    kf_trace_push("compile");
-    st = kf_plan_compile(s->plan);
+    kf_trace_push(oracle ? "compile (oracle, fusion off)" : "compile");
+    st = kf_plan_compile(*out);
     kf_trace_pop();
   }
   if (st != KF_OK) {
-    cli_fail("run", "%s", kf_ctx_errmsg(s->ctx));
+    cli_fail("run", "%s%s", oracle ? "the unfused oracle plan: " : "", kf_ctx_errmsg(s->ctx));
     return false;
   }
-  kf_plan_compile_stats(s->plan, &s->cs);
+  if (!oracle) kf_plan_compile_stats(*out, &s->cs);
   return true;
 }
 
@@ -160,23 +191,49 @@ static bool all_allocated(const kf_tensor *d, int n) {
   return d != NULL;
 }
 
-/* Runs once and reads the outputs back (the checked run), then times. */
-static bool run_gpu(run_state *s, const run_args *a) {
-  kf_tensor *din = device_tensors(s, s->in, s->n_in, true);
-  kf_tensor *dout = device_tensors(s, s->got, s->n_out, false);
-  bool ok = all_allocated(din, s->n_in) && all_allocated(dout, s->n_out);
-  kf_status st = ok ? kf_plan_run(s->plan, din, s->n_in, dout, s->n_out, NULL) : KF_OK;
+/* Runs plan p once on din into fresh poisoned outputs and reads them into
+ * host; the device outputs go to *keep (the caller frees them) or are
+ * freed. */
+static bool run_once(run_state *s, kf_plan *p, const kf_tensor *din, kf_host_tensor *host,
+                     kf_tensor **keep) {
+  kf_tensor *dout = device_tensors(s, host, s->n_out, false);
+  bool ok = all_allocated(dout, s->n_out);
+  kf_status st = ok ? kf_plan_run(p, din, s->n_in, dout, s->n_out, NULL) : KF_OK;
   if (ok && st == KF_OK) st = kf_stream_synchronize(s->ctx, NULL);
   for (int j = 0; ok && j < s->n_out && st == KF_OK; j++)
-    st = kf_memcpy_to_host(s->ctx, s->got[j].data, dout[j].data, cli_bytes(&s->got[j]));
+    st = kf_memcpy_to_host(s->ctx, host[j].data, dout[j].data, cli_bytes(&host[j]));
+  if (!ok) cli_fail("run", "%s", kf_ctx_errmsg(s->ctx));
+  if (ok && st != KF_OK) {
+    const char *m = kf_plan_errmsg(p);
+    cli_fail("run", "%s", m && *m ? m : kf_ctx_errmsg(s->ctx));
+  }
+  if (keep && ok && st == KF_OK)
+    *keep = dout;
+  else
+    device_free(s, dout, s->n_out);
+  return ok && st == KF_OK;
+}
+
+/* The oracle run (when there is one), then the checked run, then timing. */
+static bool run_gpu(run_state *s, const run_args *a) {
+  kf_tensor *din = device_tensors(s, s->in, s->n_in, true), *dout = NULL;
+  bool ok = all_allocated(din, s->n_in);
+  if (!ok) cli_fail("run", "%s", kf_ctx_errmsg(s->ctx));
+  if (ok && s->unfused) {
+    kf_trace_push("oracle run (fusion off)");
+    ok = run_once(s, s->unfused, din, s->want, NULL);
+    kf_trace_pop();
+    kf_plan_destroy(s->unfused); /* its buffers are not needed any more */
+    s->unfused = NULL;
+  }
+  ok = ok && run_once(s, s->plan, din, s->got, &dout);
+  kf_status st = KF_OK;
   kf_bench_options bo;
   kf_bench_options_init(&bo);
   bo.warmup = 1, bo.iters = (int)a->iters, bo.host_timing = false, bo.nvml = false;
-  if (ok && st == KF_OK)
-    st = kf_plan_benchmark(s->plan, din, s->n_in, dout, s->n_out, NULL, &bo, &s->bench);
+  if (ok) st = kf_plan_benchmark(s->plan, din, s->n_in, dout, s->n_out, NULL, &bo, &s->bench);
   if (ok && st == KF_OK && a->trace)
     st = kf_plan_profile(s->plan, din, s->n_in, dout, s->n_out, NULL, &s->prof);
-  if (!ok) cli_fail("run", "%s", kf_ctx_errmsg(s->ctx));
   if (ok && st != KF_OK) cli_fail("run", "%s", kf_plan_errmsg(s->plan));
   device_free(s, din, s->n_in);
   device_free(s, dout, s->n_out);
@@ -188,7 +245,37 @@ static bool run_reference(run_state *s) {
   kf_status st = kf_graph_run_reference(s->g, s->in, s->n_in, s->want, s->n_out);
   kf_trace_pop();
   if (st != KF_OK) cli_fail("run", "the CPU reference failed: %s", kf_graph_errmsg(s->g));
+  s->ran_reference = st == KF_OK;
   return st == KF_OK;
+}
+
+/* Chooses what --check compares with, from the reference's cost; s->why
+ * says why in words. */
+static void choose_oracle(run_state *s, const run_args *a) {
+  s->ref_cost = cli_reference_cost(s->g);
+  s->ref_affordable = s->ref_cost >= 0 && s->ref_cost <= a->check_limit;
+  char cost[96];
+  snprintf(cost, sizeof cost, "%.3g element operations (--check-limit %.3g)", s->ref_cost,
+           a->check_limit);
+  if (!a->check && s->gpu) return;
+  if (s->ref_affordable) {
+    s->oracle = a->check && s->gpu ? ORACLE_REFERENCE : ORACLE_NONE;
+    snprintf(s->why, sizeof s->why, "the CPU reference costs %s", cost);
+  } else if (s->gpu) {
+    s->oracle = ORACLE_UNFUSED;
+    snprintf(s->why, sizeof s->why,
+             "the CPU reference would cost %s, so the outputs are compared with the same graph "
+             "planned with fusion off, run on the GPU%s",
+             cost,
+             a->fusion ? ""
+                       : " (the checked plan has fusion off too: this only shows "
+                         "that runs repeat)");
+  } else {
+    snprintf(s->why, sizeof s->why,
+             "the CPU reference would cost %s: too costly, so it was not run and nothing was "
+             "compared (raise --check-limit to run it anyway)",
+             cost);
+  }
 }
 
 static bool compare_all(run_state *s, const run_args *a) {
@@ -224,6 +311,10 @@ static void report_output_text(const run_state *s, int j) {
           (long long)c->first_bad, c->got_first, c->want_first);
     return;
   }
+  if (!s->gpu && !s->ran_reference) {
+    printf(" not computed (no GPU, and the CPU reference was not run)\n");
+    return;
+  }
   cli_stats st;
   cli_tensor_stats(s->gpu ? &s->got[j] : &s->want[j], &st);
   printf(" min %.4g, max %.4g, mean %.4g, %lld NaN, %lld inf\n", st.min, st.max, st.mean,
@@ -232,6 +323,14 @@ static void report_output_text(const run_state *s, int j) {
 
 static const char *plural(int n) {
   return n == 1 ? "" : "s";
+}
+
+static const char *oracle_name(run_oracle o) {
+  return o == ORACLE_REFERENCE ? "reference" : o == ORACLE_UNFUSED ? "unfused-gpu" : NULL;
+}
+
+static const char *oracle_words(run_oracle o) {
+  return o == ORACLE_REFERENCE ? "the CPU reference" : "the unfused plan on the GPU";
 }
 
 static void report_text(const run_state *s, const run_args *a, bool ok) {
@@ -251,14 +350,18 @@ static void report_text(const run_state *s, const run_args *a, bool ok) {
   } else {
     printf("device   none: %s\n", s->no_gpu);
   }
+  if (s->oracle != ORACLE_NONE) printf("oracle   %s: %s\n", oracle_name(s->oracle), s->why);
   for (int j = 0; j < s->n_out; j++) report_output_text(s, j);
   if (a->trace) printf("trace    %s\n", a->trace);
-  if (!s->gpu)
+  if (!s->gpu && s->ran_reference)
     printf("no GPU: compiled %d kernel%s for %s and ran the CPU reference\n", s->cs.kernels,
            plural(s->cs.kernels), s->cs.arch);
+  else if (!s->gpu)
+    printf("no GPU: compiled %d kernel%s for %s; %s\n", s->cs.kernels, plural(s->cs.kernels),
+           s->cs.arch, s->why);
   else if (s->cmp)
-    printf("check    %s\n", ok ? "passed: every output matches the CPU reference"
-                               : "FAILED: outputs differ from the CPU reference");
+    printf("check    %s %s\n", ok ? "passed: every output matches" : "FAILED: outputs differ from",
+           oracle_words(s->oracle));
 }
 
 static void report_json_output(cli_json *j, const run_state *s, int k) {
@@ -303,7 +406,11 @@ static void report_json(const run_state *s, const run_args *a, bool ok) {
   cj_num(&j, "compile_ms", s->cs.compile_ms);
   cj_int(&j, "cache_hits", s->cs.cache_hits);
   cj_bool(&j, "checked", s->cmp != NULL);
-  cj_bool(&j, "reference", s->want != NULL);
+  cj_str(&j, "oracle", s->cmp ? oracle_name(s->oracle) : NULL);
+  cj_str(&j, "oracle_reason", s->why[0] ? s->why : NULL);
+  cj_num(&j, "reference_cost", s->ref_cost);
+  cj_num(&j, "check_limit", a->check_limit);
+  cj_bool(&j, "reference", s->ran_reference);
   cj_int(&j, "iters", s->gpu ? s->bench.iters : 0);
   cj_num(&j, "ms", s->gpu ? s->bench.ms_median : NAN);
   cj_num(&j, "ms_min", s->gpu ? s->bench.ms_min : NAN);
@@ -326,24 +433,30 @@ static int execute(run_state *s, const run_args *a) {
   if (!s->in) return 1;
   for (int i = 0; i < s->n_in; i++) cli_fill_random(&s->in[i], (uint64_t)a->seed, i, a->lo, a->hi);
   find_gpu(s);
-  if (!build_plan(s, a)) return 1;
-  if (s->gpu) {
-    if (!(s->got = cli_tensors(s->g, true, "run")) || !run_gpu(s, a)) return 1;
-  }
-  if (a->check || !s->gpu) {
-    if (!(s->want = cli_tensors(s->g, true, "run")) || !run_reference(s)) return 1;
-  }
+  choose_oracle(s, a);
+  if (!build_plan(s, a, false, &s->plan)) return 1;
+  if (s->oracle == ORACLE_UNFUSED && !build_plan(s, a, true, &s->unfused)) return 1;
+  bool need_want = s->oracle != ORACLE_NONE || (!s->gpu && s->ref_affordable);
+  if (need_want && !(s->want = cli_tensors(s->g, true, "run"))) return 1;
+  if (s->gpu && (!(s->got = cli_tensors(s->g, true, "run")) || !run_gpu(s, a))) return 1;
+  if (need_want && s->oracle != ORACLE_UNFUSED && !run_reference(s)) return 1;
   bool ok = true;
-  if (s->gpu && a->check) ok = compare_all(s, a);
+  if (s->oracle != ORACLE_NONE) ok = compare_all(s, a);
   if (a->trace && kf_trace_stop(s->ctx, a->trace) != KF_OK) {
     cli_fail("run", "%s", kf_ctx_errmsg(s->ctx));
     ok = false;
   }
+  /* --check asked for a comparison that could not be made: not a pass. */
+  bool unchecked = a->check && !s->gpu && !s->ref_affordable;
   if (a->json)
-    report_json(s, a, ok);
+    report_json(s, a, ok && !unchecked);
   else
     report_text(s, a, ok);
   s->reported = true;
+  if (ok && unchecked) {
+    fprintf(stderr, "kfuse run: --check: no GPU, and %s\n", s->why);
+    return RUN_EXIT_UNCHECKED;
+  }
   return ok ? 0 : 1;
 }
 
@@ -369,6 +482,7 @@ int cmd_run(int argc, char **argv) {
   cli_tensors_free(s.got, s.n_out);
   cli_tensors_free(s.want, s.n_out);
   kf_plan_destroy(s.plan);
+  kf_plan_destroy(s.unfused);
   kf_graph_destroy(s.g);
   kf_ctx_destroy(s.ctx);
   return rc;
