@@ -1,0 +1,287 @@
+/* test_occupancy.c - occupancy feedback on CI: the fuser's split
+ * constraint, and the runtime measuring a fused kernel against its parts
+ * through the recording fake driver (plans are really fused and compiled
+ * with NVRTC for sm_90; nothing runs), splitting, caching the decision,
+ * and applying it in a fresh context without measuring again. */
+#include <ftw.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check_main.h"
+#include "core/plan.h"
+#include "runtime/rt.h"
+
+#define N 4096
+
+static struct {
+  char top[64];
+  char log[16384];
+  size_t log_len;
+} T;
+
+static void capture(void *user, kf_log_level level, const char *component, const char *msg) {
+  (void)user, (void)level, (void)component;
+  if (!strstr(msg, "occupancy")) return;
+  if (getenv("KFUSE_TEST_ECHO")) fprintf(stderr, "%s\n", msg);
+  int n = snprintf(T.log + T.log_len, sizeof T.log - T.log_len, "%s\n", msg);
+  if (n > 0 && (size_t)n < sizeof T.log - T.log_len) T.log_len += (size_t)n;
+}
+
+static int rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw) {
+  (void)st, (void)flag, (void)ftw;
+  return remove(path);
+}
+
+static void setup(void) {
+  memset(&T, 0, sizeof T);
+  snprintf(T.top, sizeof T.top, "/tmp/kfuse-test-occupancy-XXXXXX");
+  ck_assert_ptr_nonnull(mkdtemp(T.top));
+  setenv("KFUSE_CACHE_DIR", T.top, 1);
+  unsetenv("KFUSE_NO_OCCUPANCY_SPLIT");
+  unsetenv("KFUSE_NO_FUSION");
+  setenv("KFUSE_LOG", "runtime=info", 1); /* decisions are logged at info and warn */
+  rt_fake_reset();
+  rt_driver_override(rt_fake_driver());
+}
+
+static void teardown(void) {
+  ck_assert_msg(rt_fake_live_objects() == 0, "%d fake objects leaked", rt_fake_live_objects());
+  ck_assert_uint_eq(rt_fake_bytes_allocated(), 0);
+  rt_driver_override(NULL);
+  rt_fake_reset();
+  nftw(T.top, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+/* s = sum(y * y): one fused reduce kernel (kf_k0_reduce) whose unfused
+ * parts are kf_k0_pointwise (the product) and kf_k1_reduce (the sum). */
+static kf_graph *sum_of_squares(kf_ctx *ctx) {
+  kf_graph *g;
+  ck_assert_int_eq(kf_graph_create(ctx, &g), KF_OK);
+  int64_t shape[1] = {N};
+  kf_value y = kf_input(g, "y", KF_F32, 1, shape);
+  kf_value s = kf_sum(g, kf_mul(g, y, y), 0, NULL, false);
+  kf_set_name(g, s, "s");
+  kf_set_output(g, s);
+  ck_assert_int_eq(kf_graph_status(g), KF_OK);
+  return g;
+}
+
+typedef struct run {
+  kf_ctx *ctx;
+  kf_graph *g;
+  kf_plan *plan;
+  int compiled_launches; /* after kf_compile, before loading */
+} run;
+
+static run compile_and_load(double drop) {
+  run r;
+  ck_assert_int_eq(kf_ctx_create(&r.ctx), KF_OK);
+  kf_ctx_set_log(r.ctx, capture, NULL);
+  r.g = sum_of_squares(r.ctx);
+  kf_options opt;
+  kf_options_init(&opt);
+  opt.arch = "sm_90";
+  opt.occupancy_drop = drop;
+  ck_assert_msg(kf_compile(r.ctx, r.g, &opt, &r.plan) == KF_OK, "%s", kf_ctx_errmsg(r.ctx));
+  r.compiled_launches = kf_plan_num_launches(r.plan);
+  ck_assert_msg(kf_plan_load(r.plan) == KF_OK, "%s", kf_plan_errmsg(r.plan));
+  return r;
+}
+
+static void run_free(run *r) {
+  kf_plan_destroy(r->plan);
+  kf_graph_destroy(r->g);
+  kf_ctx_destroy(r->ctx);
+}
+
+static const fuse_decision *find_decision(const kf_plan *plan, const char *rule) {
+  for (int i = 0; i < plan->fuse->n_decisions; i++)
+    if (strcmp(plan->fuse->decisions[i].rule, rule) == 0 && plan->fuse->decisions[i].accepted)
+      return &plan->fuse->decisions[i];
+  return NULL;
+}
+
+/* ---- the fuser's constraint -------------------------------------------------------- */
+
+START_TEST(fuser_split_constraint) {
+  kf_ctx *ctx;
+  ck_assert_int_eq(kf_ctx_create(&ctx), KF_OK);
+  kf_graph *g;
+  ck_assert_int_eq(kf_graph_create(ctx, &g), KF_OK);
+  int64_t shape[2] = {64, 1000};
+  kf_value x = kf_input(g, "x", KF_F32, 2, shape);
+  kf_set_output(g, kf_softmax(g, x, -1));
+  ck_assert_int_eq(kf_graph_status(g), KF_OK);
+  fuse_options fo;
+  fuse_options_default(&fo);
+  fuse_plan *fused, *split;
+  char err[256] = "";
+  ck_assert_int_eq(fuse_plan_build(g, &fo, &fused, err, sizeof err), KF_OK);
+  ck_assert_int_eq(fused->n_kernels, 1);
+  const fuse_kernel *k = &fused->kernels[0];
+  fuse_split req = {k->nodes, k->n_nodes, "k0_row: occupancy 25% vs parts 50%, limit 20%"};
+  fo.splits = &req;
+  fo.n_splits = 1;
+  ck_assert_int_eq(fuse_plan_build(g, &fo, &split, err, sizeof err), KF_OK);
+  ck_assert_int_eq(split->n_kernels, k->n_nodes); /* no two of its nodes share a kernel */
+  for (int i = 0; i < split->n_kernels; i++) {
+    char why[256];
+    ck_assert_msg(fuse_kernel_legal(split, i, why, sizeof why), "%s", why);
+  }
+  const fuse_decision *d = NULL;
+  for (int i = 0; i < split->n_decisions && !d; i++)
+    if (strcmp(split->decisions[i].rule, "occupancy-split") == 0 && split->decisions[i].accepted)
+      d = &split->decisions[i];
+  ck_assert_ptr_nonnull(d);
+  ck_assert_ptr_nonnull(strstr(d->text, "occupancy 25% vs parts 50%, limit 20%; split into"));
+  ck_assert_ptr_ne(split->options.splits, &req); /* the plan keeps its own copy */
+  int32_t bad = 9999;
+  fuse_split wrong = {&bad, 1, ""};
+  fo.splits = &wrong;
+  fuse_plan *none = NULL;
+  ck_assert_int_eq(fuse_plan_build(g, &fo, &none, err, sizeof err), KF_ERR_INVALID_ARG);
+  ck_assert_ptr_null(none);
+  ck_assert_ptr_nonnull(strstr(err, "names node 9999"));
+  fuse_plan_free(fused);
+  fuse_plan_free(split);
+  kf_graph_destroy(g);
+  kf_ctx_destroy(ctx);
+}
+END_TEST
+
+/* ---- the runtime -------------------------------------------------------------------- */
+
+START_TEST(low_occupancy_is_split_then_cached) {
+  rt_fake_set_kernel("k0_reduce", 255, 0, 0); /* the fused kernel only */
+  run r = compile_and_load(0.20);
+  ck_assert_int_eq(r.compiled_launches, 1);
+  ck_assert_int_eq(kf_plan_num_launches(r.plan), 2);
+  ck_assert_int_ge(rt_fake_find(0, "ModuleGetFunction", "kf_k0_reduce"), 0);
+  const fuse_decision *d = find_decision(r.plan, "occupancy-split");
+  ck_assert_ptr_nonnull(d);
+  ck_assert_msg(strstr(d->text, "kf_k0_reduce: occupancy ") && strstr(d->text, "255 regs") &&
+                    strstr(d->text, "vs parts' lowest 100% (2 parts), limit 20%") &&
+                    strstr(d->text, "split into 2 kernels"),
+                "%s", d->text);
+  ck_assert_msg(strstr(T.log, "more than 20% below its parts' lowest 100%"), "%s", T.log);
+  /* The loaded launches are the parts. */
+  ck_assert_int_eq(r.plan->rt->n_launches, 2);
+  ck_assert_double_eq_tol(r.plan->rt->launches[0].occ.occupancy, 1.0, 1e-9);
+  run_free(&r);
+
+  /* A fresh context (and a fake that would no longer flag it) applies the
+   * cached decision before compiling: the fused kernel is never loaded. */
+  rt_fake_reset();
+  T.log_len = 0;
+  T.log[0] = 0;
+  run again = compile_and_load(0.20);
+  ck_assert_int_eq(again.compiled_launches, 2);
+  ck_assert_int_eq(kf_plan_num_launches(again.plan), 2);
+  ck_assert_int_lt(rt_fake_find(0, "ModuleGetFunction", "kf_k0_reduce"), 0);
+  ck_assert_int_eq(rt_fake_count_prefix("ModuleLoadData"), 2);
+  ck_assert_ptr_nonnull(find_decision(again.plan, "occupancy-split"));
+  ck_assert_msg(strstr(T.log, "split (cached decision)"), "%s", T.log);
+  run_free(&again);
+
+  /* With the split turned off, the cached decision is ignored too. */
+  rt_fake_reset();
+  setenv("KFUSE_NO_OCCUPANCY_SPLIT", "1", 1);
+  run off = compile_and_load(0.20);
+  ck_assert_int_eq(kf_plan_num_launches(off.plan), 1);
+  run_free(&off);
+}
+END_TEST
+
+START_TEST(spills_are_split) {
+  rt_fake_set_kernel("k0_reduce", 32, 16, 0); /* full occupancy, but spills */
+  run r = compile_and_load(0.20);
+  ck_assert_int_eq(kf_plan_num_launches(r.plan), 2);
+  const fuse_decision *d = find_decision(r.plan, "occupancy-split");
+  ck_assert_ptr_nonnull(d);
+  ck_assert_msg(strstr(d->text, "16 B spills"), "%s", d->text);
+  ck_assert_msg(strstr(T.log, "spills 16 bytes per thread"), "%s", T.log);
+  run_free(&r);
+}
+END_TEST
+
+START_TEST(within_limit_is_kept_without_measuring) {
+  run r = compile_and_load(0.20); /* every kernel 32 registers: 100% */
+  ck_assert_int_eq(kf_plan_num_launches(r.plan), 1);
+  ck_assert_int_eq(rt_fake_count_prefix("ModuleLoadData"), 1); /* no parts compiled */
+  ck_assert_ptr_null(find_decision(r.plan, "occupancy-split"));
+  run_free(&r);
+}
+END_TEST
+
+START_TEST(suspicious_but_parts_no_better_is_kept_and_cached) {
+  rt_fake_set_kernel("k0_reduce", 40, 0, 0); /* below 80%: measured */
+  rt_fake_set_kernel("k1_reduce", 64, 0, 0); /* the sum alone is worse */
+  run r = compile_and_load(0.20);
+  double fused = r.plan->rt->launches[0].occ.occupancy;
+  ck_assert(fused < 0.8);
+  ck_assert_int_eq(kf_plan_num_launches(r.plan), 1);
+  ck_assert_msg(strstr(T.log, "kept fused"), "%s", T.log);
+  ck_assert_int_eq(rt_fake_count_prefix("ModuleLoadData"), 3); /* fused + 2 parts */
+  ck_assert_ptr_null(find_decision(r.plan, "occupancy-split"));
+  run_free(&r);
+  /* A fresh context reads the measurements instead of compiling the parts. */
+  rt_fake_reset();
+  rt_fake_set_kernel("k0_reduce", 40, 0, 0);
+  T.log_len = 0;
+  T.log[0] = 0;
+  run again = compile_and_load(0.20);
+  ck_assert_int_eq(kf_plan_num_launches(again.plan), 1);
+  ck_assert_int_eq(rt_fake_count_prefix("ModuleLoadData"), 1);
+  ck_assert_msg(strstr(T.log, "kept fused (cached measurements)"), "%s", T.log);
+  run_free(&again);
+}
+END_TEST
+
+START_TEST(zero_limit_disables) {
+  rt_fake_set_kernel("k0_reduce", 255, 64, 0);
+  run r = compile_and_load(0.0);
+  ck_assert_int_eq(kf_plan_num_launches(r.plan), 1);
+  ck_assert_int_eq(rt_fake_count_prefix("ModuleLoadData"), 1);
+  run_free(&r);
+}
+END_TEST
+
+START_TEST(callers_small_workspace_keeps_fused) {
+  rt_fake_set_kernel("k0_reduce", 255, 0, 0);
+  kf_ctx *ctx;
+  ck_assert_int_eq(kf_ctx_create(&ctx), KF_OK);
+  kf_ctx_set_log(ctx, capture, NULL);
+  kf_graph *g = sum_of_squares(ctx);
+  kf_options opt;
+  kf_options_init(&opt);
+  opt.arch = "sm_90";
+  kf_plan *plan;
+  ck_assert_int_eq(kf_compile(ctx, g, &opt, &plan), KF_OK);
+  ck_assert_int_eq(kf_plan_workspace_size(plan), 0);
+  static char ws[256] __attribute__((aligned(256)));
+  ck_assert_int_eq(kf_plan_set_workspace(plan, ws, 256), KF_OK);
+  ck_assert_int_eq(kf_plan_load(plan), KF_OK);
+  ck_assert_int_eq(kf_plan_num_launches(plan), 1); /* the parts need N*4 bytes between them */
+  ck_assert_msg(strstr(T.log, "the caller's has 256"), "%s", T.log);
+  kf_plan_destroy(plan);
+  kf_graph_destroy(g);
+  kf_ctx_destroy(ctx);
+}
+END_TEST
+
+static Suite *make_suite(void) {
+  Suite *s = suite_create("occupancy");
+  TCase *tc = tcase_create("occupancy");
+  tcase_set_timeout(tc, 120);
+  tcase_add_checked_fixture(tc, setup, teardown);
+  tcase_add_test(tc, fuser_split_constraint);
+  tcase_add_test(tc, low_occupancy_is_split_then_cached);
+  tcase_add_test(tc, spills_are_split);
+  tcase_add_test(tc, within_limit_is_kept_without_measuring);
+  tcase_add_test(tc, suspicious_but_parts_no_better_is_kept_and_cached);
+  tcase_add_test(tc, zero_limit_disables);
+  tcase_add_test(tc, callers_small_workspace_keeps_fused);
+  suite_add_tcase(s, tc);
+  return s;
+}
