@@ -2,7 +2,8 @@
  * without a driver or GPU and runs Check without forking (CUDA does not
  * survive a fork), device buffers through the runtime's driver table,
  * seeded random inputs, poisoned outputs, and comparison with the CPU
- * reference within per-dtype tolerances. */
+ * reference within a computed error bound (error_bound.h) or fixed per-dtype
+ * tolerances. Any number of inputs and outputs. */
 #ifndef KF_TEST_GPU_UTIL_H
 #define KF_TEST_GPU_UTIL_H
 
@@ -110,16 +111,19 @@ static double load_elem(const void *buf, kf_dtype dt, int64_t i) {
   }
 }
 
+#include "error_bound.h"
+
 /* ---- comparison ------------------------------------------------------- */
 
 typedef struct cmp_result {
-  double max_abs, max_rel;
+  double max_abs, max_rel, max_use; /* max_use: worst |got - want| / allowed */
   int64_t bad, first_bad;
-  double got, want; /* at first_bad */
+  double got, want, allowed; /* at first_bad */
 } cmp_result;
 
-/* |got - want| <= atol + rtol * |want| elementwise; NaN matches NaN and an
- * infinity matches itself. Integers and bools are exact. */
+/* The fixed per-dtype tolerance |got - want| <= atol + rtol * |want|, for
+ * checks without a computed error bound (examples, fused against unfused).
+ * Integers and bools are exact. */
 static void tolerance(kf_dtype dt, double *atol, double *rtol) {
   switch (dt) {
     case KF_F16: *atol = 1e-2, *rtol = 1e-2; break;
@@ -130,12 +134,17 @@ static void tolerance(kf_dtype dt, double *atol, double *rtol) {
   }
 }
 
-static cmp_result compare(const void *got, const void *want, kf_dtype dt, int64_t n) {
-  cmp_result r = {0, 0, 0, -1, 0, 0};
+/* Elementwise: within bound[i] * EB_SLACK when a bound is given (see
+ * error_bound.h), else the fixed tolerance; NaN matches NaN and an infinity
+ * matches itself. */
+static cmp_result compare(const void *got, const void *want, kf_dtype dt, int64_t n,
+                          const double *bound) {
+  cmp_result r = {0, 0, 0, 0, -1, 0, 0, 0};
   double atol, rtol;
   tolerance(dt, &atol, &rtol);
+  bool flt = dt == KF_F16 || dt == KF_BF16 || dt == KF_F32 || dt == KF_F64;
   for (int64_t i = 0; i < n; i++) {
-    double g = load_elem(got, dt, i), w = load_elem(want, dt, i);
+    double g = load_elem(got, dt, i), w = load_elem(want, dt, i), allowed = 0;
     bool ok;
     if (isnan(w) || isnan(g))
       ok = isnan(w) && isnan(g);
@@ -143,22 +152,28 @@ static cmp_result compare(const void *got, const void *want, kf_dtype dt, int64_
       ok = g == w;
     else {
       double d = fabs(g - w);
+      allowed = bound && flt ? EB_SLACK * bound[i] : atol + rtol * fabs(w);
       if (d > r.max_abs) r.max_abs = d;
       if (w != 0 && d / fabs(w) > r.max_rel) r.max_rel = d / fabs(w);
-      ok = d <= atol + rtol * fabs(w);
+      if (d > 0 && (allowed == 0 || d / allowed > r.max_use))
+        r.max_use = allowed > 0 ? d / allowed : INFINITY;
+      ok = d <= allowed;
     }
     if (dt == KF_BOOL && ((const uint8_t *)got)[i] > 1) ok = false; /* poison left */
-    if (!ok && r.bad++ == 0) r.first_bad = i, r.got = g, r.want = w;
+    if (!ok && r.bad++ == 0) r.first_bad = i, r.got = g, r.want = w, r.allowed = allowed;
   }
   return r;
 }
 
 /* ---- one checked run ------------------------------------------------------ */
 
+/* Host and device tensors of a graph's inputs and outputs (any number);
+ * bound: NULL, or per output the error bound of each element. */
 typedef struct run_io {
   int n_in, n_out;
-  kf_host_tensor hin[64], hout[64], href[64];
-  kf_tensor din[64], dout[64];
+  kf_host_tensor *hin, *hout, *href;
+  kf_tensor *din, *dout;
+  double **bound;
 } run_io;
 
 static int64_t value_numel(const kf_graph *g, kf_value v) { return kf_value_numel(g, v); }
@@ -167,7 +182,12 @@ static void io_setup(kf_graph *g, run_io *io, uint64_t seed) {
   memset(io, 0, sizeof *io);
   io->n_in = kf_graph_num_inputs(g);
   io->n_out = kf_graph_num_outputs(g);
-  ck_assert(io->n_in <= 64 && io->n_out <= 64);
+  io->hin = calloc((size_t)io->n_in + 1, sizeof *io->hin);
+  io->din = calloc((size_t)io->n_in + 1, sizeof *io->din);
+  io->hout = calloc((size_t)io->n_out + 1, sizeof *io->hout);
+  io->href = calloc((size_t)io->n_out + 1, sizeof *io->href);
+  io->dout = calloc((size_t)io->n_out + 1, sizeof *io->dout);
+  ck_assert(io->hin && io->din && io->hout && io->href && io->dout);
   uint64_t s = seed * 2654435761u + 88172645463325252ull;
   for (int k = 0; k < io->n_in + io->n_out; k++) {
     bool in = k < io->n_in;
@@ -177,6 +197,7 @@ static void io_setup(kf_graph *g, run_io *io, uint64_t seed) {
     int64_t n = value_numel(g, v);
     size_t bytes = (size_t)n * kf_dtype_size(dt);
     kf_host_tensor h = {malloc(bytes ? bytes : 1), dt, rank, {0}};
+    ck_assert(h.data != NULL);
     memcpy(h.shape, kf_value_shape(g, v), sizeof h.shape);
     kf_tensor d = {(void *)(uintptr_t)dev_alloc(bytes), dt, rank, {0}};
     memcpy(d.shape, h.shape, sizeof d.shape);
@@ -189,6 +210,7 @@ static void io_setup(kf_graph *g, run_io *io, uint64_t seed) {
       io->hout[j] = h, io->dout[j] = d;
       io->href[j] = h;
       io->href[j].data = malloc(bytes ? bytes : 1);
+      ck_assert(io->href[j].data != NULL);
     }
   }
 }
@@ -214,18 +236,46 @@ static void io_fetch(run_io *io) {
   }
 }
 
+/* The last run's outputs become the expected values (href). */
+static void io_keep_as_reference(run_io *io) {
+  for (int j = 0; j < io->n_out; j++) {
+    void *t = io->href[j].data;
+    io->href[j].data = io->hout[j].data;
+    io->hout[j].data = t;
+  }
+}
+
+/* Computes the error bound of every output element (error_bound.h) from the
+ * current inputs; false (with the reason printed) when g has an op without a
+ * rule, and then the fixed tolerances apply. */
+static bool io_bound(kf_graph *g, run_io *io) {
+  eb_shadow b;
+  bool ok = eb_build(&b, G_ctx, g);
+  if (ok) {
+    io->bound = calloc((size_t)io->n_out + 1, sizeof *io->bound);
+    ok = io->bound && eb_run(&b, io->hin, io->n_in, io->bound, io->n_out);
+  }
+  if (!ok) printf("no error bound: %s\n", b.err[0] ? b.err : "out of memory");
+  eb_free(&b);
+  return ok;
+}
+
 static void io_free(run_io *io) {
   for (int k = 0; k < io->n_in; k++) free(io->hin[k].data), dev_free((CUdeviceptr)(uintptr_t)io->din[k].data);
   for (int j = 0; j < io->n_out; j++) {
     free(io->hout[j].data);
     free(io->href[j].data);
     dev_free((CUdeviceptr)(uintptr_t)io->dout[j].data);
+    if (io->bound) free(io->bound[j]);
   }
+  free(io->hin), free(io->din), free(io->hout), free(io->href), free(io->dout), free(io->bound);
+  memset(io, 0, sizeof *io);
 }
 
-/* Compares every output with the reference; returns the number of bad
- * outputs, printing each, and keeps the worst errors per dtype. */
-static double G_worst_abs[KF_DTYPE_COUNT], G_worst_rel[KF_DTYPE_COUNT];
+/* Compares every output with href (within the bound when io has one);
+ * returns the number of bad outputs, printing each, and keeps the worst
+ * errors per dtype. */
+static double G_worst_abs[KF_DTYPE_COUNT], G_worst_rel[KF_DTYPE_COUNT], G_worst_use[KF_DTYPE_COUNT];
 
 static int io_check(kf_graph *g, run_io *io, const char *what) {
   int bad = 0;
@@ -233,30 +283,35 @@ static int io_check(kf_graph *g, run_io *io, const char *what) {
     int64_t n = 1;
     for (int k = 0; k < io->hout[j].rank; k++) n *= io->hout[j].shape[k];
     kf_dtype dt = io->hout[j].dtype;
-    cmp_result r = compare(io->hout[j].data, io->href[j].data, dt, n);
+    cmp_result r = compare(io->hout[j].data, io->href[j].data, dt, n, io->bound ? io->bound[j] : NULL);
     if (r.max_abs > G_worst_abs[dt]) G_worst_abs[dt] = r.max_abs;
     if (r.max_rel > G_worst_rel[dt] && r.max_abs > 1e-6) G_worst_rel[dt] = r.max_rel;
+    if (r.max_use > G_worst_use[dt]) G_worst_use[dt] = r.max_use;
     if (r.bad) {
       const char *name = kf_value_name(g, kf_graph_output(g, j));
-      printf("MISMATCH %s output %d (%s, %s): %lld of %lld bad; first at %lld: got %.9g want %.9g\n",
+      printf("MISMATCH %s output %d (%s, %s): %lld of %lld bad; first at %lld: got %.9g want %.9g "
+             "(allowed %.3g%s)\n",
              what, j, name ? name : "?", kf_dtype_name(dt), (long long)r.bad, (long long)n,
-             (long long)r.first_bad, r.got, r.want);
+             (long long)r.first_bad, r.got, r.want, r.allowed,
+             io->bound ? ", error bound" : ", fixed tolerance");
       bad++;
     }
   }
   return bad;
 }
 
+/* "use" is the worst error as a fraction of what was allowed (1 = at the
+ * limit). */
 static void print_worst(const char *suite) {
   for (int d = 0; d < KF_DTYPE_COUNT; d++)
-    if (G_worst_abs[d] > 0)
-      printf("%s worst error %s: abs %.3g rel %.3g\n", suite, kf_dtype_name((kf_dtype)d),
-             G_worst_abs[d], G_worst_rel[d]);
+    if (G_worst_abs[d] > 0 || G_worst_use[d] > 0)
+      printf("%s worst error %s: abs %.3g rel %.3g use %.3g of the allowed\n", suite,
+             kf_dtype_name((kf_dtype)d), G_worst_abs[d], G_worst_rel[d], G_worst_use[d]);
 }
 
-/* Compiles g with opt, runs it once on poisoned outputs, compares with the
- * reference (computed once into href by the caller or here). Returns the
- * number of bad outputs; compile errors fail the test. */
+/* Compiles g with opt, runs it once on poisoned outputs, compares with href
+ * (computed here by the reference unless ref_done). Returns the number of
+ * bad outputs; compile and run errors fail the test. */
 static int check_plan(kf_graph *g, const kf_options *opt, run_io *io, bool ref_done,
                       const char *what) {
   kf_plan *plan = NULL;

@@ -1,7 +1,12 @@
 /* test_gpu_diff.c - a differential test over random graphs (1000 by
  * default; KFUSE_DIFF_GRAPHS overrides, KFUSE_TEST_SMALL=1 runs 40): each
  * graph fused, unfused (fusion off) and on the CPU reference, on fresh
- * random inputs with poisoned outputs. Skips (exit 77) without a GPU. */
+ * random inputs with poisoned outputs, within a per-element error bound
+ * (error_bound.h: kernels round like the reference, so only f32-versus-f64
+ * evaluation may differ). A mutation check proves the bound can fail: one
+ * input element moved by 1 (a kernel reading a wrong element) must be
+ * caught on at least 80% of the graphs where it changes an output. Skips (exit
+ * 77) without a GPU. */
 #include "gpu_util.h"
 
 #define MAXV 48
@@ -108,12 +113,56 @@ static int n_graphs(void) {
   return gpu_small() ? 40 : 1000;
 }
 
+/* Moves element 0 of input k by +1 (or back: undo) in place. */
+static void nudge(run_io *io, int k, bool undo) {
+  kf_dtype dt = io->hin[k].dtype;
+  double x = load_elem(io->hin[k].data, dt, 0) + (undo ? -1.0 : 1.0);
+  if (dt == KF_F32)
+    ((float *)io->hin[k].data)[0] = (float)x;
+  else
+    ((uint16_t *)io->hin[k].data)[0] = dt == KF_F16 ? kf_float_to_f16((float)x) : kf_float_to_bf16((float)x);
+}
+
+/* The mutation check, a kernel reading one wrong element: the reference on
+ * inputs with element 0 of one input moved by 1. Returns -1 when no input
+ * changes any output (nothing to catch), else whether the bound check of
+ * the first input that does catches it. */
+static int mutation_caught(kf_graph *g, run_io *io) {
+  kf_host_tensor *out = calloc((size_t)io->n_out, sizeof *out);
+  ck_assert(out != NULL);
+  for (int j = 0; j < io->n_out; j++) {
+    out[j] = io->href[j];
+    out[j].data = malloc((size_t)value_numel(g, kf_graph_output(g, j)) * kf_dtype_size(out[j].dtype));
+    ck_assert(out[j].data != NULL);
+  }
+  int result = -1;
+  for (int k = 0; k < io->n_in && result < 0; k++) {
+    nudge(io, k, false);
+    ck_assert_int_eq(kf_graph_run_reference(g, io->hin, io->n_in, out, io->n_out), KF_OK);
+    nudge(io, k, true);
+    bool changed = false, caught = false;
+    for (int j = 0; j < io->n_out; j++) {
+      int64_t n = value_numel(g, kf_graph_output(g, j));
+      changed |= memcmp(out[j].data, io->href[j].data, (size_t)n * kf_dtype_size(out[j].dtype)) != 0;
+      caught |= compare(out[j].data, io->href[j].data, out[j].dtype, n, io->bound[j]).bad > 0;
+    }
+    if (changed) result = caught;
+  }
+  for (int j = 0; j < io->n_out; j++) free(out[j].data);
+  free(out);
+  return result;
+}
+
 START_TEST(random_graphs_fused_unfused_reference) {
-  int n = n_graphs(), failed = 0, launches_fused = 0, launches_unfused = 0;
+  int n = n_graphs(), failed = 0, launches_fused = 0, launches_unfused = 0, mutants = 0, caught = 0;
+  int per_dt[KF_DTYPE_COUNT] = {0}, failed_dt[KF_DTYPE_COUNT] = {0};
   for (int i = 0; i < n; i++) {
     kf_graph *g = random_graph((uint64_t)i + 1);
+    kf_dtype dt = kf_value_dtype(g, kf_graph_input(g, 0));
+    per_dt[dt]++;
     run_io io;
     io_setup(g, &io, (uint64_t)i + 1000);
+    ck_assert_msg(io_bound(g, &io), "graph %d: no error bound", i);
     kf_options fused, unfused;
     kf_options_init(&fused);
     kf_options_init(&unfused);
@@ -126,11 +175,17 @@ START_TEST(random_graphs_fused_unfused_reference) {
     snprintf(what, sizeof what, "graph %d unfused", i);
     bad += check_plan(g, &unfused, &io, true, what);
     if (bad) {
-      char *dump = kf_graph_dump(g);
-      printf("graph %d (seed %d):\n%s\n", i, i + 1, dump ? dump : "");
-      kf_free(dump);
+      if (failed < 5) {
+        char *dump = kf_graph_dump(g);
+        printf("graph %d (seed %d, %s):\n%s\n", i, i + 1, kf_dtype_name(dt), dump ? dump : "");
+        kf_free(dump);
+      }
       failed++;
+      failed_dt[dt]++;
     }
+    int m = mutation_caught(g, &io);
+    mutants += m >= 0;
+    caught += m > 0;
     kf_plan *p;
     if (kf_plan_create(G_ctx, g, &fused, &p) == KF_OK) launches_fused += kf_plan_num_launches(p);
     kf_plan_destroy(p);
@@ -141,8 +196,13 @@ START_TEST(random_graphs_fused_unfused_reference) {
   }
   printf("differential: %d random graphs, %d failed; %d fused launches vs %d unfused\n", n, failed,
          launches_fused, launches_unfused);
+  for (int d = 0; d < KF_DTYPE_COUNT; d++)
+    if (per_dt[d]) printf("differential %s: %d graphs, %d failed\n", kf_dtype_name((kf_dtype)d), per_dt[d], failed_dt[d]);
   print_worst("differential");
+  printf("mutation check: %d of %d changed inputs caught by the error bound\n", caught, mutants);
   ck_assert_int_eq(failed, 0);
+  ck_assert_msg(caught * 10 >= mutants * 8, "the error bound is too loose: %d of %d mutations caught",
+                caught, mutants);
 }
 END_TEST
 
