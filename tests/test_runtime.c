@@ -691,6 +691,281 @@ START_TEST(dlpack_abi_layout) {
 }
 END_TEST
 
+/* ---- the per-run path: what a warm run asks of the driver ---------------------- */
+
+/* The fake logs every call that does work; these wrappers count the ones
+ * it does not log (queries), so a test can assert on every driver call a
+ * run makes. */
+static rt_driver counting;
+static int n_unlogged, n_get_current, n_is_capturing;
+
+#define FWD(field, params, args)                    \
+  static CUresult c_##field params {                \
+    n_unlogged++;                                   \
+    return rt_fake_driver()->field args;            \
+  }
+FWD(Init, (unsigned int f), (f))
+FWD(DriverGetVersion, (int *v), (v))
+FWD(GetErrorName, (CUresult r, const char **s), (r, s))
+FWD(GetErrorString, (CUresult r, const char **s), (r, s))
+FWD(DeviceGetCount, (int *n), (n))
+FWD(DeviceGet, (CUdevice * d, int o), (d, o))
+FWD(DeviceGetName, (char *s, int n, CUdevice d), (s, n, d))
+FWD(DeviceTotalMem, (size_t * b, CUdevice d), (b, d))
+FWD(DeviceGetAttribute, (int *v, CUdevice_attribute a, CUdevice d), (v, a, d))
+FWD(CtxGetDevice, (CUdevice * d), (d))
+FWD(CtxGetStreamPriorityRange, (int *l, int *g), (l, g))
+FWD(FuncGetAttribute, (int *v, CUfunction_attribute a, CUfunction f), (v, a, f))
+FWD(OccupancyMaxActiveBlocksPerMultiprocessor, (int *b, CUfunction f, int n, size_t s),
+    (b, f, n, s))
+FWD(MemGetInfo, (size_t * f, size_t *t), (f, t))
+FWD(EventElapsedTime, (float *ms, CUevent a, CUevent b), (ms, a, b))
+#undef FWD
+
+static CUresult c_CtxGetCurrent(CUcontext *c) {
+  n_unlogged++;
+  n_get_current++;
+  return rt_fake_driver()->CtxGetCurrent(c);
+}
+
+static CUresult c_StreamIsCapturing(CUstream s, CUstreamCaptureStatus *st) {
+  n_unlogged++;
+  n_is_capturing++;
+  return rt_fake_driver()->StreamIsCapturing(s, st);
+}
+
+/* Replaces the fixture's driver before anything was loaded. */
+static void use_counting_driver(void) {
+  counting = *rt_fake_driver();
+#define SET(field) counting.field = c_##field;
+  SET(Init) SET(DriverGetVersion) SET(GetErrorName) SET(GetErrorString) SET(DeviceGetCount)
+  SET(DeviceGet) SET(DeviceGetName) SET(DeviceTotalMem) SET(DeviceGetAttribute)
+  SET(CtxGetDevice) SET(CtxGetStreamPriorityRange) SET(FuncGetAttribute)
+  SET(OccupancyMaxActiveBlocksPerMultiprocessor) SET(MemGetInfo) SET(EventElapsedTime)
+  SET(CtxGetCurrent) SET(StreamIsCapturing)
+#undef SET
+  rt_driver_override(&counting);
+}
+
+/* What a CUDA runtime program has: the plan's context current on the
+ * calling thread (else every run pushes and pops it). */
+static void make_current(void) {
+  rt_fake_driver()->CtxPushCurrent(F.ctx->rt->cuctx);
+}
+
+static void finish_current(void) {
+  rt_fake_driver()->CtxPopCurrent(NULL);
+  finish();
+}
+
+/* Driver calls of one run, logged (the fake's lines) and not. */
+typedef struct calls {
+  int lines, unlogged, get_current, is_capturing;
+} calls;
+
+static calls mark(void) {
+  return (calls){rt_fake_count(), n_unlogged, n_get_current, n_is_capturing};
+}
+
+/* The lines logged since m, each expected to start with prefix. */
+static int lines_since(calls m, const char *prefix) {
+  for (int i = m.lines; i < rt_fake_count(); i++)
+    ck_assert_msg(strncmp(rt_fake_line(i), prefix, strlen(prefix)) == 0,
+                  "unexpected driver call on the per-run path: %s", rt_fake_line(i));
+  return rt_fake_count() - m.lines;
+}
+
+START_TEST(warm_plain_run_is_launches_only) {
+  use_counting_driver();
+  ck_assert_int_eq(load(), KF_OK);
+  ck_assert_int_eq(run(CALLER), KF_OK); /* the first run checks the pointers */
+  /* no context current on this thread: pushed and popped around the run */
+  calls m = mark();
+  ck_assert_int_eq(run(CALLER), KF_OK);
+  ck_assert_int_eq(rt_fake_count() - m.lines, NL + 2);
+  ck_assert_int_eq(rt_fake_find(m.lines, "CtxPushCurrent", NULL), m.lines);
+  ck_assert_int_eq(rt_fake_find(m.lines, "CtxPopCurrent", NULL), rt_fake_count() - 1);
+  ck_assert_int_eq(n_unlogged - m.unlogged, 1);
+  make_current();
+  for (int rep = 0; rep < 3; rep++) {
+    m = mark();
+    ck_assert_int_eq(run(CALLER), KF_OK);
+    /* exactly the launches, plus the one cuCtxGetCurrent that tells
+     * whether the plan's context must be pushed */
+    ck_assert_int_eq(lines_since(m, "LaunchKernel"), NL);
+    ck_assert_int_eq(n_get_current - m.get_current, 1);
+    ck_assert_int_eq(n_is_capturing - m.is_capturing, 0);
+    ck_assert_int_eq(n_unlogged - m.unlogged, 1);
+  }
+  /* a new address: its two pointer queries, and the capture status that
+   * decides whether the driver may be asked */
+  F.out[1].data = (char *)F.out[1].data + 0x8000;
+  m = mark();
+  ck_assert_int_eq(run(CALLER), KF_OK);
+  ck_assert_int_eq(rt_fake_count_prefix("PointerGetAttribute"), 2 * 4 + 2);
+  ck_assert_int_eq(rt_fake_count() - m.lines, NL + 2);
+  ck_assert_int_eq(n_is_capturing - m.is_capturing, 1);
+  ck_assert_int_eq(n_unlogged - m.unlogged, 2);
+  /* and warm again */
+  m = mark();
+  ck_assert_int_eq(run(CALLER), KF_OK);
+  ck_assert_int_eq(lines_since(m, "LaunchKernel"), NL);
+  ck_assert_int_eq(n_unlogged - m.unlogged, 1);
+  no_sync();
+  finish_current();
+}
+END_TEST
+
+START_TEST(warm_graph_run_is_one_graph_launch) {
+  use_counting_driver();
+  ck_assert_int_eq(kf_plan_set_mode(F.plan, KF_MODE_GRAPH), KF_OK);
+  ck_assert_int_eq(load(), KF_OK);
+  ck_assert_int_eq(run(CALLER), KF_OK); /* builds and instantiates */
+  make_current();
+  for (int rep = 0; rep < 3; rep++) {
+    calls m = mark();
+    ck_assert_int_eq(run(CALLER), KF_OK);
+    ck_assert_int_eq(lines_since(m, "GraphLaunch"), 1);
+    /* cuCtxGetCurrent, and cuStreamIsCapturing: a graph cannot be
+     * replayed into the caller's capture, so graph mode must know */
+    ck_assert_int_eq(n_get_current - m.get_current, 1);
+    ck_assert_int_eq(n_is_capturing - m.is_capturing, 1);
+    ck_assert_int_eq(n_unlogged - m.unlogged, 2);
+  }
+  /* a new output address: one node updated in place, then the replay */
+  F.out[1].data = (char *)F.out[1].data + 0x8000;
+  calls m = mark();
+  ck_assert_int_eq(run(CALLER), KF_OK);
+  ck_assert_int_eq(rt_fake_count_prefix("GraphExecKernelNodeSetParams"), 1);
+  ck_assert_int_eq(rt_fake_count() - m.lines, 2 + 1 + 1); /* 2 pointer queries */
+  m = mark();
+  ck_assert_int_eq(run(CALLER), KF_OK);
+  ck_assert_int_eq(lines_since(m, "GraphLaunch"), 1);
+  ck_assert_int_eq(F.plan->rt->graph_updates, 1);
+  finish_current();
+}
+END_TEST
+
+START_TEST(swapped_buffers_are_not_queried_again) {
+  use_counting_driver();
+  ck_assert_int_eq(load(), KF_OK);
+  ck_assert_int_eq(run(CALLER), KF_OK);
+  make_current();
+  int queries = rt_fake_count_prefix("PointerGetAttribute");
+  /* ping-pong: x and c trade buffers every run (valid: no overlap) */
+  for (int rep = 0; rep < 4; rep++) {
+    void *t = F.in[0].data;
+    F.in[0].data = F.out[0].data;
+    F.out[0].data = t;
+    calls m = mark();
+    ck_assert_int_eq(run(CALLER), KF_OK);
+    ck_assert_int_eq(lines_since(m, "LaunchKernel"), NL);
+  }
+  ck_assert_int_eq(rt_fake_count_prefix("PointerGetAttribute"), queries);
+  /* the overlap check still runs on a new combination */
+  void *keep = F.out[1].data;
+  F.out[1].data = F.in[0].data;
+  ck_assert_int_eq(run(CALLER), KF_ERR_INVALID_ARG);
+  ck_assert_ptr_nonnull(strstr(kf_plan_errmsg(F.plan), "overlaps inputs[0] (x)"));
+  F.out[1].data = keep;
+  ck_assert_int_eq(run(CALLER), KF_OK);
+  finish_current();
+}
+END_TEST
+
+START_TEST(capture_after_warm_runs) {
+  use_counting_driver();
+  ck_assert_int_eq(load(), KF_OK);
+  ck_assert_int_eq(run(CALLER), KF_OK);
+  make_current();
+  /* plain mode, known tensors: the same launches, captured by the caller */
+  rt_fake_set_capturing(true);
+  calls m = mark();
+  ck_assert_int_eq(run(CALLER), KF_OK);
+  ck_assert_int_eq(lines_since(m, "LaunchKernel"), NL);
+  /* a new address during a capture: not asked, and asked after it */
+  F.out[0].data = (char *)F.out[0].data + 0x8000;
+  m = mark();
+  ck_assert_int_eq(run(CALLER), KF_OK);
+  ck_assert_int_eq(lines_since(m, "LaunchKernel"), NL);
+  ck_assert_int_eq(n_is_capturing - m.is_capturing, 1);
+  rt_fake_set_capturing(false);
+  m = mark();
+  ck_assert_int_eq(run(CALLER), KF_OK);
+  ck_assert_int_eq(rt_fake_count() - m.lines, NL + 2);
+  ck_assert_int_ge(rt_fake_find(m.lines, "PointerGetAttribute", NULL), 0);
+  /* graph mode asks every run: inside a capture it records launches */
+  ck_assert_int_eq(kf_plan_set_mode(F.plan, KF_MODE_GRAPH), KF_OK);
+  ck_assert_int_eq(run(CALLER), KF_OK);
+  rt_fake_set_capturing(true);
+  m = mark();
+  ck_assert_int_eq(run(CALLER), KF_OK);
+  ck_assert_int_eq(n_is_capturing - m.is_capturing, 1);
+  ck_assert_int_eq(rt_fake_find(m.lines, "GraphLaunch", NULL), -1);
+  ck_assert_int_ge(rt_fake_find(m.lines, "LaunchKernel", NULL), 0);
+  rt_fake_set_capturing(false);
+  finish_current();
+}
+END_TEST
+
+/* The sorted overlap sweep (more than 16 tensors) against the pairwise
+ * definition, on random placements: outputs may overlap nothing, inputs
+ * may overlap each other. */
+#define OV_N 12
+START_TEST(overlap_sweep_matches_pairs) {
+  kf_ctx *ctx;
+  kf_graph *g;
+  ck_assert_int_eq(kf_ctx_create(&ctx), KF_OK);
+  ck_assert_int_eq(kf_graph_create(ctx, &g), KF_OK);
+  int64_t len[OV_N];
+  for (int i = 0; i < OV_N; i++) {
+    char name[16];
+    snprintf(name, sizeof name, "x%d", i);
+    len[i] = 1 + i % 5;
+    kf_set_output(g, kf_relu(g, kf_input(g, name, KF_F32, 1, &len[i])));
+  }
+  ck_assert_int_eq(kf_graph_status(g), KF_OK);
+  kf_plan *plan = calloc(1, sizeof *plan);
+  plan->ctx = ctx;
+  plan->graph = g;
+  ck_assert_ptr_nonnull(rt_plan_get(plan));
+  kf_tensor in[OV_N], out[OV_N];
+  unsigned seed = 12345;
+  int fails = 0;
+  for (int trial = 0; trial < 2000; trial++) {
+    for (int k = 0; k < 2 * OV_N; k++) {
+      seed = seed * 1103515245u + 12345u;
+      uintptr_t at = 0x10000 + 4 * (uintptr_t)((seed >> 8) % 400);
+      kf_tensor *t = k < OV_N ? &in[k] : &out[k - OV_N];
+      *t = (kf_tensor){(void *)at, KF_F32, 1, {len[k % OV_N]}};
+    }
+    bool want = false;
+    for (int j = 0; j < OV_N; j++) {
+      uintptr_t a = (uintptr_t)out[j].data, an = a + 4 * (uintptr_t)len[j];
+      for (int k = 0; k < 2 * OV_N; k++) {
+        const kf_tensor *t = k < OV_N ? &in[k] : &out[k - OV_N];
+        if (t == &out[j]) continue;
+        uintptr_t b = (uintptr_t)t->data, bn = b + 4 * (uintptr_t)len[k % OV_N];
+        want = want || (a < bn && b < an);
+      }
+    }
+    kf_status st = rt_validate_ex(plan, NULL, in, OV_N, out, OV_N, false);
+    ck_assert_msg((st != KF_OK) == want, "trial %d: status %d, overlap expected: %d", trial,
+                  (int)st, want);
+    if (st != KF_OK) {
+      ck_assert_ptr_nonnull(strstr(kf_plan_errmsg(plan), "overlaps"));
+      fails++;
+    }
+  }
+  ck_assert_int_gt(fails, 100); /* both outcomes exercised */
+  ck_assert_int_lt(fails, 1900);
+  rt_plan_free(plan->rt);
+  free(plan);
+  kf_graph_destroy(g);
+  kf_ctx_destroy(ctx);
+}
+END_TEST
+
 /* ---- kfuse info --------------------------------------------------------------- */
 
 START_TEST(cli_info) {
@@ -728,6 +1003,7 @@ static Suite *make_suite(void) {
   tcase_add_test(dev, occupancy_rule);
   tcase_add_test(dev, dlpack_abi_layout);
   tcase_add_test(dev, cli_info);
+  tcase_add_test(dev, overlap_sweep_matches_pairs);
   suite_add_tcase(s, dev);
   TCase *tc = tcase_create("plans");
   tcase_add_checked_fixture(tc, setup, NULL);
@@ -747,6 +1023,10 @@ static Suite *make_suite(void) {
   tcase_add_test(tc, caller_workspace);
   tcase_add_test(tc, occupancy_measured_and_decided);
   tcase_add_test(tc, dlpack_versioned_and_legacy);
+  tcase_add_test(tc, warm_plain_run_is_launches_only);
+  tcase_add_test(tc, warm_graph_run_is_one_graph_launch);
+  tcase_add_test(tc, swapped_buffers_are_not_queried_again);
+  tcase_add_test(tc, capture_after_warm_runs);
   suite_add_tcase(s, tc);
   return s;
 }

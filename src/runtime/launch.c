@@ -1,19 +1,33 @@
 /* launch.c - kf_plan_run: validate every tensor before anything is
  * launched, resolve kernel parameters to device pointers, then launch in
- * the plan's mode on the caller's stream; never synchronizes. */
+ * the plan's mode on the caller's stream; never synchronizes. Once a plan
+ * is loaded and a run brings addresses already checked, the run asks the
+ * driver for nothing but the current context and the launches (graph
+ * mode: also the capture status). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "runtime/rt.h"
 
+/* One tensor's bytes in the overlap sweep; slot < n_in is inputs[slot],
+ * else outputs[slot - n_in]. */
+struct rt_span {
+  uintptr_t lo, hi;
+  int slot;
+};
+
+/* Up to this many tensors the overlaps are checked pair by pair, above it
+ * by sorting (a plan of 600 tensors would otherwise cost 10^5 pairs). */
+#define PAIRWISE_MAX 16
+
 static const char *value_name(const kf_graph *g, int32_t v) {
   const char *n = g->nodes[v].name;
   return n ? n : "?";
 }
 
-/* Is p device memory of our device? Checked once per new address:
- * cuPointerGetAttribute costs about a microsecond. */
+/* Is p device memory of our device? cuPointerGetAttribute costs about a
+ * microsecond, so each address is asked once (rt_plan.checked, .seen). */
 static kf_status check_pointer(kf_plan *plan, rt_state *rt, const char *what, int i,
                                const char *name, CUdeviceptr p) {
   const rt_driver *d = rt->drv;
@@ -39,8 +53,10 @@ static kf_status check_pointer(kf_plan *plan, rt_state *rt, const char *what, in
   return KF_OK;
 }
 
-static kf_status check_tensor(kf_plan *plan, rt_state *rt, const char *what, int i, int32_t v,
-                              const kf_tensor *t, CUdeviceptr *checked, bool ask) {
+/* dtype, shape, NULL and alignment: the caller's structs only, checked on
+ * every run (a few nanoseconds a tensor). */
+static kf_status check_host(kf_plan *plan, const char *what, int i, int32_t v,
+                            const kf_tensor *t) {
   const ir_node *n = &plan->graph->nodes[v];
   const char *name = value_name(plan->graph, v);
   char want[200], got[200];
@@ -58,20 +74,19 @@ static kf_status check_tensor(kf_plan *plan, rt_state *rt, const char *what, int
     return core_plan_error(plan, KF_ERR_INVALID_ARG, "%s[%d] (%s): shape %s, the plan expects %s",
                            what, i, name, got, want);
   }
-  int64_t numel = 1;
-  ir_numel(n->rank, n->shape, &numel);
   uintptr_t p = (uintptr_t)t->data;
-  if (!p && numel > 0)
-    return core_plan_error(plan, KF_ERR_INVALID_ARG, "%s[%d] (%s): data is NULL", what, i, name);
+  if (!p) {
+    int64_t numel = 1;
+    ir_numel(n->rank, n->shape, &numel);
+    if (numel > 0)
+      return core_plan_error(plan, KF_ERR_INVALID_ARG, "%s[%d] (%s): data is NULL", what, i, name);
+  }
   size_t es = kf_dtype_size(n->dtype);
-  if (p % es != 0)
+  if (es && p % es != 0)
     return core_plan_error(plan, KF_ERR_INVALID_ARG,
                            "%s[%d] (%s): %#lx is not aligned to its element size (%zu bytes)", what,
                            i, name, (unsigned long)p, es);
-  if (!p || !ask || *checked == (CUdeviceptr)p) return KF_OK;
-  kf_status st = check_pointer(plan, rt, what, i, name, (CUdeviceptr)p);
-  if (st == KF_OK) *checked = (CUdeviceptr)p;
-  return st;
+  return KF_OK;
 }
 
 static size_t tensor_bytes(const kf_tensor *t) {
@@ -86,48 +101,163 @@ static bool overlap(const kf_tensor *a, const kf_tensor *b) {
   return na && nb && a0 < b0 + nb && b0 < a0 + na;
 }
 
-static kf_status check_overlaps(kf_plan *plan, const kf_tensor *in, int n_in,
-                                const kf_tensor *out, int n_out) {
+/* Slot a is an output; b an input, or an output with a smaller index. */
+static kf_status overlap_error(kf_plan *plan, int n_in, int a, int b) {
   const kf_graph *g = plan->graph;
+  int j = a - n_in;
+  if (b < n_in)
+    return core_plan_error(plan, KF_ERR_INVALID_ARG,
+                           "outputs[%d] (%s) overlaps inputs[%d] (%s): kfuse does not run in place",
+                           j, value_name(g, g->outputs[j]), b, value_name(g, g->inputs[b]));
+  return core_plan_error(plan, KF_ERR_INVALID_ARG, "outputs[%d] (%s) overlaps outputs[%d] (%s)", j,
+                         value_name(g, g->outputs[j]), b - n_in,
+                         value_name(g, g->outputs[b - n_in]));
+}
+
+static kf_status overlaps_pairwise(kf_plan *plan, const kf_tensor *in, int n_in,
+                                   const kf_tensor *out, int n_out) {
   for (int j = 0; j < n_out; j++) {
     for (int i = 0; i < n_in; i++)
-      if (overlap(&out[j], &in[i]))
-        return core_plan_error(plan, KF_ERR_INVALID_ARG,
-                               "outputs[%d] (%s) overlaps inputs[%d] (%s): kfuse does not run in "
-                               "place",
-                               j, value_name(g, g->outputs[j]), i, value_name(g, g->inputs[i]));
+      if (overlap(&out[j], &in[i])) return overlap_error(plan, n_in, n_in + j, i);
     for (int k = 0; k < j; k++)
-      if (overlap(&out[j], &out[k]))
-        return core_plan_error(plan, KF_ERR_INVALID_ARG, "outputs[%d] (%s) overlaps outputs[%d] (%s)",
-                               j, value_name(g, g->outputs[j]), k, value_name(g, g->outputs[k]));
+      if (overlap(&out[j], &out[k])) return overlap_error(plan, n_in, n_in + j, n_in + k);
   }
   return KF_OK;
 }
 
-kf_status rt_validate_ex(kf_plan *plan, rt_state *rt, const kf_tensor *in, int n_in,
-                         const kf_tensor *out, int n_out, bool ask_driver) {
+static int cmp_span(const void *a, const void *b) {
+  const struct rt_span *x = a, *y = b;
+  if (x->lo != y->lo) return x->lo < y->lo ? -1 : 1;
+  return (x->slot > y->slot) - (x->slot < y->slot);
+}
+
+/* The same check in O(n log n): sorted by start, a span overlaps an
+ * earlier one exactly when the furthest-reaching earlier span (among
+ * outputs, or among all for an output) ends after it starts. Inputs may
+ * overlap each other. */
+static kf_status overlaps_sorted(kf_plan *plan, const kf_tensor *in, int n_in,
+                                 const kf_tensor *out, int n_out, struct rt_span *s) {
+  int n = 0;
+  for (int k = 0; k < n_in + n_out; k++) {
+    const kf_tensor *t = k < n_in ? &in[k] : &out[k - n_in];
+    size_t bytes = tensor_bytes(t);
+    if (bytes) s[n++] = (struct rt_span){(uintptr_t)t->data, (uintptr_t)t->data + bytes, k};
+  }
+  qsort(s, (size_t)n, sizeof *s, cmp_span);
+  int far_out = -1, far_any = -1;
+  for (int k = 0; k < n; k++) {
+    int hit = -1;
+    if (far_out >= 0 && s[far_out].hi > s[k].lo)
+      hit = far_out;
+    else if (s[k].slot >= n_in && far_any >= 0 && s[far_any].hi > s[k].lo)
+      hit = far_any;
+    if (hit >= 0) {
+      int a = s[k].slot, b = s[hit].slot;
+      if (b >= n_in && (a < n_in || b > a)) a = s[hit].slot, b = s[k].slot;
+      return overlap_error(plan, n_in, a, b);
+    }
+    if (far_any < 0 || s[k].hi > s[far_any].hi) far_any = k;
+    if (s[k].slot >= n_in && (far_out < 0 || s[k].hi > s[far_out].hi)) far_out = k;
+  }
+  return KF_OK;
+}
+
+/* The validation cache sized for n tensors (kept across reloads). */
+static kf_status cache_ready(kf_plan *plan, int n) {
+  struct rt_plan *rp = plan->rt;
+  if (rp->checked && rp->spans && rp->n_checked == n) return KF_OK;
+  free(rp->checked);
+  free(rp->spans);
+  rp->checked = calloc((size_t)n + 1, sizeof *rp->checked);
+  rp->spans = calloc((size_t)n + 1, sizeof *rp->spans);
+  rp->checked_set = false;
+  rp->n_checked = n;
+  if (rp->checked && rp->spans) return KF_OK;
+  free(rp->checked);
+  free(rp->spans);
+  rp->checked = NULL;
+  rp->spans = NULL;
+  rp->n_checked = 0;
+  return core_plan_error(plan, KF_ERR_OUT_OF_MEMORY, "out of memory");
+}
+
+static const kf_tensor *slot_tensor(const kf_tensor *in, int n_in, const kf_tensor *out, int k) {
+  return k < n_in ? &in[k] : &out[k - n_in];
+}
+
+/* The checks on the caller's structs; *known: every address is the one
+ * its slot had in the last run that passed every check, so neither the
+ * driver nor the overlap check has anything new to say. */
+static kf_status validate_host(kf_plan *plan, const kf_tensor *in, int n_in, const kf_tensor *out,
+                               int n_out, bool *known) {
   const kf_graph *g = plan->graph;
   struct rt_plan *rp = plan->rt;
+  *known = false;
   if (n_in != g->n_inputs || n_out != g->n_outputs)
     return core_plan_error(plan, KF_ERR_INVALID_ARG,
                            "kf_plan_run: %d inputs and %d outputs given, the graph has %d and %d",
                            n_in, n_out, g->n_inputs, g->n_outputs);
   if ((n_in && !in) || (n_out && !out))
     return core_plan_error(plan, KF_ERR_INVALID_ARG, "kf_plan_run: NULL tensor array");
-  if (rp->n_checked != n_in + n_out) {
-    free(rp->checked);
-    rp->checked = calloc((size_t)(n_in + n_out) + 1, sizeof *rp->checked);
-    rp->n_checked = rp->checked ? n_in + n_out : 0;
-    if (!rp->checked) return core_plan_error(plan, KF_ERR_OUT_OF_MEMORY, "out of memory");
+  kf_status st = cache_ready(plan, n_in + n_out);
+  bool same = rp->checked_set;
+  for (int i = 0; i < n_in && st == KF_OK; i++) {
+    st = check_host(plan, "inputs", i, g->inputs[i], &in[i]);
+    same = same && rp->checked[i] == (CUdeviceptr)(uintptr_t)in[i].data;
   }
+  for (int j = 0; j < n_out && st == KF_OK; j++) {
+    st = check_host(plan, "outputs", j, g->outputs[j], &out[j]);
+    same = same && rp->checked[n_in + j] == (CUdeviceptr)(uintptr_t)out[j].data;
+  }
+  *known = st == KF_OK && same;
+  return st;
+}
+
+static bool seen(const struct rt_plan *rp, CUdeviceptr p) {
+  for (int i = 0; i < RT_SEEN; i++)
+    if (rp->seen[i] == p) return true;
+  return false;
+}
+
+/* The driver's word on each address not seen before (skipped when ask is
+ * false: during a capture), then the overlaps. */
+static kf_status validate_driver(kf_plan *plan, rt_state *rt, const kf_tensor *in, int n_in,
+                                 const kf_tensor *out, int n_out, bool ask) {
+  const kf_graph *g = plan->graph;
+  struct rt_plan *rp = plan->rt;
+  bool all = true;
   kf_status st = KF_OK;
-  for (int i = 0; i < n_in && st == KF_OK; i++)
-    st = check_tensor(plan, rt, "inputs", i, g->inputs[i], &in[i], &rp->checked[i],
-                      ask_driver);
-  for (int j = 0; j < n_out && st == KF_OK; j++)
-    st = check_tensor(plan, rt, "outputs", j, g->outputs[j], &out[j], &rp->checked[n_in + j],
-                      ask_driver);
-  if (st == KF_OK) st = check_overlaps(plan, in, n_in, out, n_out);
+  rp->checked_set = false;
+  for (int k = 0; k < n_in + n_out && st == KF_OK; k++) {
+    CUdeviceptr p = (CUdeviceptr)(uintptr_t)slot_tensor(in, n_in, out, k)->data;
+    if (p == rp->checked[k]) continue;
+    if (p && !seen(rp, p)) {
+      if (!ask) {
+        all = false;
+        continue;
+      }
+      bool is_in = k < n_in;
+      int idx = is_in ? k : k - n_in;
+      st = check_pointer(plan, rt, is_in ? "inputs" : "outputs", idx,
+                         value_name(g, is_in ? g->inputs[idx] : g->outputs[idx]), p);
+      if (st != KF_OK) break;
+      rp->seen[rp->seen_next] = p;
+      rp->seen_next = (rp->seen_next + 1) % RT_SEEN;
+    }
+    rp->checked[k] = p;
+  }
+  if (st == KF_OK)
+    st = n_in + n_out <= PAIRWISE_MAX ? overlaps_pairwise(plan, in, n_in, out, n_out)
+                                      : overlaps_sorted(plan, in, n_in, out, n_out, rp->spans);
+  rp->checked_set = st == KF_OK && all;
+  return st;
+}
+
+kf_status rt_validate_ex(kf_plan *plan, rt_state *rt, const kf_tensor *in, int n_in,
+                         const kf_tensor *out, int n_out, bool ask_driver) {
+  bool known;
+  kf_status st = validate_host(plan, in, n_in, out, n_out, &known);
+  if (st == KF_OK && !known) st = validate_driver(plan, rt, in, n_in, out, n_out, ask_driver);
   return st;
 }
 
@@ -171,6 +301,14 @@ kf_status rt_run_plain(kf_plan *plan, CUstream stream) {
   return st;
 }
 
+/* Loaded with the current code, and the workspace in place. */
+static bool ready(const kf_plan *plan) {
+  const struct rt_plan *rp = plan->rt;
+  size_t need = plan->fuse->workspace_bytes > 0 ? (size_t)plan->fuse->workspace_bytes : 0;
+  return rp->loaded && rp->code == plan->code &&
+         (rp->ws_caller || need == 0 || (rp->ws && rp->ws_bytes >= need));
+}
+
 /* Nothing may be compiled, loaded or allocated while the caller's stream
  * is being captured: those calls are illegal in a capture, or would not be
  * part of it. *capturing tells the mode dispatch too. */
@@ -181,16 +319,13 @@ static kf_status check_capture(kf_plan *plan, rt_state *rt, CUstream stream, boo
   if (r != CUDA_SUCCESS && r != CUDA_ERROR_STREAM_CAPTURE_IMPLICIT)
     return rt_fail(plan->ctx, plan, rt, r, "cuStreamIsCapturing");
   *capturing = r != CUDA_SUCCESS || cs != CU_STREAM_CAPTURE_STATUS_NONE;
-  if (!*capturing) return KF_OK;
+  if (!*capturing || ready(plan)) return KF_OK;
   bool loaded = rp->loaded && rp->code == plan->code;
-  bool ws_ok = rp->ws_caller || plan->fuse->workspace_bytes <= 0 || rp->ws;
-  if (!loaded || !ws_ok)
-    return core_plan_error(plan, KF_ERR_INVALID_ARG,
-                           "kf_plan_run: the stream is capturing a CUDA Graph and the plan is not "
-                           "%s yet; nothing is compiled, loaded or allocated during a capture: call "
-                           "kf_plan_load before capturing",
-                           loaded ? "given its workspace" : "loaded");
-  return KF_OK;
+  return core_plan_error(plan, KF_ERR_INVALID_ARG,
+                         "kf_plan_run: the stream is capturing a CUDA Graph and the plan is not "
+                         "%s yet; nothing is compiled, loaded or allocated during a capture: call "
+                         "kf_plan_load before capturing",
+                         loaded ? "given its workspace" : "loaded");
 }
 
 static kf_status run_loaded(kf_plan *plan, rt_state *rt, const kf_tensor *in, const kf_tensor *out,
@@ -213,21 +348,41 @@ static kf_status run_loaded(kf_plan *plan, rt_state *rt, const kf_tensor *in, co
   }
 }
 
+/* The context's state. A loaded plan holds it already (the state outlives
+ * the plan), which spares the context's lock; a lost context takes the
+ * locked path, which reports it. */
+static kf_status state_for_run(kf_plan *plan, rt_state **rt) {
+  struct rt_plan *rp = plan->rt;
+  if (rp->loaded && rp->rt && !rp->rt->lost) {
+    *rt = rp->rt;
+    return KF_OK;
+  }
+  kf_status st = rt_state_get(plan->ctx, rt);
+  if (st != KF_OK) return core_plan_error(plan, st, "%s", kf_ctx_errmsg(plan->ctx));
+  return KF_OK;
+}
+
 kf_status kf_plan_run(kf_plan *plan, const kf_tensor *inputs, int n_inputs,
                       const kf_tensor *outputs, int n_outputs, void *stream) {
   rt_state *rt;
-  bool pushed, capturing = false;
+  bool pushed, known = false, capturing = false;
   if (!plan) return KF_ERR_INVALID_ARG;
   if (!plan->fuse || !plan->graph)
     return core_plan_error(plan, KF_ERR_INVALID_ARG, "kf_plan_run: the plan was not created");
   if (!rt_plan_get(plan)) return core_plan_error(plan, KF_ERR_OUT_OF_MEMORY, "out of memory");
-  kf_status st = rt_state_get(plan->ctx, &rt);
-  if (st != KF_OK) return core_plan_error(plan, st, "%s", kf_ctx_errmsg(plan->ctx));
+  kf_status st = state_for_run(plan, &rt);
+  if (st != KF_OK) return st;
   if ((st = rt_enter(plan->ctx, rt, &pushed)) != KF_OK) return st;
-  /* During a capture the driver is not asked about pointers: only stream
-   * work belongs in a capture. */
-  st = check_capture(plan, rt, (CUstream)stream, &capturing);
-  if (st == KF_OK) st = rt_validate_ex(plan, rt, inputs, n_inputs, outputs, n_outputs, !capturing);
+  st = validate_host(plan, inputs, n_inputs, outputs, n_outputs, &known);
+  /* The capture status matters only when something is to be loaded,
+   * allocated or asked of the driver (none of which a capture allows), and
+   * to graph mode, which cannot replay its own graph into a capture. A
+   * plain or streams run of known tensors is the same stream work either
+   * way, so it does not ask. */
+  if (st == KF_OK && (!known || !ready(plan) || plan->rt->mode == KF_MODE_GRAPH))
+    st = check_capture(plan, rt, (CUstream)stream, &capturing);
+  if (st == KF_OK && !known)
+    st = validate_driver(plan, rt, inputs, n_inputs, outputs, n_outputs, !capturing);
   if (st == KF_OK) st = run_loaded(plan, rt, inputs, outputs, (CUstream)stream, capturing);
   rt_leave(rt, pushed);
   return st;

@@ -13,6 +13,8 @@
 
 /* Streams in a context's pool; kf_options.streams is clamped to this. */
 #define RT_MAX_STREAMS 8
+/* Device addresses a plan remembers as checked, beyond the last run's. */
+#define RT_SEEN 16
 
 /* ---- per-context state (rt_state.c) -------------------------------------- */
 
@@ -113,9 +115,17 @@ struct rt_plan {
   bool ws_owned;    /* allocated by kfuse (freed by kfuse) */
   bool ws_caller;   /* handed in by kf_plan_set_workspace */
   kf_run_mode mode;
-  /* validation cache: addresses last checked with cuPointerGetAttribute */
+  /* validation cache (launch.c), kept across reloads: per tensor slot the
+   * address the driver last vouched for; checked_set: those addresses, as
+   * a set, passed every check (overlaps too), so a run bringing them again
+   * asks the driver nothing; seen: the last RT_SEEN addresses the driver
+   * vouched for in any slot (buffers that swap roles between runs). */
   CUdeviceptr *checked;
   int n_checked;
+  bool checked_set;
+  struct rt_span *spans; /* n_checked: scratch of the overlap sweep */
+  CUdeviceptr seen[RT_SEEN];
+  int seen_next;
   /* streams mode */
   bool scheduled;
   int n_streams;    /* pool streams used */

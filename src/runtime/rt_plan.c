@@ -48,13 +48,10 @@ static void release(struct rt_plan *rp) {
   }
   free(rp->launches);
   free(rp->graph_args);
-  free(rp->checked);
   free(rp->decisions);
   rp->launches = NULL;
   rp->n_launches = 0;
   rp->graph_args = NULL;
-  rp->checked = NULL;
-  rp->n_checked = 0;
   rp->decisions = NULL;
   rp->n_decisions = 0;
   rp->exec = NULL;
@@ -78,6 +75,10 @@ void rt_plan_unload(kf_plan *plan) {
 void rt_plan_free(struct rt_plan *rp) {
   if (!rp) return;
   release(rp);
+  /* The validation cache is about the caller's addresses, not the loaded
+   * code: a reload keeps it. */
+  free(rp->checked);
+  free(rp->spans);
   free(rp);
 }
 
