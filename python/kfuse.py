@@ -171,8 +171,6 @@ class Plan:
         if stream is None:
             import torch
             stream = torch.cuda.current_stream().cuda_stream
-        # Rebinding costs host time; skip it when the tensors are the same
-        # objects as last time (data_ptr is still read: storage may change).
         for arr, ts in ((self._in, inputs), (self._out, outputs)):
             for slot, t in zip(arr, ts):
                 slot.data = t.data_ptr()
