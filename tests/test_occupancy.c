@@ -10,6 +10,7 @@
 
 #include "check_main.h"
 #include "core/plan.h"
+#include "fuser_util.h"
 #include "runtime/rt.h"
 
 #define N 4096
@@ -150,6 +151,50 @@ START_TEST(fuser_split_constraint) {
 }
 END_TEST
 
+/* Random graphs: split the largest kernel (and then, in a second round, the
+ * largest of the result too); every plan keeps the fuser's invariants and
+ * no two nodes of one split share a kernel. */
+static void check_split_seed(uint64_t seed) {
+  kf_graph *g = fz_random_graph(seed, 6 + (int)(seed % 25));
+  if (!g) return;
+  fuse_options fo;
+  fuse_options_default(&fo);
+  fuse_split req[2];
+  fuse_plan *plans[3] = {fz_plan_opts(g, &fo), NULL, NULL}; /* req borrows their nodes */
+  ck_assert_ptr_nonnull(plans[0]);
+  for (int round = 0; round < 2; round++) {
+    const fuse_plan *prev = plans[round];
+    int big = 0;
+    for (int k = 1; k < prev->n_kernels; k++)
+      if (prev->kernels[k].n_nodes > prev->kernels[big].n_nodes) big = k;
+    if (prev->kernels[big].n_nodes < 2) break;
+    req[round] = (fuse_split){prev->kernels[big].nodes, prev->kernels[big].n_nodes, "test"};
+    fo.splits = req;
+    fo.n_splits = round + 1;
+    fuse_plan *p = plans[round + 1] = fz_plan_opts(g, &fo);
+    ck_assert_msg(p != NULL, "seed %llu: planning with splits failed", (unsigned long long)seed);
+    char why[512] = "";
+    ck_assert_msg(fz_check_plan(g, p, why, sizeof why), "seed %llu round %d: %s",
+                  (unsigned long long)seed, round, why);
+    for (int s = 0; s <= round; s++) {
+      const fuse_split *sp = &p->options.splits[s];
+      for (int32_t a = 0; a < sp->n_nodes; a++)
+        for (int32_t b = a + 1; b < sp->n_nodes; b++)
+          ck_assert_msg(p->kernel_of[sp->nodes[a]] != p->kernel_of[sp->nodes[b]] ||
+                            p->kernel_of[sp->nodes[a]] < 0,
+                        "seed %llu: split %d nodes %d and %d share a kernel",
+                        (unsigned long long)seed, s, sp->nodes[a], sp->nodes[b]);
+    }
+  }
+  for (int i = 0; i < 3; i++) fuse_plan_free(plans[i]);
+  kf_graph_destroy(g);
+}
+
+START_TEST(random_graphs_split) {
+  for (uint64_t seed = 0; seed < 600; seed++) check_split_seed(seed);
+}
+END_TEST
+
 /* ---- the runtime -------------------------------------------------------------------- */
 
 START_TEST(low_occupancy_is_split_then_cached) {
@@ -276,6 +321,7 @@ static Suite *make_suite(void) {
   tcase_set_timeout(tc, 120);
   tcase_add_checked_fixture(tc, setup, teardown);
   tcase_add_test(tc, fuser_split_constraint);
+  tcase_add_test(tc, random_graphs_split);
   tcase_add_test(tc, low_occupancy_is_split_then_cached);
   tcase_add_test(tc, spills_are_split);
   tcase_add_test(tc, within_limit_is_kept_without_measuring);
