@@ -85,7 +85,7 @@ step() {
   t1=$(date +%s.%N)
   echo "$rc" >"$work/$name.rc"
   {
-    echo "\$ ${shown//$K/kfuse}" | sed "s#$root/##g"
+    echo "\$ ${shown//$K/kfuse}" | sed "s#$root/##g; s#$work/##g"
     cat "$work/$name.out" "$work/$name.err" | sed "s#$root/##g" | cut_lines "$maxl"
     if [ "$rc" = 124 ]; then
       echo "[TIMED OUT after ${limit}s]"
@@ -167,7 +167,7 @@ summary() {
     elif [ "$r" = 124 ]; then
       run="TIMEOUT"
     else
-      run="FAIL($r) $(jget oracle "$work/$g.4run.out")"
+      run="FAIL($r) $(jget oracle "$work/$g.4run.out") $(maxrel "$work/$g.4run.out")"
     fi
     if ok_rc "$g.5bench"; then
       b=$(printf '%9.4f %9.4f %7.2f %7.0f %6.1f' "$(jget fused_ms "$work/$g.5bench.out")" \
