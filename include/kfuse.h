@@ -420,7 +420,8 @@ typedef struct kf_options {
   const char *arch;      /* "sm_90"; NULL: the current device's */
   kf_run_mode mode;
   double occupancy_drop; /* split a fused kernel whose occupancy falls more
-                            than this fraction below its parts' (0.20) */
+                            than this fraction below its parts' (0.20);
+                            <= 0: never split */
   int streams;           /* streams in KF_MODE_STREAMS (4) */
 } kf_options;
 
@@ -571,7 +572,11 @@ typedef struct kf_tensor {
 /* Loads a compiled plan's kernels into the CUDA context (the caller's
  * current one, else the primary context of device 0, which kfuse retains),
  * reads their registers, spills and occupancy, and allocates the workspace
- * unless the caller handed one in. The first kf_plan_run does this if it
+ * unless the caller handed one in. A fused kernel that spills or whose
+ * occupancy is more than options.occupancy_drop below its unfused parts'
+ * is split and recompiled here (the plan may then have more launches and
+ * a larger workspace; KFUSE_NO_OCCUPANCY_SPLIT=1 or occupancy_drop <= 0
+ * turns this off; docs/runtime.md). The first kf_plan_run does this if it
  * was not done, but not while the caller's stream is capturing a CUDA
  * Graph: call kf_plan_load (and one kf_plan_run) before capturing.
  * Errors: KF_ERR_NO_DEVICE, KF_ERR_UNSUPPORTED (plan not compiled),
