@@ -186,6 +186,24 @@ kf_status cg_emit_pointwise(cg_emit_args *a);
 kf_status cg_emit_row(cg_emit_args *a);
 kf_status cg_emit_reduce(cg_emit_args *a);
 kf_status cg_emit_matmul(cg_emit_args *a);
+/* A pointwise part as a generic body that identical parts of a horizontal
+ * launch share (pointwise.c): planned with fixed 256-thread blocks of a few
+ * vector iterations each; emitted with NUMEL and BLOCKS as run-time
+ * arguments before the pointers ("unsigned bid, IDX kf_n, unsigned kf_nb,
+ * p0, p1, ...") and every parameter name positional, so two parts' texts
+ * are equal exactly when one function serves both. */
+kf_status cg_plan_pointwise_generic(cg_emit_args *a);
+kf_status cg_emit_pointwise_generic(cg_emit_args *a);
+/* Emits one part of any kind (emit.c). */
+kf_status cg_emit_part(cg_emit_args *a);
+/* hpack.c: the launch of n planned parts as shared generic bodies, when at
+ * least two parts are identical pointwise kernels and every pointer fits in
+ * one packed parameter; *done false otherwise (nothing emitted). Appends
+ * the part functions to body, the parameter struct and tables to decls,
+ * and fills the entry's params and route, and out's shape and params. */
+kf_status cg_emit_packed(const kf_graph *g, const cg_target *t, cg_part *parts, int n,
+                         cg_buf *body, cg_buf *decls, cg_buf *params, cg_buf *route,
+                         cg_launch_src *out, bool *done, char *err, size_t errsize);
 
 /* The part's pointer parameters: inputs then outputs, in ascending value
  * order (malloc'd into part). false on OOM. */

@@ -42,6 +42,12 @@ typedef struct cg_launch_src {
   int64_t max_offset;  /* largest element offset used; decides index width */
   bool index64;        /* 64-bit index arithmetic was needed */
   int vec_bytes;       /* widest vector access emitted (16, 8, 4 or elem size) */
+  /* The entry takes ONE parameter, a struct of n_params pointers in params
+   * order (`const __grid_constant__ kf_params_<n> P`): launch it with
+   * kernelParams = { &ptrs[0] }, ptrs the contiguous array of the n_params
+   * device pointers. Set for horizontal launches with shared bodies, whose
+   * params may repeat a value (one entry per part and pointer). */
+  bool packed_params;
 } cg_launch_src;
 
 /* Generates the launch `launch` of `plan`. out is the caller's; release its

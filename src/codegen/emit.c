@@ -24,7 +24,7 @@ static kf_status plan_part(cg_emit_args *a) {
   return KF_ERR_UNSUPPORTED;
 }
 
-static kf_status emit_part(cg_emit_args *a) {
+kf_status cg_emit_part(cg_emit_args *a) {
   switch (a->k->kind) {
     case FK_POINTWISE: return cg_emit_pointwise(a);
     case FK_ROW: return cg_emit_row(a);
@@ -122,14 +122,16 @@ static void launch_decls(const kf_graph *g, const cg_launch_src *out, cg_buf *b)
               cg_storage_type(g->nodes[out->params[i].value].dtype), (int)out->params[i].value);
 }
 
-static kf_status assemble(const kf_graph *g, cg_part *parts, int n, cg_buf *body,
+static kf_status assemble(const kf_graph *g, cg_part *parts, int n, const cg_buf *body,
+                          const cg_buf *decls, const cg_buf *params, const cg_buf *route,
                           cg_launch_src *out, char *err, size_t errsize) {
-  cg_buf src = {0}, route = {0}, decls = {0};
+  cg_buf src = {0};
   cg_printf(&src, "/* kfuse generated kernel %s: %d part%s, %u blocks x %u threads.\n", out->entry,
             n, n > 1 ? "s (horizontal)" : "", out->grid, out->block);
   for (int i = 0; i < n; i++) comment_kernel(g, &parts[i], &src);
-  cg_printf(&src, " * index: %s (largest offset %lld); widest access %d bytes\n */\n",
-            out->index64 ? "64-bit" : "32-bit", (long long)out->max_offset, out->vec_bytes);
+  cg_printf(&src, " * index: %s (largest offset %lld); widest access %d bytes%s\n */\n",
+            out->index64 ? "64-bit" : "32-bit", (long long)out->max_offset, out->vec_bytes,
+            out->packed_params ? "; pointers packed in one parameter" : "");
   kf_status st = KF_OK;
   char *common = cg_template_text("common.cuh", err, errsize);
   if (!common) {
@@ -139,17 +141,16 @@ static kf_status assemble(const kf_graph *g, cg_part *parts, int n, cg_buf *body
     free(common);
     cg_puts(&src, "\n");
     cg_puts(&src, body->s ? body->s : "");
-    emit_route(parts, n, &route);
-    launch_decls(g, out, &decls);
     char th[16];
     snprintf(th, sizeof th, "%u", out->block);
-    cg_hole holes[] = {{"entry", out->entry}, {"THREADS", th}, {"params", decls.s ? decls.s : ""},
-                       {"route", route.s ? route.s : ""}};
-    if (!cg_fill(&src, "horizontal.cu", holes, 4, err, errsize)) st = KF_ERR_INTERNAL;
+    cg_hole holes[] = {{"entry", out->entry},
+                       {"THREADS", th},
+                       {"decls", decls->s ? decls->s : ""},
+                       {"params", params->s ? params->s : ""},
+                       {"route", route->s ? route->s : ""}};
+    if (!cg_fill(&src, "horizontal.cu", holes, 5, err, errsize)) st = KF_ERR_INTERNAL;
   }
-  bool oom = route.oom || decls.oom;
-  cg_buf_free(&route);
-  cg_buf_free(&decls);
+  bool oom = route->oom || params->oom || decls->oom || body->oom;
   out->source = cg_buf_take(&src);
   if (st == KF_OK && (oom || !out->source)) {
     snprintf(err, errsize, "out of memory");
@@ -158,9 +159,9 @@ static kf_status assemble(const kf_graph *g, cg_part *parts, int n, cg_buf *body
   return st;
 }
 
-static kf_status emit_parts(const kf_graph *g, const fuse_plan *plan, const fuse_launch *L,
-                            const cg_target *t, cg_part *parts, cg_buf *body, cg_launch_src *out,
-                            char *err, size_t errsize) {
+/* Finds each part's kernel, names it and plans its grid and parameters. */
+static kf_status plan_parts(const kf_graph *g, const fuse_plan *plan, const fuse_launch *L,
+                            const cg_target *t, cg_part *parts, char *err, size_t errsize) {
   for (int i = 0; i < L->n_kernels; i++) {
     parts[i].k = kernel_by_id(plan, L->kernels[i]);
     if (!parts[i].k) {
@@ -168,25 +169,57 @@ static kf_status emit_parts(const kf_graph *g, const fuse_plan *plan, const fuse
       return KF_ERR_INTERNAL;
     }
     snprintf(parts[i].fn, sizeof parts[i].fn, "kf_part%d_%s", i, parts[i].k->name);
-    cg_emit_args a = {g, parts[i].k, t, &parts[i], body, err, errsize};
+    cg_emit_args a = {g, parts[i].k, t, &parts[i], NULL, err, errsize};
     kf_status st = plan_part(&a);
     if (st != KF_OK) return st;
     if (!cg_part_params(&parts[i])) return KF_ERR_OUT_OF_MEMORY;
+  }
+  return KF_OK;
+}
+
+/* One body per part, each called with its own pointer parameters. */
+static kf_status emit_parts(const kf_graph *g, const cg_target *t, cg_part *parts, int n,
+                            cg_buf *body, cg_launch_src *out, char *err, size_t errsize) {
+  for (int i = 0; i < n; i++) {
     out->grid += parts[i].blocks;
     if (parts[i].threads > out->block) out->block = parts[i].threads;
     if (parts[i].max_offset > out->max_offset) out->max_offset = parts[i].max_offset;
     out->index64 |= parts[i].index64;
   }
-  for (int i = 0; i < L->n_kernels; i++) {
+  for (int i = 0; i < n; i++) {
     parts[i].launch_threads = (int)out->block;
     cg_emit_args a = {g, parts[i].k, t, &parts[i], body, err, errsize};
-    kf_status st = emit_part(&a);
+    kf_status st = cg_emit_part(&a);
     if (st != KF_OK) return st;
     cg_puts(body, "\n");
     if (parts[i].vec_bytes > out->vec_bytes) out->vec_bytes = parts[i].vec_bytes;
     if (!merge_params(out, &parts[i])) return KF_ERR_OUT_OF_MEMORY;
   }
   return body->oom ? KF_ERR_OUT_OF_MEMORY : KF_OK;
+}
+
+/* Plans, then emits the launch packed (shared bodies) or one body per part. */
+static kf_status emit_launch(const kf_graph *g, const fuse_plan *plan, const fuse_launch *L,
+                             const cg_target *t, cg_part *parts, cg_launch_src *out, char *err,
+                             size_t errsize) {
+  int n = L->n_kernels;
+  cg_buf body = {0}, decls = {0}, params = {0}, route = {0};
+  bool packed = false;
+  kf_status st = plan_parts(g, plan, L, t, parts, err, errsize);
+  if (st == KF_OK && n > 1)
+    st = cg_emit_packed(g, t, parts, n, &body, &decls, &params, &route, out, &packed, err,
+                        errsize);
+  if (st == KF_OK && !packed) {
+    st = emit_parts(g, t, parts, n, &body, out, err, errsize);
+    emit_route(parts, n, &route);
+    launch_decls(g, out, &params);
+  }
+  if (st == KF_OK) st = assemble(g, parts, n, &body, &decls, &params, &route, out, err, errsize);
+  cg_buf_free(&body);
+  cg_buf_free(&decls);
+  cg_buf_free(&params);
+  cg_buf_free(&route);
+  return st;
 }
 
 kf_status cg_emit_launch(const kf_graph *g, const fuse_plan *plan, int launch,
@@ -210,13 +243,10 @@ kf_status cg_emit_launch(const kf_graph *g, const fuse_plan *plan, int launch,
     snprintf(out->entry, sizeof out->entry, "kf_%s", k0->name);
   else
     snprintf(out->entry, sizeof out->entry, "kf_launch%d_h%d", launch, (int)L->n_kernels);
-  cg_buf body = {0};
-  kf_status st = emit_parts(g, plan, L, target, parts, &body, out, err, errsize);
-  if (st == KF_OK) st = assemble(g, parts, L->n_kernels, &body, out, err, errsize);
+  kf_status st = emit_launch(g, plan, L, target, parts, out, err, errsize);
   if (st == KF_OK && out->index64) out->max_offset = out->max_offset > 0 ? out->max_offset : 0;
   for (int i = 0; i < L->n_kernels; i++) free(parts[i].params);
   free(parts);
-  cg_buf_free(&body);
   if (st != KF_OK) cg_launch_src_free(out);
   return st;
 }

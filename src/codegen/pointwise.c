@@ -1,9 +1,17 @@
 /* pointwise.c - the part function of a pointwise kernel: a grid-stride loop
- * over W-element groups of one iteration space (templates/pointwise.cu). */
+ * over W-element groups of one iteration space (templates/pointwise.cu),
+ * either with its sizes baked in or as a generic body that identical parts
+ * of a horizontal launch share. */
+#include <ctype.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "codegen/cg_internal.h"
+
+/* Vector iterations per thread of a generic part's block: each block of 256
+ * threads covers 2 x 256 x 16 bytes = 8 KB of each f32 tensor. */
+#define CG_GENERIC_ITERS 2
 
 /* The largest element count among the tensors the kernel touches. */
 static int64_t largest_numel(const kf_graph *g, const fuse_kernel *k) {
@@ -15,8 +23,28 @@ static int64_t largest_numel(const kf_graph *g, const fuse_kernel *k) {
   return m;
 }
 
+/* Rough size of one element's code: the ops whose device functions are long
+ * (argument reduction, slow paths) count more. Each lane of the vector path
+ * and the scalar loop inline the body once, so ptxas time grows with
+ * cost x (W + 1). */
+static int body_cost(const kf_graph *g, const fuse_kernel *k) {
+  int cost = 0;
+  for (int i = 0; i < k->n_nodes; i++) {
+    switch (g->nodes[k->nodes[i]].op) {
+      case IR_OP_SIN: case IR_OP_COS: case IR_OP_POW: cost += 8; break;
+      case IR_OP_EXP: case IR_OP_LOG: case IR_OP_TANH: case IR_OP_SIGMOID: case IR_OP_GELU:
+      case IR_OP_GELU_TANH: case IR_OP_SILU: case IR_OP_ERF: case IR_OP_DIV: cost += 2; break;
+      default: cost += 1; break;
+    }
+  }
+  return cost;
+}
+
 /* 16 bytes of the smallest full-size tensor per thread and group, at most 8
- * lanes (so a bool output is stored 8 bytes at a time). */
+ * lanes (so a bool output is stored 8 bytes at a time); fewer lanes when the
+ * body is heavy: such a kernel is bound by arithmetic (or by launch latency
+ * when small), not by access width, and every lane is another inlined copy
+ * of the body for NVRTC (a 64-op chain with 16 sinf: 1.8 s at W = 4). */
 static int vector_width(const kf_graph *g, const fuse_kernel *k) {
   size_t minsz = 8;
   for (int i = 0; i < k->n_outputs; i++) {
@@ -29,7 +57,17 @@ static int vector_width(const kf_graph *g, const fuse_kernel *k) {
     if (s < minsz) minsz = s;
   }
   int w = (int)(16 / minsz);
-  return w > 8 ? 8 : w < 1 ? 1 : w;
+  w = w > 8 ? 8 : w < 1 ? 1 : w;
+  int cost = body_cost(g, k);
+  while (w > 1 && cost * w > 128) w /= 2;
+  return w;
+}
+
+static void decide_index(cg_part *p, int64_t numel, const kf_graph *g, const fuse_kernel *k) {
+  p->max_offset = largest_numel(g, k) - 1;
+  /* the loop counter may run one grid stride past the end */
+  int64_t reach = numel + (int64_t)p->blocks * p->threads * p->lanes;
+  cg_index_type(reach > p->max_offset ? reach : p->max_offset, &p->index64);
 }
 
 kf_status cg_plan_pointwise(cg_emit_args *a) {
@@ -44,20 +82,115 @@ kf_status cg_plan_pointwise(cg_emit_args *a) {
   p->threads = (uint32_t)threads;
   p->blocks = (uint32_t)cg_min64(cg_ceil_div(items, threads), cap < 1 ? 1 : cap);
   p->lanes = w;
-  p->max_offset = largest_numel(a->g, k) - 1;
-  /* the loop counter may run one grid stride past the end */
-  int64_t reach = numel + (int64_t)p->blocks * p->threads * w;
-  cg_index_type(reach > p->max_offset ? reach : p->max_offset, &p->index64);
+  decide_index(p, numel, a->g, k);
   return KF_OK;
 }
 
-kf_status cg_emit_pointwise(cg_emit_args *a) {
+kf_status cg_plan_pointwise_generic(cg_emit_args *a) {
+  const fuse_kernel *k = a->k;
+  cg_part *p = a->part;
+  int64_t numel = k->numel > 0 ? k->numel : 1;
+  int w = vector_width(a->g, k);
+  p->threads = 256;
+  p->lanes = w;
+  p->blocks = (uint32_t)cg_ceil_div(cg_ceil_div(numel, w), 256 * CG_GENERIC_ITERS);
+  decide_index(p, numel, a->g, k);
+  return KF_OK;
+}
+
+/* Calls of the long device functions (argument reduction with a slow
+ * path) in one element's code. */
+static int long_calls(const kf_graph *g, const fuse_kernel *k) {
+  int n = 0;
+  for (int i = 0; i < k->n_nodes; i++) {
+    ir_op op = g->nodes[k->nodes[i]].op;
+    n += op == IR_OP_SIN || op == IR_OP_COS;
+  }
+  return n;
+}
+
+/* When a body calls sin/cos several times, each call goes to one
+ * out-of-line copy instead of being inlined: NVRTC and ptxas then compile
+ * the slow path once (a 64-op chain with 16 sinf: 218 -> 85 ms of CPU).
+ * Appends the wrappers (once per translation unit) to out and rewrites the
+ * calls in body. */
+static void outline_long_calls(cg_buf *body, cg_buf *out) {
+  static const char *const fns[] = {"sin", "cos"};
+  cg_puts(out, "#ifndef KF_OUTLINED\n#define KF_OUTLINED\n"
+               "// sin and cos called many times in one body: one out-of-line copy each\n");
+  for (int f = 0; f < 2; f++)
+    cg_printf(out, "template <class T> __device__ __noinline__ T kf_ol_%s(T x) { return kf_%s(x); }\n",
+              fns[f], fns[f]);
+  cg_puts(out, "#endif\n");
+  cg_buf nb = {0};
+  const char *s = body->s ? body->s : "";
+  while (*s) {
+    int hit = -1;
+    bool start = s == body->s || !(isalnum((unsigned char)s[-1]) || s[-1] == '_');
+    for (int f = 0; f < 2 && start && hit < 0; f++) {
+      char pat[16];
+      snprintf(pat, sizeof pat, "kf_%s(", fns[f]);
+      if (strncmp(s, pat, strlen(pat)) == 0) hit = f;
+    }
+    if (hit >= 0) {
+      cg_printf(&nb, "kf_ol_%s(", fns[hit]);
+      s += strlen(fns[hit]) + 4;
+    } else {
+      cg_printf(&nb, "%c", *s++);
+    }
+  }
+  if (nb.oom) body->oom = true;
+  cg_buf_free(body);
+  *body = nb;
+}
+
+/* Rewrites the part's parameter names to positions: p<value> -> p<j> and
+ * o<value> -> o<j>, j the parameter's index in the part, so that parts
+ * differing only in which tensors they touch get the same text. Whole
+ * identifiers only; numbers (0.5f, 1e-5f) are copied untouched. */
+static void rename_positional(const cg_part *p, const char *text, cg_buf *out) {
+  const char *s = text;
+  while (*s) {
+    const char *t = s;
+    if (isalpha((unsigned char)*s) || *s == '_' || isdigit((unsigned char)*s)) {
+      bool ident = !isdigit((unsigned char)*s);
+      while (isalnum((unsigned char)*t) || *t == '_' || (!ident && *t == '.')) t++;
+      size_t n = (size_t)(t - s);
+      char tok[64];
+      int j = -1;
+      if (ident && (*s == 'p' || *s == 'o') && n > 1 && n < sizeof tok) {
+        memcpy(tok, s, n);
+        tok[n] = 0;
+        char *end;
+        long v = strtol(tok + 1, &end, 10);
+        if (*end == 0 && isdigit((unsigned char)tok[1]))
+          for (int i = 0; i < p->n_params && j < 0; i++)
+            if (p->params[i].value == v) j = i;
+      }
+      if (j >= 0) {
+        cg_printf(out, "%c%d", *s, j);
+      } else {
+        cg_printf(out, "%.*s", (int)n, s);
+      }
+      s = t;
+    } else {
+      char c[2] = {*s, 0};
+      cg_puts(out, c);
+      s++;
+    }
+  }
+}
+
+/* Fills templates/pointwise.cu for the part into out; generic: NUMEL and
+ * BLOCKS are run-time arguments and names are positional. */
+static kf_status emit_body(cg_emit_args *a, bool generic, cg_buf *out) {
   const fuse_kernel *k = a->k;
   const kf_graph *g = a->g;
   cg_part *p = a->part;
   int w = p->lanes;
   const char *idx = p->index64 ? "long long" : "int";
   cg_buf decl = {0}, pre = {0}, body = {0}, store = {0}, align = {0}, params = {0}, args = {0};
+  cg_buf text = {0};
   cg_gen gen;
   cg_gen_init(&gen, g, k, &body, idx);
   gen.vec = w;
@@ -79,38 +212,57 @@ kf_status cg_emit_pointwise(cg_emit_args *a) {
               (int)v);
     size_t wb = kf_dtype_size(n->dtype) * (size_t)w;
     cg_printf(&align, " && kf_aligned(p%d, %d)", (int)v, (int)(wb > 16 ? 16 : wb));
-    if (kf_dtype_size(n->dtype) * (size_t)w > widest) widest = kf_dtype_size(n->dtype) * (size_t)w;
+    if (wb > widest) widest = wb;
   }
   cg_param_decls(g, p, &params);
   cg_param_args(p, &args);
-  char numel[32], sw[16], th[16], bl[16];
+  char numel[32], sw[16], th[16], bl[16], sizes[64];
   snprintf(numel, sizeof numel, p->index64 ? "%lldLL" : "%lld", (long long)k->numel);
   snprintf(sw, sizeof sw, "%d", w);
   snprintf(th, sizeof th, "%u", p->threads);
   snprintf(bl, sizeof bl, "%u", p->blocks);
+  snprintf(sizes, sizeof sizes, "const %s kf_n, const unsigned kf_nb, ", idx);
   const char *aligned = align.s ? align.s + 4 : "true";
-  cg_hole holes[] = {{"fn", p->fn},         {"IDX", idx},          {"NUMEL", numel},
-                     {"W", sw},             {"THREADS", th},       {"BLOCKS", bl},
-                     {"params", params.s},  {"args", args.s},      {"decl", decl.s ? decl.s : ""},
-                     {"pre", pre.s ? pre.s : ""}, {"body", body.s ? body.s : ""},
-                     {"store", store.s ? store.s : ""}, {"aligned", aligned}};
+  if (long_calls(g, k) >= 4) outline_long_calls(&body, generic ? &text : out);
+  cg_hole holes[] = {{"fn", p->fn},
+                     {"IDX", idx},
+                     {"NUMEL", generic ? "kf_n" : numel},
+                     {"W", sw},
+                     {"THREADS", th},
+                     {"BLOCKS", generic ? "kf_nb" : bl},
+                     {"sizes", generic ? sizes : ""},
+                     {"params", params.s},
+                     {"args", args.s},
+                     {"decl", decl.s ? decl.s : ""},
+                     {"pre", pre.s ? pre.s : ""},
+                     {"body", body.s ? body.s : ""},
+                     {"store", store.s ? store.s : ""},
+                     {"aligned", aligned}};
   kf_status st = KF_OK;
   if (gen.failed) {
     snprintf(a->err, a->errsize, "%s: %s", k->name, gen.err);
     st = KF_ERR_UNSUPPORTED;
-  } else if (!cg_fill(a->out, "pointwise.cu", holes, (int)(sizeof holes / sizeof holes[0]), a->err,
-                      a->errsize)) {
+  } else if (!cg_fill(generic ? &text : out, "pointwise.cu", holes,
+                      (int)(sizeof holes / sizeof holes[0]), a->err, a->errsize)) {
     st = KF_ERR_INTERNAL;
+  } else if (generic) {
+    rename_positional(p, text.s ? text.s : "", out);
   }
   snprintf(p->decisions, sizeof p->decisions,
            "pointwise: %lld elements, %d lanes per thread (%zu-byte accesses), %s index, "
-           "%u blocks x %u threads, grid-stride",
-           (long long)k->numel, w, widest > 16 ? (size_t)16 : widest, idx, p->blocks, p->threads);
+           "%u blocks x %u threads, grid-stride%s",
+           (long long)k->numel, w, widest > 16 ? (size_t)16 : widest, idx, p->blocks, p->threads,
+           generic ? ", generic body" : "");
   p->vec_bytes = (int)(widest > 16 ? 16 : widest);
-  bool oom = decl.oom || pre.oom || body.oom || store.oom || align.oom || params.oom || args.oom;
+  bool oom = decl.oom || pre.oom || body.oom || store.oom || align.oom || params.oom ||
+             args.oom || text.oom;
   cg_gen_free(&gen);
   cg_buf_free(&decl); cg_buf_free(&pre); cg_buf_free(&body); cg_buf_free(&store);
-  cg_buf_free(&align); cg_buf_free(&params); cg_buf_free(&args);
+  cg_buf_free(&align); cg_buf_free(&params); cg_buf_free(&args); cg_buf_free(&text);
   if (st == KF_OK && oom) st = KF_ERR_OUT_OF_MEMORY;
   return st;
 }
+
+kf_status cg_emit_pointwise(cg_emit_args *a) { return emit_body(a, false, a->out); }
+
+kf_status cg_emit_pointwise_generic(cg_emit_args *a) { return emit_body(a, true, a->out); }

@@ -110,7 +110,8 @@ static kf_status load_one(kf_plan *plan, rt_state *rt, rt_launch *l, const rt_im
   l->argv = calloc((size_t)src->n_params + 1, sizeof *l->argv);
   if (!l->binds || !l->args || !l->argv)
     return core_plan_error(plan, KF_ERR_OUT_OF_MEMORY, "loading %s: out of memory", l->entry);
-  for (int p = 0; p < src->n_params; p++) l->argv[p] = &l->args[p];
+  /* Packed: the entry's one parameter is the whole array of pointers. */
+  for (int p = 0; p < (src->packed_params ? 1 : src->n_params); p++) l->argv[p] = &l->args[p];
   kf_status st = bind_params(plan, l, src);
   if (st != KF_OK) return st;
   if (!img->image || !img->size)

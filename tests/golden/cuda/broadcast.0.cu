@@ -314,10 +314,13 @@ template <typename R, int N, int LAUNCH, typename T> KF_INLINE T kf_block_allred
 // elements: operands proved contiguous are loaded W at a time (16 bytes
 // where possible) before the lane loop, the others per lane by index
 // arithmetic; outputs are stored W at a time. The vector path runs only when
-// every vector-accessed pointer is aligned (a uniform run-time branch); the
-// scalar path (W = 1) takes the tail and the unaligned case.
-// Holes: fn, IDX, NUMEL, W, THREADS, BLOCKS, params, args, decl, pre, body,
-// store, aligned.
+// every vector-accessed pointer is aligned (a uniform run-time branch); one
+// scalar loop (W = 1) takes the tail, or everything when unaligned, so the
+// body is compiled W + 1 times, not W + 2. A generic part (one body shared
+// by identical parts of a horizontal launch) gets NUMEL and BLOCKS as the
+// run-time arguments (the sizes hole declares them).
+// Holes: fn, IDX, NUMEL, W, THREADS, BLOCKS, sizes, params, args, decl, pre,
+// body, store, aligned.
 template <int W>
 KF_INLINE void kf_part0_k0_pointwise_elems(int i, const float *__restrict__ p0, const float *__restrict__ p1, const float *__restrict__ p5, float *__restrict__ p11) {
   float r0;
@@ -349,21 +352,25 @@ KF_INLINE void kf_part0_k0_pointwise(unsigned bid, const float *__restrict__ p0,
   if (threadIdx.x >= 256) return;
   const int stride = (int)4224 * 256;
   const int tid = (int)bid * 256 + threadIdx.x;
+  int i0 = 0;
   if (4 > 1 && kf_aligned(p1, 16) && kf_aligned(p5, 16) && kf_aligned(p11, 16)) {
     const int nv = 16777216 / 4;
     for (int v = tid; v < nv; v += stride) kf_part0_k0_pointwise_elems<4>(v * 4, p0, p1, p5, p11);
-    for (int i = nv * 4 + tid; i < 16777216; i += stride) kf_part0_k0_pointwise_elems<1>(i, p0, p1, p5, p11);
-  } else {
-    for (int i = tid; i < 16777216; i += stride) kf_part0_k0_pointwise_elems<1>(i, p0, p1, p5, p11);
+    i0 = nv * 4;
   }
+  for (int i = i0 + tid; i < 16777216; i += stride) kf_part0_k0_pointwise_elems<1>(i, p0, p1, p5, p11);
 }
 
 // horizontal.cu - the kernel entry: routes each block to its part. A plain
 // launch has one part; a horizontal one gives each part a range of block
 // indices (starts baked in below), found by an if-chain or, past a few
-// parts, a binary search over the table. Every part runs with at most
-// 256 threads; the threads a part does not use return at once.
-// Holes: entry, THREADS, params, route.
+// parts, a binary search over the table. Identical parts may share one
+// generic body; then the pointers come packed in one struct parameter (up
+// to 32764 bytes on sm_70+) that the body indexes by part, and each group
+// finds its part by a binary search over baked block starts.
+// Every part runs with at most 256 threads; the threads a part
+// does not use return at once.
+// Holes: entry, THREADS, decls, params, route.
 extern "C" __global__ void __launch_bounds__(256) kf_k0_pointwise(const float *__restrict__ p0, const float *__restrict__ p1, const float *__restrict__ p5, float *__restrict__ p11) {
   kf_part0_k0_pointwise(blockIdx.x, p0, p1, p5, p11);
 }

@@ -314,10 +314,13 @@ template <typename R, int N, int LAUNCH, typename T> KF_INLINE T kf_block_allred
 // elements: operands proved contiguous are loaded W at a time (16 bytes
 // where possible) before the lane loop, the others per lane by index
 // arithmetic; outputs are stored W at a time. The vector path runs only when
-// every vector-accessed pointer is aligned (a uniform run-time branch); the
-// scalar path (W = 1) takes the tail and the unaligned case.
-// Holes: fn, IDX, NUMEL, W, THREADS, BLOCKS, params, args, decl, pre, body,
-// store, aligned.
+// every vector-accessed pointer is aligned (a uniform run-time branch); one
+// scalar loop (W = 1) takes the tail, or everything when unaligned, so the
+// body is compiled W + 1 times, not W + 2. A generic part (one body shared
+// by identical parts of a horizontal launch) gets NUMEL and BLOCKS as the
+// run-time arguments (the sizes hole declares them).
+// Holes: fn, IDX, NUMEL, W, THREADS, BLOCKS, sizes, params, args, decl, pre,
+// body, store, aligned.
 template <int W>
 KF_INLINE void kf_part0_k1_pointwise_elems(int i, const kf_f16 *__restrict__ p2, const kf_f16 *__restrict__ p3, const kf_f16 *__restrict__ p4, kf_f16 *__restrict__ p9) {
   float r0[W];
@@ -350,21 +353,25 @@ KF_INLINE void kf_part0_k1_pointwise(unsigned bid, const kf_f16 *__restrict__ p2
   if (threadIdx.x >= 256) return;
   const int stride = (int)4224 * 256;
   const int tid = (int)bid * 256 + threadIdx.x;
+  int i0 = 0;
   if (8 > 1 && kf_aligned(p2, 16) && kf_aligned(p9, 16)) {
     const int nv = 25690112 / 8;
     for (int v = tid; v < nv; v += stride) kf_part0_k1_pointwise_elems<8>(v * 8, p2, p3, p4, p9);
-    for (int i = nv * 8 + tid; i < 25690112; i += stride) kf_part0_k1_pointwise_elems<1>(i, p2, p3, p4, p9);
-  } else {
-    for (int i = tid; i < 25690112; i += stride) kf_part0_k1_pointwise_elems<1>(i, p2, p3, p4, p9);
+    i0 = nv * 8;
   }
+  for (int i = i0 + tid; i < 25690112; i += stride) kf_part0_k1_pointwise_elems<1>(i, p2, p3, p4, p9);
 }
 
 // horizontal.cu - the kernel entry: routes each block to its part. A plain
 // launch has one part; a horizontal one gives each part a range of block
 // indices (starts baked in below), found by an if-chain or, past a few
-// parts, a binary search over the table. Every part runs with at most
-// 256 threads; the threads a part does not use return at once.
-// Holes: entry, THREADS, params, route.
+// parts, a binary search over the table. Identical parts may share one
+// generic body; then the pointers come packed in one struct parameter (up
+// to 32764 bytes on sm_70+) that the body indexes by part, and each group
+// finds its part by a binary search over baked block starts.
+// Every part runs with at most 256 threads; the threads a part
+// does not use return at once.
+// Holes: entry, THREADS, decls, params, route.
 extern "C" __global__ void __launch_bounds__(256) kf_k1_pointwise(const kf_f16 *__restrict__ p2, const kf_f16 *__restrict__ p3, const kf_f16 *__restrict__ p4, kf_f16 *__restrict__ p9) {
   kf_part0_k1_pointwise(blockIdx.x, p2, p3, p4, p9);
 }

@@ -4,8 +4,8 @@
  *   %6 f=sigmoid(%5) %7 g=sqrt(%6) %8 h=rsqrt(%7) %9 i=reciprocal(%8)
  *   %10 j=erf(%9) %11 k=silu(%10) %12 l=gelu_tanh(%11) %14 m=pow(%12,%13)
  *   %16 y=div(%14,%15)
- *  decisions: pointwise: 67108864 elements, 4 lanes per thread (16-byte accesses), int index, 4224 blocks x 256 threads, grid-stride
- * index: 32-bit (largest offset 67108863); widest access 16 bytes
+ *  decisions: pointwise: 67108864 elements, 2 lanes per thread (8-byte accesses), int index, 4224 blocks x 256 threads, grid-stride
+ * index: 32-bit (largest offset 67108863); widest access 8 bytes
  */
 // common.cuh - the prelude of every generated kernel: storage types, f16/bf16
 // conversions, vector loads and stores, one device function kf_<op> per
@@ -317,10 +317,13 @@ template <typename R, int N, int LAUNCH, typename T> KF_INLINE T kf_block_allred
 // elements: operands proved contiguous are loaded W at a time (16 bytes
 // where possible) before the lane loop, the others per lane by index
 // arithmetic; outputs are stored W at a time. The vector path runs only when
-// every vector-accessed pointer is aligned (a uniform run-time branch); the
-// scalar path (W = 1) takes the tail and the unaligned case.
-// Holes: fn, IDX, NUMEL, W, THREADS, BLOCKS, params, args, decl, pre, body,
-// store, aligned.
+// every vector-accessed pointer is aligned (a uniform run-time branch); one
+// scalar loop (W = 1) takes the tail, or everything when unaligned, so the
+// body is compiled W + 1 times, not W + 2. A generic part (one body shared
+// by identical parts of a horizontal launch) gets NUMEL and BLOCKS as the
+// run-time arguments (the sizes hole declares them).
+// Holes: fn, IDX, NUMEL, W, THREADS, BLOCKS, sizes, params, args, decl, pre,
+// body, store, aligned.
 template <int W>
 KF_INLINE void kf_part0_k0_pointwise_elems(int i, const float *__restrict__ p0, float *__restrict__ p16) {
   float r0[W];
@@ -358,21 +361,25 @@ KF_INLINE void kf_part0_k0_pointwise(unsigned bid, const float *__restrict__ p0,
   if (threadIdx.x >= 256) return;
   const int stride = (int)4224 * 256;
   const int tid = (int)bid * 256 + threadIdx.x;
-  if (4 > 1 && kf_aligned(p0, 16) && kf_aligned(p16, 16)) {
-    const int nv = 67108864 / 4;
-    for (int v = tid; v < nv; v += stride) kf_part0_k0_pointwise_elems<4>(v * 4, p0, p16);
-    for (int i = nv * 4 + tid; i < 67108864; i += stride) kf_part0_k0_pointwise_elems<1>(i, p0, p16);
-  } else {
-    for (int i = tid; i < 67108864; i += stride) kf_part0_k0_pointwise_elems<1>(i, p0, p16);
+  int i0 = 0;
+  if (2 > 1 && kf_aligned(p0, 8) && kf_aligned(p16, 8)) {
+    const int nv = 67108864 / 2;
+    for (int v = tid; v < nv; v += stride) kf_part0_k0_pointwise_elems<2>(v * 2, p0, p16);
+    i0 = nv * 2;
   }
+  for (int i = i0 + tid; i < 67108864; i += stride) kf_part0_k0_pointwise_elems<1>(i, p0, p16);
 }
 
 // horizontal.cu - the kernel entry: routes each block to its part. A plain
 // launch has one part; a horizontal one gives each part a range of block
 // indices (starts baked in below), found by an if-chain or, past a few
-// parts, a binary search over the table. Every part runs with at most
-// 256 threads; the threads a part does not use return at once.
-// Holes: entry, THREADS, params, route.
+// parts, a binary search over the table. Identical parts may share one
+// generic body; then the pointers come packed in one struct parameter (up
+// to 32764 bytes on sm_70+) that the body indexes by part, and each group
+// finds its part by a binary search over baked block starts.
+// Every part runs with at most 256 threads; the threads a part
+// does not use return at once.
+// Holes: entry, THREADS, decls, params, route.
 extern "C" __global__ void __launch_bounds__(256) kf_k0_pointwise(const float *__restrict__ p0, float *__restrict__ p16) {
   kf_part0_k0_pointwise(blockIdx.x, p0, p16);
 }
