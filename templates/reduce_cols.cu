@@ -1,24 +1,82 @@
 // reduce_cols.cu - reduction over a strided axis (inner == {{INNER}} > 1):
 // {{OUTER}} x {{INNER}} outputs, each over {{RED}} elements {{INNER}} apart.
-// A block of 32 x 8 threads covers 32 consecutive outputs (so loads are
-// coalesced along inner); its 8 thread rows split the reduced axis, and
-// their partials are combined through shared memory in a fixed order
-// (deterministic). The epilogue runs in thread row 0.
-// Holes: fn, IDX, OUTER, RED, INNER, NB, LAUNCH, params, decl, accumulate,
-// combine, epilogue.
-KF_INLINE void {{fn}}(unsigned bid, {{params}}) {
-  if (threadIdx.x >= 256) return;
-  const int tx = threadIdx.x % 32, ty = threadIdx.x / 32;
-  const {{IDX}} o = ({{IDX}})bid / {{NB}};
-  const {{IDX}} n = ({{IDX}})(bid % {{NB}}) * 32 + tx;
-  const bool live = n < {{INNER}};
+// A block of TX x TY threads covers TX * LANES consecutive outputs (a tile):
+// each thread owns LANES adjacent outputs, loaded W at a time (16-byte loads
+// when W = LANES, coalesced along inner); its TY thread rows split the
+// block's share of the reduced axis. Slices are combined through shared
+// memory in a fixed order. When the tiles are too few to fill the GPU, the
+// reduced axis is split over SPLIT blocks per tile: each stores its partials,
+// and the last block of the tile (an atomic counter) combines them in a fixed
+// order (deterministic), then resets the counter for the next launch. The
+// epilogue runs in thread row 0 of the block that finishes a tile.
+// W > 1 only when every vector-accessed pointer is aligned (checked at run
+// time, uniformly); W = 1 reads the same LANES outputs one at a time.
+// Holes: fn, IDX, OUTER, RED, INNER, LANES, TX, TY, NT, SPLIT, CHUNK,
+// THREADS, LAUNCH, params, args, globals, decl, pre_decl, pre, accumulate,
+// combine, partial_store, partial_load, epilogue, aligned.
+{{globals}}
+template <int W>
+KF_INLINE void {{fn}}_cols(unsigned bid, {{params}}) {
+  enum { TX = {{TX}}, TY = {{TY}}, LANES = {{LANES}} };
+  __shared__ bool kf_last;
+  const int tx = threadIdx.x % TX, ty = threadIdx.x / TX;
+  const {{IDX}} o = ({{IDX}})bid / ({{NT}} * {{SPLIT}});
+  const {{IDX}} t = ({{IDX}})(bid / {{SPLIT}}) % {{NT}};
+  const {{IDX}} s = ({{IDX}})bid % {{SPLIT}};
+  const {{IDX}} n0 = (t * TX + tx) * LANES;
+  const bool live = n0 < {{INNER}};
+  const {{IDX}} k0 = s * {{CHUNK}};
+  const {{IDX}} k1 = k0 + {{CHUNK}} < {{RED}} ? k0 + {{CHUNK}} : {{RED}};
+  (void)k0; (void)k1;
 {{decl}}
   if (live) {
 #pragma unroll 4
-    for ({{IDX}} k = ty; k < {{RED}}; k += 8) {
-{{accumulate}}    }
+    for ({{IDX}} k = k0 + ty; k < k1; k += TY) {
+#pragma unroll
+      for (int g = 0; g < LANES / W; g++) {
+{{pre_decl}}        {
+          const {{IDX}} n = n0 + g * W;
+          (void)n;
+{{pre}}        }
+#pragma unroll
+        for (int j = 0; j < W; j++) {
+          const int l = g * W + j;
+          const {{IDX}} n = n0 + l;
+          (void)n;
+{{accumulate}}        }
+      }
+    }
   }
 {{combine}}
+  if ({{SPLIT}} > 1) {
+    if (ty == 0 && live) {
+#pragma unroll
+      for (int l = 0; l < LANES; l++) {
+{{partial_store}}      }
+    }
+    __threadfence();
+    kf_sync<{{THREADS}}, {{LAUNCH}}>();
+    if (threadIdx.x == 0) kf_last = atomicAdd(&{{fn}}_count[o * {{NT}} + t], 1u) == {{SPLIT}} - 1;
+    kf_sync<{{THREADS}}, {{LAUNCH}}>();
+    if (!kf_last) return;
+    __threadfence();
+{{partial_load}}
+{{combine}}
+    if (threadIdx.x == 0) {{fn}}_count[o * {{NT}} + t] = 0u;
+  }
   if (ty == 0 && live) {
-{{epilogue}}  }
+#pragma unroll
+    for (int l = 0; l < LANES; l++) {
+      const {{IDX}} n = n0 + l;
+      (void)n;
+{{epilogue}}    }
+  }
+}
+
+KF_INLINE void {{fn}}(unsigned bid, {{params}}) {
+  if (threadIdx.x >= {{THREADS}}) return;
+  if ({{LANES}} > 1 && {{aligned}})
+    {{fn}}_cols<{{LANES}}>(bid, {{args}});
+  else
+    {{fn}}_cols<1>(bid, {{args}});
 }

@@ -66,9 +66,15 @@ START_TEST(softmax_rows) {
   ck_assert_ptr_nonnull(strstr(src.source, "block per row"));
   ck_assert_ptr_nonnull(strstr(src.source, "row held in registers"));
   cg_launch_src_free(&src);
+  /* bf16: 4 accesses of 8 per thread, 256 threads; the row is held in its
+   * storage type and the exp computed for the sum is reused by the output */
   row_case(KF_BF16, 8192, 8192, 0, "softmax_bf16_8192", &src);
-  ck_assert_int_eq(src.block, 512);
-  ck_assert_ptr_nonnull(strstr(src.source, "kf_ldv<kf_bf16, W>"));
+  ck_assert_int_eq(src.block, 256);
+  ck_assert_int_eq(src.grid, 8192);
+  ck_assert_ptr_nonnull(strstr(src.source, "kf_pack<kf_bf16, W> x"));
+  ck_assert_ptr_nonnull(strstr(src.source, "reused reduction operands"));
+  ck_assert_ptr_nonnull(strstr(src.source, "float h4[NV][W];"));
+  ck_assert_ptr_nonnull(strstr(src.source, "h4[kk][j] = "));
   cg_launch_src_free(&src);
   row_case(KF_F16, 4096, 512, 0, "softmax_f16_512", &src);
   ck_assert_ptr_nonnull(strstr(src.source, "warp per row"));
@@ -151,11 +157,25 @@ START_TEST(reductions) {
   ck_assert_uint_gt(src.grid, 100);
   cg_launch_src_free(&src);
   int64_t s2[2] = {4096, 1000};
-  int ax0 = 0;
+  int ax0 = 0, ax1_ = 1;
+  /* 4 tiles of 32 x 8 columns (16-byte loads), the 4096 rows split over 64
+   * blocks per tile (8 rows x 8 iterations each), partials combined in order */
   reduce_case(KF_BF16, 2, s2, 1, &ax0, "column_mean_bf16", &src);
   ck_assert_ptr_nonnull(strstr(src.source, "strided"));
-  ck_assert_uint_eq(src.grid, 32);
+  ck_assert_ptr_nonnull(strstr(src.source, "split over 64 blocks per tile"));
+  ck_assert_ptr_nonnull(strstr(src.source, "kf_ldv<kf_bf16, W>"));
+  ck_assert_uint_eq(src.grid, 256);
+  ck_assert_int_eq(src.vec_bytes, 16);
   cg_launch_src_free(&src);
+  /* enough tiles to fill the GPU: no split, no partials */
+  int64_t s5[3] = {512, 64, 1024};
+  reduce_case(KF_F32, 3, s5, 1, &ax1_, "middle_axis_f32_no_split", &src);
+  ck_assert_ptr_null(strstr(src.source, "per tile (partials combined"));
+  ck_assert_uint_eq(src.grid, 512 * 8);
+  cg_launch_src_free(&src);
+  /* odd inner extent: scalar lanes, a 7-wide tile of 36 slices */
+  int64_t s6[2] = {100000, 7};
+  reduce_case(KF_F32, 2, s6, 1, &ax0, "column_sum_odd_inner", NULL);
   int64_t s3[3] = {64, 128, 32};
   int ax1 = 1;
   reduce_case(KF_F16, 3, s3, 1, &ax1, "middle_axis_f16", NULL);

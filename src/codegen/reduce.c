@@ -75,6 +75,54 @@ static int64_t split_of(const cg_emit_args *a, const red_shape *rs, int threads)
   return cg_min64(s, 1024);
 }
 
+/* The shape of a strided reduction's blocks: TX x TY threads (256), each
+ * owning W adjacent outputs (16 bytes of the narrowest full-size input),
+ * tiles of TX * W outputs, and the reduced axis split over SPLIT blocks per
+ * tile when the tiles alone would not fill the GPU (8 blocks of 256 per SM),
+ * keeping at least 8 iterations per thread. */
+typedef struct cols_plan {
+  int w, tx, ty;
+  int64_t nt, split, chunk;
+} cols_plan;
+
+static size_t red_bytes(const cg_emit_args *a) {
+  size_t b = 0;
+  for (int i = 0; i < a->k->n_nodes; i++) {
+    const ir_node *n = &a->g->nodes[a->k->nodes[i]];
+    if (is_reduce(n)) b += strcmp(cg_compute_type(n->dtype), "float") ? 8 : 4;
+  }
+  return b;
+}
+
+static void cols_of(const cg_emit_args *a, const red_shape *rs, cols_plan *cp) {
+  size_t minsz = 4;
+  for (int i = 0; i < a->k->n_inputs; i++) {
+    int32_t v = a->k->inputs[i];
+    if (kf_value_numel(a->g, v) != rs->outer * rs->red * rs->inner) continue;
+    size_t sz = kf_dtype_size(a->g->nodes[v].dtype);
+    if (sz < minsz) minsz = sz;
+  }
+  int w = (int)(16 / minsz);
+  if (w > 8) w = 8;
+  for (;;) {
+    while (w > 1 && rs->inner % w) w /= 2;
+    cp->tx = 32;
+    while (cp->tx > 1 && (int64_t)(cp->tx / 2) * w >= rs->inner) cp->tx /= 2;
+    cp->ty = 256 / cp->tx;
+    /* shared scratch of both instantiations (W and 1) under 32 KB */
+    if (w == 1 || 2 * red_bytes(a) * (size_t)(cp->ty * w * (cp->tx + 1)) <= 32768) break;
+    w /= 2;
+  }
+  cp->w = w;
+  cp->nt = cg_ceil_div(rs->inner, (int64_t)cp->tx * w);
+  int64_t tiles = rs->outer * cp->nt, target = (int64_t)a->t->sm_count * 8;
+  int64_t split = tiles >= target ? 1 : cg_ceil_div(target, tiles);
+  split = cg_min64(split, cg_min64(1024, rs->red / ((int64_t)cp->ty * 8)));
+  if (split < 1) split = 1;
+  cp->chunk = cg_ceil_div(rs->red, split);
+  cp->split = cg_ceil_div(rs->red, cp->chunk);
+}
+
 kf_status cg_plan_reduce(cg_emit_args *a) {
   red_shape rs;
   kf_status st = shape_of(a, &rs);
@@ -87,22 +135,37 @@ kf_status cg_plan_reduce(cg_emit_args *a) {
     p->threads = (uint32_t)th;
     p->blocks = (uint32_t)(rs.outer * split);
     snprintf(p->decisions, sizeof p->decisions,
-             "reduce: %lld x %lld contiguous, a block of %d per output%s%lld%s", (long long)rs.outer,
-             (long long)rs.red, th, split > 1 ? ", split over " : "", (long long)split,
-             split > 1 ? " blocks (partials combined by the last block, deterministic)" : "");
+             "reduce: %lld x %lld contiguous, a block of %d per output", (long long)rs.outer,
+             (long long)rs.red, th);
+    size_t l = strlen(p->decisions);
+    if (split > 1)
+      snprintf(p->decisions + l, sizeof p->decisions - l,
+               ", split over %lld blocks (partials combined by the last block, deterministic)",
+               (long long)split);
+    p->lanes = 1;
   } else {
+    cols_plan cp;
+    cols_of(a, &rs, &cp);
     p->threads = 256;
-    p->blocks = (uint32_t)(rs.outer * cg_ceil_div(rs.inner, 32));
+    p->blocks = (uint32_t)(rs.outer * cp.nt * cp.split);
+    p->lanes = cp.w;
     snprintf(p->decisions, sizeof p->decisions,
-             "reduce: %lld x %lld x %lld strided, 32 outputs x 8 slices of the reduced axis per "
-             "block", (long long)rs.outer, (long long)rs.red, (long long)rs.inner);
+             "reduce: %lld x %lld x %lld strided, %d x %d outputs x %d slices of the reduced "
+             "axis per block, %d lanes per access", (long long)rs.outer, (long long)rs.red,
+             (long long)rs.inner, cp.tx, cp.w, cp.ty, cp.w);
+    size_t l = strlen(p->decisions);
+    if (cp.split > 1)
+      snprintf(p->decisions + l, sizeof p->decisions - l,
+               ", split over %lld blocks per tile (partials combined by the last block, "
+               "deterministic)", (long long)cp.split);
+    /* partials are indexed over outer x split x inner */
+    if (rs.outer * cp.split * rs.inner > total) total = rs.outer * cp.split * rs.inner;
   }
-  p->lanes = 1;
   p->max_offset = total - 1;
   cg_index_type(total + (int64_t)p->threads * 8 + 256, &p->index64);
   size_t len = strlen(p->decisions);
-  snprintf(p->decisions + len, sizeof p->decisions - len, ", %s index, scalar loads",
-           p->index64 ? "64-bit" : "32-bit");
+  snprintf(p->decisions + len, sizeof p->decisions - len, ", %s index%s",
+           p->index64 ? "64-bit" : "32-bit", p->lanes > 1 ? "" : ", scalar loads");
   return KF_OK;
 }
 
@@ -123,9 +186,8 @@ static void emit_reductions(cg_emit_args *a, const red_shape *rs, int64_t split,
                             red_bufs *b) {
   const fuse_kernel *k = a->k;
   const cg_part *p = a->part;
-  bool cols = rs->inner > 1;
   gen->code = &b->acc;
-  gen->indent = cols ? 3 : 2;
+  gen->indent = 2;
   for (int i = 0; i < k->n_nodes; i++) {
     int32_t v = k->nodes[i];
     const ir_node *n = &a->g->nodes[v];
@@ -142,12 +204,7 @@ static void emit_reductions(cg_emit_args *a, const red_shape *rs, int64_t split,
     char name[160];
     cg_gen_value(gen, n->args[0], &c, name, sizeof name);
     cg_line(gen, "acc%d = %s<%s>::op(acc%d, %s);", (int)v, rd, ct, (int)v, name);
-    if (cols) {
-      cg_printf(&b->decl, "  __shared__ %s kf_c%d[8][33];\n", ct, (int)v);
-      cg_printf(&b->pstore, "  kf_c%d[ty][tx] = acc%d;\n", (int)v, (int)v);
-      cg_printf(&b->pload, "#pragma unroll\n    for (int i = 1; i < 8; i++) acc%d = %s<%s>::op(acc%d, "
-                "kf_c%d[i][tx]);\n", (int)v, rd, ct, (int)v, (int)v);
-    } else {
+    {
       cg_printf(&b->combine, "  acc%d = kf_block_allreduce<%s<%s>, %u, %d>(acc%d, kf_sm%c);\n",
                 (int)v, rd, ct, p->threads, p->launch_threads, (int)v, sm_letter(n->dtype));
       if (split > 1) {
@@ -186,9 +243,6 @@ static void emit_reductions(cg_emit_args *a, const red_shape *rs, int64_t split,
     cg_gen_value(gen, v, &c, name, sizeof name);
     cg_line(gen, "kf_st(p%d + (%s), %s);", (int)v, lin, name);
   }
-  if (cols)
-    cg_printf(&b->combine, "%s  kf_sync<256, %d>();\n  if (ty == 0) {\n%s  }\n",
-              b->pstore.s ? b->pstore.s : "", p->launch_threads, b->pload.s ? b->pload.s : "");
   cg_printf(&b->globals, "__device__ unsigned %s_count[%lld];\n", p->fn,
             (long long)(split > 1 ? rs->outer : 1));
 }
@@ -199,7 +253,7 @@ static void emit_epilogue(cg_emit_args *a, const red_shape *rs, cg_gen *gen, red
   gen->indent = 2;
   cg_gen_reset_memo(gen);
   char lin[64];
-  snprintf(lin, sizeof lin, rs->inner > 1 ? "o * %lld + n" : "o", (long long)rs->inner);
+  snprintf(lin, sizeof lin, "o");
   for (int i = 0; i < k->n_outputs; i++) {
     int32_t v = k->outputs[i];
     const ir_node *n = &a->g->nodes[v];
@@ -217,10 +271,214 @@ static void emit_epilogue(cg_emit_args *a, const red_shape *rs, cg_gen *gen, red
   }
 }
 
+/* ---- strided reductions (templates/reduce_cols.cu) ------------------------ */
+
+typedef struct cols_bufs {
+  cg_buf globals, decl, pre_decl, pre, acc, fold, pstore, pload, epi, align;
+} cols_bufs;
+
+/* Per reduction: registers for LANES outputs, the shared slice scratch, the
+ * fold of the TY slices, the partial store and load of a split. */
+static void cols_reduction(cg_emit_args *a, const red_shape *rs, const cols_plan *cp, int32_t v,
+                           cols_bufs *b) {
+  const ir_node *n = &a->g->nodes[v];
+  const char *ct = cg_compute_type(n->dtype), *rd = red_struct(n), *fn = a->part->fn;
+  long long sp = (long long)cp->split, in = (long long)rs->inner;
+  cg_printf(&b->decl, "  %s acc%d[LANES];\n#pragma unroll\n  for (int l = 0; l < LANES; l++) "
+            "acc%d[l] = %s<%s>::id();\n  __shared__ %s kf_c%d[TY][LANES][TX + 1];\n",
+            ct, (int)v, (int)v, rd, ct, ct, (int)v);
+  cg_printf(&b->fold, "      acc%d[l] = %s<%s>::op(acc%d[l], kf_c%d[i][l][tx]);\n", (int)v, rd, ct,
+            (int)v, (int)v);
+  cg_printf(&b->pload, "#pragma unroll\n    for (int l = 0; l < LANES; l++) acc%d[l] = "
+            "%s<%s>::id();\n", (int)v, rd, ct);
+  if (cp->split > 1) {
+    cg_printf(&b->globals, "__device__ %s %s_part%d[%lld];\n", ct, fn, (int)v,
+              (long long)rs->outer * sp * in);
+    cg_printf(&b->pstore, "        %s_part%d[(o * %lld + s) * %lld + n0 + l] = acc%d[l];\n", fn,
+              (int)v, sp, in, (int)v);
+    cg_printf(&b->pload, "    if (live)\n      for (int ss = ty; ss < %lld; ss += TY)\n"
+              "#pragma unroll\n        for (int l = 0; l < LANES; l++)\n"
+              "          acc%d[l] = %s<%s>::op(acc%d[l], ((volatile %s *)%s_part%d)[(o * %lld + "
+              "ss) * %lld + n0 + l]);\n", sp, (int)v, rd, ct, (int)v, ct, fn, (int)v, sp, in);
+  }
+  cg_printf(&b->epi, "      %s red%d = acc%d[l];\n", ct, (int)v, (int)v);
+  if (n->op == IR_OP_MEAN) {
+    char cnt[64];
+    cg_literal(n->dtype, (double)rs->red, cnt, sizeof cnt);
+    cg_printf(&b->epi, "      red%d = kf_div(red%d, %s);\n", (int)v, (int)v, cnt);
+  }
+}
+
+/* The element code: every reduction's operand at (o, k, n), W lanes loaded
+ * at once where contiguous along inner, and full-size outputs stored as
+ * each element is visited (each exactly once). */
+static void cols_elements(cg_emit_args *a, const red_shape *rs, const cols_plan *cp, cg_gen *gen,
+                          cols_bufs *b) {
+  const fuse_kernel *k = a->k;
+  gen->code = &b->acc;
+  gen->indent = 5;
+  gen->vec = cp->w;
+  gen->pre = &b->pre;
+  gen->pre_decl = &b->pre_decl;
+  gen->align = &b->align;
+  cg_ctx first;
+  const ir_node *x0 = NULL;
+  for (int i = 0; i < k->n_nodes; i++) {
+    int32_t v = k->nodes[i];
+    const ir_node *n = &a->g->nodes[v];
+    if (!is_reduce(n)) continue;
+    const ir_node *x = &a->g->nodes[n->args[0]];
+    red_shape r;
+    merge(n, x, &r);
+    int bounds[4] = {0, r.a, r.b, x->rank};
+    const char *vars[3] = {"o", "k", "n"};
+    cg_ctx c;
+    cg_ctx_groups(&c, x->rank, x->shape, 3, bounds, vars, VC_CONTIG);
+    if (!x0) {
+      x0 = x;
+      first = c;
+    }
+    char name[160];
+    cg_gen_value(gen, n->args[0], &c, name, sizeof name);
+    const char *ct = cg_compute_type(n->dtype);
+    cg_line(gen, "acc%d[l] = %s<%s>::op(acc%d[l], %s);", (int)v, red_struct(n), ct, (int)v, name);
+  }
+  for (int i = 0; i < k->n_outputs; i++) {
+    int32_t v = k->outputs[i];
+    const ir_node *n = &a->g->nodes[v];
+    if (kf_value_numel(a->g, v) != rs->outer * rs->red * rs->inner) continue;
+    char lin[256], name[160];
+    snprintf(lin, sizeof lin, "(o * %lld + k) * %lld + n", (long long)rs->red,
+             (long long)rs->inner);
+    cg_ctx c;
+    bool same = x0 && n->rank == x0->rank &&
+                !memcmp(n->shape, x0->shape, sizeof(int64_t) * (size_t)n->rank);
+    if (same)
+      c = first;
+    else
+      cg_ctx_linear(&c, n->rank, n->shape, lin, VC_GATHER);
+    cg_gen_value(gen, v, &c, name, sizeof name);
+    cg_line(gen, "kf_st(p%d + (%s), %s);", (int)v, lin, name);
+  }
+}
+
+/* Per-output epilogue, in the lane loop of thread row 0 (n = n0 + l). */
+static void cols_epilogue(cg_emit_args *a, const red_shape *rs, cg_gen *gen, cols_bufs *b) {
+  const fuse_kernel *k = a->k;
+  gen->code = &b->epi;
+  gen->indent = 3;
+  gen->vec = 1;
+  gen->pre = NULL;
+  cg_gen_reset_memo(gen);
+  char lin[64];
+  snprintf(lin, sizeof lin, "o * %lld + n", (long long)rs->inner);
+  for (int i = 0; i < k->n_outputs; i++) {
+    int32_t v = k->outputs[i];
+    const ir_node *n = &a->g->nodes[v];
+    if (kf_value_numel(a->g, v) == rs->outer * rs->red * rs->inner) continue;
+    if (kf_value_numel(a->g, v) != rs->outer * rs->inner) {
+      cg_gen_fail(gen, "output %%%d is not one value per reduced output", (int)v);
+      continue;
+    }
+    cg_ctx c;
+    cg_ctx_linear(&c, n->rank, n->shape, lin, VC_GATHER);
+    char name[160];
+    cg_gen_value(gen, v, &c, name, sizeof name);
+    cg_line(gen, "kf_st(p%d + (%s), %s);", (int)v, lin, name);
+  }
+}
+
+/* The combine hole: slices through shared memory, folded in order 0..TY-1
+ * by thread row 0 (a leading barrier makes the second use safe). */
+static void cols_combine(const cg_part *p, const cols_bufs *b, const char *stores, cg_buf *out) {
+  cg_printf(out, "  kf_sync<%u, %d>();\n#pragma unroll\n  for (int l = 0; l < LANES; l++) {\n%s  }\n"
+            "  kf_sync<%u, %d>();\n  if (ty == 0)\n    for (int i = 1; i < TY; i++)\n"
+            "#pragma unroll\n      for (int l = 0; l < LANES; l++) {\n%s      }\n",
+            p->threads, p->launch_threads, stores, p->threads, p->launch_threads,
+            b->fold.s ? b->fold.s : "");
+}
+
+static kf_status emit_cols(cg_emit_args *a, const red_shape *rs) {
+  cg_part *p = a->part;
+  cols_plan cp;
+  cols_of(a, rs, &cp);
+  const char *idx = p->index64 ? "long long" : "int";
+  cols_bufs b;
+  memset(&b, 0, sizeof b);
+  cg_buf stores = {0}, combine = {0}, params = {0}, args = {0};
+  cg_gen gen;
+  cg_gen_init(&gen, a->g, a->k, &b.acc, idx);
+  for (int i = 0; i < a->k->n_nodes; i++) {
+    int32_t v = a->k->nodes[i];
+    if (!is_reduce(&a->g->nodes[v])) continue;
+    cols_reduction(a, rs, &cp, v, &b);
+    cg_printf(&stores, "    kf_c%d[ty][l][tx] = acc%d[l];\n", (int)v, (int)v);
+    char bound[32];
+    snprintf(bound, sizeof bound, "red%d", (int)v);
+    cg_gen_bind(&gen, v, NULL, bound);
+  }
+  cg_printf(&b.globals, "__device__ unsigned %s_count[%lld];\n", p->fn,
+            (long long)(cp.split > 1 ? rs->outer * cp.nt : 1));
+  cols_elements(a, rs, &cp, &gen, &b);
+  cols_epilogue(a, rs, &gen, &b);
+  cols_combine(p, &b, stores.s ? stores.s : "", &combine);
+  cg_param_decls(a->g, p, &params);
+  cg_param_args(p, &args);
+  char outer[32], red[32], inner[32], lanes[16], tx[16], ty[16], nt[32], sp[32], chunk[32],
+      th[16], la[16];
+  const char *sfx = p->index64 ? "LL" : "";
+  snprintf(outer, sizeof outer, "%lld%s", (long long)rs->outer, sfx);
+  snprintf(red, sizeof red, "%lld%s", (long long)rs->red, sfx);
+  snprintf(inner, sizeof inner, "%lld%s", (long long)rs->inner, sfx);
+  snprintf(lanes, sizeof lanes, "%d", cp.w);
+  snprintf(tx, sizeof tx, "%d", cp.tx);
+  snprintf(ty, sizeof ty, "%d", cp.ty);
+  snprintf(nt, sizeof nt, "%lld", (long long)cp.nt);
+  snprintf(sp, sizeof sp, "%lld", (long long)cp.split);
+  snprintf(chunk, sizeof chunk, "%lld%s", (long long)cp.chunk, sfx);
+  snprintf(th, sizeof th, "%u", p->threads);
+  snprintf(la, sizeof la, "%d", p->launch_threads);
+#define S(x) ((x).s ? (x).s : "")
+  cg_hole holes[] = {
+      {"fn", p->fn},          {"IDX", idx},           {"OUTER", outer},
+      {"RED", red},           {"INNER", inner},       {"LANES", lanes},
+      {"TX", tx},             {"TY", ty},             {"NT", nt},
+      {"SPLIT", sp},          {"CHUNK", chunk},       {"THREADS", th},
+      {"LAUNCH", la},         {"params", S(params)},  {"args", S(args)},
+      {"globals", S(b.globals)}, {"decl", S(b.decl)}, {"pre_decl", S(b.pre_decl)},
+      {"pre", S(b.pre)},      {"accumulate", S(b.acc)}, {"combine", S(combine)},
+      {"partial_store", S(b.pstore)}, {"partial_load", S(b.pload)}, {"epilogue", S(b.epi)},
+      {"aligned", b.align.s ? b.align.s + 4 : "true"}};
+#undef S
+  kf_status st = KF_OK;
+  if (gen.failed) {
+    snprintf(a->err, a->errsize, "%s: %s", a->k->name, gen.err);
+    st = KF_ERR_UNSUPPORTED;
+  } else if (!cg_fill(a->out, "reduce_cols.cu", holes, (int)(sizeof holes / sizeof holes[0]),
+                      a->err, a->errsize)) {
+    st = KF_ERR_INTERNAL;
+  }
+  cg_buf *all[] = {&b.globals, &b.decl, &b.pre_decl, &b.pre, &b.acc, &b.fold, &b.pstore,
+                   &b.pload, &b.epi, &b.align, &stores, &combine, &params, &args};
+  for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) {
+    if (all[i]->oom && st == KF_OK) st = KF_ERR_OUT_OF_MEMORY;
+    cg_buf_free(all[i]);
+  }
+  int vb = 0;
+  for (int i = 0; i < a->k->n_inputs; i++) {
+    int s = (int)kf_dtype_size(a->g->nodes[a->k->inputs[i]].dtype) * cp.w;
+    if (s > vb) vb = s;
+  }
+  p->vec_bytes = vb > 16 ? 16 : vb;
+  cg_gen_free(&gen);
+  return st;
+}
+
 kf_status cg_emit_reduce(cg_emit_args *a) {
   red_shape rs;
   kf_status st = shape_of(a, &rs);
   if (st != KF_OK) return st;
+  if (rs.inner > 1) return emit_cols(a, &rs);
   cg_part *p = a->part;
   int64_t split = rs.inner == 1 ? split_of(a, &rs, (int)p->threads) : 1;
   const char *idx = p->index64 ? "long long" : "int";

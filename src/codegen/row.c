@@ -2,6 +2,7 @@
  * axis (rows x cols), pointwise work before, between and after them, the
  * row held in registers when it fits (templates/row.cu). */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "codegen/cg_internal.h"
@@ -10,7 +11,8 @@ typedef struct row_info {
   int lanes;       /* W */
   int group;       /* threads per row */
   int rpb;         /* rows per block */
-  bool hold;       /* full-row inputs held in registers */
+  bool hold;       /* full-row inputs held in registers (storage type) */
+  bool cache;      /* reduction operands reused later kept in registers */
 } row_info;
 
 static int64_t numel_of(const ir_node *n) {
@@ -69,6 +71,59 @@ static kf_status check_row(cg_emit_args *a) {
   return KF_OK;
 }
 
+/* Whether the reduction red's operand v is worth keeping in registers for
+ * the phases after red: a computed full value (not a cast or layout of an
+ * input: those cost one instruction) that another node of the kernel reads
+ * again, e.g. softmax's exp(x - max), read by the sum and by the division. */
+static bool cache_worthy(const cg_emit_args *a, int32_t red, int32_t v) {
+  const fuse_kernel *k = a->k;
+  const ir_node *n = &a->g->nodes[v];
+  if (!cg_in_kernel(k, v) || cg_is_input(k, v) || numel_of(n) != k->rows * k->cols) return false;
+  ir_kind kind = ir_ops[n->op].kind;
+  if (kind != KIND_UNARY && kind != KIND_BINARY && kind != KIND_POINTWISE) return false;
+  if (n->op == IR_OP_CAST || n->op == IR_OP_NEG || n->op == IR_OP_ABS) return false;
+  for (int i = 0; i < k->n_nodes; i++) {
+    const ir_node *u = &a->g->nodes[k->nodes[i]];
+    if (k->nodes[i] == red) continue;
+    for (int j = 0; j < u->nargs; j++)
+      if (u->args[j] == v) return true;
+  }
+  for (int i = 0; i < k->n_outputs; i++)
+    if (k->outputs[i] == v) return true;
+  return false;
+}
+
+/* Bytes per column of the cached reduction operands (each counted once). */
+static size_t cache_bytes(const cg_emit_args *a) {
+  const fuse_kernel *k = a->k;
+  size_t b = 0;
+  for (int i = 0; i < k->n_nodes; i++) {
+    const ir_node *n = &a->g->nodes[k->nodes[i]];
+    if (!is_reduce(n) || !cache_worthy(a, k->nodes[i], n->args[0])) continue;
+    bool dup = false;
+    for (int j = 0; j < i; j++) {
+      const ir_node *m = &a->g->nodes[k->nodes[j]];
+      if (is_reduce(m) && m->args[0] == n->args[0]) dup = true;
+    }
+    if (!dup) b += compute_size(a->g->nodes[n->args[0]].dtype);
+  }
+  return b;
+}
+
+/* KFUSE_ROW_THREADS=N (a power of two, 64..1024) sets the threads per row
+ * of rows longer than 1024 columns: a tuning knob for measurements. */
+static int threads_override(void) {
+  const char *e = getenv("KFUSE_ROW_THREADS");
+  if (!e || !*e) return 0;
+  long v = strtol(e, NULL, 10);
+  if (v < 64 || v > 1024 || (v & (v - 1))) return 0;
+  return (int)v;
+}
+
+/* Registers per thread (32-bit words) that held rows may take: past about
+ * 64 the kernel's occupancy drops below 3 blocks of 512 per SM. */
+enum { ROW_HOLD_WORDS = 64 };
+
 static void choose(cg_emit_args *a, row_info *ri) {
   const fuse_kernel *k = a->k;
   const kf_graph *g = a->g;
@@ -77,7 +132,7 @@ static void choose(cg_emit_args *a, row_info *ri) {
     const ir_node *n = &g->nodes[k->inputs[i]];
     if (numel_of(n) != k->rows * k->cols) continue;
     if (kf_dtype_size(n->dtype) < minsz) minsz = kf_dtype_size(n->dtype);
-    held += compute_size(n->dtype) / 4;
+    held += kf_dtype_size(n->dtype); /* held in the storage type */
   }
   for (int i = 0; i < k->n_outputs; i++) {
     const ir_node *n = &g->nodes[k->outputs[i]];
@@ -88,18 +143,23 @@ static void choose(cg_emit_args *a, row_info *ri) {
   if (w > 8) w = 8;
   while (w > 1 && k->cols % w) w /= 2;
   ri->lanes = w;
-  /* about 16 elements per thread; a warp per row up to 1024 columns */
+  /* about 4 accesses of W per thread (16 f32 or 32 bf16 elements): the
+   * per-row reduction overhead is shared by more elements and bf16 rows take
+   * 256 threads, 4 resident rows per SM instead of 3 of 512 (ptxas: 64
+   * registers); a warp per row up to 1024 columns */
   int64_t gsz = 32;
-  while (gsz < 512 && gsz * 16 < k->cols) gsz *= 2;
+  while (gsz < 512 && gsz * 4 * w < k->cols) gsz *= 2;
   if (k->cols <= 1024) gsz = 32;
+  else if (threads_override()) gsz = threads_override();
   int64_t ept = cg_ceil_div(k->cols, gsz * w) * w;
-  /* registers for held inputs: at most 64 words per thread */
-  while ((int64_t)held * ept > 64 && gsz < 1024) {
+  /* registers for held inputs: at most ROW_HOLD_WORDS words per thread */
+  while ((int64_t)held * ept > 4 * ROW_HOLD_WORDS && gsz < 1024) {
     gsz *= 2;
     ept = cg_ceil_div(k->cols, gsz * w) * w;
   }
-  ri->hold = (int64_t)held * ept <= 64;
+  ri->hold = (int64_t)held * ept <= 4 * ROW_HOLD_WORDS;
   if (!ri->hold) gsz = 512;
+  ri->cache = ri->hold && (int64_t)(held + cache_bytes(a)) * ept <= 4 * ROW_HOLD_WORDS;
   ri->group = (int)gsz;
   ri->rpb = gsz == 32 ? 8 : 1;
 }
@@ -120,10 +180,11 @@ kf_status cg_plan_row(cg_emit_args *a) {
   cg_index_type(reach, &p->index64);
   snprintf(p->decisions, sizeof p->decisions,
            "row: %lld rows x %lld cols, %s (%d threads per row, %d rows per block), %d lanes "
-           "per access, %s, %s index, %u blocks x %u threads",
+           "per access, %s%s, %s index, %u blocks x %u threads",
            (long long)k->rows, (long long)k->cols, ri.group == 32 ? "warp per row" : "block per row",
            ri.group, ri.rpb, ri.lanes,
            ri.hold ? "row held in registers" : "looped: inputs re-read per phase",
+           ri.cache && cache_bytes(a) ? " (reused reduction operands too)" : "",
            p->index64 ? "64-bit" : "32-bit", p->blocks, p->threads);
   return KF_OK;
 }
@@ -172,12 +233,29 @@ static char sm_letter(kf_dtype dt) {
   return dt == KF_F64 ? 'd' : dt == KF_I32 ? 'i' : dt == KF_I64 ? 'l' : 'f';
 }
 
+/* Whether value v is bound (held or cached) at context key already. */
+static bool bound(const cg_gen *gen, int32_t v, const char *key) {
+  for (int i = 0; i < gen->n_binds; i++)
+    if (gen->binds[i].value == v && (!gen->binds[i].key[0] || !strcmp(gen->binds[i].key, key)))
+      return true;
+  return false;
+}
+
+/* Whether the cache registers of v were declared by an earlier phase. */
+static bool declared(const row_emit *re, int32_t v) {
+  char decl[48];
+  snprintf(decl, sizeof decl, " h%d[NV][W];\n", (int)v);
+  return re->body.s && strstr(re->body.s, decl);
+}
+
 /* One phase: the reduction of node v over the row. */
 static void emit_phase(row_emit *re, int32_t v) {
   const kf_graph *g = re->a->g;
   const ir_node *n = &g->nodes[v];
   const ir_node *x = &g->nodes[n->args[0]];
   const char *ct = cg_compute_type(n->dtype);
+  if (re->ri.cache && cache_worthy(re->a, v, n->args[0]) && !declared(re, n->args[0]))
+    cg_printf(&re->body, "  %s h%d[NV][W];\n", cg_compute_type(x->dtype), (int)n->args[0]);
   cg_printf(&re->body, "  // phase: %%%d %s\n  %s red%d;\n  {\n    %s acc = %s<%s>::id();\n", (int)v,
             ir_ops[n->op].name, ct, (int)v, ct, red_struct(n), ct);
   cg_buf decl = {0}, pre = {0}, elems = {0}, after = {0};
@@ -188,11 +266,21 @@ static void emit_phase(row_emit *re, int32_t v) {
   re->gen.code = &elems;
   cg_ctx c;
   row_ctx(x, re->cols, &c);
-  char name[160];
+  char name[160], key[512];
+  cg_ctx_key(&c, key, sizeof key);
+  bool cache = re->ri.cache && cache_worthy(re->a, v, n->args[0]) &&
+               !bound(&re->gen, n->args[0], key);
   cg_gen_value(&re->gen, n->args[0], &c, name, sizeof name);
   cg_line(&re->gen, "acc = %s<%s>::op(acc, %s);", red_struct(n), ct, name);
+  if (cache) cg_line(&re->gen, "h%d[kk][j] = %s;", (int)n->args[0], name);
   chunk_close(re, &decl, &pre, &elems, &after);
   re->gen.code = saved;
+  if (cache) {
+    /* computed once here, read from registers by the later phases */
+    char expr[64];
+    snprintf(expr, sizeof expr, "h%d[kk][j]", (int)n->args[0]);
+    cg_gen_bind(&re->gen, n->args[0], key, expr);
+  }
   cg_printf(&re->body, "    red%d = kf_block_allreduce<%s<%s>, G, %d>(acc, kf_sm%c);\n", (int)v,
             red_struct(n), ct, re->a->part->launch_threads, sm_letter(n->dtype));
   if (n->op == IR_OP_MEAN) {
@@ -263,7 +351,9 @@ static void emit_row_outputs(row_emit *re) {
   if (any) cg_puts(&re->body, "  }\n");
 }
 
-/* Registers for the full-row inputs, loaded once per row. */
+/* Registers for the full-row inputs, loaded once per row and kept in their
+ * storage type (16-bit words stay packed: half the registers of floats, so
+ * more rows per SM and more bytes in flight); converted where used. */
 static void emit_hold(row_emit *re) {
   const kf_graph *g = re->a->g;
   const fuse_kernel *k = re->a->k;
@@ -271,20 +361,45 @@ static void emit_hold(row_emit *re) {
     int32_t v = k->inputs[i];
     const ir_node *n = &g->nodes[v];
     if (numel_of(n) != k->rows * k->cols) continue;
+    const char *st = cg_storage_type(n->dtype);
     cg_printf(&re->body,
-              "  %s x%d[NV][W];\n#pragma unroll\n  for (int kk = 0; kk < NV; kk++) {\n"
+              "  kf_pack<%s, W> x%d[NV];\n#pragma unroll\n  for (int kk = 0; kk < NV; kk++) {\n"
               "    const int c0 = (kk * G + lane) * W;\n"
-              "    if (FULL || c0 < COLS) kf_ldv<%s, W>(x%d[kk], p%d + (r * %lld + c0));\n  }\n",
-              cg_compute_type(n->dtype), (int)v, cg_storage_type(n->dtype), (int)v, (int)v,
-              (long long)re->cols);
+              "    if (FULL || c0 < COLS) {\n"
+              "      typedef typename kf_pack<%s, W>::word word;\n"
+              "      const word *q = reinterpret_cast<const word *>(p%d + (r * %lld + c0));\n"
+              "#pragma unroll\n"
+              "      for (int i = 0; i < kf_pack<%s, W>::N; i++) x%d[kk].w[i] = __ldg(q + i);\n"
+              "    }\n  }\n",
+              st, (int)v, st, (int)v, (long long)re->cols, st, (int)v);
     cg_ctx c;
     row_ctx(n, re->cols, &c);
     char key[512], expr[64];
     cg_ctx_key(&c, key, sizeof key);
-    snprintf(expr, sizeof expr, "x%d[kk][j]", (int)v);
+    snprintf(expr, sizeof expr, "kf_in(x%d[kk].s[j])", (int)v);
     cg_gen_bind(&re->gen, v, key, expr);
     size_t wb = kf_dtype_size(n->dtype) * (size_t)re->ri.lanes;
     cg_printf(&re->align, " && kf_aligned(p%d, %d)", (int)v, (int)(wb > 16 ? 16 : wb));
+  }
+}
+
+/* The cross-warp scratch of the reductions: one array per compute type
+ * used (32 values), or null pointers for a warp per row. */
+static void emit_shared(row_emit *re) {
+  static const char letters[] = "fdil";
+  static const char *const types[] = {"float", "double", "int", "long long"};
+  bool used[4] = {false, false, false, false};
+  for (int i = 0; i < re->a->k->n_nodes; i++) {
+    const ir_node *n = &re->a->g->nodes[re->a->k->nodes[i]];
+    if (is_reduce(n)) used[strchr(letters, sm_letter(n->dtype)) - letters] = true;
+  }
+  for (int t = 0; t < 4; t++) {
+    if (!used[t]) continue;
+    if (re->ri.group > 32)
+      cg_printf(&re->body, "  __shared__ %s kf_sm%c[32];\n", types[t], letters[t]);
+    else
+      cg_printf(&re->body, "  %s *kf_sm%c = 0;\n", types[t], letters[t]);
+    cg_printf(&re->body, "  (void)kf_sm%c;\n", letters[t]);
   }
 }
 
@@ -331,13 +446,7 @@ kf_status cg_emit_row(cg_emit_args *a) {
   cg_gen_init(&re.gen, a->g, a->k, &re.body, a->part->index64 ? "long long" : "int");
   re.gen.vec = re.ri.lanes;
   re.gen.align = &re.align;
-  if (re.ri.group > 32)
-    cg_puts(&re.body, "  __shared__ float kf_smf[32];\n  __shared__ double kf_smd[32];\n"
-                      "  __shared__ int kf_smi[32];\n  __shared__ long long kf_sml[32];\n");
-  else
-    cg_puts(&re.body, "  float *kf_smf = 0; double *kf_smd = 0; int *kf_smi = 0;\n"
-                      "  long long *kf_sml = 0;\n");
-  cg_puts(&re.body, "  (void)kf_smf; (void)kf_smd; (void)kf_smi; (void)kf_sml;\n");
+  emit_shared(&re);
   if (re.ri.hold) emit_hold(&re);
   for (int i = 0; i < a->k->n_nodes; i++)
     if (is_reduce(&a->g->nodes[a->k->nodes[i]])) emit_phase(&re, a->k->nodes[i]);

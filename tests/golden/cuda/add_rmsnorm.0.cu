@@ -1,9 +1,9 @@
-/* kfuse generated kernel kf_k0_row: 1 part, 4224 blocks x 512 threads.
+/* kfuse generated kernel kf_k0_row: 1 part, 8192 blocks x 256 threads.
  * part kf_part0_k0_row = kernel k0_row (row), 9 ops:
  *   %3 h=add(%0,%1) %4 hf=cast(%3) %5 sq=mul(%4,%4) %6 ms=mean(%5)
  *   %8 me=add(%6,%7) %9 iv=rsqrt(%8) %10 n=mul(%4,%9) %11 nb=cast(%10)
  *   %12 o=mul(%11,%2)
- *  decisions: row: 8192 rows x 8192 cols, block per row (512 threads per row, 1 rows per block), 8 lanes per access, row held in registers, 32-bit index, 4224 blocks x 512 threads
+ *  decisions: row: 8192 rows x 8192 cols, block per row (256 threads per row, 1 rows per block), 8 lanes per access, row held in registers, 32-bit index, 8192 blocks x 256 threads
  * index: 32-bit (largest offset 67108863); widest access 16 bytes
  */
 // common.cuh - the prelude of every generated kernel: storage types, f16/bf16
@@ -312,7 +312,7 @@ template <typename R, int N, int LAUNCH, typename T> KF_INLINE T kf_block_allred
 }
 
 // row.cu - row kernel: 8192 rows of 8192 columns, each row reduced by
-// a group of 512 threads (1 rows per block: a warp per row for short
+// a group of 256 threads (1 rows per block: a warp per row for short
 // rows, a block per row for long ones), grid-stride over rows. Each thread
 // owns chunks of W consecutive columns: chunk kk covers columns
 // (kk * G + lane) * W .. + W - 1. When the row fits in registers
@@ -326,24 +326,31 @@ template <typename R, int N, int LAUNCH, typename T> KF_INLINE T kf_block_allred
 // params, args, body.
 template <int W>
 KF_INLINE void kf_part0_k0_row_row(int r, int lane, const kf_bf16 *__restrict__ p0, const kf_bf16 *__restrict__ p1, const kf_bf16 *__restrict__ p2, kf_bf16 *__restrict__ p3, kf_bf16 *__restrict__ p12) {
-  enum { G = 512, COLS = 8192, NV = (COLS + G * W - 1) / (G * W),
+  enum { G = 256, COLS = 8192, NV = (COLS + G * W - 1) / (G * W),
          FULL = COLS % (G * W) == 0 };
   __shared__ float kf_smf[32];
-  __shared__ double kf_smd[32];
-  __shared__ int kf_smi[32];
-  __shared__ long long kf_sml[32];
-  (void)kf_smf; (void)kf_smd; (void)kf_smi; (void)kf_sml;
-  float x0[NV][W];
+  (void)kf_smf;
+  kf_pack<kf_bf16, W> x0[NV];
 #pragma unroll
   for (int kk = 0; kk < NV; kk++) {
     const int c0 = (kk * G + lane) * W;
-    if (FULL || c0 < COLS) kf_ldv<kf_bf16, W>(x0[kk], p0 + (r * 8192 + c0));
+    if (FULL || c0 < COLS) {
+      typedef typename kf_pack<kf_bf16, W>::word word;
+      const word *q = reinterpret_cast<const word *>(p0 + (r * 8192 + c0));
+#pragma unroll
+      for (int i = 0; i < kf_pack<kf_bf16, W>::N; i++) x0[kk].w[i] = __ldg(q + i);
+    }
   }
-  float x1[NV][W];
+  kf_pack<kf_bf16, W> x1[NV];
 #pragma unroll
   for (int kk = 0; kk < NV; kk++) {
     const int c0 = (kk * G + lane) * W;
-    if (FULL || c0 < COLS) kf_ldv<kf_bf16, W>(x1[kk], p1 + (r * 8192 + c0));
+    if (FULL || c0 < COLS) {
+      typedef typename kf_pack<kf_bf16, W>::word word;
+      const word *q = reinterpret_cast<const word *>(p1 + (r * 8192 + c0));
+#pragma unroll
+      for (int i = 0; i < kf_pack<kf_bf16, W>::N; i++) x1[kk].w[i] = __ldg(q + i);
+    }
   }
   // phase: %6 mean
   float red6;
@@ -361,14 +368,14 @@ KF_INLINE void kf_part0_k0_row_row(int r, int lane, const kf_bf16 *__restrict__ 
     for (int j = 0; j < W; j++) {
       const int c = c0 + j;
       (void)c;
-        const float t0 = kf_round_bf16(kf_add(x0[kk][j], x1[kk][j]));
+        const float t0 = kf_round_bf16(kf_add(kf_in(x0[kk].s[j]), kf_in(x1[kk].s[j])));
         const float t1 = kf_cast<float>(t0);
         const float t2 = kf_mul(t1, t1);
         acc = kf_red_sum<float>::op(acc, t2);
     }
   }
   }
-    red6 = kf_block_allreduce<kf_red_sum<float>, G, 512>(acc, kf_smf);
+    red6 = kf_block_allreduce<kf_red_sum<float>, G, 256>(acc, kf_smf);
     red6 = kf_div(red6, 8192.0f);
   }
   // outputs
@@ -388,7 +395,7 @@ KF_INLINE void kf_part0_k0_row_row(int r, int lane, const kf_bf16 *__restrict__ 
     for (int j = 0; j < W; j++) {
       const int c = c0 + j;
       (void)c;
-        const float t3 = kf_round_bf16(kf_add(x0[kk][j], x1[kk][j]));
+        const float t3 = kf_round_bf16(kf_add(kf_in(x0[kk].s[j]), kf_in(x1[kk].s[j])));
         o3[j] = t3;
         const float t4 = kf_cast<float>(t3);
         const float t5 = kf_add(red6, 9.99999997e-07f);
@@ -406,11 +413,11 @@ KF_INLINE void kf_part0_k0_row_row(int r, int lane, const kf_bf16 *__restrict__ 
 }
 
 KF_INLINE void kf_part0_k0_row(unsigned bid, const kf_bf16 *__restrict__ p0, const kf_bf16 *__restrict__ p1, const kf_bf16 *__restrict__ p2, kf_bf16 *__restrict__ p3, kf_bf16 *__restrict__ p12) {
-  if (threadIdx.x >= 512) return;
-  const int lane = threadIdx.x % 512;
-  const int grp = threadIdx.x / 512;
+  if (threadIdx.x >= 256) return;
+  const int lane = threadIdx.x % 256;
+  const int grp = threadIdx.x / 256;
   const bool vec = 8 > 1 && kf_aligned(p0, 16) && kf_aligned(p1, 16) && kf_aligned(p3, 16) && kf_aligned(p2, 16) && kf_aligned(p12, 16);
-  for (int r = (int)bid * 1 + grp; r < 8192; r += (int)4224 * 1) {
+  for (int r = (int)bid * 1 + grp; r < 8192; r += (int)8192 * 1) {
     if (vec)
       kf_part0_k0_row_row<8>(r, lane, p0, p1, p2, p3, p12);
     else
@@ -421,13 +428,9 @@ KF_INLINE void kf_part0_k0_row(unsigned bid, const kf_bf16 *__restrict__ p0, con
 // horizontal.cu - the kernel entry: routes each block to its part. A plain
 // launch has one part; a horizontal one gives each part a range of block
 // indices (starts baked in below), found by an if-chain or, past a few
-// parts, a binary search over the table. Identical parts may share one
-// generic body; then the pointers come packed in one struct parameter (up
-// to 32764 bytes on sm_70+) that the body indexes by part, and each group
-// finds its part by a binary search over baked block starts.
-// Every part runs with at most 512 threads; the threads a part
-// does not use return at once.
-// Holes: entry, THREADS, decls, params, route.
-extern "C" __global__ void __launch_bounds__(512) kf_k0_row(const kf_bf16 *__restrict__ p0, const kf_bf16 *__restrict__ p1, const kf_bf16 *__restrict__ p2, kf_bf16 *__restrict__ p3, kf_bf16 *__restrict__ p12) {
+// parts, a binary search over the table. Every part runs with at most
+// 256 threads; the threads a part does not use return at once.
+// Holes: entry, THREADS, params, route.
+extern "C" __global__ void __launch_bounds__(256) kf_k0_row(const kf_bf16 *__restrict__ p0, const kf_bf16 *__restrict__ p1, const kf_bf16 *__restrict__ p2, kf_bf16 *__restrict__ p3, kf_bf16 *__restrict__ p12) {
   kf_part0_k0_row(blockIdx.x, p0, p1, p2, p3, p12);
 }

@@ -1,14 +1,14 @@
-/* kfuse generated kernel kf_launch0_h3: 3 parts (horizontal), 1056 blocks x 256 threads.
+/* kfuse generated kernel kf_launch0_h3: 3 parts (horizontal), 2736 blocks x 256 threads.
  * part kf_part0_k0_reduce = kernel k0_reduce (reduce), 4 ops:
  *   %2 mu=mean(%0) %3 hi=max(%0) %4 lo=min(%0) %5 span=sub(%3,%4)
- *  decisions: reduce: 1 x 65536 x 512 strided, 32 outputs x 8 slices of the reduced axis per block, 32-bit index, scalar loads
+ *  decisions: reduce: 1 x 65536 x 512 strided, 32 x 4 outputs x 8 slices of the reduced axis per block, 4 lanes per access, split over 264 blocks per tile (partials combined by the last block, deterministic), 32-bit index
  * part kf_part1_k1_reduce = kernel k1_reduce (reduce), 1 ops:
  *   %6 mid=sum(%1)
- *  decisions: reduce: 64 x 2048 x 256 strided, 32 outputs x 8 slices of the reduced axis per block, 32-bit index, scalar loads
+ *  decisions: reduce: 64 x 2048 x 256 strided, 32 x 4 outputs x 8 slices of the reduced axis per block, 4 lanes per access, split over 9 blocks per tile (partials combined by the last block, deterministic), 32-bit index
  * part kf_part2_k2_reduce = kernel k2_reduce (reduce), 1 ops:
  *   %7 tot=sum(%1)
  *  decisions: reduce: 1 x 33554432 contiguous, a block of 256 per output, split over 528 blocks (partials combined by the last block, deterministic), 32-bit index, scalar loads
- * index: 32-bit (largest offset 33554431); widest access 4 bytes
+ * index: 32-bit (largest offset 33554431); widest access 16 bytes
  */
 // common.cuh - the prelude of every generated kernel: storage types, f16/bf16
 // conversions, vector loads and stores, one device function kf_<op> per
@@ -317,93 +317,297 @@ template <typename R, int N, int LAUNCH, typename T> KF_INLINE T kf_block_allred
 
 // reduce_cols.cu - reduction over a strided axis (inner == 512 > 1):
 // 1 x 512 outputs, each over 65536 elements 512 apart.
-// A block of 32 x 8 threads covers 32 consecutive outputs (so loads are
-// coalesced along inner); its 8 thread rows split the reduced axis, and
-// their partials are combined through shared memory in a fixed order
-// (deterministic). The epilogue runs in thread row 0.
-// Holes: fn, IDX, OUTER, RED, INNER, NB, LAUNCH, params, decl, accumulate,
-// combine, epilogue.
-KF_INLINE void kf_part0_k0_reduce(unsigned bid, const float *__restrict__ p0, float *__restrict__ p2, float *__restrict__ p5) {
-  if (threadIdx.x >= 256) return;
-  const int tx = threadIdx.x % 32, ty = threadIdx.x / 32;
-  const int o = (int)bid / 16;
-  const int n = (int)(bid % 16) * 32 + tx;
-  const bool live = n < 512;
-  float acc2 = kf_red_sum<float>::id();
-  __shared__ float kf_c2[8][33];
-  float acc3 = kf_red_max<float>::id();
-  __shared__ float kf_c3[8][33];
-  float acc4 = kf_red_min<float>::id();
-  __shared__ float kf_c4[8][33];
+// A block of TX x TY threads covers TX * LANES consecutive outputs (a tile):
+// each thread owns LANES adjacent outputs, loaded W at a time (16-byte loads
+// when W = LANES, coalesced along inner); its TY thread rows split the
+// block's share of the reduced axis. Slices are combined through shared
+// memory in a fixed order. When the tiles are too few to fill the GPU, the
+// reduced axis is split over SPLIT blocks per tile: each stores its partials,
+// and the last block of the tile (an atomic counter) combines them in a fixed
+// order (deterministic), then resets the counter for the next launch. The
+// epilogue runs in thread row 0 of the block that finishes a tile.
+// W > 1 only when every vector-accessed pointer is aligned (checked at run
+// time, uniformly); W = 1 reads the same LANES outputs one at a time.
+// Holes: fn, IDX, OUTER, RED, INNER, LANES, TX, TY, NT, SPLIT, CHUNK,
+// THREADS, LAUNCH, params, args, globals, decl, pre_decl, pre, accumulate,
+// combine, partial_store, partial_load, epilogue, aligned.
+__device__ float kf_part0_k0_reduce_part2[135168];
+__device__ float kf_part0_k0_reduce_part3[135168];
+__device__ float kf_part0_k0_reduce_part4[135168];
+__device__ unsigned kf_part0_k0_reduce_count[4];
+
+template <int W>
+KF_INLINE void kf_part0_k0_reduce_cols(unsigned bid, const float *__restrict__ p0, float *__restrict__ p2, float *__restrict__ p5) {
+  enum { TX = 32, TY = 8, LANES = 4 };
+  __shared__ bool kf_last;
+  const int tx = threadIdx.x % TX, ty = threadIdx.x / TX;
+  const int o = (int)bid / (4 * 264);
+  const int t = (int)(bid / 264) % 4;
+  const int s = (int)bid % 264;
+  const int n0 = (t * TX + tx) * LANES;
+  const bool live = n0 < 512;
+  const int k0 = s * 249;
+  const int k1 = k0 + 249 < 65536 ? k0 + 249 : 65536;
+  (void)k0; (void)k1;
+  float acc2[LANES];
+#pragma unroll
+  for (int l = 0; l < LANES; l++) acc2[l] = kf_red_sum<float>::id();
+  __shared__ float kf_c2[TY][LANES][TX + 1];
+  float acc3[LANES];
+#pragma unroll
+  for (int l = 0; l < LANES; l++) acc3[l] = kf_red_max<float>::id();
+  __shared__ float kf_c3[TY][LANES][TX + 1];
+  float acc4[LANES];
+#pragma unroll
+  for (int l = 0; l < LANES; l++) acc4[l] = kf_red_min<float>::id();
+  __shared__ float kf_c4[TY][LANES][TX + 1];
 
   if (live) {
 #pragma unroll 4
-    for (int k = ty; k < 65536; k += 8) {
-      const float t0 = kf_ld(p0 + (k * 512 + n));
-      acc2 = kf_red_sum<float>::op(acc2, t0);
-      acc3 = kf_red_max<float>::op(acc3, t0);
-      acc4 = kf_red_min<float>::op(acc4, t0);
+    for (int k = k0 + ty; k < k1; k += TY) {
+#pragma unroll
+      for (int g = 0; g < LANES / W; g++) {
+  float r0[W];
+        {
+          const int n = n0 + g * W;
+          (void)n;
+    kf_ldv<float, W>(r0, p0 + (k * 512 + n));
+        }
+#pragma unroll
+        for (int j = 0; j < W; j++) {
+          const int l = g * W + j;
+          const int n = n0 + l;
+          (void)n;
+          const float t0 = r0[j];
+          acc2[l] = kf_red_sum<float>::op(acc2[l], t0);
+          acc3[l] = kf_red_max<float>::op(acc3[l], t0);
+          acc4[l] = kf_red_min<float>::op(acc4[l], t0);
+        }
+      }
     }
   }
-  kf_c2[ty][tx] = acc2;
-  kf_c3[ty][tx] = acc3;
-  kf_c4[ty][tx] = acc4;
   kf_sync<256, 256>();
-  if (ty == 0) {
 #pragma unroll
-    for (int i = 1; i < 8; i++) acc2 = kf_red_sum<float>::op(acc2, kf_c2[i][tx]);
-#pragma unroll
-    for (int i = 1; i < 8; i++) acc3 = kf_red_max<float>::op(acc3, kf_c3[i][tx]);
-#pragma unroll
-    for (int i = 1; i < 8; i++) acc4 = kf_red_min<float>::op(acc4, kf_c4[i][tx]);
+  for (int l = 0; l < LANES; l++) {
+    kf_c2[ty][l][tx] = acc2[l];
+    kf_c3[ty][l][tx] = acc3[l];
+    kf_c4[ty][l][tx] = acc4[l];
   }
+  kf_sync<256, 256>();
+  if (ty == 0)
+    for (int i = 1; i < TY; i++)
+#pragma unroll
+      for (int l = 0; l < LANES; l++) {
+      acc2[l] = kf_red_sum<float>::op(acc2[l], kf_c2[i][l][tx]);
+      acc3[l] = kf_red_max<float>::op(acc3[l], kf_c3[i][l][tx]);
+      acc4[l] = kf_red_min<float>::op(acc4[l], kf_c4[i][l][tx]);
+      }
 
-  if (ty == 0 && live) {
-    float red2 = acc2;
-    red2 = kf_div(red2, 65536.0f);
-    float red3 = acc3;
-    float red4 = acc4;
-    kf_st(p2 + (o * 512 + n), red2);
-    const float t1 = kf_sub(red3, red4);
-    kf_st(p5 + (o * 512 + n), t1);
+  if (264 > 1) {
+    if (ty == 0 && live) {
+#pragma unroll
+      for (int l = 0; l < LANES; l++) {
+        kf_part0_k0_reduce_part2[(o * 264 + s) * 512 + n0 + l] = acc2[l];
+        kf_part0_k0_reduce_part3[(o * 264 + s) * 512 + n0 + l] = acc3[l];
+        kf_part0_k0_reduce_part4[(o * 264 + s) * 512 + n0 + l] = acc4[l];
+      }
+    }
+    __threadfence();
+    kf_sync<256, 256>();
+    if (threadIdx.x == 0) kf_last = atomicAdd(&kf_part0_k0_reduce_count[o * 4 + t], 1u) == 264 - 1;
+    kf_sync<256, 256>();
+    if (!kf_last) return;
+    __threadfence();
+#pragma unroll
+    for (int l = 0; l < LANES; l++) acc2[l] = kf_red_sum<float>::id();
+    if (live)
+      for (int ss = ty; ss < 264; ss += TY)
+#pragma unroll
+        for (int l = 0; l < LANES; l++)
+          acc2[l] = kf_red_sum<float>::op(acc2[l], ((volatile float *)kf_part0_k0_reduce_part2)[(o * 264 + ss) * 512 + n0 + l]);
+#pragma unroll
+    for (int l = 0; l < LANES; l++) acc3[l] = kf_red_max<float>::id();
+    if (live)
+      for (int ss = ty; ss < 264; ss += TY)
+#pragma unroll
+        for (int l = 0; l < LANES; l++)
+          acc3[l] = kf_red_max<float>::op(acc3[l], ((volatile float *)kf_part0_k0_reduce_part3)[(o * 264 + ss) * 512 + n0 + l]);
+#pragma unroll
+    for (int l = 0; l < LANES; l++) acc4[l] = kf_red_min<float>::id();
+    if (live)
+      for (int ss = ty; ss < 264; ss += TY)
+#pragma unroll
+        for (int l = 0; l < LANES; l++)
+          acc4[l] = kf_red_min<float>::op(acc4[l], ((volatile float *)kf_part0_k0_reduce_part4)[(o * 264 + ss) * 512 + n0 + l]);
+
+  kf_sync<256, 256>();
+#pragma unroll
+  for (int l = 0; l < LANES; l++) {
+    kf_c2[ty][l][tx] = acc2[l];
+    kf_c3[ty][l][tx] = acc3[l];
+    kf_c4[ty][l][tx] = acc4[l];
   }
+  kf_sync<256, 256>();
+  if (ty == 0)
+    for (int i = 1; i < TY; i++)
+#pragma unroll
+      for (int l = 0; l < LANES; l++) {
+      acc2[l] = kf_red_sum<float>::op(acc2[l], kf_c2[i][l][tx]);
+      acc3[l] = kf_red_max<float>::op(acc3[l], kf_c3[i][l][tx]);
+      acc4[l] = kf_red_min<float>::op(acc4[l], kf_c4[i][l][tx]);
+      }
+
+    if (threadIdx.x == 0) kf_part0_k0_reduce_count[o * 4 + t] = 0u;
+  }
+  if (ty == 0 && live) {
+#pragma unroll
+    for (int l = 0; l < LANES; l++) {
+      const int n = n0 + l;
+      (void)n;
+      float red2 = acc2[l];
+      red2 = kf_div(red2, 65536.0f);
+      float red3 = acc3[l];
+      float red4 = acc4[l];
+      kf_st(p2 + (o * 512 + n), red2);
+      const float t1 = kf_sub(red3, red4);
+      kf_st(p5 + (o * 512 + n), t1);
+    }
+  }
+}
+
+KF_INLINE void kf_part0_k0_reduce(unsigned bid, const float *__restrict__ p0, float *__restrict__ p2, float *__restrict__ p5) {
+  if (threadIdx.x >= 256) return;
+  if (4 > 1 && kf_aligned(p0, 16))
+    kf_part0_k0_reduce_cols<4>(bid, p0, p2, p5);
+  else
+    kf_part0_k0_reduce_cols<1>(bid, p0, p2, p5);
 }
 
 // reduce_cols.cu - reduction over a strided axis (inner == 256 > 1):
 // 64 x 256 outputs, each over 2048 elements 256 apart.
-// A block of 32 x 8 threads covers 32 consecutive outputs (so loads are
-// coalesced along inner); its 8 thread rows split the reduced axis, and
-// their partials are combined through shared memory in a fixed order
-// (deterministic). The epilogue runs in thread row 0.
-// Holes: fn, IDX, OUTER, RED, INNER, NB, LAUNCH, params, decl, accumulate,
-// combine, epilogue.
-KF_INLINE void kf_part1_k1_reduce(unsigned bid, const float *__restrict__ p1, float *__restrict__ p6) {
-  if (threadIdx.x >= 256) return;
-  const int tx = threadIdx.x % 32, ty = threadIdx.x / 32;
-  const int o = (int)bid / 8;
-  const int n = (int)(bid % 8) * 32 + tx;
-  const bool live = n < 256;
-  float acc6 = kf_red_sum<float>::id();
-  __shared__ float kf_c6[8][33];
+// A block of TX x TY threads covers TX * LANES consecutive outputs (a tile):
+// each thread owns LANES adjacent outputs, loaded W at a time (16-byte loads
+// when W = LANES, coalesced along inner); its TY thread rows split the
+// block's share of the reduced axis. Slices are combined through shared
+// memory in a fixed order. When the tiles are too few to fill the GPU, the
+// reduced axis is split over SPLIT blocks per tile: each stores its partials,
+// and the last block of the tile (an atomic counter) combines them in a fixed
+// order (deterministic), then resets the counter for the next launch. The
+// epilogue runs in thread row 0 of the block that finishes a tile.
+// W > 1 only when every vector-accessed pointer is aligned (checked at run
+// time, uniformly); W = 1 reads the same LANES outputs one at a time.
+// Holes: fn, IDX, OUTER, RED, INNER, LANES, TX, TY, NT, SPLIT, CHUNK,
+// THREADS, LAUNCH, params, args, globals, decl, pre_decl, pre, accumulate,
+// combine, partial_store, partial_load, epilogue, aligned.
+__device__ float kf_part1_k1_reduce_part6[147456];
+__device__ unsigned kf_part1_k1_reduce_count[128];
+
+template <int W>
+KF_INLINE void kf_part1_k1_reduce_cols(unsigned bid, const float *__restrict__ p1, float *__restrict__ p6) {
+  enum { TX = 32, TY = 8, LANES = 4 };
+  __shared__ bool kf_last;
+  const int tx = threadIdx.x % TX, ty = threadIdx.x / TX;
+  const int o = (int)bid / (2 * 9);
+  const int t = (int)(bid / 9) % 2;
+  const int s = (int)bid % 9;
+  const int n0 = (t * TX + tx) * LANES;
+  const bool live = n0 < 256;
+  const int k0 = s * 228;
+  const int k1 = k0 + 228 < 2048 ? k0 + 228 : 2048;
+  (void)k0; (void)k1;
+  float acc6[LANES];
+#pragma unroll
+  for (int l = 0; l < LANES; l++) acc6[l] = kf_red_sum<float>::id();
+  __shared__ float kf_c6[TY][LANES][TX + 1];
 
   if (live) {
 #pragma unroll 4
-    for (int k = ty; k < 2048; k += 8) {
-      const float t0 = kf_ld(p1 + (o * 524288 + k * 256 + n));
-      acc6 = kf_red_sum<float>::op(acc6, t0);
+    for (int k = k0 + ty; k < k1; k += TY) {
+#pragma unroll
+      for (int g = 0; g < LANES / W; g++) {
+  float r0[W];
+        {
+          const int n = n0 + g * W;
+          (void)n;
+    kf_ldv<float, W>(r0, p1 + (o * 524288 + k * 256 + n));
+        }
+#pragma unroll
+        for (int j = 0; j < W; j++) {
+          const int l = g * W + j;
+          const int n = n0 + l;
+          (void)n;
+          const float t0 = r0[j];
+          acc6[l] = kf_red_sum<float>::op(acc6[l], t0);
+        }
+      }
     }
   }
-  kf_c6[ty][tx] = acc6;
   kf_sync<256, 256>();
-  if (ty == 0) {
 #pragma unroll
-    for (int i = 1; i < 8; i++) acc6 = kf_red_sum<float>::op(acc6, kf_c6[i][tx]);
+  for (int l = 0; l < LANES; l++) {
+    kf_c6[ty][l][tx] = acc6[l];
   }
+  kf_sync<256, 256>();
+  if (ty == 0)
+    for (int i = 1; i < TY; i++)
+#pragma unroll
+      for (int l = 0; l < LANES; l++) {
+      acc6[l] = kf_red_sum<float>::op(acc6[l], kf_c6[i][l][tx]);
+      }
 
-  if (ty == 0 && live) {
-    float red6 = acc6;
-    kf_st(p6 + (o * 256 + n), red6);
+  if (9 > 1) {
+    if (ty == 0 && live) {
+#pragma unroll
+      for (int l = 0; l < LANES; l++) {
+        kf_part1_k1_reduce_part6[(o * 9 + s) * 256 + n0 + l] = acc6[l];
+      }
+    }
+    __threadfence();
+    kf_sync<256, 256>();
+    if (threadIdx.x == 0) kf_last = atomicAdd(&kf_part1_k1_reduce_count[o * 2 + t], 1u) == 9 - 1;
+    kf_sync<256, 256>();
+    if (!kf_last) return;
+    __threadfence();
+#pragma unroll
+    for (int l = 0; l < LANES; l++) acc6[l] = kf_red_sum<float>::id();
+    if (live)
+      for (int ss = ty; ss < 9; ss += TY)
+#pragma unroll
+        for (int l = 0; l < LANES; l++)
+          acc6[l] = kf_red_sum<float>::op(acc6[l], ((volatile float *)kf_part1_k1_reduce_part6)[(o * 9 + ss) * 256 + n0 + l]);
+
+  kf_sync<256, 256>();
+#pragma unroll
+  for (int l = 0; l < LANES; l++) {
+    kf_c6[ty][l][tx] = acc6[l];
   }
+  kf_sync<256, 256>();
+  if (ty == 0)
+    for (int i = 1; i < TY; i++)
+#pragma unroll
+      for (int l = 0; l < LANES; l++) {
+      acc6[l] = kf_red_sum<float>::op(acc6[l], kf_c6[i][l][tx]);
+      }
+
+    if (threadIdx.x == 0) kf_part1_k1_reduce_count[o * 2 + t] = 0u;
+  }
+  if (ty == 0 && live) {
+#pragma unroll
+    for (int l = 0; l < LANES; l++) {
+      const int n = n0 + l;
+      (void)n;
+      float red6 = acc6[l];
+      kf_st(p6 + (o * 256 + n), red6);
+    }
+  }
+}
+
+KF_INLINE void kf_part1_k1_reduce(unsigned bid, const float *__restrict__ p1, float *__restrict__ p6) {
+  if (threadIdx.x >= 256) return;
+  if (4 > 1 && kf_aligned(p1, 16))
+    kf_part1_k1_reduce_cols<4>(bid, p1, p6);
+  else
+    kf_part1_k1_reduce_cols<1>(bid, p1, p6);
 }
 
 // reduce_rows.cu - reduction over contiguous elements (inner == 1): 1
@@ -470,15 +674,11 @@ KF_INLINE void kf_part2_k2_reduce(unsigned bid, const float *__restrict__ p1, fl
 // horizontal.cu - the kernel entry: routes each block to its part. A plain
 // launch has one part; a horizontal one gives each part a range of block
 // indices (starts baked in below), found by an if-chain or, past a few
-// parts, a binary search over the table. Identical parts may share one
-// generic body; then the pointers come packed in one struct parameter (up
-// to 32764 bytes on sm_70+) that the body indexes by part, and each group
-// finds its part by a binary search over baked block starts.
-// Every part runs with at most 256 threads; the threads a part
-// does not use return at once.
-// Holes: entry, THREADS, decls, params, route.
+// parts, a binary search over the table. Every part runs with at most
+// 256 threads; the threads a part does not use return at once.
+// Holes: entry, THREADS, params, route.
 extern "C" __global__ void __launch_bounds__(256) kf_launch0_h3(const float *__restrict__ p0, float *__restrict__ p2, float *__restrict__ p5, const float *__restrict__ p1, float *__restrict__ p6, float *__restrict__ p7) {
-  if (blockIdx.x < 16u) kf_part0_k0_reduce(blockIdx.x - 0u, p0, p2, p5);
-  else if (blockIdx.x < 528u) kf_part1_k1_reduce(blockIdx.x - 16u, p1, p6);
-  else if (blockIdx.x < 1056u) kf_part2_k2_reduce(blockIdx.x - 528u, p1, p7);
+  if (blockIdx.x < 1056u) kf_part0_k0_reduce(blockIdx.x - 0u, p0, p2, p5);
+  else if (blockIdx.x < 2208u) kf_part1_k1_reduce(blockIdx.x - 1056u, p1, p6);
+  else if (blockIdx.x < 2736u) kf_part2_k2_reduce(blockIdx.x - 2208u, p1, p7);
 }

@@ -1,7 +1,7 @@
 /* kfuse generated kernel kf_k0_row: 1 part, 4224 blocks x 512 threads.
  * part kf_part0_k0_row = kernel k0_row (row), 5 ops:
  *   %1=max(%0) %2=sub(%0,%1) %3=exp(%2) %4=sum(%3) %5 y=div(%3,%4)
- *  decisions: row: 8192 rows x 8192 cols, block per row (512 threads per row, 1 rows per block), 4 lanes per access, row held in registers, 32-bit index, 4224 blocks x 512 threads
+ *  decisions: row: 8192 rows x 8192 cols, block per row (512 threads per row, 1 rows per block), 4 lanes per access, row held in registers (reused reduction operands too), 32-bit index, 4224 blocks x 512 threads
  * index: 32-bit (largest offset 67108863); widest access 16 bytes
  */
 // common.cuh - the prelude of every generated kernel: storage types, f16/bf16
@@ -327,15 +327,17 @@ KF_INLINE void kf_part0_k0_row_row(int r, int lane, const float *__restrict__ p0
   enum { G = 512, COLS = 8192, NV = (COLS + G * W - 1) / (G * W),
          FULL = COLS % (G * W) == 0 };
   __shared__ float kf_smf[32];
-  __shared__ double kf_smd[32];
-  __shared__ int kf_smi[32];
-  __shared__ long long kf_sml[32];
-  (void)kf_smf; (void)kf_smd; (void)kf_smi; (void)kf_sml;
-  float x0[NV][W];
+  (void)kf_smf;
+  kf_pack<float, W> x0[NV];
 #pragma unroll
   for (int kk = 0; kk < NV; kk++) {
     const int c0 = (kk * G + lane) * W;
-    if (FULL || c0 < COLS) kf_ldv<float, W>(x0[kk], p0 + (r * 8192 + c0));
+    if (FULL || c0 < COLS) {
+      typedef typename kf_pack<float, W>::word word;
+      const word *q = reinterpret_cast<const word *>(p0 + (r * 8192 + c0));
+#pragma unroll
+      for (int i = 0; i < kf_pack<float, W>::N; i++) x0[kk].w[i] = __ldg(q + i);
+    }
   }
   // phase: %1 max
   float red1;
@@ -353,12 +355,13 @@ KF_INLINE void kf_part0_k0_row_row(int r, int lane, const float *__restrict__ p0
     for (int j = 0; j < W; j++) {
       const int c = c0 + j;
       (void)c;
-        acc = kf_red_max<float>::op(acc, x0[kk][j]);
+        acc = kf_red_max<float>::op(acc, kf_in(x0[kk].s[j]));
     }
   }
   }
     red1 = kf_block_allreduce<kf_red_max<float>, G, 512>(acc, kf_smf);
   }
+  float h3[NV][W];
   // phase: %4 sum
   float red4;
   {
@@ -375,9 +378,10 @@ KF_INLINE void kf_part0_k0_row_row(int r, int lane, const float *__restrict__ p0
     for (int j = 0; j < W; j++) {
       const int c = c0 + j;
       (void)c;
-        const float t0 = kf_sub(x0[kk][j], red1);
+        const float t0 = kf_sub(kf_in(x0[kk].s[j]), red1);
         const float t1 = kf_exp(t0);
         acc = kf_red_sum<float>::op(acc, t1);
+        h3[kk][j] = t1;
     }
   }
   }
@@ -397,10 +401,8 @@ KF_INLINE void kf_part0_k0_row_row(int r, int lane, const float *__restrict__ p0
     for (int j = 0; j < W; j++) {
       const int c = c0 + j;
       (void)c;
-        const float t2 = kf_sub(x0[kk][j], red1);
-        const float t3 = kf_exp(t2);
-        const float t4 = kf_div(t3, red4);
-        o5[j] = t4;
+        const float t2 = kf_div(h3[kk][j], red4);
+        o5[j] = t2;
     }
     kf_stv<float, W>(p5 + (r * 8192 + c0), o5);
   }
@@ -423,13 +425,9 @@ KF_INLINE void kf_part0_k0_row(unsigned bid, const float *__restrict__ p0, float
 // horizontal.cu - the kernel entry: routes each block to its part. A plain
 // launch has one part; a horizontal one gives each part a range of block
 // indices (starts baked in below), found by an if-chain or, past a few
-// parts, a binary search over the table. Identical parts may share one
-// generic body; then the pointers come packed in one struct parameter (up
-// to 32764 bytes on sm_70+) that the body indexes by part, and each group
-// finds its part by a binary search over baked block starts.
-// Every part runs with at most 512 threads; the threads a part
-// does not use return at once.
-// Holes: entry, THREADS, decls, params, route.
+// parts, a binary search over the table. Every part runs with at most
+// 512 threads; the threads a part does not use return at once.
+// Holes: entry, THREADS, params, route.
 extern "C" __global__ void __launch_bounds__(512) kf_k0_row(const float *__restrict__ p0, float *__restrict__ p5) {
   kf_part0_k0_row(blockIdx.x, p0, p5);
 }
