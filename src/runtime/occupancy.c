@@ -153,6 +153,7 @@ typedef struct occ_cand {
   occ_record rec;
   bool known; /* rec.lowest came from the cache */
   bool split;
+  double ratio; /* bytes of the plan with this kernel split / bytes now */
   char why[160];
 } occ_cand;
 
@@ -297,6 +298,50 @@ static void measure_parts(kf_plan *plan, const kf_plan *tmp, occ_cand *c, int nc
   free(state);
 }
 
+/* ---- the bandwidth model that gates every split ---------------------------
+
+ * Occupancy and spills only trigger a comparison. A split also makes the
+ * plan move more bytes (the values that stayed on chip go to memory), so it
+ * goes ahead only when a simple model predicts it is faster: a memory-bound
+ * kernel reaches full bandwidth from about half occupancy (below that,
+ * bandwidth falls in proportion), and each 128 bytes spilled per thread
+ * cost about one more pass over its data. Time ~ bytes / efficiency. */
+static double occ_efficiency(const rt_occ *o) {
+  double e = o->occupancy >= 0.5 ? 1.0 : o->occupancy / 0.5;
+  if (o->local_bytes > 0) e /= 1.0 + o->local_bytes / 128.0;
+  return e > 1e-3 ? e : 1e-3;
+}
+
+/* Bytes of the plan with candidate c split, over the plan's bytes now. */
+static double split_bytes_ratio(const kf_plan *plan, const occ_cand *c) {
+  int32_t n = 0;
+  fuse_split *s = splits_with(plan->fuse, c, 1, false, &n);
+  if (!s) return 1e9;
+  fuse_options fo = plan->fuse->options;
+  fo.splits = s;
+  fo.n_splits = n;
+  fuse_plan *fp = NULL;
+  char err[256];
+  double r = 1e9;
+  if (fuse_plan_build(plan->graph, &fo, &fp, err, sizeof err) == KF_OK && plan->fuse->bytes_fused > 0)
+    r = (double)fp->bytes_fused / (double)plan->fuse->bytes_fused;
+  fuse_plan_free(fp);
+  splits_free(plan->fuse, s, n);
+  return r;
+}
+
+/* Whether the model predicts the split to be faster; says why not. */
+static bool split_pays(const occ_cand *c, const rt_occ *parts, char *why, size_t size) {
+  double t_fused = 1.0 / occ_efficiency(&c->rec.fused);
+  double t_split = c->ratio / occ_efficiency(parts);
+  if (t_split < 0.95 * t_fused) return true;
+  snprintf(why, size,
+           "but a split would move %.2fx the bytes, predicted %.2fx the time (bandwidth model): "
+           "kept fused",
+           c->ratio, t_split / t_fused);
+  return false;
+}
+
 /* ---- after loading: compare, split, recompile ------------------------------ */
 
 static void swap_in(kf_plan *plan, kf_plan *tmp) {
@@ -318,10 +363,23 @@ static int find_candidates(kf_plan *plan, occ_cand *c) {
     const fuse_kernel *k = splittable(fp, i);
     const rt_occ *o = &plan->rt->launches[i].occ;
     if (!k || !suspicious(o, drop)) continue;
-    occ_cand *ci = &c[nc++];
+    occ_cand *ci = &c[nc];
     memset(ci, 0, sizeof *ci);
     ci->launch = i;
     ci->k = k;
+    ci->rec.fused = *o;
+    ci->ratio = split_bytes_ratio(plan, ci);
+    /* Parts at full occupancy without spills are the best a split can get:
+     * when even they lose, nothing is compiled or measured. */
+    rt_occ best = {.occupancy = 1.0};
+    char why[200];
+    if (!split_pays(ci, &best, why, sizeof why)) {
+      core_log(plan->ctx, KF_LOG_INFO, LOG_RUNTIME,
+               "occupancy: %s: %.0f%% occupancy, %d B spills, %s", prog->launches[i].src.entry,
+               100 * o->occupancy, o->local_bytes, why);
+      continue;
+    }
+    nc++;
     occ_record cached;
     ci->known = record_get(plan->ctx, prog->launches[i].src.source, prog->arch, &cached);
     if (ci->known) ci->rec = cached;
@@ -336,9 +394,16 @@ static int judge(kf_plan *plan, occ_cand *c, int nc) {
   int n_split = 0;
   for (int i = 0; i < nc; i++) {
     const cg_program_launch *pl = &plan->code->launches[c[i].launch];
-    char verdict[200];
+    char verdict[448];
     c[i].split = rt_occupancy_decide(&c[i].rec.fused, &c[i].rec.lowest,
                                      c[i].rec.n_parts > 0 ? 1 : 0, drop, verdict, sizeof verdict);
+    char gate[200];
+    if (c[i].split && !split_pays(&c[i], c[i].rec.n_parts > 0 ? &c[i].rec.lowest : &c[i].rec.fused,
+                                  gate, sizeof gate)) {
+      c[i].split = false;
+      size_t len = strlen(verdict);
+      snprintf(verdict + len, sizeof verdict - len, ", %s", gate);
+    }
     describe(&c[i], pl->src.entry, drop);
     n_split += c[i].split;
     core_log(plan->ctx, c[i].split ? KF_LOG_WARN : KF_LOG_INFO, LOG_RUNTIME,
@@ -420,11 +485,14 @@ bool rt_occupancy_apply_cached(kf_plan *plan, const cg_program *prog) {
     if (!k || !prog->launches[i].src.source ||
         !record_get(plan->ctx, prog->launches[i].src.source, prog->arch, &rec))
       continue;
-    char verdict[200];
+    char verdict[200], gate[200];
     if (!rt_occupancy_decide(&rec.fused, &rec.lowest, rec.n_parts > 0 ? 1 : 0,
                              plan->options.occupancy_drop, verdict, sizeof verdict))
       continue;
     c[nc] = (occ_cand){.launch = i, .k = k, .rec = rec, .known = true, .split = true};
+    c[nc].ratio = split_bytes_ratio(plan, &c[nc]);
+    if (!split_pays(&c[nc], rec.n_parts > 0 ? &rec.lowest : &rec.fused, gate, sizeof gate))
+      continue;
     describe(&c[nc], prog->launches[i].src.entry, plan->options.occupancy_drop);
     core_log(plan->ctx, KF_LOG_INFO, LOG_RUNTIME, "occupancy: %s: %s: split (cached decision)",
              c[nc].why, verdict);
