@@ -372,12 +372,27 @@ START_TEST(run_trace) {
   ck_contains(t, "{\"displayTimeUnit\":\"ms\",\"traceEvents\":[");
   ck_contains(t, "\"name\":\"load graph file\"");
   ck_contains(t, "\"name\":\"compile\"");
-  ck_contains(t, "\"name\":\"cpu reference\"");
   ck_contains(t, "\"process_name\"");
-  if (have_gpu()) ck_contains(t, "\"cat\":\"kernel\"");
+  if (have_gpu()) {
+    /* the kernels run; without --check the reference does not */
+    ck_contains(t, "\"cat\":\"kernel\"");
+    ck_contains(t, "\"name\":\"plan\"");
+    ck_assert_msg(!strstr(t, "\"name\":\"cpu reference\""), "reference without --check: %s", t);
+  } else {
+    ck_contains(t, "\"name\":\"cpu reference\"");
+  }
   ck_assert_msg(strcmp(t + strlen(t) - 4, "\n]}\n") == 0, "trace not closed: %s", t);
   free(t);
   cli_free(&r);
+  if (have_gpu()) { /* with --check, the reference is in the trace too */
+    r = cli("run '%s' --trace '%s' --iters 1 --check", small_graph(), trace);
+    ck_assert_msg(r.status == 0, "status %d: %s", r.status, r.err);
+    t = slurp(trace);
+    ck_contains(t, "\"name\":\"cpu reference\"");
+    ck_contains(t, "\"cat\":\"kernel\"");
+    free(t);
+    cli_free(&r);
+  }
   r = cli("run '%s' --trace '%s/no/such/dir/t.json' --iters 1", small_graph(), tmpdir);
   ck_assert_int_eq(r.status, 1);
   ck_contains(r.err, "cannot write the trace");
