@@ -111,7 +111,7 @@ row "ctest (CPU + GPU)" "$([ $ctest_rc = 0 ] && echo ok || echo FAIL)" "$(elapse
 sanitizer=$(command -v compute-sanitizer || echo "$CUDA_PATH/bin/compute-sanitizer")
 gpu_suites=""
 for f in "$build"/tests/test_gpu_*; do
-  case $f in *.*) ;; *) [ -x "$f" ] && gpu_suites="$gpu_suites $f" ;; esac
+  case ${f##*/} in *.*) ;; *) [ -x "$f" ] && gpu_suites="$gpu_suites $f" ;; esac
 done
 for tool in memcheck racecheck; do
   t=$(date +%s)
