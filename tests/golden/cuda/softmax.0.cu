@@ -425,9 +425,13 @@ KF_INLINE void kf_part0_k0_row(unsigned bid, const float *__restrict__ p0, float
 // horizontal.cu - the kernel entry: routes each block to its part. A plain
 // launch has one part; a horizontal one gives each part a range of block
 // indices (starts baked in below), found by an if-chain or, past a few
-// parts, a binary search over the table. Every part runs with at most
-// 512 threads; the threads a part does not use return at once.
-// Holes: entry, THREADS, params, route.
+// parts, a binary search over the table. Identical parts may share one
+// generic body; then the pointers come packed in one struct parameter (up
+// to 32764 bytes on sm_70+) that the body indexes by part, and each group
+// finds its part by a binary search over baked block starts.
+// Every part runs with at most 512 threads; the threads a part
+// does not use return at once.
+// Holes: entry, THREADS, decls, params, route.
 extern "C" __global__ void __launch_bounds__(512) kf_k0_row(const float *__restrict__ p0, float *__restrict__ p5) {
   kf_part0_k0_row(blockIdx.x, p0, p5);
 }
