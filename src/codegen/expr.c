@@ -82,12 +82,14 @@ void cg_gen_bind(cg_gen *gen, int32_t v, const char *key, const char *expr) {
   cg_bind *b = &gen->binds[gen->n_binds++];
   b->value = v;
   snprintf(b->key, sizeof b->key, "%s", key ? key : "");
-  /* A reduction or matmul result held in f32 is rounded to its f16/bf16
-   * node's dtype before any use, as the reference rounds every value
-   * (max/min of rounded values and loaded inputs are exact already). */
+  /* A reduction or matmul result (bound for any context) held in f32 is
+   * rounded to its f16/bf16 node's dtype before any use, as the reference
+   * rounds every value. Exact already: max/min of rounded values, inputs,
+   * and per-element caches of values computed by cg_gen_value. */
   const ir_node *n = &gen->g->nodes[v];
   const char *rnd = n->dtype == KF_F16 ? "kf_round_f16" : n->dtype == KF_BF16 ? "kf_round_bf16" : NULL;
-  if (rnd && !cg_is_input(gen->k, v) && n->op != IR_OP_MAX && n->op != IR_OP_MIN)
+  if (rnd && (!key || !key[0]) && !cg_is_input(gen->k, v) && n->op != IR_OP_MAX &&
+      n->op != IR_OP_MIN)
     snprintf(b->expr, sizeof b->expr, "%s(%s)", rnd, expr);
   else
     snprintf(b->expr, sizeof b->expr, "%s", expr);
