@@ -107,6 +107,13 @@ static kf_graph *random_graph(uint64_t seed) {
   return ge.g;
 }
 
+/* Graphs [first, first + n): shards of the 1000 run as separate CTest
+ * tests in parallel (tests/CMakeLists.txt). */
+static int first_graph(void) {
+  const char *s = getenv("KFUSE_DIFF_FIRST");
+  return s && atoi(s) > 0 ? atoi(s) : 0;
+}
+
 static int n_graphs(void) {
   const char *s = getenv("KFUSE_DIFF_GRAPHS");
   if (s && atoi(s) > 0) return atoi(s);
@@ -154,9 +161,9 @@ static int mutation_caught(kf_graph *g, run_io *io) {
 }
 
 START_TEST(random_graphs_fused_unfused_reference) {
-  int n = n_graphs(), failed = 0, launches_fused = 0, launches_unfused = 0, mutants = 0, caught = 0;
+  int first = first_graph(), n = first + n_graphs(), failed = 0, launches_fused = 0, launches_unfused = 0, mutants = 0, caught = 0;
   int per_dt[KF_DTYPE_COUNT] = {0}, failed_dt[KF_DTYPE_COUNT] = {0};
-  for (int i = 0; i < n; i++) {
+  for (int i = first; i < n; i++) {
     kf_graph *g = random_graph((uint64_t)i + 1);
     kf_dtype dt = kf_value_dtype(g, kf_graph_input(g, 0));
     per_dt[dt]++;
@@ -194,7 +201,8 @@ START_TEST(random_graphs_fused_unfused_reference) {
     io_free(&io);
     kf_graph_destroy(g);
   }
-  printf("differential: %d random graphs, %d failed; %d fused launches vs %d unfused\n", n, failed,
+  printf("differential: %d random graphs (seeds %d..%d), %d failed; %d fused launches vs %d unfused\n",
+         n - first, first + 1, n, failed,
          launches_fused, launches_unfused);
   for (int d = 0; d < KF_DTYPE_COUNT; d++)
     if (per_dt[d]) printf("differential %s: %d graphs, %d failed\n", kf_dtype_name((kf_dtype)d), per_dt[d], failed_dt[d]);
