@@ -41,14 +41,20 @@ KF_INLINE kf_f16 kf_f16_rn(double v) {
   asm("cvt.rn.f16.f64 %0, %1;" : "=h"(h.x) : "d"(v));
   return h;
 }
-// Round to nearest even, NaN kept quiet; no sm_80 instruction needed.
+// Round to nearest even. sm_80+: one cvt (F2FP), a NaN becomes the
+// canonical 0x7fff (sign and payload dropped, as cvt.rn.f16.f32 does for
+// f16); older targets: in software, NaN kept quiet with its sign.
 KF_INLINE kf_bf16 kf_bf16_rn(float v) {
-  unsigned u = __float_as_uint(v);
   kf_bf16 b;
+#if __CUDA_ARCH__ >= 800
+  asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(b.x) : "f"(v));
+#else
+  unsigned u = __float_as_uint(v);
   if ((u & 0x7fffffffu) > 0x7f800000u)
     b.x = (unsigned short)((u >> 16) | 0x40u);
   else
     b.x = (unsigned short)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
+#endif
   return b;
 }
 KF_INLINE kf_bf16 kf_bf16_rn(double v) {
@@ -95,12 +101,44 @@ KF_INLINE void kf_ldv(C (&dst)[W], const S *__restrict__ p) {
 #pragma unroll
   for (int i = 0; i < W; i++) dst[i] = kf_in(k.s[i]);
 }
+// Two floats to a bf16x2 word (lo in the low half): one F2FP on sm_80+.
+KF_INLINE unsigned kf_bf16x2_rn(float lo, float hi) {
+  unsigned u;
+#if __CUDA_ARCH__ >= 800
+  asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(u) : "f"(hi), "f"(lo));
+#else
+  u = (unsigned)kf_bf16_rn(lo).x | ((unsigned)kf_bf16_rn(hi).x << 16);
+#endif
+  return u;
+}
+KF_INLINE void kf_set32(unsigned &w, int, unsigned v) { w = v; }
+KF_INLINE void kf_set32(uint2 &w, int i, unsigned v) {
+  if (i == 0) w.x = v; else w.y = v;
+}
+KF_INLINE void kf_set32(uint4 &w, int i, unsigned v) {
+  if (i == 0) w.x = v; else if (i == 1) w.y = v; else if (i == 2) w.z = v; else w.w = v;
+}
+// Compute values into the storage words: one conversion each, or one cvt
+// per pair for bf16 (an even W always gives words of 4 bytes or more).
+template <typename S, int W, typename C, bool PAIRS = W % 2 == 0> struct kf_packer {
+  static KF_INLINE void run(kf_pack<S, W> &k, const C (&src)[W]) {
+#pragma unroll
+    for (int i = 0; i < W; i++) k.s[i] = kf_out<S>(src[i]);
+  }
+};
+template <int W> struct kf_packer<kf_bf16, W, float, true> {
+  static KF_INLINE void run(kf_pack<kf_bf16, W> &k, const float (&src)[W]) {
+    enum { PER = kf_pack<kf_bf16, W>::WB / 4 };
+#pragma unroll
+    for (int p = 0; p < W / 2; p++)
+      kf_set32(k.w[p / PER], p % PER, kf_bf16x2_rn(src[2 * p], src[2 * p + 1]));
+  }
+};
 template <typename S, int W, typename C>
 KF_INLINE void kf_stv(S *__restrict__ p, const C (&src)[W]) {
   kf_pack<S, W> k;
   typedef typename kf_pack<S, W>::word word;
-#pragma unroll
-  for (int i = 0; i < W; i++) k.s[i] = kf_out<S>(src[i]);
+  kf_packer<S, W, C>::run(k, src);
   word *q = reinterpret_cast<word *>(p);
 #pragma unroll
   for (int i = 0; i < kf_pack<S, W>::N; i++) q[i] = k.w[i];
@@ -159,6 +197,22 @@ KF_INLINE float kf_sub(float a, float b) { return a - b; }
 KF_INLINE float kf_mul(float a, float b) { return a * b; }
 KF_INLINE float kf_div(float a, float b) { return a / b; }
 KF_INLINE float kf_pow(float a, float b) { return powf(a, b); }
+// x / d for a d shared by many x (a per-row value): r = kf_rcp_rn(d) once,
+// then per x a product and one Markstein correction (r correctly rounded
+// and q0 faithful give the correctly rounded quotient). The residual is
+// written q0*d - x so that a zero quotient keeps its sign for d > 0. When
+// something is not finite (d zero, infinite, or so small that 1/d is;
+// x infinite; overflow) the correction gives NaN and the IEEE division
+// takes over. Correctly rounded when |x| >= 2^-102 and 2^-126 <= |d| <=
+// 2^126; within 1 ulp otherwise; +0 / d < 0 gives +0 (not -0).
+// See docs/performance.md, "Instruction count: attempts".
+KF_INLINE float kf_rcp_rn(float d) { return __frcp_rn(d); }
+KF_INLINE float kf_div_rcp(float x, float d, float r) {
+  const float q0 = __fmul_rn(x, r);
+  const float e = __fmaf_rn(q0, d, -x);
+  const float q1 = __fmaf_rn(-e, r, q0);
+  return q1 == q1 ? q1 : x / d;
+}
 KF_INLINE float kf_maximum(float a, float b) { return (a != a || b != b) ? a + b : (a > b ? a : b); }
 KF_INLINE float kf_minimum(float a, float b) { return (a != a || b != b) ? a + b : (a < b ? a : b); }
 // double
@@ -233,7 +287,15 @@ template <> KF_INLINE bool kf_cast<bool, long long>(long long x) { return x != 0
 // stays a float in registers.
 KF_INLINE float kf_round_f16(float x) { return kf_in(kf_f16_rn(x)); }
 KF_INLINE float kf_round_f16(double x) { return kf_in(kf_f16_rn(x)); }
-KF_INLINE float kf_round_bf16(float x) { return kf_in(kf_bf16_rn(x)); }
+// sm_80+: the bf16 in the high half and zero in the low half of a bf16x2
+// is the rounded float itself: one instruction.
+KF_INLINE float kf_round_bf16(float x) {
+#if __CUDA_ARCH__ >= 800
+  return __uint_as_float(kf_bf16x2_rn(0.0f, x));
+#else
+  return kf_in(kf_bf16_rn(x));
+#endif
+}
 KF_INLINE float kf_round_bf16(double x) { return kf_in(kf_bf16_rn(x)); }
 KF_INLINE float kf_round_f16(int x) { return kf_round_f16((double)x); }
 KF_INLINE float kf_round_f16(long long x) { return kf_round_f16((double)x); }
@@ -250,13 +312,34 @@ template <typename T> struct kf_red_sum {
 };
 template <typename T> struct kf_red_max;
 template <typename T> struct kf_red_min;
+// float: sm_80+ has max/min that return NaN when either operand is one
+// (the canonical NaN; the sign of a zero result may differ from kf_maximum,
+// which a reduction's order changes anyway).
+KF_INLINE float kf_max_nan(float a, float b) {
+#if __CUDA_ARCH__ >= 800
+  float r;
+  asm("max.NaN.f32 %0, %1, %2;" : "=f"(r) : "f"(a), "f"(b));
+  return r;
+#else
+  return kf_maximum(a, b);
+#endif
+}
+KF_INLINE float kf_min_nan(float a, float b) {
+#if __CUDA_ARCH__ >= 800
+  float r;
+  asm("min.NaN.f32 %0, %1, %2;" : "=f"(r) : "f"(a), "f"(b));
+  return r;
+#else
+  return kf_minimum(a, b);
+#endif
+}
 template <> struct kf_red_max<float> {
   static KF_INLINE float id() { return -KF_INF; }
-  static KF_INLINE float op(float a, float b) { return kf_maximum(a, b); }
+  static KF_INLINE float op(float a, float b) { return kf_max_nan(a, b); }
 };
 template <> struct kf_red_min<float> {
   static KF_INLINE float id() { return KF_INF; }
-  static KF_INLINE float op(float a, float b) { return kf_minimum(a, b); }
+  static KF_INLINE float op(float a, float b) { return kf_min_nan(a, b); }
 };
 template <> struct kf_red_max<double> {
   static KF_INLINE double id() { return -KF_DINF; }
