@@ -285,6 +285,14 @@ static bool gen_layout(cg_gen *gen, const ir_node *n, const cg_ctx *c, char *nam
   return true;
 }
 
+/* Whether expr is a value bound for every context (a per-row reduction
+ * result): one value for all the elements the code runs over. */
+static bool uniform_expr(const cg_gen *gen, const char *expr) {
+  for (int i = 0; i < gen->n_binds; i++)
+    if (!gen->binds[i].key[0] && !strcmp(gen->binds[i].expr, expr)) return true;
+  return false;
+}
+
 /* Ops whose result is exact in the dtype of their operands (which is the
  * node's: the builder requires it): no rounding after them. */
 static bool exact_op(ir_op op) {
@@ -338,9 +346,13 @@ const char *cg_gen_value(cg_gen *gen, int32_t v, const cg_ctx *c, char *name, si
   int t = memo_add(gen, v, key);
   const char *ct = cg_compute_type(n->dtype), *rnd = rounding(n);
   if (kind == KIND_UNARY || kind == KIND_BINARY) {
-    char call[400];
+    char call[520];
     if (kind == KIND_UNARY)
       snprintf(call, sizeof call, "kf_%s(%s)", op_lname[n->op], a[0]);
+    else if (n->op == IR_OP_DIV && !strcmp(ct, "float") && uniform_expr(gen, a[1]))
+      /* a division by a per-row value: its reciprocal is computed once
+       * (the compiler shares kf_rcp_rn(d) between the elements) */
+      snprintf(call, sizeof call, "kf_div_rcp(%s, %s, kf_rcp_rn(%s))", a[0], a[1], a[1]);
     else
       snprintf(call, sizeof call, "kf_%s(%s, %s)", op_lname[n->op], a[0], a[1]);
     if (rnd)
