@@ -101,7 +101,8 @@ KF_INLINE void kf_ldv(C (&dst)[W], const S *__restrict__ p) {
 #pragma unroll
   for (int i = 0; i < W; i++) dst[i] = kf_in(k.s[i]);
 }
-// Two floats to a bf16x2 word (lo in the low half): one F2FP on sm_80+.
+// Two floats to a bf16x2 word (lo in the low half): one F2FP on sm_80+
+// (kf_round_bf16 uses it).
 KF_INLINE unsigned kf_bf16x2_rn(float lo, float hi) {
   unsigned u;
 #if __CUDA_ARCH__ >= 800
@@ -111,34 +112,13 @@ KF_INLINE unsigned kf_bf16x2_rn(float lo, float hi) {
 #endif
   return u;
 }
-KF_INLINE void kf_set32(unsigned &w, int, unsigned v) { w = v; }
-KF_INLINE void kf_set32(uint2 &w, int i, unsigned v) {
-  if (i == 0) w.x = v; else w.y = v;
-}
-KF_INLINE void kf_set32(uint4 &w, int i, unsigned v) {
-  if (i == 0) w.x = v; else if (i == 1) w.y = v; else if (i == 2) w.z = v; else w.w = v;
-}
-// Compute values into the storage words: one conversion each, or one cvt
-// per pair for bf16 (an even W always gives words of 4 bytes or more).
-template <typename S, int W, typename C, bool PAIRS = W % 2 == 0> struct kf_packer {
-  static KF_INLINE void run(kf_pack<S, W> &k, const C (&src)[W]) {
-#pragma unroll
-    for (int i = 0; i < W; i++) k.s[i] = kf_out<S>(src[i]);
-  }
-};
-template <int W> struct kf_packer<kf_bf16, W, float, true> {
-  static KF_INLINE void run(kf_pack<kf_bf16, W> &k, const float (&src)[W]) {
-    enum { PER = kf_pack<kf_bf16, W>::WB / 4 };
-#pragma unroll
-    for (int p = 0; p < W / 2; p++)
-      kf_set32(k.w[p / PER], p % PER, kf_bf16x2_rn(src[2 * p], src[2 * p + 1]));
-  }
-};
 template <typename S, int W, typename C>
 KF_INLINE void kf_stv(S *__restrict__ p, const C (&src)[W]) {
   kf_pack<S, W> k;
   typedef typename kf_pack<S, W>::word word;
-  kf_packer<S, W, C>::run(k, src);
+  // (ptxas merges the conversions of two bf16 or f16 lanes into one F2FP)
+#pragma unroll
+  for (int i = 0; i < W; i++) k.s[i] = kf_out<S>(src[i]);
   word *q = reinterpret_cast<word *>(p);
 #pragma unroll
   for (int i = 0; i < kf_pack<S, W>::N; i++) q[i] = k.w[i];
