@@ -58,15 +58,16 @@ END_TEST
 START_TEST(options_add_include_only_when_needed) {
   rt_nvrtc_opts o;
   rt_nvrtc_options("sm_90", ok_src, &o);
-  ck_assert_int_eq(o.argc, 4);
+  ck_assert_int_eq(o.argc, 5);
   ck_assert_str_eq(o.argv[0], "--gpu-architecture=sm_90");
   ck_assert_str_eq(o.argv[1], "-default-device");
   ck_assert_str_eq(o.argv[2], "--std=c++17");
   ck_assert_str_eq(o.argv[3], "-minimal");
+  ck_assert_str_eq(o.argv[4], "--fmad=false"); /* fused == unfused, bit for bit */
   rt_nvrtc_options("sm_90", half_src, &o);
   ck_assert_msg(*rt_cuda_include_dir(), "no CUDA include folder found");
-  ck_assert_int_eq(o.argc, 5);
-  ck_assert(strncmp(o.argv[4], "-I", 2) == 0);
+  ck_assert_int_eq(o.argc, 6);
+  ck_assert(strncmp(o.argv[5], "-I", 2) == 0);
 }
 END_TEST
 

@@ -140,6 +140,11 @@ void rt_nvrtc_options(const char *arch, const char *source, rt_nvrtc_opts *out) 
   /* Leaves out texture/surface and device-runtime declarations that
    * generated kernels never use: about 10% less front-end time each. */
   add_opt(out, &used, "%s", "-minimal");
+  /* No contraction of a*b+c into one FMA across ops: a fused kernel then
+   * computes every value exactly as the unfused kernels do, so fusion never
+   * changes a result (explicit fma() in the templates and libdevice's math
+   * functions are unaffected). The kernels are memory-bound: no cost seen. */
+  add_opt(out, &used, "%s", "--fmad=false");
   const char *inc = rt_cuda_include_dir();
   if (source && strstr(source, "#include") && *inc) add_opt(out, &used, "-I%s", inc);
 }
