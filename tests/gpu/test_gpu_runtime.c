@@ -110,7 +110,7 @@ START_TEST(example_graphs_fused_vs_reference) {
                   kf_ctx_errmsg(G_ctx));
     /* Small sizes are for the sanitizers, which run ~100x slower: the
      * full-size examples are checked by the plain run. */
-    if (gpu_small() && input_elems(g) > 64 * example_budget()) {
+    if (gpu_small() && input_elems(g) > 16 * example_budget()) {
       printf("example %-24s skipped in small mode (%lld input elements)\n", names[i],
              (long long)input_elems(g));
       skipped++;
