@@ -8,15 +8,17 @@
 // Phases: one per reduction, in order (warp shuffles, then shared memory
 // across warps), then the outputs (W per store; per-row outputs by lane 0).
 // W > 1 only when every vector-accessed pointer is aligned (checked at run
-// time, uniformly); W = 1 otherwise.
+// time, uniformly); otherwise the fallback <fn>_row1 runs the row one
+// element per access, looped (compact: it runs rarely, must compile fast).
 // Holes: fn, IDX, ROWS, COLS, G, RPB, THREADS, BLOCKS, LAUNCH, W, HOLD,
-// params, args, body.
+// params, args, body, aligned, fallback, fallback_call.
 template <int W>
 KF_INLINE void {{fn}}_row({{IDX}} r, int lane, {{params}}) {
   enum { G = {{G}}, COLS = {{COLS}}, NV = (COLS + G * W - 1) / (G * W),
          FULL = COLS % (G * W) == 0 };
 {{body}}}
 
+{{fallback}}
 KF_INLINE void {{fn}}(unsigned bid, {{params}}) {
   if (threadIdx.x >= {{THREADS}}) return;
   const int lane = threadIdx.x % {{G}};
@@ -26,6 +28,6 @@ KF_INLINE void {{fn}}(unsigned bid, {{params}}) {
     if (vec)
       {{fn}}_row<{{W}}>(r, lane, {{args}});
     else
-      {{fn}}_row<1>(r, lane, {{args}});
+      {{fallback_call}};
   }
 }

@@ -13,6 +13,7 @@ typedef struct row_info {
   int rpb;         /* rows per block */
   bool hold;       /* full-row inputs held in registers (storage type) */
   bool cache;      /* reduction operands reused later kept in registers */
+  bool fallback;   /* the unaligned path: W = 1, looped, loops not unrolled */
 } row_info;
 
 static int64_t numel_of(const ir_node *n) {
@@ -201,7 +202,7 @@ typedef struct row_emit {
 static void chunk_open(row_emit *re, cg_buf *decl, cg_buf *pre) {
   cg_gen *gen = &re->gen;
   gen->indent = 1;
-  cg_line(gen, re->ri.hold ? "#pragma unroll" : "#pragma unroll 2");
+  cg_line(gen, re->ri.fallback ? "#pragma unroll 1" : re->ri.hold ? "#pragma unroll" : "#pragma unroll 2");
   cg_line(gen, "for (int kk = 0; kk < NV; kk++) {");
   cg_line(gen, "  const int c0 = (kk * G + lane) * W;");
   cg_line(gen, "  if (FULL || c0 < COLS) {");
@@ -403,13 +404,77 @@ static void emit_shared(row_emit *re) {
   }
 }
 
+/* The whole body of one row: scratch, held inputs, the phases, outputs. */
+static void emit_body(row_emit *re) {
+  const fuse_kernel *k = re->a->k;
+  emit_shared(re);
+  if (re->ri.hold) emit_hold(re);
+  for (int i = 0; i < k->n_nodes; i++)
+    if (is_reduce(&re->a->g->nodes[k->nodes[i]])) emit_phase(re, k->nodes[i]);
+  emit_outputs(re);
+  emit_row_outputs(re);
+}
+
+static kf_status body_status(row_emit *re) {
+  if (re->gen.failed) {
+    snprintf(re->a->err, re->a->errsize, "%s: %s", re->a->k->name, re->gen.err);
+    return KF_ERR_UNSUPPORTED;
+  }
+  return re->body.oom || re->align.oom ? KF_ERR_OUT_OF_MEMORY : KF_OK;
+}
+
+/* The path for unaligned pointers (rare: sliced or offset tensors): one
+ * element per access, inputs re-read in every phase and the chunk loops
+ * not unrolled. A second fully unrolled register-held copy of the row (32
+ * chunks for 8192 bf16 columns) cost as much NVRTC time as the hot path
+ * itself; this one costs a few percent of it. Written as its own function
+ * <fn>_row1 into out; nothing when W is 1 (then the hot path has no
+ * alignment to check and serves every row). */
+static kf_status emit_fallback(const row_emit *hot, const char *params, cg_buf *out) {
+  if (hot->ri.lanes == 1) return KF_OK;
+  cg_emit_args *a = hot->a;
+  row_emit re;
+  memset(&re, 0, sizeof re);
+  re.a = a;
+  re.ri = hot->ri;
+  re.ri.lanes = 1;
+  re.ri.hold = re.ri.cache = false;
+  re.ri.fallback = true;
+  re.cols = hot->cols;
+  const char *idx = a->part->index64 ? "long long" : "int";
+  cg_gen_init(&re.gen, a->g, a->k, &re.body, idx);
+  re.gen.vec = 1;
+  re.gen.align = &re.align; /* scalar accesses: nothing to check */
+  emit_body(&re);
+  kf_status st = body_status(&re);
+  if (st == KF_OK)
+    cg_printf(out,
+              "// The fallback for unaligned pointers: W = 1, inputs re-read per phase,\n"
+              "// loops not unrolled (compiles fast; runs only on unaligned tensors).\n"
+              "KF_INLINE void %s_row1(%s r, int lane, %s) {\n"
+              "  enum { G = %d, COLS = %lld, W = 1, NV = (COLS + G - 1) / G, FULL = COLS %% G == 0 };\n"
+              "%s}\n",
+              a->part->fn, idx, params, re.ri.group, (long long)re.cols,
+              re.body.s ? re.body.s : "");
+  if (out->oom && st == KF_OK) st = KF_ERR_OUT_OF_MEMORY;
+  cg_gen_free(&re.gen);
+  cg_buf_free(&re.body);
+  cg_buf_free(&re.align);
+  return st;
+}
+
 static kf_status fill(row_emit *re) {
   cg_emit_args *a = re->a;
   cg_part *p = a->part;
   const fuse_kernel *k = a->k;
-  cg_buf params = {0}, args = {0};
+  cg_buf params = {0}, args = {0}, fb = {0}, call = {0};
   cg_param_decls(a->g, p, &params);
   cg_param_args(p, &args);
+  kf_status st = emit_fallback(re, params.s ? params.s : "", &fb);
+  if (re->ri.lanes > 1)
+    cg_printf(&call, "%s_row1(r, lane, %s)", p->fn, args.s ? args.s : "");
+  else
+    cg_printf(&call, "%s_row<1>(r, lane, %s)", p->fn, args.s ? args.s : "");
   char rows[32], cols[32], gs[16], rpb[16], th[16], bl[16], la[16], w[16];
   snprintf(rows, sizeof rows, "%lld%s", (long long)k->rows, p->index64 ? "LL" : "");
   snprintf(cols, sizeof cols, "%lld", (long long)k->cols);
@@ -427,13 +492,17 @@ static kf_status fill(row_emit *re) {
                      {"HOLD", re->ri.hold ? "held here" : "not here: looped"},
                      {"params", params.s}, {"args", args.s},
                      {"body", re->body.s ? re->body.s : ""},
+                     {"fallback", fb.s ? fb.s : ""},
+                     {"fallback_call", call.s ? call.s : ""},
                      {"aligned", re->align.s ? re->align.s + 4 : "true"}};
-  kf_status st = KF_OK;
-  if (!cg_fill(a->out, "row.cu", holes, (int)(sizeof holes / sizeof holes[0]), a->err, a->errsize))
+  if (st == KF_OK &&
+      !cg_fill(a->out, "row.cu", holes, (int)(sizeof holes / sizeof holes[0]), a->err, a->errsize))
     st = KF_ERR_INTERNAL;
-  if (params.oom || args.oom) st = KF_ERR_OUT_OF_MEMORY;
+  if (st == KF_OK && (params.oom || args.oom || call.oom)) st = KF_ERR_OUT_OF_MEMORY;
   cg_buf_free(&params);
   cg_buf_free(&args);
+  cg_buf_free(&fb);
+  cg_buf_free(&call);
   return st;
 }
 
@@ -446,21 +515,9 @@ kf_status cg_emit_row(cg_emit_args *a) {
   cg_gen_init(&re.gen, a->g, a->k, &re.body, a->part->index64 ? "long long" : "int");
   re.gen.vec = re.ri.lanes;
   re.gen.align = &re.align;
-  emit_shared(&re);
-  if (re.ri.hold) emit_hold(&re);
-  for (int i = 0; i < a->k->n_nodes; i++)
-    if (is_reduce(&a->g->nodes[a->k->nodes[i]])) emit_phase(&re, a->k->nodes[i]);
-  emit_outputs(&re);
-  emit_row_outputs(&re);
-  kf_status st = KF_OK;
-  if (re.gen.failed) {
-    snprintf(a->err, a->errsize, "%s: %s", a->k->name, re.gen.err);
-    st = KF_ERR_UNSUPPORTED;
-  } else if (re.body.oom || re.align.oom) {
-    st = KF_ERR_OUT_OF_MEMORY;
-  } else {
-    st = fill(&re);
-  }
+  emit_body(&re);
+  kf_status st = body_status(&re);
+  if (st == KF_OK) st = fill(&re);
   size_t wb = 0;
   for (int i = 0; i < a->k->n_outputs; i++) {
     size_t s = kf_dtype_size(a->g->nodes[a->k->outputs[i]].dtype) * (size_t)re.ri.lanes;

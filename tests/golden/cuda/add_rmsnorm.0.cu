@@ -384,9 +384,10 @@ template <typename R, int N, int LAUNCH, typename T> KF_INLINE T kf_block_allred
 // Phases: one per reduction, in order (warp shuffles, then shared memory
 // across warps), then the outputs (W per store; per-row outputs by lane 0).
 // W > 1 only when every vector-accessed pointer is aligned (checked at run
-// time, uniformly); W = 1 otherwise.
+// time, uniformly); otherwise the fallback <fn>_row1 runs the row one
+// element per access, looped (compact: it runs rarely, must compile fast).
 // Holes: fn, IDX, ROWS, COLS, G, RPB, THREADS, BLOCKS, LAUNCH, W, HOLD,
-// params, args, body.
+// params, args, body, aligned, fallback, fallback_call.
 template <int W>
 KF_INLINE void kf_part0_k0_row_row(int r, int lane, const kf_bf16 *__restrict__ p0, const kf_bf16 *__restrict__ p1, const kf_bf16 *__restrict__ p2, kf_bf16 *__restrict__ p3, kf_bf16 *__restrict__ p12) {
   enum { G = 256, COLS = 8192, NV = (COLS + G * W - 1) / (G * W),
@@ -475,6 +476,74 @@ KF_INLINE void kf_part0_k0_row_row(int r, int lane, const kf_bf16 *__restrict__ 
   }
 }
 
+// The fallback for unaligned pointers: W = 1, inputs re-read per phase,
+// loops not unrolled (compiles fast; runs only on unaligned tensors).
+KF_INLINE void kf_part0_k0_row_row1(int r, int lane, const kf_bf16 *__restrict__ p0, const kf_bf16 *__restrict__ p1, const kf_bf16 *__restrict__ p2, kf_bf16 *__restrict__ p3, kf_bf16 *__restrict__ p12) {
+  enum { G = 256, COLS = 8192, W = 1, NV = (COLS + G - 1) / G, FULL = COLS % G == 0 };
+  __shared__ float kf_smf[32];
+  (void)kf_smf;
+  // phase: %6 mean
+  float red6;
+  {
+    float acc = kf_red_sum<float>::id();
+  #pragma unroll 1
+  for (int kk = 0; kk < NV; kk++) {
+    const int c0 = (kk * G + lane) * W;
+    if (FULL || c0 < COLS) {
+    {
+      const int c = c0;
+      (void)c;
+    }
+#pragma unroll
+    for (int j = 0; j < W; j++) {
+      const int c = c0 + j;
+      (void)c;
+        const float t0 = kf_ld(p0 + (r * 8192 + c));
+        const float t1 = kf_ld(p1 + (r * 8192 + c));
+        const float t2 = kf_round_bf16(kf_add(t0, t1));
+        const float t3 = kf_cast<float>(t2);
+        const float t4 = kf_mul(t3, t3);
+        acc = kf_red_sum<float>::op(acc, t4);
+    }
+  }
+  }
+    red6 = kf_block_allreduce<kf_red_sum<float>, G, 256>(acc, kf_smf);
+    red6 = kf_div(red6, 8192.0f);
+  }
+  // outputs
+  #pragma unroll 1
+  for (int kk = 0; kk < NV; kk++) {
+    const int c0 = (kk * G + lane) * W;
+    if (FULL || c0 < COLS) {
+    float o3[W];
+    float o12[W];
+    {
+      const int c = c0;
+      (void)c;
+    }
+#pragma unroll
+    for (int j = 0; j < W; j++) {
+      const int c = c0 + j;
+      (void)c;
+        const float t5 = kf_ld(p0 + (r * 8192 + c));
+        const float t6 = kf_ld(p1 + (r * 8192 + c));
+        const float t7 = kf_round_bf16(kf_add(t5, t6));
+        o3[j] = t7;
+        const float t8 = kf_cast<float>(t7);
+        const float t9 = kf_add(red6, 9.99999997e-07f);
+        const float t10 = kf_rsqrt(t9);
+        const float t11 = kf_mul(t8, t10);
+        const float t12 = kf_round_bf16(t11);
+        const float t13 = kf_ld(p2 + ((c)));
+        const float t14 = kf_round_bf16(kf_mul(t12, t13));
+        o12[j] = t14;
+    }
+    kf_stv<kf_bf16, W>(p3 + (r * 8192 + c0), o3);
+    kf_stv<kf_bf16, W>(p12 + (r * 8192 + c0), o12);
+  }
+  }
+}
+
 KF_INLINE void kf_part0_k0_row(unsigned bid, const kf_bf16 *__restrict__ p0, const kf_bf16 *__restrict__ p1, const kf_bf16 *__restrict__ p2, kf_bf16 *__restrict__ p3, kf_bf16 *__restrict__ p12) {
   if (threadIdx.x >= 256) return;
   const int lane = threadIdx.x % 256;
@@ -484,7 +553,7 @@ KF_INLINE void kf_part0_k0_row(unsigned bid, const kf_bf16 *__restrict__ p0, con
     if (vec)
       kf_part0_k0_row_row<8>(r, lane, p0, p1, p2, p3, p12);
     else
-      kf_part0_k0_row_row<1>(r, lane, p0, p1, p2, p3, p12);
+      kf_part0_k0_row_row1(r, lane, p0, p1, p2, p3, p12);
   }
 }
 

@@ -382,9 +382,10 @@ template <typename R, int N, int LAUNCH, typename T> KF_INLINE T kf_block_allred
 // Phases: one per reduction, in order (warp shuffles, then shared memory
 // across warps), then the outputs (W per store; per-row outputs by lane 0).
 // W > 1 only when every vector-accessed pointer is aligned (checked at run
-// time, uniformly); W = 1 otherwise.
+// time, uniformly); otherwise the fallback <fn>_row1 runs the row one
+// element per access, looped (compact: it runs rarely, must compile fast).
 // Holes: fn, IDX, ROWS, COLS, G, RPB, THREADS, BLOCKS, LAUNCH, W, HOLD,
-// params, args, body.
+// params, args, body, aligned, fallback, fallback_call.
 template <int W>
 KF_INLINE void kf_part0_k0_row_row(int r, int lane, const float *__restrict__ p0, float *__restrict__ p5) {
   enum { G = 512, COLS = 8192, NV = (COLS + G * W - 1) / (G * W),
@@ -472,6 +473,85 @@ KF_INLINE void kf_part0_k0_row_row(int r, int lane, const float *__restrict__ p0
   }
 }
 
+// The fallback for unaligned pointers: W = 1, inputs re-read per phase,
+// loops not unrolled (compiles fast; runs only on unaligned tensors).
+KF_INLINE void kf_part0_k0_row_row1(int r, int lane, const float *__restrict__ p0, float *__restrict__ p5) {
+  enum { G = 512, COLS = 8192, W = 1, NV = (COLS + G - 1) / G, FULL = COLS % G == 0 };
+  __shared__ float kf_smf[32];
+  (void)kf_smf;
+  // phase: %1 max
+  float red1;
+  {
+    float acc = kf_red_max<float>::id();
+  #pragma unroll 1
+  for (int kk = 0; kk < NV; kk++) {
+    const int c0 = (kk * G + lane) * W;
+    if (FULL || c0 < COLS) {
+    {
+      const int c = c0;
+      (void)c;
+    }
+#pragma unroll
+    for (int j = 0; j < W; j++) {
+      const int c = c0 + j;
+      (void)c;
+        const float t0 = kf_ld(p0 + (r * 8192 + c));
+        acc = kf_red_max<float>::op(acc, t0);
+    }
+  }
+  }
+    red1 = kf_block_allreduce<kf_red_max<float>, G, 512>(acc, kf_smf);
+  }
+  // phase: %4 sum
+  float red4;
+  {
+    float acc = kf_red_sum<float>::id();
+  #pragma unroll 1
+  for (int kk = 0; kk < NV; kk++) {
+    const int c0 = (kk * G + lane) * W;
+    if (FULL || c0 < COLS) {
+    {
+      const int c = c0;
+      (void)c;
+    }
+#pragma unroll
+    for (int j = 0; j < W; j++) {
+      const int c = c0 + j;
+      (void)c;
+        const float t1 = kf_ld(p0 + (r * 8192 + c));
+        const float t2 = kf_sub(t1, red1);
+        const float t3 = kf_exp(t2);
+        acc = kf_red_sum<float>::op(acc, t3);
+    }
+  }
+  }
+    red4 = kf_block_allreduce<kf_red_sum<float>, G, 512>(acc, kf_smf);
+  }
+  // outputs
+  #pragma unroll 1
+  for (int kk = 0; kk < NV; kk++) {
+    const int c0 = (kk * G + lane) * W;
+    if (FULL || c0 < COLS) {
+    float o5[W];
+    {
+      const int c = c0;
+      (void)c;
+    }
+#pragma unroll
+    for (int j = 0; j < W; j++) {
+      const int c = c0 + j;
+      (void)c;
+        const float t4 = kf_ld(p0 + (r * 8192 + c));
+        const float t5 = kf_sub(t4, red1);
+        const float t6 = kf_exp(t5);
+        const float t7 = kf_div_rcp(t6, red4, kf_rcp_rn(red4));
+        o5[j] = t7;
+    }
+    kf_stv<float, W>(p5 + (r * 8192 + c0), o5);
+  }
+  }
+}
+
 KF_INLINE void kf_part0_k0_row(unsigned bid, const float *__restrict__ p0, float *__restrict__ p5) {
   if (threadIdx.x >= 512) return;
   const int lane = threadIdx.x % 512;
@@ -481,7 +561,7 @@ KF_INLINE void kf_part0_k0_row(unsigned bid, const float *__restrict__ p0, float
     if (vec)
       kf_part0_k0_row_row<4>(r, lane, p0, p5);
     else
-      kf_part0_k0_row_row<1>(r, lane, p0, p5);
+      kf_part0_k0_row_row1(r, lane, p0, p5);
   }
 }
 
