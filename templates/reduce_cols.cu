@@ -10,13 +10,15 @@
 // order (deterministic), then resets the counter for the next launch. The
 // epilogue runs in thread row 0 of the block that finishes a tile.
 // W > 1 only when every vector-accessed pointer is aligned (checked at run
-// time, uniformly); W = 1 reads the same LANES outputs one at a time.
+// time, uniformly); W = 1 reads the same LANES outputs one at a time. Only
+// the accumulation loop is written in both widths (the W = 1 copy not
+// unrolled); the combine, split and epilogue code is compiled once, so the
+// unaligned path costs little compile time.
 // Holes: fn, IDX, OUTER, RED, INNER, LANES, TX, TY, NT, SPLIT, CHUNK,
 // THREADS, LAUNCH, params, args, globals, decl, pre_decl, pre, accumulate,
 // combine, partial_store, partial_load, epilogue, aligned.
 {{globals}}
-template <int W>
-KF_INLINE void {{fn}}_cols(unsigned bid, {{params}}) {
+KF_INLINE void {{fn}}_cols(unsigned bid, bool vec, {{params}}) {
   enum { TX = {{TX}}, TY = {{TY}}, LANES = {{LANES}} };
   __shared__ bool kf_last;
   const int tx = threadIdx.x % TX, ty = threadIdx.x / TX;
@@ -29,21 +31,44 @@ KF_INLINE void {{fn}}_cols(unsigned bid, {{params}}) {
   const {{IDX}} k1 = k0 + {{CHUNK}} < {{RED}} ? k0 + {{CHUNK}} : {{RED}};
   (void)k0; (void)k1;
 {{decl}}
-  if (live) {
+  if (vec || LANES == 1) {
+    enum { W = LANES };
+    if (live) {
 #pragma unroll 4
-    for ({{IDX}} k = k0 + ty; k < k1; k += TY) {
+      for ({{IDX}} k = k0 + ty; k < k1; k += TY) {
 #pragma unroll
-      for (int g = 0; g < LANES / W; g++) {
-{{pre_decl}}        {
-          const {{IDX}} n = n0 + g * W;
-          (void)n;
-{{pre}}        }
+        for (int g = 0; g < LANES / W; g++) {
+{{pre_decl}}          {
+            const {{IDX}} n = n0 + g * W;
+            (void)n;
+{{pre}}          }
 #pragma unroll
-        for (int j = 0; j < W; j++) {
-          const int l = g * W + j;
-          const {{IDX}} n = n0 + l;
-          (void)n;
-{{accumulate}}        }
+          for (int j = 0; j < W; j++) {
+            const int l = g * W + j;
+            const {{IDX}} n = n0 + l;
+            (void)n;
+{{accumulate}}          }
+        }
+      }
+    }
+  } else {
+    enum { W = 1 };
+    if (live) {
+#pragma unroll 1
+      for ({{IDX}} k = k0 + ty; k < k1; k += TY) {
+#pragma unroll
+        for (int g = 0; g < LANES; g++) {
+{{pre_decl}}          {
+            const {{IDX}} n = n0 + g;
+            (void)n;
+{{pre}}          }
+          {
+            const int j = 0, l = g;
+            const {{IDX}} n = n0 + l;
+            (void)j;
+            (void)n;
+{{accumulate}}          }
+        }
       }
     }
   }
@@ -75,8 +100,5 @@ KF_INLINE void {{fn}}_cols(unsigned bid, {{params}}) {
 
 KF_INLINE void {{fn}}(unsigned bid, {{params}}) {
   if (threadIdx.x >= {{THREADS}}) return;
-  if ({{LANES}} > 1 && {{aligned}})
-    {{fn}}_cols<{{LANES}}>(bid, {{args}});
-  else
-    {{fn}}_cols<1>(bid, {{args}});
+  {{fn}}_cols(bid, {{LANES}} > 1 && {{aligned}}, {{args}});
 }

@@ -390,7 +390,10 @@ template <typename R, int N, int LAUNCH, typename T> KF_INLINE T kf_block_allred
 // order (deterministic), then resets the counter for the next launch. The
 // epilogue runs in thread row 0 of the block that finishes a tile.
 // W > 1 only when every vector-accessed pointer is aligned (checked at run
-// time, uniformly); W = 1 reads the same LANES outputs one at a time.
+// time, uniformly); W = 1 reads the same LANES outputs one at a time. Only
+// the accumulation loop is written in both widths (the W = 1 copy not
+// unrolled); the combine, split and epilogue code is compiled once, so the
+// unaligned path costs little compile time.
 // Holes: fn, IDX, OUTER, RED, INNER, LANES, TX, TY, NT, SPLIT, CHUNK,
 // THREADS, LAUNCH, params, args, globals, decl, pre_decl, pre, accumulate,
 // combine, partial_store, partial_load, epilogue, aligned.
@@ -399,8 +402,7 @@ __device__ float kf_part0_k0_reduce_part3[135168];
 __device__ float kf_part0_k0_reduce_part4[135168];
 __device__ unsigned kf_part0_k0_reduce_count[4];
 
-template <int W>
-KF_INLINE void kf_part0_k0_reduce_cols(unsigned bid, const float *__restrict__ p0, float *__restrict__ p2, float *__restrict__ p5) {
+KF_INLINE void kf_part0_k0_reduce_cols(unsigned bid, bool vec, const float *__restrict__ p0, float *__restrict__ p2, float *__restrict__ p5) {
   enum { TX = 32, TY = 8, LANES = 4 };
   __shared__ bool kf_last;
   const int tx = threadIdx.x % TX, ty = threadIdx.x / TX;
@@ -425,26 +427,55 @@ KF_INLINE void kf_part0_k0_reduce_cols(unsigned bid, const float *__restrict__ p
   for (int l = 0; l < LANES; l++) acc4[l] = kf_red_min<float>::id();
   __shared__ float kf_c4[TY][LANES][TX + 1];
 
-  if (live) {
+  if (vec || LANES == 1) {
+    enum { W = LANES };
+    if (live) {
 #pragma unroll 4
-    for (int k = k0 + ty; k < k1; k += TY) {
+      for (int k = k0 + ty; k < k1; k += TY) {
 #pragma unroll
-      for (int g = 0; g < LANES / W; g++) {
+        for (int g = 0; g < LANES / W; g++) {
   float r0[W];
-        {
-          const int n = n0 + g * W;
-          (void)n;
+          {
+            const int n = n0 + g * W;
+            (void)n;
     kf_ldv<float, W>(r0, p0 + (k * 512 + n));
-        }
+          }
 #pragma unroll
-        for (int j = 0; j < W; j++) {
-          const int l = g * W + j;
-          const int n = n0 + l;
-          (void)n;
+          for (int j = 0; j < W; j++) {
+            const int l = g * W + j;
+            const int n = n0 + l;
+            (void)n;
           const float t0 = r0[j];
           acc2[l] = kf_red_sum<float>::op(acc2[l], t0);
           acc3[l] = kf_red_max<float>::op(acc3[l], t0);
           acc4[l] = kf_red_min<float>::op(acc4[l], t0);
+          }
+        }
+      }
+    }
+  } else {
+    enum { W = 1 };
+    if (live) {
+#pragma unroll 1
+      for (int k = k0 + ty; k < k1; k += TY) {
+#pragma unroll
+        for (int g = 0; g < LANES; g++) {
+  float r0[W];
+          {
+            const int n = n0 + g;
+            (void)n;
+    kf_ldv<float, W>(r0, p0 + (k * 512 + n));
+          }
+          {
+            const int j = 0, l = g;
+            const int n = n0 + l;
+            (void)j;
+            (void)n;
+          const float t0 = r0[j];
+          acc2[l] = kf_red_sum<float>::op(acc2[l], t0);
+          acc3[l] = kf_red_max<float>::op(acc3[l], t0);
+          acc4[l] = kf_red_min<float>::op(acc4[l], t0);
+          }
         }
       }
     }
@@ -540,10 +571,7 @@ KF_INLINE void kf_part0_k0_reduce_cols(unsigned bid, const float *__restrict__ p
 
 KF_INLINE void kf_part0_k0_reduce(unsigned bid, const float *__restrict__ p0, float *__restrict__ p2, float *__restrict__ p5) {
   if (threadIdx.x >= 256) return;
-  if (4 > 1 && kf_aligned(p0, 16))
-    kf_part0_k0_reduce_cols<4>(bid, p0, p2, p5);
-  else
-    kf_part0_k0_reduce_cols<1>(bid, p0, p2, p5);
+  kf_part0_k0_reduce_cols(bid, 4 > 1 && kf_aligned(p0, 16), p0, p2, p5);
 }
 
 // reduce_cols.cu - reduction over a strided axis (inner == 256 > 1):
@@ -558,15 +586,17 @@ KF_INLINE void kf_part0_k0_reduce(unsigned bid, const float *__restrict__ p0, fl
 // order (deterministic), then resets the counter for the next launch. The
 // epilogue runs in thread row 0 of the block that finishes a tile.
 // W > 1 only when every vector-accessed pointer is aligned (checked at run
-// time, uniformly); W = 1 reads the same LANES outputs one at a time.
+// time, uniformly); W = 1 reads the same LANES outputs one at a time. Only
+// the accumulation loop is written in both widths (the W = 1 copy not
+// unrolled); the combine, split and epilogue code is compiled once, so the
+// unaligned path costs little compile time.
 // Holes: fn, IDX, OUTER, RED, INNER, LANES, TX, TY, NT, SPLIT, CHUNK,
 // THREADS, LAUNCH, params, args, globals, decl, pre_decl, pre, accumulate,
 // combine, partial_store, partial_load, epilogue, aligned.
 __device__ float kf_part1_k1_reduce_part6[147456];
 __device__ unsigned kf_part1_k1_reduce_count[128];
 
-template <int W>
-KF_INLINE void kf_part1_k1_reduce_cols(unsigned bid, const float *__restrict__ p1, float *__restrict__ p6) {
+KF_INLINE void kf_part1_k1_reduce_cols(unsigned bid, bool vec, const float *__restrict__ p1, float *__restrict__ p6) {
   enum { TX = 32, TY = 8, LANES = 4 };
   __shared__ bool kf_last;
   const int tx = threadIdx.x % TX, ty = threadIdx.x / TX;
@@ -583,24 +613,51 @@ KF_INLINE void kf_part1_k1_reduce_cols(unsigned bid, const float *__restrict__ p
   for (int l = 0; l < LANES; l++) acc6[l] = kf_red_sum<float>::id();
   __shared__ float kf_c6[TY][LANES][TX + 1];
 
-  if (live) {
+  if (vec || LANES == 1) {
+    enum { W = LANES };
+    if (live) {
 #pragma unroll 4
-    for (int k = k0 + ty; k < k1; k += TY) {
+      for (int k = k0 + ty; k < k1; k += TY) {
 #pragma unroll
-      for (int g = 0; g < LANES / W; g++) {
+        for (int g = 0; g < LANES / W; g++) {
   float r0[W];
-        {
-          const int n = n0 + g * W;
-          (void)n;
+          {
+            const int n = n0 + g * W;
+            (void)n;
     kf_ldv<float, W>(r0, p1 + (o * 524288 + k * 256 + n));
-        }
+          }
 #pragma unroll
-        for (int j = 0; j < W; j++) {
-          const int l = g * W + j;
-          const int n = n0 + l;
-          (void)n;
+          for (int j = 0; j < W; j++) {
+            const int l = g * W + j;
+            const int n = n0 + l;
+            (void)n;
           const float t0 = r0[j];
           acc6[l] = kf_red_sum<float>::op(acc6[l], t0);
+          }
+        }
+      }
+    }
+  } else {
+    enum { W = 1 };
+    if (live) {
+#pragma unroll 1
+      for (int k = k0 + ty; k < k1; k += TY) {
+#pragma unroll
+        for (int g = 0; g < LANES; g++) {
+  float r0[W];
+          {
+            const int n = n0 + g;
+            (void)n;
+    kf_ldv<float, W>(r0, p1 + (o * 524288 + k * 256 + n));
+          }
+          {
+            const int j = 0, l = g;
+            const int n = n0 + l;
+            (void)j;
+            (void)n;
+          const float t0 = r0[j];
+          acc6[l] = kf_red_sum<float>::op(acc6[l], t0);
+          }
         }
       }
     }
@@ -667,10 +724,7 @@ KF_INLINE void kf_part1_k1_reduce_cols(unsigned bid, const float *__restrict__ p
 
 KF_INLINE void kf_part1_k1_reduce(unsigned bid, const float *__restrict__ p1, float *__restrict__ p6) {
   if (threadIdx.x >= 256) return;
-  if (4 > 1 && kf_aligned(p1, 16))
-    kf_part1_k1_reduce_cols<4>(bid, p1, p6);
-  else
-    kf_part1_k1_reduce_cols<1>(bid, p1, p6);
+  kf_part1_k1_reduce_cols(bid, 4 > 1 && kf_aligned(p1, 16), p1, p6);
 }
 
 // reduce_rows.cu - reduction over contiguous elements (inner == 1): 1
