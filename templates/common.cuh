@@ -178,12 +178,16 @@ KF_INLINE float kf_pow(float a, float b) { return powf(a, b); }
 // takes over. Correctly rounded when |x| >= 2^-102 and 2^-126 <= |d| <=
 // 2^126; within 1 ulp otherwise; +0 / d < 0 gives +0 (not -0).
 // See docs/performance.md, "Instruction count: attempts".
+// The IEEE division is out of line: inlined, each of a row's 32 divisions
+// carried its own never-taken copy (FCHK, reciprocal, its slow-path call),
+// 12-19 ms of NVRTC per row kernel; the taken path is the same instructions.
+template <class T> __device__ __noinline__ T kf_div_slow(T x, T d) { return x / d; }
 KF_INLINE float kf_rcp_rn(float d) { return __frcp_rn(d); }
 KF_INLINE float kf_div_rcp(float x, float d, float r) {
   const float q0 = __fmul_rn(x, r);
   const float e = __fmaf_rn(q0, d, -x);
   const float q1 = __fmaf_rn(-e, r, q0);
-  return q1 == q1 ? q1 : x / d;
+  return q1 == q1 ? q1 : kf_div_slow(x, d);
 }
 KF_INLINE float kf_maximum(float a, float b) { return (a != a || b != b) ? a + b : (a > b ? a : b); }
 KF_INLINE float kf_minimum(float a, float b) { return (a != a || b != b) ? a + b : (a < b ? a : b); }
