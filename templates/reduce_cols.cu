@@ -72,8 +72,13 @@ KF_INLINE void {{fn}}_cols(unsigned bid, bool vec, {{params}}) {
       }
     }
   }
+  // Pass 0 combines this block's slices; with a split, the last block of
+  // the tile then loads every block's partials and combines again (pass 1).
+  // One copy of the combine code for both passes: less to compile.
+#pragma unroll 1
+  for (int pass = 0;; pass++) {
 {{combine}}
-  if ({{SPLIT}} > 1) {
+    if ({{SPLIT}} == 1 || pass == 1) break;
     if (ty == 0 && live) {
 #pragma unroll
       for (int l = 0; l < LANES; l++) {
@@ -86,9 +91,8 @@ KF_INLINE void {{fn}}_cols(unsigned bid, bool vec, {{params}}) {
     if (!kf_last) return;
     __threadfence();
 {{partial_load}}
-{{combine}}
-    if (threadIdx.x == 0) {{fn}}_count[o * {{NT}} + t] = 0u;
   }
+  if ({{SPLIT}} > 1 && threadIdx.x == 0) {{fn}}_count[o * {{NT}} + t] = 0u;
   if (ty == 0 && live) {
 #pragma unroll
     for (int l = 0; l < LANES; l++) {

@@ -296,7 +296,8 @@ static void cols_reduction(cg_emit_args *a, const red_shape *rs, const cols_plan
               (long long)rs->outer * sp * in);
     cg_printf(&b->pstore, "        %s_part%d[(o * %lld + s) * %lld + n0 + l] = acc%d[l];\n", fn,
               (int)v, sp, in, (int)v);
-    cg_printf(&b->pload, "    if (live)\n      for (int ss = ty; ss < %lld; ss += TY)\n"
+    /* the last block's fold of the partials: once per tile, not unrolled */
+    cg_printf(&b->pload, "    if (live)\n#pragma unroll 1\n      for (int ss = ty; ss < %lld; ss += TY)\n"
               "#pragma unroll\n        for (int l = 0; l < LANES; l++)\n"
               "          acc%d[l] = %s<%s>::op(acc%d[l], ((volatile %s *)%s_part%d)[(o * %lld + "
               "ss) * %lld + n0 + l]);\n", sp, (int)v, rd, ct, (int)v, ct, fn, (int)v, sp, in);

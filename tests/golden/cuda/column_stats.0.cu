@@ -484,6 +484,11 @@ KF_INLINE void kf_part0_k0_reduce_cols(unsigned bid, bool vec, const float *__re
       }
     }
   }
+  // Pass 0 combines this block's slices; with a split, the last block of
+  // the tile then loads every block's partials and combines again (pass 1).
+  // One copy of the combine code for both passes: less to compile.
+#pragma unroll 1
+  for (int pass = 0;; pass++) {
   kf_sync<256, 256>();
 #pragma unroll
   for (int l = 0; l < LANES; l++) {
@@ -501,7 +506,7 @@ KF_INLINE void kf_part0_k0_reduce_cols(unsigned bid, bool vec, const float *__re
       acc4[l] = kf_red_min<float>::op(acc4[l], kf_c4[i][l][tx]);
       }
 
-  if (264 > 1) {
+    if (264 == 1 || pass == 1) break;
     if (ty == 0 && live) {
 #pragma unroll
       for (int l = 0; l < LANES; l++) {
@@ -519,6 +524,7 @@ KF_INLINE void kf_part0_k0_reduce_cols(unsigned bid, bool vec, const float *__re
 #pragma unroll
     for (int l = 0; l < LANES; l++) acc2[l] = kf_red_sum<float>::id();
     if (live)
+#pragma unroll 1
       for (int ss = ty; ss < 264; ss += TY)
 #pragma unroll
         for (int l = 0; l < LANES; l++)
@@ -526,6 +532,7 @@ KF_INLINE void kf_part0_k0_reduce_cols(unsigned bid, bool vec, const float *__re
 #pragma unroll
     for (int l = 0; l < LANES; l++) acc3[l] = kf_red_max<float>::id();
     if (live)
+#pragma unroll 1
       for (int ss = ty; ss < 264; ss += TY)
 #pragma unroll
         for (int l = 0; l < LANES; l++)
@@ -533,30 +540,14 @@ KF_INLINE void kf_part0_k0_reduce_cols(unsigned bid, bool vec, const float *__re
 #pragma unroll
     for (int l = 0; l < LANES; l++) acc4[l] = kf_red_min<float>::id();
     if (live)
+#pragma unroll 1
       for (int ss = ty; ss < 264; ss += TY)
 #pragma unroll
         for (int l = 0; l < LANES; l++)
           acc4[l] = kf_red_min<float>::op(acc4[l], ((volatile float *)kf_part0_k0_reduce_part4)[(o * 264 + ss) * 512 + n0 + l]);
 
-  kf_sync<256, 256>();
-#pragma unroll
-  for (int l = 0; l < LANES; l++) {
-    kf_c2[ty][l][tx] = acc2[l];
-    kf_c3[ty][l][tx] = acc3[l];
-    kf_c4[ty][l][tx] = acc4[l];
   }
-  kf_sync<256, 256>();
-  if (ty == 0)
-    for (int i = 1; i < TY; i++)
-#pragma unroll
-      for (int l = 0; l < LANES; l++) {
-      acc2[l] = kf_red_sum<float>::op(acc2[l], kf_c2[i][l][tx]);
-      acc3[l] = kf_red_max<float>::op(acc3[l], kf_c3[i][l][tx]);
-      acc4[l] = kf_red_min<float>::op(acc4[l], kf_c4[i][l][tx]);
-      }
-
-    if (threadIdx.x == 0) kf_part0_k0_reduce_count[o * 4 + t] = 0u;
-  }
+  if (264 > 1 && threadIdx.x == 0) kf_part0_k0_reduce_count[o * 4 + t] = 0u;
   if (ty == 0 && live) {
 #pragma unroll
     for (int l = 0; l < LANES; l++) {
@@ -666,6 +657,11 @@ KF_INLINE void kf_part1_k1_reduce_cols(unsigned bid, bool vec, const float *__re
       }
     }
   }
+  // Pass 0 combines this block's slices; with a split, the last block of
+  // the tile then loads every block's partials and combines again (pass 1).
+  // One copy of the combine code for both passes: less to compile.
+#pragma unroll 1
+  for (int pass = 0;; pass++) {
   kf_sync<256, 256>();
 #pragma unroll
   for (int l = 0; l < LANES; l++) {
@@ -679,7 +675,7 @@ KF_INLINE void kf_part1_k1_reduce_cols(unsigned bid, bool vec, const float *__re
       acc6[l] = kf_red_sum<float>::op(acc6[l], kf_c6[i][l][tx]);
       }
 
-  if (9 > 1) {
+    if (9 == 1 || pass == 1) break;
     if (ty == 0 && live) {
 #pragma unroll
       for (int l = 0; l < LANES; l++) {
@@ -695,26 +691,14 @@ KF_INLINE void kf_part1_k1_reduce_cols(unsigned bid, bool vec, const float *__re
 #pragma unroll
     for (int l = 0; l < LANES; l++) acc6[l] = kf_red_sum<float>::id();
     if (live)
+#pragma unroll 1
       for (int ss = ty; ss < 9; ss += TY)
 #pragma unroll
         for (int l = 0; l < LANES; l++)
           acc6[l] = kf_red_sum<float>::op(acc6[l], ((volatile float *)kf_part1_k1_reduce_part6)[(o * 9 + ss) * 256 + n0 + l]);
 
-  kf_sync<256, 256>();
-#pragma unroll
-  for (int l = 0; l < LANES; l++) {
-    kf_c6[ty][l][tx] = acc6[l];
   }
-  kf_sync<256, 256>();
-  if (ty == 0)
-    for (int i = 1; i < TY; i++)
-#pragma unroll
-      for (int l = 0; l < LANES; l++) {
-      acc6[l] = kf_red_sum<float>::op(acc6[l], kf_c6[i][l][tx]);
-      }
-
-    if (threadIdx.x == 0) kf_part1_k1_reduce_count[o * 2 + t] = 0u;
-  }
+  if (9 > 1 && threadIdx.x == 0) kf_part1_k1_reduce_count[o * 2 + t] = 0u;
   if (ty == 0 && live) {
 #pragma unroll
     for (int l = 0; l < LANES; l++) {
