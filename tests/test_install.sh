@@ -48,7 +48,7 @@ for d in "${lddirs[@]}"; do
 done
 run_clean() { if [ -n "$ldpath" ]; then env LD_LIBRARY_PATH="$ldpath" "$@"; else env -u LD_LIBRARY_PATH "$@"; fi; }
 out=$(run_clean "$prefix/bin/kfuse" --version) || fail "installed kfuse --version"
-echo "$out" | grep -q '0\.' || fail "unexpected version output: $out"
+grep -q '0\.' <<<"$out" || fail "unexpected version output: $out"
 loaded=$(run_clean ldd "$prefix/bin/kfuse" | sed -n 's/.*libkfuse\.so[^ ]* => \([^ ]*\) .*/\1/p')
 [ -n "$loaded" ] && [ "$(realpath "$(dirname "$loaded")")" = "$(realpath "$libdir")" ] ||
   fail "installed kfuse loads '${loaded:-nothing}', not $libdir/libkfuse.so, through its RPATH"
@@ -62,9 +62,12 @@ cmake --build "$tmp/cmake-build" >"$tmp/build.log" 2>&1 ||
 run_clean "$tmp/cmake-build/consumer" || fail "consumer (kfuse::kfuse)"
 run_clean "$tmp/cmake-build/consumer_static" || fail "consumer_static (kfuse::kfuse_static)"
 # The shared consumer really uses the installed shared library.
-run_clean ldd "$tmp/cmake-build/consumer" | grep -q "$libdir/libkfuse.so" ||
-  fail "consumer does not load $libdir/libkfuse.so"
-if run_clean ldd "$tmp/cmake-build/consumer_static" | grep -q libkfuse; then
+# (ldd's output is captured first: `ldd | grep -q` can fail under pipefail
+# when grep exits at the first match and ldd gets SIGPIPE.)
+deps=$(run_clean ldd "$tmp/cmake-build/consumer")
+grep -q "$libdir/libkfuse.so" <<<"$deps" || fail "consumer does not load $libdir/libkfuse.so: $deps"
+deps=$(run_clean ldd "$tmp/cmake-build/consumer_static")
+if grep -q libkfuse <<<"$deps"; then
   fail "consumer_static loads a shared libkfuse"
 fi
 
