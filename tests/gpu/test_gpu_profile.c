@@ -93,7 +93,8 @@ START_TEST(profile_times_and_occupancy) {
     ck_assert(l->ms > 0);
     ck_assert(l->start_ms >= prev_end - 1e-3); /* one stream: in order */
     prev_end = l->start_ms + l->ms;
-    ck_assert(l->gbps > 10);
+    /* Under a sanitizer (small mode) kernels run orders of magnitude slower. */
+    ck_assert(gpu_small() ? l->gbps > 0 : l->gbps > 10);
     ck_assert_int_gt(l->registers, 0);
     ck_assert(l->occupancy > 0 && l->occupancy <= 1);
   }
@@ -129,7 +130,7 @@ START_TEST(benchmark_and_copy) {
       "NVML %d samples\n",
       r.ms_median, r.ms_min, r.ms_max, r.gbps, r.host_us_plain, r.host_us_graph, r.nvml_samples);
   ck_assert(r.ms_min > 0 && r.ms_min <= r.ms_median && r.ms_median <= r.ms_max);
-  ck_assert(r.gbps > 10);
+  ck_assert(gpu_small() ? r.gbps > 0 : r.gbps > 10);
   ck_assert(r.host_us_plain > 0 && r.host_us_graph > 0);
   double gbps = 0;
   ck_assert_msg(kf_device_copy_bandwidth(G_ctx, (size_t)256 << 20, 10, &gbps) == KF_OK, "%s",

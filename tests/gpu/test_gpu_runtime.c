@@ -172,7 +172,9 @@ START_TEST(example_graphs_fused_vs_reference) {
          n - skipped, by_ref, n - skipped - by_ref, failed);
   print_worst("examples");
   ck_assert_int_eq(failed, 0);
-  ck_assert_int_gt(by_ref, 0);
+  /* In small mode (sanitizers) the reference budget is too small for any
+   * example; the plain run must check some against the reference. */
+  if (!gpu_small()) ck_assert_int_gt(by_ref, 0);
 }
 END_TEST
 
