@@ -296,6 +296,17 @@ void cli_compare(const kf_host_tensor *got, const kf_host_tensor *want, double r
   c->rtol = rtol, c->atol = atol;
   bool integral = want->dtype >= KF_I32;
   size_t n = cli_numel(want);
+  /* The relative part of the tolerance is taken against the output's
+   * largest magnitude, not the element's: an element of a sum whose terms
+   * cancel (random signs over 32000 columns) carries an error relative to
+   * its terms, not to its small result, and a near-zero element would
+   * otherwise report an enormous relative error. Indexing bugs still give
+   * errors of the order of the values. */
+  double scale = 0;
+  for (size_t i = 0; i < n && !integral; i++) {
+    double w = fabs(cli_elem(want, i));
+    if (w > scale && !isinf(w)) scale = w;
+  }
   for (size_t i = 0; i < n; i++) {
     double g = cli_elem(got, i), w = cli_elem(want, i);
     if (integral) {
@@ -313,10 +324,10 @@ void cli_compare(const kf_host_tensor *got, const kf_host_tensor *want, double r
       if (g != w) note_bad(c, i, g, w);
       continue;
     }
-    double d = fabs(g - w), rel = d / fmax(fabs(w), 1e-30);
+    double d = fabs(g - w), rel = d / fmax(fabs(w), fmax(1e-6 * scale, 1e-30));
     if (d > c->max_abs) c->max_abs = d;
     if (d > 0 && rel > c->max_rel) c->max_rel = rel;
-    if (d > atol + rtol * fabs(w)) note_bad(c, i, g, w);
+    if (d > atol + rtol * fmax(fabs(w), scale)) note_bad(c, i, g, w);
   }
   c->ok = c->bad == 0;
 }
