@@ -80,7 +80,7 @@ static kf_graph *random_graph(uint64_t seed) {
   random_shape(&ge, &rank, shape);
   int n_in = 1 + pick(&ge, 3);
   for (int i = 0; i < n_in; i++) {
-    char name[8];
+    char name[16];
     snprintf(name, sizeof name, "in%d", i);
     ge.vals[ge.n++] = kf_input(ge.g, name, ge.dt, rank, shape);
   }
