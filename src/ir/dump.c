@@ -5,45 +5,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/strbuf.h"
 #include "ir/ir.h"
 
-/* A growing string; `failed` latches the first allocation failure. */
-typedef struct sbuf {
-  char *s;
-  size_t len, cap;
-  bool failed;
-} sbuf;
+typedef core_str sbuf;
+#define sb_printf core_str_printf
 
-static void sb_printf(sbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-static void sb_printf(sbuf *b, const char *fmt, ...) {
-  if (b->failed) return;
-  for (;;) {
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(b->s ? b->s + b->len : NULL, b->s ? b->cap - b->len : 0, fmt, ap);
-    va_end(ap);
-    if (n < 0) {
-      b->failed = true;
-      return;
-    }
-    if (b->s && b->len + (size_t)n < b->cap) {
-      b->len += (size_t)n;
-      return;
-    }
-    size_t cap = b->cap ? b->cap : 256;
-    while (cap <= b->len + (size_t)n) cap *= 2;
-    char *p = realloc(b->s, cap);
-    if (!p) {
-      b->failed = true;
-      return;
-    }
-    b->s = p;
-    b->cap = cap;
-  }
-}
-
-/* The shortest %g form that reads back as the same double. */
 static void sb_number(sbuf *b, double v) {
   if (isinf(v)) {
     sb_printf(b, v < 0 ? "-inf" : "inf");
@@ -119,7 +86,7 @@ char *kf_graph_dump(const kf_graph *g) {
   sbuf b = {0};
   if (!g) {
     sb_printf(&b, "(null graph)\n");
-    return b.failed ? NULL : b.s;
+    return core_str_take(&b);
   }
   for (kf_value v = 0; v < g->n_nodes; v++) dump_node(&b, g, v);
   sb_printf(&b, "outputs:");
@@ -129,9 +96,5 @@ char *kf_graph_dump(const kf_graph *g) {
   }
   sb_printf(&b, "\n");
   if (g->status != KF_OK) sb_printf(&b, "error: %s: %s\n", kf_status_name(g->status), g->errmsg);
-  if (b.failed) {
-    free(b.s);
-    return NULL;
-  }
-  return b.s;
+  return core_str_take(&b);
 }

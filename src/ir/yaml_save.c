@@ -8,44 +8,12 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "core/strbuf.h"
 #include "ir/ir.h"
 #include "ir/yaml_tree.h"
 
-/* A growing string; on OOM it stops growing and remembers it. */
-typedef struct sbuf {
-  char *s;
-  size_t n, cap;
-  bool oom;
-} sbuf;
-
-static void put(sbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-static void put(sbuf *b, const char *fmt, ...) {
-  if (b->oom) return;
-  for (;;) {
-    va_list ap;
-    va_start(ap, fmt);
-    int k = vsnprintf(b->s ? b->s + b->n : NULL, b->s ? b->cap - b->n : 0, fmt, ap);
-    va_end(ap);
-    if (k < 0) {
-      b->oom = true;
-      return;
-    }
-    if (b->s && b->n + (size_t)k < b->cap) {
-      b->n += (size_t)k;
-      return;
-    }
-    size_t cap = b->cap ? b->cap : 4096;
-    while (cap <= b->n + (size_t)k) cap *= 2;
-    char *p = realloc(b->s, cap);
-    if (!p) {
-      b->oom = true;
-      return;
-    }
-    b->s = p;
-    b->cap = cap;
-  }
-}
+typedef core_str sbuf;
+#define put core_str_printf
 
 /* The state of one save: the names every value is written under, and which
  * constants are written inline as number literals. */
