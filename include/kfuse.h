@@ -616,6 +616,22 @@ KF_API kf_status kf_plan_set_mode(kf_plan *plan, kf_run_mode mode);
 KF_API kf_status kf_plan_run(kf_plan *plan, const kf_tensor *inputs, int n_inputs,
                              const kf_tensor *outputs, int n_outputs, void *stream);
 
+/* kf_plan_run with addresses only, for callers that run the same plan
+ * often (frameworks, ctypes bindings): the dtypes and shapes are the
+ * plan's own (kf_graph_input/kf_graph_output, kf_value_dtype,
+ * kf_value_shape) and are not given, so they are not checked; the caller
+ * vouches for them. inputs[i] is the device address of the graph's i-th
+ * input, outputs[j] of its j-th output. Everything else is kf_plan_run's,
+ * through the same code: the counts; each address non-NULL (NULL is
+ * allowed for an empty tensor) and aligned to its element size on every
+ * run; device memory of the plan's GPU and no output overlapping an input
+ * or another output, checked when an address changes (the plan caches the
+ * last addresses that passed, shared with kf_plan_run); same launches,
+ * modes, capture rules and asynchrony. Not thread-safe on one plan.
+ * Errors as kf_plan_run (the message names the tensor). */
+KF_API kf_status kf_plan_run_ptrs(kf_plan *plan, void *const *inputs, int n_inputs,
+                                  void *const *outputs, int n_outputs, void *stream);
+
 /* DLPack (v1.x) variants of kf_plan_run. kfuse borrows the tensors: it
  * never calls their deleters. Each must be on a CUDA device (kDLCUDA or
  * kDLCUDAManaged) of the plan's device, with the value's dtype and shape,

@@ -1,6 +1,7 @@
-/* launch.c - kf_plan_run: validate every tensor before anything is
- * launched, resolve kernel parameters to device pointers, then launch in
- * the plan's mode on the caller's stream; never synchronizes. Once a plan
+/* launch.c - kf_plan_run and kf_plan_run_ptrs (one path): validate every
+ * tensor before anything is launched, resolve kernel parameters to device
+ * pointers, then launch in the plan's mode on the caller's stream; never
+ * synchronizes. Once a plan
  * is loaded and a run brings addresses already checked, the run asks the
  * driver for nothing but the current context and the launches (graph
  * mode: also the capture status). */
@@ -17,6 +18,18 @@ struct rt_span {
   int slot;
 };
 
+/* One run's tensors as the caller gave them: whole structs (kf_plan_run,
+ * t set) or addresses only (kf_plan_run_ptrs, p set), whose dtypes and
+ * shapes are the plan's own. Both entry points validate, bind and launch
+ * through this one view. Slot k < n_in is input k, else output k - n_in. */
+typedef struct rt_io {
+  const char *fn; /* the entry point, for messages */
+  bool ptrs;      /* addresses only: pin, pout */
+  int n_in, n_out;
+  const kf_tensor *tin, *tout;
+  void *const *pin, *const *pout;
+} rt_io;
+
 /* Up to this many tensors the overlaps are checked pair by pair, above it
  * by sorting (a plan of 600 tensors would otherwise cost 10^5 pairs). */
 #define PAIRWISE_MAX 16
@@ -26,24 +39,44 @@ static const char *value_name(const kf_graph *g, int32_t v) {
   return n ? n : "?";
 }
 
+static uintptr_t io_addr(const rt_io *io, int k) {
+  if (k < io->n_in) return (uintptr_t)(io->ptrs ? io->pin[k] : io->tin[k].data);
+  k -= io->n_in;
+  return (uintptr_t)(io->ptrs ? io->pout[k] : io->tout[k].data);
+}
+
+/* The graph value slot k binds. */
+static int32_t slot_value(const kf_plan *plan, const rt_io *io, int k) {
+  const kf_graph *g = plan->graph;
+  return k < io->n_in ? g->inputs[k] : g->outputs[k - io->n_in];
+}
+
+/* A slot's bytes: the plan's shape and dtype (a tensor struct that passed
+ * check_desc has the same). */
+static size_t slot_bytes(const kf_plan *plan, const rt_io *io, int k) {
+  const ir_node *n = &plan->graph->nodes[slot_value(plan, io, k)];
+  int64_t numel = 1;
+  ir_numel(n->rank, n->shape, &numel);
+  return (size_t)numel * kf_dtype_size(n->dtype);
+}
+
 /* Is p device memory of our device? cuPointerGetAttribute costs about a
  * microsecond, so each address is asked once (rt_plan.checked, .seen). */
-static kf_status check_pointer(kf_plan *plan, rt_state *rt, const char *what, int i,
-                               const char *name, CUdeviceptr p) {
+static kf_status check_pointer(kf_plan *plan, rt_state *rt, const char *fn, const char *what,
+                               int i, const char *name, CUdeviceptr p) {
   const rt_driver *d = rt->drv;
   unsigned int type = 0;
   CUresult r = d->PointerGetAttribute(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, p);
   if (r == CUDA_ERROR_INVALID_VALUE)
     return core_plan_error(plan, KF_ERR_INVALID_ARG,
-                           "%s[%d] (%s): %#llx is not CUDA memory (a host pointer?); kf_plan_run "
+                           "%s[%d] (%s): %#llx is not CUDA memory (a host pointer?); %s "
                            "takes device pointers",
-                           what, i, name, (unsigned long long)p);
+                           what, i, name, (unsigned long long)p, fn);
   if (r != CUDA_SUCCESS) return KF_OK; /* cannot tell: let the launch decide */
   if (type == CU_MEMORYTYPE_HOST)
     return core_plan_error(plan, KF_ERR_INVALID_ARG,
-                           "%s[%d] (%s): %#llx is pinned host memory; kf_plan_run takes device "
-                           "memory",
-                           what, i, name, (unsigned long long)p);
+                           "%s[%d] (%s): %#llx is pinned host memory; %s takes device memory",
+                           what, i, name, (unsigned long long)p, fn);
   int ordinal = -1;
   if (d->PointerGetAttribute(&ordinal, CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL, p) == CUDA_SUCCESS &&
       ordinal != (int)rt->dev)
@@ -53,9 +86,8 @@ static kf_status check_pointer(kf_plan *plan, rt_state *rt, const char *what, in
   return KF_OK;
 }
 
-/* dtype, shape, NULL and alignment: the caller's structs only, checked on
- * every run (a few nanoseconds a tensor). */
-static kf_status check_host(kf_plan *plan, const char *what, int i, int32_t v,
+/* dtype and shape of a caller's struct against value v. */
+static kf_status check_desc(kf_plan *plan, const char *what, int i, int32_t v,
                             const kf_tensor *t) {
   const ir_node *n = &plan->graph->nodes[v];
   const char *name = value_name(plan->graph, v);
@@ -65,40 +97,32 @@ static kf_status check_host(kf_plan *plan, const char *what, int i, int32_t v,
                            what, i, name, kf_dtype_name(t->dtype), kf_dtype_name(n->dtype));
   bool same = t->rank == n->rank;
   for (int k = 0; same && k < n->rank; k++) same = t->shape[k] == n->shape[k];
-  if (!same) {
-    ir_shape_str(want, sizeof want, n->rank, n->shape);
-    if (t->rank < 0 || t->rank > KF_MAX_RANK)
-      snprintf(got, sizeof got, "rank %d", t->rank);
-    else
-      ir_shape_str(got, sizeof got, t->rank, t->shape);
-    return core_plan_error(plan, KF_ERR_INVALID_ARG, "%s[%d] (%s): shape %s, the plan expects %s",
-                           what, i, name, got, want);
-  }
-  uintptr_t p = (uintptr_t)t->data;
+  if (same) return KF_OK;
+  ir_shape_str(want, sizeof want, n->rank, n->shape);
+  if (t->rank < 0 || t->rank > KF_MAX_RANK)
+    snprintf(got, sizeof got, "rank %d", t->rank);
+  else
+    ir_shape_str(got, sizeof got, t->rank, t->shape);
+  return core_plan_error(plan, KF_ERR_INVALID_ARG, "%s[%d] (%s): shape %s, the plan expects %s",
+                         what, i, name, got, want);
+}
+
+/* NULL (allowed for an empty tensor) and alignment to the element size. */
+static kf_status check_addr(kf_plan *plan, const char *what, int i, int32_t v, uintptr_t p) {
+  const ir_node *n = &plan->graph->nodes[v];
   if (!p) {
     int64_t numel = 1;
     ir_numel(n->rank, n->shape, &numel);
     if (numel > 0)
-      return core_plan_error(plan, KF_ERR_INVALID_ARG, "%s[%d] (%s): data is NULL", what, i, name);
+      return core_plan_error(plan, KF_ERR_INVALID_ARG, "%s[%d] (%s): data is NULL", what, i,
+                             value_name(plan->graph, v));
   }
   size_t es = kf_dtype_size(n->dtype);
   if (es && p % es != 0)
     return core_plan_error(plan, KF_ERR_INVALID_ARG,
                            "%s[%d] (%s): %#lx is not aligned to its element size (%zu bytes)", what,
-                           i, name, (unsigned long)p, es);
+                           i, value_name(plan->graph, v), (unsigned long)p, es);
   return KF_OK;
-}
-
-static size_t tensor_bytes(const kf_tensor *t) {
-  int64_t numel = 1;
-  ir_numel(t->rank, t->shape, &numel);
-  return (size_t)numel * kf_dtype_size(t->dtype);
-}
-
-static bool overlap(const kf_tensor *a, const kf_tensor *b) {
-  uintptr_t a0 = (uintptr_t)a->data, b0 = (uintptr_t)b->data;
-  size_t na = tensor_bytes(a), nb = tensor_bytes(b);
-  return na && nb && a0 < b0 + nb && b0 < a0 + na;
 }
 
 /* Slot a is an output; b an input, or an output with a smaller index. */
@@ -114,14 +138,15 @@ static kf_status overlap_error(kf_plan *plan, int n_in, int a, int b) {
                          value_name(g, g->outputs[b - n_in]));
 }
 
-static kf_status overlaps_pairwise(kf_plan *plan, const kf_tensor *in, int n_in,
-                                   const kf_tensor *out, int n_out) {
-  for (int j = 0; j < n_out; j++) {
-    for (int i = 0; i < n_in; i++)
-      if (overlap(&out[j], &in[i])) return overlap_error(plan, n_in, n_in + j, i);
-    for (int k = 0; k < j; k++)
-      if (overlap(&out[j], &out[k])) return overlap_error(plan, n_in, n_in + j, n_in + k);
-  }
+static kf_status overlaps_pairwise(kf_plan *plan, const rt_io *io) {
+  uintptr_t lo[PAIRWISE_MAX];
+  size_t len[PAIRWISE_MAX];
+  int n = io->n_in + io->n_out;
+  for (int k = 0; k < n; k++) lo[k] = io_addr(io, k), len[k] = slot_bytes(plan, io, k);
+  for (int a = io->n_in; a < n; a++)
+    for (int b = 0; b < a; b++)
+      if (len[a] && len[b] && lo[a] < lo[b] + len[b] && lo[b] < lo[a] + len[a])
+        return overlap_error(plan, io->n_in, a, b);
   return KF_OK;
 }
 
@@ -135,13 +160,12 @@ static int cmp_span(const void *a, const void *b) {
  * earlier one exactly when the furthest-reaching earlier span (among
  * outputs, or among all for an output) ends after it starts. Inputs may
  * overlap each other. */
-static kf_status overlaps_sorted(kf_plan *plan, const kf_tensor *in, int n_in,
-                                 const kf_tensor *out, int n_out, struct rt_span *s) {
-  int n = 0;
-  for (int k = 0; k < n_in + n_out; k++) {
-    const kf_tensor *t = k < n_in ? &in[k] : &out[k - n_in];
-    size_t bytes = tensor_bytes(t);
-    if (bytes) s[n++] = (struct rt_span){(uintptr_t)t->data, (uintptr_t)t->data + bytes, k};
+static kf_status overlaps_sorted(kf_plan *plan, const rt_io *io, struct rt_span *s) {
+  int n = 0, n_in = io->n_in;
+  for (int k = 0; k < n_in + io->n_out; k++) {
+    size_t bytes = slot_bytes(plan, io, k);
+    uintptr_t p = io_addr(io, k);
+    if (bytes) s[n++] = (struct rt_span){p, p + bytes, k};
   }
   qsort(s, (size_t)n, sizeof *s, cmp_span);
   int far_out = -1, far_any = -1;
@@ -181,33 +205,33 @@ static kf_status cache_ready(kf_plan *plan, int n) {
   return core_plan_error(plan, KF_ERR_OUT_OF_MEMORY, "out of memory");
 }
 
-static const kf_tensor *slot_tensor(const kf_tensor *in, int n_in, const kf_tensor *out, int k) {
-  return k < n_in ? &in[k] : &out[k - n_in];
-}
-
-/* The checks on the caller's structs; *known: every address is the one
- * its slot had in the last run that passed every check, so neither the
- * driver nor the overlap check has anything new to say. */
-static kf_status validate_host(kf_plan *plan, const kf_tensor *in, int n_in, const kf_tensor *out,
-                               int n_out, bool *known) {
+/* The checks on the caller's arguments alone; *known: every address is
+ * the one its slot had in the last run that passed every check, so
+ * neither the driver nor the overlap check has anything new to say. */
+static kf_status validate_host(kf_plan *plan, const rt_io *io, bool *known) {
   const kf_graph *g = plan->graph;
   struct rt_plan *rp = plan->rt;
+  int n_in = io->n_in, n_out = io->n_out;
   *known = false;
   if (n_in != g->n_inputs || n_out != g->n_outputs)
     return core_plan_error(plan, KF_ERR_INVALID_ARG,
-                           "kf_plan_run: %d inputs and %d outputs given, the graph has %d and %d",
+                           "%s: %d inputs and %d outputs given, the graph has %d and %d", io->fn,
                            n_in, n_out, g->n_inputs, g->n_outputs);
-  if ((n_in && !in) || (n_out && !out))
-    return core_plan_error(plan, KF_ERR_INVALID_ARG, "kf_plan_run: NULL tensor array");
+  if (io->ptrs ? (n_in && !io->pin) || (n_out && !io->pout)
+               : (n_in && !io->tin) || (n_out && !io->tout))
+    return core_plan_error(plan, KF_ERR_INVALID_ARG, "%s: NULL %s array", io->fn,
+                           io->ptrs ? "pointer" : "tensor");
   kf_status st = cache_ready(plan, n_in + n_out);
   bool same = rp->checked_set;
-  for (int i = 0; i < n_in && st == KF_OK; i++) {
-    st = check_host(plan, "inputs", i, g->inputs[i], &in[i]);
-    same = same && rp->checked[i] == (CUdeviceptr)(uintptr_t)in[i].data;
-  }
-  for (int j = 0; j < n_out && st == KF_OK; j++) {
-    st = check_host(plan, "outputs", j, g->outputs[j], &out[j]);
-    same = same && rp->checked[n_in + j] == (CUdeviceptr)(uintptr_t)out[j].data;
+  for (int k = 0; k < n_in + n_out && st == KF_OK; k++) {
+    bool is_in = k < n_in;
+    int i = is_in ? k : k - n_in;
+    const char *what = is_in ? "inputs" : "outputs";
+    int32_t v = is_in ? g->inputs[i] : g->outputs[i];
+    uintptr_t p = io_addr(io, k);
+    if (!io->ptrs) st = check_desc(plan, what, i, v, is_in ? &io->tin[i] : &io->tout[i]);
+    if (st == KF_OK) st = check_addr(plan, what, i, v, p);
+    same = same && rp->checked[k] == (CUdeviceptr)p;
   }
   *known = st == KF_OK && same;
   return st;
@@ -221,15 +245,15 @@ static bool seen(const struct rt_plan *rp, CUdeviceptr p) {
 
 /* The driver's word on each address not seen before (skipped when ask is
  * false: during a capture), then the overlaps. */
-static kf_status validate_driver(kf_plan *plan, rt_state *rt, const kf_tensor *in, int n_in,
-                                 const kf_tensor *out, int n_out, bool ask) {
+static kf_status validate_driver(kf_plan *plan, rt_state *rt, const rt_io *io, bool ask) {
   const kf_graph *g = plan->graph;
   struct rt_plan *rp = plan->rt;
+  int n_in = io->n_in, n = io->n_in + io->n_out;
   bool all = true;
   kf_status st = KF_OK;
   rp->checked_set = false;
-  for (int k = 0; k < n_in + n_out && st == KF_OK; k++) {
-    CUdeviceptr p = (CUdeviceptr)(uintptr_t)slot_tensor(in, n_in, out, k)->data;
+  for (int k = 0; k < n && st == KF_OK; k++) {
+    CUdeviceptr p = (CUdeviceptr)io_addr(io, k);
     if (p == rp->checked[k]) continue;
     if (p && !seen(rp, p)) {
       if (!ask) {
@@ -238,8 +262,8 @@ static kf_status validate_driver(kf_plan *plan, rt_state *rt, const kf_tensor *i
       }
       bool is_in = k < n_in;
       int idx = is_in ? k : k - n_in;
-      st = check_pointer(plan, rt, is_in ? "inputs" : "outputs", idx,
-                         value_name(g, is_in ? g->inputs[idx] : g->outputs[idx]), p);
+      st = check_pointer(plan, rt, io->fn, is_in ? "inputs" : "outputs", idx,
+                         value_name(g, slot_value(plan, io, k)), p);
       if (st != KF_OK) break;
       rp->seen[rp->seen_next] = p;
       rp->seen_next = (rp->seen_next + 1) % RT_SEEN;
@@ -247,17 +271,22 @@ static kf_status validate_driver(kf_plan *plan, rt_state *rt, const kf_tensor *i
     rp->checked[k] = p;
   }
   if (st == KF_OK)
-    st = n_in + n_out <= PAIRWISE_MAX ? overlaps_pairwise(plan, in, n_in, out, n_out)
-                                      : overlaps_sorted(plan, in, n_in, out, n_out, rp->spans);
+    st = n <= PAIRWISE_MAX ? overlaps_pairwise(plan, io) : overlaps_sorted(plan, io, rp->spans);
   rp->checked_set = st == KF_OK && all;
   return st;
 }
 
+static rt_io tensors_io(const char *fn, const kf_tensor *in, int n_in, const kf_tensor *out,
+                        int n_out) {
+  return (rt_io){.fn = fn, .n_in = n_in, .n_out = n_out, .tin = in, .tout = out};
+}
+
 kf_status rt_validate_ex(kf_plan *plan, rt_state *rt, const kf_tensor *in, int n_in,
                          const kf_tensor *out, int n_out, bool ask_driver) {
+  rt_io io = tensors_io("kf_plan_run", in, n_in, out, n_out);
   bool known;
-  kf_status st = validate_host(plan, in, n_in, out, n_out, &known);
-  if (st == KF_OK && !known) st = validate_driver(plan, rt, in, n_in, out, n_out, ask_driver);
+  kf_status st = validate_host(plan, &io, &known);
+  if (st == KF_OK && !known) st = validate_driver(plan, rt, &io, ask_driver);
   return st;
 }
 
@@ -266,20 +295,25 @@ kf_status rt_validate(kf_plan *plan, rt_state *rt, const kf_tensor *in, int n_in
   return rt_validate_ex(plan, rt, in, n_in, out, n_out, true);
 }
 
-void rt_bind_args(kf_plan *plan, const kf_tensor *in, const kf_tensor *out) {
+static void bind_io(kf_plan *plan, const rt_io *io) {
   struct rt_plan *rp = plan->rt;
   for (int L = 0; L < rp->n_launches; L++) {
     rt_launch *l = &rp->launches[L];
     for (int p = 0; p < l->n_params; p++) {
       const rt_bind *b = &l->binds[p];
       if (b->home == HOME_INPUT)
-        l->args[p] = (CUdeviceptr)(uintptr_t)in[b->index].data;
+        l->args[p] = (CUdeviceptr)io_addr(io, b->index);
       else if (b->home == HOME_OUTPUT)
-        l->args[p] = (CUdeviceptr)(uintptr_t)out[b->index].data;
+        l->args[p] = (CUdeviceptr)io_addr(io, io->n_in + b->index);
       else
         l->args[p] = rp->ws + (CUdeviceptr)b->offset;
     }
   }
+}
+
+void rt_bind_args(kf_plan *plan, const kf_tensor *in, const kf_tensor *out) {
+  rt_io io = tensors_io("kf_plan_run", in, plan->graph->n_inputs, out, plan->graph->n_outputs);
+  bind_io(plan, &io);
 }
 
 kf_status rt_launch_one(kf_plan *plan, int i, CUstream stream) {
@@ -312,7 +346,8 @@ static bool ready(const kf_plan *plan) {
 /* Nothing may be compiled, loaded or allocated while the caller's stream
  * is being captured: those calls are illegal in a capture, or would not be
  * part of it. *capturing tells the mode dispatch too. */
-static kf_status check_capture(kf_plan *plan, rt_state *rt, CUstream stream, bool *capturing) {
+static kf_status check_capture(kf_plan *plan, rt_state *rt, const char *fn, CUstream stream,
+                               bool *capturing) {
   struct rt_plan *rp = plan->rt;
   CUstreamCaptureStatus cs = CU_STREAM_CAPTURE_STATUS_NONE;
   CUresult r = rt->drv->StreamIsCapturing(stream, &cs);
@@ -322,20 +357,20 @@ static kf_status check_capture(kf_plan *plan, rt_state *rt, CUstream stream, boo
   if (!*capturing || ready(plan)) return KF_OK;
   bool loaded = rp->loaded && rp->code == plan->code;
   return core_plan_error(plan, KF_ERR_INVALID_ARG,
-                         "kf_plan_run: the stream is capturing a CUDA Graph and the plan is not "
-                         "%s yet; nothing is compiled, loaded or allocated during a capture: call "
+                         "%s: the stream is capturing a CUDA Graph and the plan is not %s yet; "
+                         "nothing is compiled, loaded or allocated during a capture: call "
                          "kf_plan_load before capturing",
-                         loaded ? "given its workspace" : "loaded");
+                         fn, loaded ? "given its workspace" : "loaded");
 }
 
-static kf_status run_loaded(kf_plan *plan, rt_state *rt, const kf_tensor *in, const kf_tensor *out,
-                            CUstream stream, bool capturing) {
+static kf_status run_loaded(kf_plan *plan, rt_state *rt, const rt_io *io, CUstream stream,
+                            bool capturing) {
   struct rt_plan *rp = plan->rt;
   kf_status st = KF_OK;
   if (!(rp->loaded && rp->code == plan->code)) st = kf_plan_load(plan);
   if (st == KF_OK) st = rt_plan_ready_workspace(plan, rt);
   if (st != KF_OK) return st;
-  rt_bind_args(plan, in, out);
+  bind_io(plan, io);
   switch (rp->mode) {
     case KF_MODE_STREAMS:
       return rt_run_streams(plan, stream);
@@ -362,28 +397,44 @@ static kf_status state_for_run(kf_plan *plan, rt_state **rt) {
   return KF_OK;
 }
 
-kf_status kf_plan_run(kf_plan *plan, const kf_tensor *inputs, int n_inputs,
-                      const kf_tensor *outputs, int n_outputs, void *stream) {
+/* What kf_plan_run and kf_plan_run_ptrs both do. */
+static kf_status run_io(kf_plan *plan, const rt_io *io, CUstream stream) {
   rt_state *rt;
   bool pushed, known = false, capturing = false;
   if (!plan) return KF_ERR_INVALID_ARG;
   if (!plan->fuse || !plan->graph)
-    return core_plan_error(plan, KF_ERR_INVALID_ARG, "kf_plan_run: the plan was not created");
+    return core_plan_error(plan, KF_ERR_INVALID_ARG, "%s: the plan was not created", io->fn);
   if (!rt_plan_get(plan)) return core_plan_error(plan, KF_ERR_OUT_OF_MEMORY, "out of memory");
   kf_status st = state_for_run(plan, &rt);
   if (st != KF_OK) return st;
   if ((st = rt_enter(plan->ctx, rt, &pushed)) != KF_OK) return st;
-  st = validate_host(plan, inputs, n_inputs, outputs, n_outputs, &known);
+  st = validate_host(plan, io, &known);
   /* The capture status matters only when something is to be loaded,
    * allocated or asked of the driver (none of which a capture allows), and
    * to graph mode, which cannot replay its own graph into a capture. A
    * plain or streams run of known tensors is the same stream work either
    * way, so it does not ask. */
   if (st == KF_OK && (!known || !ready(plan) || plan->rt->mode == KF_MODE_GRAPH))
-    st = check_capture(plan, rt, (CUstream)stream, &capturing);
-  if (st == KF_OK && !known)
-    st = validate_driver(plan, rt, inputs, n_inputs, outputs, n_outputs, !capturing);
-  if (st == KF_OK) st = run_loaded(plan, rt, inputs, outputs, (CUstream)stream, capturing);
+    st = check_capture(plan, rt, io->fn, stream, &capturing);
+  if (st == KF_OK && !known) st = validate_driver(plan, rt, io, !capturing);
+  if (st == KF_OK) st = run_loaded(plan, rt, io, stream, capturing);
   rt_leave(rt, pushed);
   return st;
+}
+
+kf_status kf_plan_run(kf_plan *plan, const kf_tensor *inputs, int n_inputs,
+                      const kf_tensor *outputs, int n_outputs, void *stream) {
+  rt_io io = tensors_io("kf_plan_run", inputs, n_inputs, outputs, n_outputs);
+  return run_io(plan, &io, (CUstream)stream);
+}
+
+kf_status kf_plan_run_ptrs(kf_plan *plan, void *const *inputs, int n_inputs,
+                           void *const *outputs, int n_outputs, void *stream) {
+  rt_io io = {.fn = "kf_plan_run_ptrs",
+              .ptrs = true,
+              .n_in = n_inputs,
+              .n_out = n_outputs,
+              .pin = inputs,
+              .pout = outputs};
+  return run_io(plan, &io, (CUstream)stream);
 }
