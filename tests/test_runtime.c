@@ -1,7 +1,8 @@
 /* test_runtime.c - the runtime's logic on CI, against the recording fake
  * driver: device queries, loading, validation before launch, plain /
  * streams / graph modes (event order, priorities, in-place graph updates),
- * out of memory, lost contexts, captures, occupancy, DLPack, no leaks. */
+ * out of memory, lost contexts, captures, occupancy, DLPack, the
+ * address-only kf_plan_run_ptrs, no leaks. */
 #include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -908,6 +909,161 @@ START_TEST(capture_after_warm_runs) {
 }
 END_TEST
 
+/* ---- kf_plan_run_ptrs: addresses only, kf_plan_run's path -------------------- */
+
+static void *P_in[2], *P_out[2];
+
+/* The fixture's tensors as addresses. */
+static void ptrs_from_fixture(void) {
+  for (int i = 0; i < 2; i++) P_in[i] = F.in[i].data, P_out[i] = F.out[i].data;
+}
+
+static kf_status run_ptrs(void *stream) {
+  ptrs_from_fixture();
+  return kf_plan_run_ptrs(F.plan, P_in, 2, P_out, 2, stream);
+}
+
+/* The launch lines logged from index `from`, joined. */
+static void launch_lines(int from, const char *prefix, char *buf, size_t cap) {
+  buf[0] = 0;
+  for (int i = from; i < rt_fake_count(); i++)
+    if (strncmp(rt_fake_line(i), prefix, strlen(prefix)) == 0) {
+      strncat(buf, rt_fake_line(i), cap - strlen(buf) - 2);
+      strncat(buf, "\n", cap - strlen(buf) - 1);
+    }
+}
+
+START_TEST(ptrs_run_like_tensors) {
+  static char by_ptrs[4096], by_tensors[4096];
+  ck_assert_int_eq(load(), KF_OK);
+  int m = rt_fake_count();
+  ck_assert_int_eq(run_ptrs(CALLER), KF_OK); /* cold: the same pointer queries */
+  ck_assert_int_eq(rt_fake_count_prefix("PointerGetAttribute"), 2 * 4);
+  ck_assert_int_eq(rt_fake_count_prefix("LaunchKernel"), NL);
+  launch_lines(m, "LaunchKernel", by_ptrs, sizeof by_ptrs);
+  m = rt_fake_count();
+  ck_assert_int_eq(run(CALLER), KF_OK); /* the cache is shared: nothing asked */
+  ck_assert_int_eq(rt_fake_count_prefix("PointerGetAttribute"), 2 * 4);
+  launch_lines(m, "LaunchKernel", by_tensors, sizeof by_tensors);
+  ck_assert_str_eq(by_ptrs, by_tensors);
+  char want[128];
+  snprintf(want, sizeof want, "fn=k3_relu grid=4 block=256 smem=0 stream=0xca11 args=%#llx,%#llx",
+           (unsigned long long)DEV, (unsigned long long)(DEV + 0x11000));
+  ck_assert_msg(strstr(by_ptrs, want), "'%s' lacks '%s'", by_ptrs, want);
+  /* a new address through the pointer entry: asked once, then bound */
+  F.out[1].data = (char *)F.out[1].data + 0x8000;
+  m = rt_fake_count();
+  ck_assert_int_eq(run_ptrs(CALLER), KF_OK);
+  ck_assert_int_eq(rt_fake_count_prefix("PointerGetAttribute"), 2 * 4 + 2);
+  snprintf(want, sizeof want, "args=%#llx,%#llx", (unsigned long long)DEV,
+           (unsigned long long)(DEV + 0x19000));
+  ck_assert_int_ge(rt_fake_find(m, "LaunchKernel fn=k3_relu", want), 0);
+  no_sync();
+  finish();
+}
+END_TEST
+
+START_TEST(ptrs_graph_and_streams_modes) {
+  ck_assert_int_eq(kf_plan_set_mode(F.plan, KF_MODE_GRAPH), KF_OK);
+  ck_assert_int_eq(load(), KF_OK);
+  ck_assert_int_eq(run_ptrs(CALLER), KF_OK);
+  ck_assert_int_eq(rt_fake_count_prefix("GraphInstantiate"), 1);
+  F.out[0].data = (char *)F.out[0].data + 0x8000;
+  ck_assert_int_eq(run_ptrs(CALLER), KF_OK);
+  ck_assert_int_eq(rt_fake_count_prefix("GraphExecKernelNodeSetParams"), 1);
+  ck_assert_int_eq(rt_fake_count_prefix("GraphLaunch"), 2);
+  ck_assert_int_eq(kf_plan_set_mode(F.plan, KF_MODE_STREAMS), KF_OK);
+  int m = rt_fake_count();
+  ck_assert_int_eq(run_ptrs(CALLER), KF_OK);
+  ck_assert_int_ge(rt_fake_find(m, "LaunchKernel fn=k0_exp_heavy", NULL), 0);
+  ck_assert_int_ge(rt_fake_find(m, "StreamWaitEvent", "stream=0xca11"), 0);
+  no_sync();
+  finish();
+}
+END_TEST
+
+/* Runs addresses with one thing wrong; expects INVALID_ARG naming
+ * `needle`, and no launch. */
+static void expect_invalid_ptrs(void *const *in, int n_in, void *const *out, int n_out,
+                                const char *needle) {
+  int launches = rt_fake_count_prefix("LaunchKernel");
+  ck_assert_int_eq(kf_plan_run_ptrs(F.plan, in, n_in, out, n_out, CALLER), KF_ERR_INVALID_ARG);
+  ck_assert_msg(strstr(kf_plan_errmsg(F.plan), needle), "message '%s' lacks '%s'",
+                kf_plan_errmsg(F.plan), needle);
+  ck_assert_int_eq(rt_fake_count_prefix("LaunchKernel"), launches);
+}
+
+START_TEST(ptrs_validation_before_launch) {
+  ck_assert_int_eq(load(), KF_OK);
+  ptrs_from_fixture();
+  void *in[2], *out[2];
+  expect_invalid_ptrs(P_in, 2, P_out, 1,
+                      "kf_plan_run_ptrs: 2 inputs and 1 outputs given, the graph has 2 and 2");
+  expect_invalid_ptrs(P_in, 3, P_out, 2, "3 inputs and 2 outputs given");
+  expect_invalid_ptrs(NULL, 2, P_out, 2, "kf_plan_run_ptrs: NULL pointer array");
+  memcpy(out, P_out, sizeof out);
+  out[0] = NULL;
+  expect_invalid_ptrs(P_in, 2, out, 2, "outputs[0] (c): data is NULL");
+  memcpy(in, P_in, sizeof in);
+  in[1] = (char *)in[1] + 2;
+  expect_invalid_ptrs(in, 2, P_out, 2, "inputs[1] (y): ");
+  ck_assert_ptr_nonnull(strstr(kf_plan_errmsg(F.plan), "not aligned to its element size (4 bytes)"));
+  memcpy(in, P_in, sizeof in);
+  static float host[N];
+  in[0] = host;
+  expect_invalid_ptrs(in, 2, P_out, 2, "inputs[0] (x): ");
+  ck_assert_ptr_nonnull(strstr(kf_plan_errmsg(F.plan), "not CUDA memory"));
+  ck_assert_ptr_nonnull(strstr(kf_plan_errmsg(F.plan), "kf_plan_run_ptrs takes device pointers"));
+  memcpy(out, P_out, sizeof out);
+  out[1] = (char *)P_in[0] + 1024;
+  expect_invalid_ptrs(P_in, 2, out, 2, "outputs[1] (d) overlaps inputs[0] (x)");
+  memcpy(out, P_out, sizeof out);
+  out[1] = (char *)out[0] + 4;
+  expect_invalid_ptrs(P_in, 2, out, 2, "outputs[1] (d) overlaps outputs[0] (c)");
+  ck_assert_int_eq(rt_fake_count_prefix("LaunchKernel"), 0);
+  /* a failed run does not vouch for its addresses: the same bad set again
+   * is refused again */
+  expect_invalid_ptrs(P_in, 2, out, 2, "outputs[1] (d) overlaps outputs[0] (c)");
+  ck_assert_int_eq(run_ptrs(CALLER), KF_OK);
+  ck_assert_int_eq(rt_fake_count_prefix("LaunchKernel"), NL);
+  ck_assert_int_eq(kf_plan_run_ptrs(NULL, P_in, 2, P_out, 2, CALLER), KF_ERR_INVALID_ARG);
+  finish();
+}
+END_TEST
+
+START_TEST(warm_ptrs_run_is_launches_only) {
+  use_counting_driver();
+  ck_assert_int_eq(load(), KF_OK);
+  ck_assert_int_eq(run_ptrs(CALLER), KF_OK); /* the first run checks the pointers */
+  make_current();
+  for (int rep = 0; rep < 3; rep++) {
+    calls m = mark();
+    ck_assert_int_eq(run_ptrs(CALLER), KF_OK);
+    ck_assert_int_eq(lines_since(m, "LaunchKernel"), NL);
+    ck_assert_int_eq(n_get_current - m.get_current, 1);
+    ck_assert_int_eq(n_is_capturing - m.is_capturing, 0);
+    ck_assert_int_eq(n_unlogged - m.unlogged, 1);
+  }
+  /* alternating with kf_plan_run on the same addresses stays warm */
+  calls m = mark();
+  ck_assert_int_eq(run(CALLER), KF_OK);
+  ck_assert_int_eq(lines_since(m, "LaunchKernel"), NL);
+  ck_assert_int_eq(n_unlogged - m.unlogged, 1);
+  /* a new address: its two pointer queries and the capture status */
+  F.in[1].data = (char *)F.in[1].data + 0x4000;
+  m = mark();
+  ck_assert_int_eq(run_ptrs(CALLER), KF_OK);
+  ck_assert_int_eq(rt_fake_count() - m.lines, NL + 2);
+  ck_assert_int_eq(n_is_capturing - m.is_capturing, 1);
+  m = mark();
+  ck_assert_int_eq(run_ptrs(CALLER), KF_OK);
+  ck_assert_int_eq(lines_since(m, "LaunchKernel"), NL);
+  ck_assert_int_eq(n_unlogged - m.unlogged, 1);
+  no_sync();
+  finish_current();
+}
+END_TEST
+
 /* The sorted overlap sweep (more than 16 tensors) against the pairwise
  * definition, on random placements: outputs may overlap nothing, inputs
  * may overlap each other. */
@@ -1027,6 +1183,10 @@ static Suite *make_suite(void) {
   tcase_add_test(tc, warm_graph_run_is_one_graph_launch);
   tcase_add_test(tc, swapped_buffers_are_not_queried_again);
   tcase_add_test(tc, capture_after_warm_runs);
+  tcase_add_test(tc, ptrs_run_like_tensors);
+  tcase_add_test(tc, ptrs_graph_and_streams_modes);
+  tcase_add_test(tc, ptrs_validation_before_launch);
+  tcase_add_test(tc, warm_ptrs_run_is_launches_only);
   suite_add_tcase(s, tc);
   return s;
 }
