@@ -7,7 +7,16 @@ PyTorch programs (and for the benchmark suite).
     plan.run([x], [y])                  # or into your own tensors
 
 Tensors are borrowed by address; the run goes on torch's current stream and
-never synchronizes. The library is found through KFUSE_LIB, else next to this
+never synchronizes. A run hands the C library only the tensors' addresses
+(kf_plan_run_ptrs: dtypes and shapes are the plan's own), so its host cost
+is one data_ptr() per tensor and one ctypes call. The dtype, shape and
+contiguity of the torch tensors are checked in Python according to the
+plan's `check` setting (Plan(..., check=...), default from KFUSE_CHECK):
+"new" (default) when the tuple of addresses differs from the last one
+checked, "always" (debugging), or "never" (hot loops whose tensors are known
+right; a wrong dtype or shape then goes unnoticed). The C library checks the
+counts, NULL, alignment, device memory and overlaps either way (the last
+two when an address changes). The library is found through KFUSE_LIB, else next to this
 file's repository build (build/libkfuse.so), else the system loader.
 """
 import ctypes
@@ -84,6 +93,13 @@ _sig("kf_free", None, _P)
 _sig("kf_status_str", ctypes.c_char_p, ctypes.c_int)
 _sig("kf_plan_run", ctypes.c_int, _P, ctypes.POINTER(_Tensor), ctypes.c_int,
      ctypes.POINTER(_Tensor), ctypes.c_int, _P)
+_sig("kf_plan_run_ptrs", ctypes.c_int, _P, ctypes.POINTER(_P), ctypes.c_int,
+     ctypes.POINTER(_P), ctypes.c_int, _P)
+
+CHECKS = ("new", "always", "never")
+TORCH_DTYPES = {"f16": "torch.float16", "bf16": "torch.bfloat16", "f32": "torch.float32",
+                "f64": "torch.float64", "i32": "torch.int32", "i64": "torch.int64",
+                "bool": "torch.bool"}
 
 
 class Context:
@@ -116,8 +132,12 @@ def default_context():
 class Plan:
     """A compiled graph; call it with torch tensors."""
 
-    def __init__(self, ctx, graph, fusion=True, horizontal=True, mode="plain", arch=None):
+    def __init__(self, ctx, graph, fusion=True, horizontal=True, mode="plain", arch=None,
+                 check=None):
         self.ctx = ctx
+        self.check = check or os.environ.get("KFUSE_CHECK") or "new"
+        if self.check not in CHECKS:
+            raise KfuseError("check must be one of %s, not %r" % (", ".join(CHECKS), self.check))
         opt = _Options()
         _lib.kf_options_init(ctypes.byref(opt))
         opt.fusion = fusion
@@ -133,14 +153,11 @@ class Plan:
                        for i in range(_lib.kf_graph_num_inputs(graph))]
         self.outputs = [self._spec(graph, _lib.kf_graph_output(graph, i))
                         for i in range(_lib.kf_graph_num_outputs(graph))]
-        self._in = (_Tensor * len(self.inputs))()
-        self._out = (_Tensor * len(self.outputs))()
-        for arr, specs in ((self._in, self.inputs), (self._out, self.outputs)):
-            for t, (dt, shape) in zip(arr, specs):
-                t.dtype = DTYPES.index(dt)
-                t.rank = len(shape)
-                for i, d in enumerate(shape):
-                    t.shape[i] = d
+        # The address arrays handed to kf_plan_run_ptrs, filled by one slice
+        # assignment per run; _checked: the addresses last checked ("new").
+        self._pin = (_P * len(self.inputs))()
+        self._pout = (_P * len(self.outputs))()
+        self._checked = None
 
     @staticmethod
     def _spec(graph, v):
@@ -167,18 +184,41 @@ class Plan:
 
     def run(self, inputs, outputs, stream=None):
         """Runs on `stream` (an int CUstream handle; default: torch's current
-        stream). Tensors must be contiguous CUDA tensors of the right dtype."""
+        stream). Tensors must be contiguous CUDA tensors of the plan's dtypes
+        and shapes (checked as `check` says; see the module's docstring)."""
+        if len(inputs) != len(self.inputs) or len(outputs) != len(self.outputs):
+            raise KfuseError("run: %d inputs and %d outputs given, the plan has %d and %d"
+                             % (len(inputs), len(outputs), len(self.inputs), len(self.outputs)))
+        pin = [t.data_ptr() for t in inputs]
+        pout = [t.data_ptr() for t in outputs]
+        if self.check != "never" and (self.check == "always" or
+                                      (pin, pout) != self._checked):
+            self._check_tensors(inputs, outputs)
+            self._checked = (pin, pout)
         if stream is None:
             import torch
             stream = torch.cuda.current_stream().cuda_stream
-        for arr, ts in ((self._in, inputs), (self._out, outputs)):
-            for slot, t in zip(arr, ts):
-                slot.data = t.data_ptr()
-        st = _lib.kf_plan_run(self.h, self._in, len(inputs), self._out, len(outputs),
-                              ctypes.c_void_p(stream))
+        self._pin[:] = pin
+        self._pout[:] = pout
+        st = _lib.kf_plan_run_ptrs(self.h, self._pin, len(pin), self._pout, len(pout), stream)
         if st != 0:
-            raise KfuseError("kf_plan_run: %s: %s" % (_lib.kf_status_str(st).decode(),
-                                                      _lib.kf_plan_errmsg(self.h).decode()))
+            raise KfuseError("kf_plan_run_ptrs: %s: %s" % (_lib.kf_status_str(st).decode(),
+                                                           _lib.kf_plan_errmsg(self.h).decode()))
+
+    def _check_tensors(self, inputs, outputs):
+        """dtype, shape and contiguity: what the addresses alone do not say."""
+        for what, ts, specs in (("inputs", inputs, self.inputs),
+                                ("outputs", outputs, self.outputs)):
+            for i, (t, (dt, shape)) in enumerate(zip(ts, specs)):
+                if str(t.dtype) != TORCH_DTYPES[dt]:
+                    raise KfuseError("run: %s[%d]: dtype %s, the plan expects %s"
+                                     % (what, i, t.dtype, TORCH_DTYPES[dt]))
+                if tuple(t.shape) != shape:
+                    raise KfuseError("run: %s[%d]: shape %s, the plan expects %s"
+                                     % (what, i, list(t.shape), list(shape)))
+                if not t.is_contiguous():
+                    raise KfuseError("run: %s[%d]: not contiguous (kfuse takes dense "
+                                     "row-major tensors: call .contiguous())" % (what, i))
 
     def empty_outputs(self, device="cuda"):
         import torch
@@ -204,7 +244,9 @@ def torch_dtype(name):
 
 
 def compile_yaml(path, ctx=None, **kw):
-    """Loads a graph file and compiles it for the current GPU."""
+    """Loads a graph file and compiles it for the current GPU, or for
+    arch="sm_90" (any sm_XX) where there is none. Other keywords go to Plan:
+    fusion, horizontal, mode, check."""
     ctx = ctx or default_context()
     g = _P()
     st = _lib.kf_graph_load_yaml(ctx.h, path.encode(), ctypes.byref(g))

@@ -1,0 +1,137 @@
+"""test_python_binding.py - python/kfuse.py on CI without a GPU or torch:
+compiling a YAML graph for sm_90 through the shared library, the plan's
+input and output specs, the Python-side checks of a run (counts, dtype,
+shape, contiguity, the "new"/"always"/"never" policy) and the no-device
+error of kf_plan_run_ptrs. Run by CTest with KFUSE_LIB set to the build's
+libkfuse.so; torch is never imported (tensors are stand-ins)."""
+import ctypes
+import os
+import sys
+import unittest
+
+_root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
+sys.path.insert(0, os.path.join(_root, "python"))
+
+import kfuse  # noqa: E402  (after the path)
+
+
+def _have_driver():
+    try:
+        ctypes.CDLL("libcuda.so.1")
+        return True
+    except OSError:
+        return False
+
+
+class FakeTensor:
+    """What Plan.run reads of a torch tensor."""
+
+    def __init__(self, dtype, shape, ptr, contiguous=True):
+        self.dtype = "torch." + dtype
+        self.shape = tuple(shape)
+        self.ptr = ptr
+        self.contiguous = contiguous
+        self.reads = 0
+
+    def data_ptr(self):
+        return self.ptr
+
+    def is_contiguous(self):
+        self.reads += 1
+        return self.contiguous
+
+
+def graph(name):
+    return os.path.join(_root, name)
+
+
+class Binding(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.plan = kfuse.compile_yaml(graph("examples/graphs/softmax.yaml"), arch="sm_90")
+
+    def tensors(self, ptr=0x10000):
+        x = FakeTensor("float32", (8192, 8192), ptr)
+        y = FakeTensor("float32", (8192, 8192), ptr + (1 << 28))
+        return x, y
+
+    def test_specs(self):
+        self.assertEqual(self.plan.inputs, [("f32", (8192, 8192))])
+        self.assertEqual(self.plan.outputs, [("f32", (8192, 8192))])
+        self.assertGreaterEqual(self.plan.launches, 1)
+
+    def test_many_tensors_specs(self):
+        p = kfuse.compile_yaml(graph("bench/graphs/axpby200.yaml"), arch="sm_90")
+        self.assertEqual(len(p.inputs), 400)
+        self.assertEqual(len(p.outputs), 200)
+        self.assertEqual(p.inputs[0], ("f32", (16032,)))
+        self.assertEqual(p.inputs[1], ("f32", (16032,)))
+        self.assertEqual(p.inputs[3], ("f32", (240416,)))
+        self.assertTrue(all(dt == "f32" and len(sh) == 1 for dt, sh in p.outputs))
+
+    def test_no_device(self):
+        if _have_driver():
+            self.skipTest("a CUDA driver is present")
+        x, y = self.tensors()
+        with self.assertRaises(kfuse.KfuseError) as e:
+            self.plan.run([x], [y], stream=0)
+        msg = str(e.exception)
+        self.assertIn("kf_plan_run_ptrs", msg)
+        self.assertIn("libcuda.so.1 not found", msg)
+        self.assertEqual(list(self.plan._pin), [0x10000])
+        self.assertEqual(list(self.plan._pout), [0x10000 + (1 << 28)])
+
+    def test_counts(self):
+        x, y = self.tensors()
+        with self.assertRaisesRegex(kfuse.KfuseError,
+                                    "2 inputs and 1 outputs given, the plan has 1 and 1"):
+            self.plan.run([x, x], [y], stream=0)
+
+    def test_dtype_shape_contiguity(self):
+        x, y = self.tensors()
+        bad = FakeTensor("float16", x.shape, x.ptr)
+        with self.assertRaisesRegex(kfuse.KfuseError,
+                                    r"inputs\[0\]: dtype torch.float16, the plan expects "
+                                    "torch.float32"):
+            self.plan.run([bad], [y], stream=0)
+        bad = FakeTensor("float32", (8192, 4096), y.ptr)
+        with self.assertRaisesRegex(kfuse.KfuseError,
+                                    r"outputs\[0\]: shape \[8192, 4096\], the plan expects "
+                                    r"\[8192, 8192\]"):
+            self.plan.run([x], [bad], stream=0)
+        bad = FakeTensor("float32", x.shape, x.ptr, contiguous=False)
+        with self.assertRaisesRegex(kfuse.KfuseError, r"inputs\[0\]: not contiguous"):
+            self.plan.run([bad], [y], stream=0)
+
+    def test_check_policy(self):
+        # how often the tensors are looked at (is_contiguous), per policy,
+        # over three runs with the same or moving addresses; without a
+        # device each run then fails in C, which forgets nothing
+        if _have_driver():
+            self.skipTest("counted where runs fail for want of a driver")
+        p = kfuse.compile_yaml(graph("examples/graphs/softmax.yaml"), arch="sm_90")
+        self.assertEqual(p.check, os.environ.get("KFUSE_CHECK") or "new")
+        x, y = self.tensors()
+        for policy, same, want in (("never", True, 0), ("always", True, 3),
+                                   ("new", True, 1), ("new", False, 3)):
+            p.check = policy
+            p._checked = None
+            x.reads = 0
+            for _ in range(3):
+                if not same:
+                    x.ptr += 256
+                with self.assertRaises(kfuse.KfuseError):
+                    p.run([x], [y], stream=0)
+            self.assertEqual(x.reads, want, policy + (" same" if same else " moving"))
+
+    def test_bad_policy(self):
+        with self.assertRaisesRegex(kfuse.KfuseError, "check must be one of"):
+            kfuse.compile_yaml(graph("examples/graphs/softmax.yaml"), arch="sm_90",
+                               check="sometimes")
+
+    def test_torch_not_imported(self):
+        self.assertNotIn("torch", sys.modules)
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)
