@@ -20,19 +20,35 @@ static bool grow(cg_buf *b, size_t need) {
   return true;
 }
 
-void cg_puts(cg_buf *b, const char *text) {
-  size_t n = strlen(text);
+void cg_putn(cg_buf *b, const char *text, size_t n) {
   if (!grow(b, n)) return;
-  memcpy(b->s + b->len, text, n + 1);
+  memcpy(b->s + b->len, text, n);
   b->len += n;
+  b->s[b->len] = 0;
 }
 
+void cg_puts(cg_buf *b, const char *text) { cg_putn(b, text, strlen(text)); }
+
+/* Formats into the free space first: a second pass (after growing) only
+ * when it did not fit. Source generation is mostly small printfs, and
+ * measuring each one first doubled their cost (issue 8, warm start). */
 void cg_vprintf(cg_buf *b, const char *fmt, va_list ap) {
+  if (b->oom || !grow(b, 0)) return;
   va_list ap2;
   va_copy(ap2, ap);
-  int n = vsnprintf(NULL, 0, fmt, ap2);
+  size_t room = b->cap - b->len;
+  int n = vsnprintf(b->s + b->len, room, fmt, ap2);
   va_end(ap2);
-  if (n < 0 || !grow(b, (size_t)n)) return;
+  if (n < 0) {
+    b->s[b->len] = 0;
+    return;
+  }
+  if ((size_t)n < room) {
+    b->len += (size_t)n;
+    return;
+  }
+  b->s[b->len] = 0; /* the truncated attempt is not kept */
+  if (!grow(b, (size_t)n)) return;
   vsnprintf(b->s + b->len, (size_t)n + 1, fmt, ap);
   b->len += (size_t)n;
 }

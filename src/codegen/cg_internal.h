@@ -20,6 +20,8 @@ typedef struct cg_buf {
 } cg_buf;
 
 void cg_puts(cg_buf *b, const char *text);
+/* Appends the first n bytes of text (which need not be NUL-terminated). */
+void cg_putn(cg_buf *b, const char *text, size_t n);
 void cg_printf(cg_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void cg_vprintf(cg_buf *b, const char *fmt, va_list ap);
 void cg_buf_free(cg_buf *b);

@@ -27,60 +27,87 @@ static char *read_file(const char *path) {
   return cg_buf_take(&b);
 }
 
-char *cg_template_text(const char *name, char *err, size_t errsize) {
-  const char *dir = getenv("KFUSE_TEMPLATE_DIR");
-  if (dir && *dir) {
-    char path[4096];
-    snprintf(path, sizeof path, "%s/%s", dir, name);
-    char *text = read_file(path);
-    if (!text) snprintf(err, errsize, "template %s not readable (KFUSE_TEMPLATE_DIR)", path);
-    return text;
-  }
+/* The embedded text of template name, or NULL. */
+static const cg_template *embedded(const char *name) {
   for (const cg_template *t = cg_templates; t->name; t++)
-    if (strcmp(t->name, name) == 0) {
-      char *text = malloc(t->size + 1);
-      if (!text) {
-        snprintf(err, errsize, "out of memory");
-        return NULL;
-      }
-      memcpy(text, t->text, t->size + 1);
-      return text;
-    }
-  snprintf(err, errsize, "no embedded template %s", name);
+    if (strcmp(t->name, name) == 0) return t;
   return NULL;
 }
 
-bool cg_fill(cg_buf *out, const char *name, const cg_hole *holes, int n_holes, char *err,
-             size_t errsize) {
-  char *text = cg_template_text(name, err, errsize);
-  if (!text) return false;
+/* $KFUSE_TEMPLATE_DIR, or NULL when unset or empty. */
+static const char *template_dir(void) {
+  const char *dir = getenv("KFUSE_TEMPLATE_DIR");
+  return dir && *dir ? dir : NULL;
+}
+
+static char *read_dev_template(const char *dir, const char *name, char *err, size_t errsize) {
+  char path[4096];
+  snprintf(path, sizeof path, "%s/%s", dir, name);
+  char *text = read_file(path);
+  if (!text) snprintf(err, errsize, "template %s not readable (KFUSE_TEMPLATE_DIR)", path);
+  return text;
+}
+
+char *cg_template_text(const char *name, char *err, size_t errsize) {
+  const char *dir = template_dir();
+  if (dir) return read_dev_template(dir, name, err, errsize);
+  const cg_template *t = embedded(name);
+  if (!t) {
+    snprintf(err, errsize, "no embedded template %s", name);
+    return NULL;
+  }
+  char *text = malloc(t->size + 1);
+  if (!text) {
+    snprintf(err, errsize, "out of memory");
+    return NULL;
+  }
+  memcpy(text, t->text, t->size + 1);
+  return text;
+}
+
+/* Appends text with its holes filled; false (err) on a bad hole. */
+static bool fill_text(cg_buf *out, const char *name, const char *text, const cg_hole *holes,
+                      int n_holes, char *err, size_t errsize) {
   const char *p = text;
-  bool ok = true;
-  while (ok) {
+  for (;;) {
     const char *open = strstr(p, "{{");
     if (!open) {
       cg_puts(out, p);
-      break;
+      return true;
     }
     const char *close = strstr(open + 2, "}}");
     if (!close) {
       snprintf(err, errsize, "template %s: unterminated {{", name);
-      ok = false;
-      break;
+      return false;
     }
-    cg_printf(out, "%.*s", (int)(open - p), p);
+    cg_putn(out, p, (size_t)(open - p));
     size_t len = (size_t)(close - open - 2);
     int i = 0;
     while (i < n_holes && (strlen(holes[i].name) != len || memcmp(holes[i].name, open + 2, len)))
       i++;
     if (i == n_holes) {
       snprintf(err, errsize, "template %s: unknown hole {{%.*s}}", name, (int)len, open + 2);
-      ok = false;
-      break;
+      return false;
     }
     cg_puts(out, holes[i].text);
     p = close + 2;
   }
+}
+
+/* The embedded text is filled in place (no copy): this runs once per part,
+ * 200 times for a 200-part launch. */
+bool cg_fill(cg_buf *out, const char *name, const cg_hole *holes, int n_holes, char *err,
+             size_t errsize) {
+  const char *dir = template_dir();
+  if (!dir) {
+    const cg_template *t = embedded(name);
+    if (t) return fill_text(out, name, t->text, holes, n_holes, err, errsize);
+    snprintf(err, errsize, "no embedded template %s", name);
+    return false;
+  }
+  char *text = read_dev_template(dir, name, err, errsize);
+  if (!text) return false;
+  bool ok = fill_text(out, name, text, holes, n_holes, err, errsize);
   free(text);
   return ok;
 }
