@@ -1,6 +1,7 @@
 /* bench_warm.c - warm start of every suite graph (issue 8: < 5 ms): YAML file
  * to compiled plan in a fresh kf_ctx with the kernels already in the disk
- * cache. Prints the median of each phase per graph. Needs NVRTC once per
+ * cache. Prints the median of each phase per graph, and the minimum total
+ * (steadier than the median on a shared machine). Needs NVRTC once per
  * graph (to fill the cache), not a GPU.
  * Usage: bench_warm [--runs N] [graph.yaml ...]  (default: bench/graphs) */
 #include <dirent.h>
@@ -92,9 +93,9 @@ static int bench_graph(const char *path, int runs) {
     v[3][i] = all[i].total;
   }
   const char *name = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
-  double total = median(v[3], runs);
-  printf("%-24s %3d  %8.3f %8.3f %8.3f %8.3f  %s\n", name, kernels, median(v[0], runs),
-         median(v[1], runs), median(v[2], runs), total, total < 5 ? "met" : "MISSED");
+  double total = median(v[3], runs); /* sorts v[3]: v[3][0] is the minimum */
+  printf("%-24s %3d  %8.3f %8.3f %8.3f %8.3f %8.3f  %s\n", name, kernels, median(v[0], runs),
+         median(v[1], runs), median(v[2], runs), total, v[3][0], total < 5 ? "met" : "MISSED");
   return total < 5 ? 0 : 1;
 }
 
@@ -145,8 +146,8 @@ int main(int argc, char **argv) {
   setenv("KFUSE_CACHE_DIR", dir, 1);
   printf("bench_warm: warm start (fresh kf_ctx, disk cache warm), sm_90, median of %d, ms\n",
          runs);
-  printf("%-24s %3s  %8s %8s %8s %8s  target < 5 ms\n", "graph", "k", "load", "plan", "compile",
-         "total");
+  printf("%-24s %3s  %8s %8s %8s %8s %8s  target < 5 ms (median total)\n", "graph", "k", "load",
+         "plan", "compile", "total", "min");
   int missed = 0, bad = 0;
   for (int i = 0; i < n; i++) {
     int r = bench_graph(files[i], runs);
