@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/strbuf.h"
 #include "fuser/plan.h"
 
 /* ---- scratch marks ------------------------------------------------------ */
@@ -118,13 +119,8 @@ kf_status fuse_buffers(fuse_plan *plan, char *err, size_t errsize);
 
 /* ---- a growable string -------------------------------------------------- */
 
-typedef struct fuse_sb {
-  char *s;
-  size_t len, cap;
-  bool oom;
-} fuse_sb;
-
-void fuse_sb_printf(fuse_sb *sb, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+typedef core_str fuse_sb; /* src/core/strbuf.h */
+#define fuse_sb_printf core_str_printf
 void fuse_sb_json_str(fuse_sb *sb, const char *s);
 /* The string (the caller's), or NULL after an allocation failure. */
 char *fuse_sb_finish(fuse_sb *sb);

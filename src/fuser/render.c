@@ -8,34 +8,6 @@
 
 /* ---- a growable string -------------------------------------------------- */
 
-void fuse_sb_printf(fuse_sb *sb, const char *fmt, ...) {
-  if (sb->oom) return;
-  for (;;) {
-    va_list ap;
-    va_start(ap, fmt);
-    size_t room = sb->cap - sb->len;
-    int n = vsnprintf(sb->s ? sb->s + sb->len : NULL, sb->s ? room : 0, fmt, ap);
-    va_end(ap);
-    if (n < 0) {
-      sb->oom = true;
-      return;
-    }
-    if (sb->s && (size_t)n < room) {
-      sb->len += (size_t)n;
-      return;
-    }
-    size_t cap = sb->cap ? sb->cap : 4096;
-    while (cap - sb->len <= (size_t)n) cap *= 2;
-    char *s = realloc(sb->s, cap);
-    if (!s) {
-      sb->oom = true;
-      return;
-    }
-    sb->s = s;
-    sb->cap = cap;
-  }
-}
-
 void fuse_sb_json_str(fuse_sb *sb, const char *s) {
   fuse_sb_printf(sb, "\"");
   for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++) {
