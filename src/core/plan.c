@@ -1,6 +1,7 @@
 /* plan.c - creating, describing and destroying plans: the pipeline's front
  * door. kf_plan_create runs verify -> fuse -> buffer planning. */
 #include "core/plan.h"
+#include "core/span.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -54,7 +55,9 @@ kf_status kf_plan_create(kf_ctx *ctx, const kf_graph *g, const kf_options *opt,
   fo.fusion = plan->options.fusion;
   fo.horizontal = plan->options.horizontal;
   char err[512] = "";
+  core_span_push("fuse");
   kf_status st = fuse_plan_build(plan->graph, &fo, &plan->fuse, err, sizeof err);
+  core_span_pop();
   if (st != KF_OK) {
     core_error(ctx, st, "fusion failed: %s", err);
     kf_plan_destroy(plan);

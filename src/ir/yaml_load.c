@@ -8,6 +8,7 @@
 #include <xxhash.h>
 
 #include "core/ctx.h"
+#include "core/span.h"
 #include "ir/yaml_load.h"
 
 /* ---- errors ----------------------------------------------------------------- */
@@ -226,8 +227,8 @@ static bool read_document(ir_yload *L) {
 
 /* ---- entry points -------------------------------------------------------------- */
 
-kf_status kf_graph_load_yaml_string(kf_ctx *ctx, const char *text, size_t len,
-                                    const char *filename, kf_graph **out) {
+static kf_status load_string(kf_ctx *ctx, const char *text, size_t len, const char *filename,
+                             kf_graph **out) {
   if (!out || (!text && len > 0))
     return core_error(ctx, KF_ERR_INVALID_ARG, "kf_graph_load_yaml_string: NULL argument");
   *out = NULL;
@@ -258,6 +259,15 @@ kf_status kf_graph_load_yaml_string(kf_ctx *ctx, const char *text, size_t len,
   }
   *out = L.g;
   return KF_OK;
+}
+
+/* The "parse" span (NVTX, trace) covers both entry points. */
+kf_status kf_graph_load_yaml_string(kf_ctx *ctx, const char *text, size_t len,
+                                    const char *filename, kf_graph **out) {
+  core_span_push("parse");
+  kf_status st = load_string(ctx, text, len, filename, out);
+  core_span_pop();
+  return st;
 }
 
 /* Reads at most IR_YAML_MAX_BYTES + 1 bytes, so an oversized file (or an

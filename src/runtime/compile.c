@@ -8,7 +8,10 @@
 #include <time.h>
 
 #include "codegen/program.h"
+#include "core/dump.h"
 #include "core/plan.h"
+#include "core/progress.h"
+#include "core/span.h"
 #include "runtime/cache.h"
 #include "runtime/nvrtc.h"
 #include "runtime/rt.h"
@@ -26,6 +29,7 @@ typedef struct compile_job {
   cg_program *prog;
   bool disk;  /* the disk cache is usable */
   int *order; /* launches, longest source first; NULL: in order */
+  core_progress progress; /* a line on a terminal while many compile */
 } compile_job;
 
 /* NVRTC for a reserved key; publishes or abandons the reservation. */
@@ -35,7 +39,9 @@ static void compile_miss(compile_job *job, cg_program_launch *l, cache_key key,
   const char *name = l->src.entry[0] ? l->src.entry : "kernel";
   char file[80];
   snprintf(file, sizeof file, "%s.cu", name);
+  core_span_pushf("nvrtc %s", name);
   l->status = rt_nvrtc_compile(l->src.source, file, opts, &l->image, &l->image_size, &l->log);
+  core_span_pop();
   if (l->status != KF_OK) {
     cache_mem_abandon(job->cs, key);
     return;
@@ -75,6 +81,7 @@ static void compile_one(void *arg, int i) {
   }
   l->cache_hit = l->status == KF_OK && l->origin != CG_COMPILED;
   l->compile_ms = now_ms() - t0;
+  core_progress_step(&job->progress);
   core_log(job->ctx, KF_LOG_DEBUG, LOG_CACHE, "%s: %s in %.1f ms", l->src.entry,
            l->status != KF_OK         ? "failed"
            : l->origin == CG_MEM_HIT  ? "memory hit"
@@ -150,9 +157,12 @@ kf_status rt_compile_program(kf_ctx *ctx, cg_program *prog, char *err, size_t er
       snprintf(err, errsize, "launch %d has no source", i);
       return KF_ERR_INVALID_ARG;
     }
-  compile_job job = {ctx, cs, prog, cache_disk_ready(cs), longest_first(prog)};
+  compile_job job = {.ctx = ctx, .cs = cs, .prog = prog, .disk = cache_disk_ready(cs),
+                     .order = longest_first(prog)};
+  core_progress_begin(&job.progress, ctx, "compiling kernels", prog->n_launches);
   rt_pool *pool = prog->n_launches > 1 ? cache_state_pool(cs) : NULL;
   rt_pool_for(pool, prog->n_launches, compile_one, &job);
+  core_progress_end(&job.progress);
   free(job.order);
   kf_compile_stats *s = &prog->stats;
   s->kernels = prog->n_launches;
@@ -224,8 +234,10 @@ static kf_status emit_all(kf_plan *plan, cg_program *prog, const kf_device_info 
     if (info->max_smem_per_block > 0) target.max_smem_per_block = info->max_smem_per_block;
   }
   for (int i = 0; i < prog->n_launches; i++) {
+    core_span_pushf("codegen launch %d", i);
     kf_status st = cg_emit_launch(plan->graph, plan->fuse, i, &target, &prog->launches[i].src, err,
                                   sizeof err);
+    core_span_pop();
     if (st != KF_OK)
       return core_plan_error(plan, st, "code generation failed for launch %d: %s", i, err);
   }
@@ -271,6 +283,7 @@ kf_status kf_plan_compile(kf_plan *plan) {
            prog->stats.cache_hits);
   cg_program_free(plan->code);
   plan->code = prog;
+  core_dump_plan(plan); /* KFUSE_DUMP_DIR; nothing when unset */
   return KF_OK;
 }
 

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "runtime/rt.h"
+#include "runtime/trace.h"
 
 /* One tensor's bytes in the overlap sweep; slot < n_in is inputs[slot],
  * else outputs[slot - n_in]. */
@@ -319,8 +320,12 @@ void rt_bind_args(kf_plan *plan, const kf_tensor *in, const kf_tensor *out) {
 kf_status rt_launch_one(kf_plan *plan, int i, CUstream stream) {
   rt_launch *l = &plan->rt->launches[i];
   if (l->grid == 0) return KF_OK; /* an empty tensor: nothing to do */
+  /* Unwatched, a launch pays this one check (docs/performance.md). */
+  bool span = rt_spans_on();
+  if (span) rt_nvtx_pushf("launch %s", l->entry);
   CUresult r = plan->rt->rt->drv->LaunchKernel(l->fn, l->grid, 1, 1, l->block, 1, 1, l->smem,
                                                stream, l->argv, NULL);
+  if (span) rt_nvtx_pop();
   if (r != CUDA_SUCCESS) {
     char what[96];
     snprintf(what, sizeof what, "cuLaunchKernel(%s)", l->entry);

@@ -1,19 +1,42 @@
 /* nvtx.c - NVTX v3 ranges in a "kfuse" domain (header-only: NVTX loads the
  * profiler's injection library itself, so nothing is linked), mirrored into
- * the trace recorder; kf_trace_push/pop for callers' own phases. */
+ * the trace recorder; core_span_* for ir/ and core/, kf_trace_push/pop for
+ * callers' own phases. */
 #include <nvtx3/nvToolsExt.h>
 #include <pthread.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
+#include <stdlib.h>
 
+#include "core/span.h"
 #include "kfuse.h"
 #include "runtime/trace.h"
 
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 static nvtxDomainHandle_t domain;
+/* -1: not decided yet; 0: no NVTX tool; 1: one is attached. */
+static atomic_int tool = -1;
+
+/* NVTX finds a tool the same two ways (nvtxDetail/nvtxInit.h): the
+ * NVTX_INJECTION64_PATH variable (what Nsight Systems and Compute set) or
+ * a statically linked InitializeInjectionNvtx2_fnptr. */
+static bool tool_attached(void) {
+  int t = atomic_load_explicit(&tool, memory_order_relaxed);
+  if (t < 0) {
+    const char *p = getenv("NVTX_INJECTION64_PATH");
+    t = (p && *p) || InitializeInjectionNvtx2_fnptr != NULL;
+    atomic_store_explicit(&tool, t, memory_order_relaxed);
+  }
+  return t;
+}
 
 static void create_domain(void) {
   domain = nvtxDomainCreateA("kfuse");
+}
+
+bool rt_spans_on(void) {
+  return rt_trace_active() || tool_attached();
 }
 
 void rt_nvtx_push(const char *name) {
@@ -33,13 +56,36 @@ void rt_nvtx_pop(void) {
   rt_trace_host('E', NULL);
 }
 
-void rt_nvtx_pushf(const char *fmt, ...) {
+static void vpush(const char *fmt, va_list ap) {
   char name[96];
+  vsnprintf(name, sizeof name, fmt, ap);
+  rt_nvtx_push(name);
+}
+
+void rt_nvtx_pushf(const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
-  vsnprintf(name, sizeof name, fmt, ap);
+  vpush(fmt, ap);
   va_end(ap);
+}
+
+bool core_span_on(void) {
+  return rt_spans_on();
+}
+
+void core_span_push(const char *name) {
   rt_nvtx_push(name);
+}
+
+void core_span_pushf(const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vpush(fmt, ap);
+  va_end(ap);
+}
+
+void core_span_pop(void) {
+  rt_nvtx_pop();
 }
 
 void kf_trace_push(const char *name) {

@@ -75,11 +75,10 @@ static kf_status run_timed(prof_run *p) {
     CUstream s;
     st = launch_stream(p, L, &s);
     if (st != KF_OK) break;
-    rt_nvtx_pushf("launch %s", rp->launches[L].entry);
+    /* rt_launch_one opens the "launch ENTRY" span itself. */
     r = p->d->EventRecord(p->start[L], s);
     if (r == CUDA_SUCCESS) st = rt_launch_one(p->plan, L, s);
     if (r == CUDA_SUCCESS && st == KF_OK) r = p->d->EventRecord(p->end[L], s);
-    rt_nvtx_pop();
     if (r != CUDA_SUCCESS) st = prof_fail(p, r, "cuEventRecord");
     /* The caller's stream waits for every launch, so its sync covers all. */
     if (st == KF_OK && p->streams && (r = p->d->StreamWaitEvent(p->caller, p->end[L], 0)))

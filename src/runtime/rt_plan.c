@@ -6,6 +6,8 @@
 #include <string.h>
 
 #include "codegen/program.h"
+#include "core/dump.h"
+#include "core/span.h"
 #include "runtime/rt.h"
 
 struct rt_plan *rt_plan_get(kf_plan *plan) {
@@ -216,10 +218,14 @@ kf_status kf_plan_load(kf_plan *plan) {
   if (!plan->code && (st = kf_plan_compile(plan)) != KF_OK) return st;
   if (!plan->code)
     return core_plan_error(plan, KF_ERR_UNSUPPORTED, "kf_plan_load: the plan is not compiled");
+  core_span_push("module load");
   st = load_program(plan);
   /* Occupancy feedback may split kernels and recompile (occupancy.c). */
   for (int r = 0; st == KF_OK && r < RT_OCC_ROUNDS && rt_occupancy_split(plan); r++)
     st = load_program(plan);
+  core_span_pop();
+  /* Again, now with the occupancy decisions and the final kernels. */
+  if (st == KF_OK) core_dump_plan(plan);
   return st;
 }
 
