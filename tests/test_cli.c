@@ -400,23 +400,135 @@ START_TEST(run_trace) {
 }
 END_TEST
 
-START_TEST(run_dump_dir) {
+/* The one file matching DIR/PATTERN (asserted unique), read whole; *size
+ * gets its length. */
+static char *dumped(const char *dir, const char *pattern, size_t *size) {
+  glob_t gl;
+  char pat[600];
+  snprintf(pat, sizeof pat, "%s/%s", dir, pattern);
+  int rc = glob(pat, 0, NULL, &gl);
+  ck_assert_msg(rc == 0 && gl.gl_pathc == 1, "expected one %s, found %d", pat,
+                rc == 0 ? (int)gl.gl_pathc : 0);
+  struct stat sb;
+  ck_assert_int_eq(stat(gl.gl_pathv[0], &sb), 0);
+  *size = (size_t)sb.st_size;
+  char *text = slurp(gl.gl_pathv[0]);
+  globfree(&gl);
+  return text;
+}
+
+/* KFUSE_DUMP_DIR: `kfuse compile` writes the plan JSON and text, the
+ * decision log, and each launch's CUDA source and CUBIN (src/core/dump.c),
+ * named GRAPH-HASH.*; cache hits dump their CUBIN too. */
+START_TEST(compile_dump_dir) {
   char dir[400];
-  snprintf(dir, sizeof dir, "%s/dump", tmpdir);
-  cli_result r = cli("run '%s' --iters 1 >/dev/null; KFUSE_DUMP_DIR='%s' '%s' run '%s' --iters 1",
-                     small_graph(), dir, getenv("KFUSE_CLI"), small_graph());
+  snprintf(dir, sizeof dir, "%s/dump/sub", tmpdir);
+  const char *g = small_graph();
+  for (int pass = 0; pass < 2; pass++) { /* the second compile hits the disk cache */
+    char cmd[500];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s/dump'", tmpdir);
+    ck_assert_int_eq(system(cmd), 0);
+    setenv("KFUSE_DUMP_DIR", dir, 1);
+    cli_result r = cli("compile '%s' --arch sm_90", g);
+    unsetenv("KFUSE_DUMP_DIR");
+    ck_assert_msg(r.status == 0, "status %d: %s", r.status, r.err);
+    cli_free(&r);
+    size_t n;
+    char *t = dumped(dir, "small-????????.plan.json", &n);
+    ck_contains(t, "\"graph\": \"small\"");
+    ck_contains(t, "\"kernels\": [");
+    free(t);
+    t = dumped(dir, "small-????????.plan.txt", &n);
+    ck_assert_uint_gt(n, 0);
+    free(t);
+    t = dumped(dir, "small-????????.decisions.txt", &n);
+    ck_contains(t, "fuse took    vertical");
+    free(t);
+    t = dumped(dir, "small-????????.kf_*.cu", &n);
+    ck_contains(t, "extern \"C\" __global__");
+    free(t);
+    t = dumped(dir, "small-????????.kf_*.cubin", &n);
+    ck_assert_uint_gt(n, 4);
+    ck_assert_msg(memcmp(t, "\177ELF", 4) == 0, "the CUBIN is not an ELF file");
+    free(t);
+  }
+  /* Unset, nothing is written. */
+  char cmd[500];
+  snprintf(cmd, sizeof cmd, "rm -rf '%s/dump'", tmpdir);
+  ck_assert_int_eq(system(cmd), 0);
+  cli_result r = cli("compile '%s' --arch sm_90", g);
   ck_assert_int_eq(r.status, 0);
   cli_free(&r);
-  glob_t gl;
-  char pat[500];
-  snprintf(pat, sizeof pat, "%s/small-*.plan.json", dir);
-  int found = glob(pat, 0, NULL, &gl) == 0 ? (int)gl.gl_pathc : 0;
-  if (found == 0)
-    fprintf(stderr,
-            "SKIP: KFUSE_DUMP_DIR wrote no plan (kf_plan_compile does not call "
-            "core_dump_plan yet)\n");
-  else
-    globfree(&gl);
+  struct stat sb;
+  ck_assert_int_ne(stat(dir, &sb), 0);
+}
+END_TEST
+
+/* Occurrences of needle in hay. */
+static int count(const char *hay, const char *needle) {
+  int n = 0;
+  for (const char *p = strstr(hay, needle); p; p = strstr(p + 1, needle)) n++;
+  return n;
+}
+
+/* The pipeline's own spans reach the Chrome trace (the same calls open the
+ * NVTX ranges): parse, fuse, codegen per launch, NVRTC per compile; with a
+ * GPU also the module load and each launch. The disk cache is off so that
+ * NVRTC runs. */
+START_TEST(run_trace_pipeline_spans) {
+  char trace[400];
+  snprintf(trace, sizeof trace, "%s/spans.json", tmpdir);
+  setenv("KFUSE_DISK_CACHE", "0", 1);
+  cli_result r = cli("run '%s' --trace '%s' --iters 1 --no-fusion", small_graph(), trace);
+  unsetenv("KFUSE_DISK_CACHE");
+  ck_assert_msg(r.status == 0, "status %d: %s", r.status, r.err);
+  char *t = slurp(trace);
+  ck_assert_int_eq(count(t, "\"name\":\"parse\""), 1);
+  ck_assert_int_eq(count(t, "\"name\":\"fuse\""), 1);
+  /* unfused: one launch per op (add, gelu, softmax) */
+  int launches = count(t, "\"name\":\"codegen launch ");
+  ck_assert_msg(launches >= 3, "%d codegen spans in %s", launches, t);
+  ck_contains(t, "\"name\":\"codegen launch 0\"");
+  ck_assert_int_eq(count(t, "\"name\":\"nvrtc kf_"), launches);
+  if (have_gpu()) {
+    ck_assert_int_ge(count(t, "\"name\":\"module load\""), 1);
+    ck_assert_int_ge(count(t, "\"name\":\"launch kf_"), launches);
+  }
+  /* every span is closed */
+  ck_assert_int_eq(count(t, "\"ph\":\"B\""), count(t, "\"ph\":\"E\""));
+  free(t);
+  cli_free(&r);
+}
+END_TEST
+
+/* The progress line goes to a terminal only. KFUSE_PROGRESS=1 draws it
+ * from the first step, so the terminal case (under script(1), where there
+ * is one) shows the check below could fail. */
+START_TEST(progress_only_on_a_tty) {
+  const char *g = small_graph();
+  setenv("KFUSE_PROGRESS", "1", 1);
+  setenv("KFUSE_DISK_CACHE", "0", 1);
+  cli_result r = cli("compile '%s' --arch sm_90", g);
+  ck_assert_msg(r.status == 0, "status %d: %s", r.status, r.err);
+  ck_assert_str_eq(r.err, ""); /* stderr is a file: nothing, not even \r */
+  cli_free(&r);
+  if (system("script -qec true /dev/null >/dev/null 2>&1") != 0) {
+    fprintf(stderr, "SKIP (part): no script(1) to give kfuse a terminal\n");
+  } else {
+    char cmd[2000], out[400];
+    snprintf(out, sizeof out, "%s/tty.txt", tmpdir);
+    snprintf(cmd, sizeof cmd,
+             "KFUSE_LOG=error script -qec \"'%s' compile '%s' --arch sm_90\" /dev/null "
+             ">'%s' 2>&1 </dev/null",
+             getenv("KFUSE_CLI"), g, out);
+    ck_assert_int_eq(system(cmd), 0);
+    char *t = slurp(out);
+    ck_contains(t, "\rkfuse: compiling kernels 1/1 ");
+    ck_contains(t, "\r\033[K"); /* erased at the end */
+    free(t);
+  }
+  unsetenv("KFUSE_PROGRESS");
+  unsetenv("KFUSE_DISK_CACHE");
 }
 END_TEST
 
@@ -563,7 +675,9 @@ static Suite *make_suite(void) {
   tcase_add_test(t, json_failures);
   tcase_add_test(t, run_bad_options);
   tcase_add_test(t, run_trace);
-  tcase_add_test(t, run_dump_dir);
+  tcase_add_test(t, compile_dump_dir);
+  tcase_add_test(t, run_trace_pipeline_spans);
+  tcase_add_test(t, progress_only_on_a_tty);
   tcase_add_test(t, run_reference_cost);
   tcase_add_test(t, run_check_limit_exceeded);
   tcase_add_test(t, run_check_huge_example);

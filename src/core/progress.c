@@ -19,19 +19,23 @@ static double now_ms(void) {
   return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
-static bool wanted(const kf_ctx *ctx, int total) {
+/* KFUSE_PROGRESS=0: never; =1: from the first step, however short the
+ * batch (still only on a terminal: tests and demos use it). */
+static bool wanted(const kf_ctx *ctx, int total, bool *at_once) {
   const char *env = getenv("KFUSE_PROGRESS");
+  *at_once = env && strcmp(env, "1") == 0;
   if (env && strcmp(env, "0") == 0) return false;
   if (ctx && ctx->log_fn) return false; /* an embedder: its own UI */
-  return total >= PROGRESS_MIN_STEPS && isatty(STDERR_FILENO);
+  return total > 0 && (*at_once || total >= PROGRESS_MIN_STEPS) && isatty(STDERR_FILENO);
 }
 
 void core_progress_begin(core_progress *p, const kf_ctx *ctx, const char *what, int total) {
+  bool at_once;
   p->what = what ? what : "working";
-  p->total = wanted(ctx, total) ? total : 0; /* 0: stay silent */
+  p->total = wanted(ctx, total, &at_once) ? total : 0; /* 0: stay silent */
   atomic_store(&p->done, 0);
   atomic_store(&p->shown, false);
-  p->t0_ms = now_ms();
+  p->t0_ms = now_ms() - (at_once ? PROGRESS_DELAY_MS : 0);
 }
 
 void core_progress_step(core_progress *p) {
