@@ -489,10 +489,14 @@ START_TEST(run_trace_pipeline_spans) {
   int launches = count(t, "\"name\":\"codegen launch ");
   ck_assert_msg(launches >= 3, "%d codegen spans in %s", launches, t);
   ck_contains(t, "\"name\":\"codegen launch 0\"");
-  ck_assert_int_eq(count(t, "\"name\":\"nvrtc kf_"), launches);
-  if (have_gpu()) {
+  int nvrtc = count(t, "\"name\":\"nvrtc kf_");
+  if (!have_gpu()) {
+    ck_assert_int_eq(nvrtc, launches); /* every launch compiled once */
+  } else {
+    /* occupancy feedback may generate code again and hit the memory cache */
+    ck_assert_msg(nvrtc >= 3 && nvrtc <= launches, "%d nvrtc, %d codegen", nvrtc, launches);
     ck_assert_int_ge(count(t, "\"name\":\"module load\""), 1);
-    ck_assert_int_ge(count(t, "\"name\":\"launch kf_"), launches);
+    ck_assert_int_ge(count(t, "\"name\":\"launch kf_"), 3);
   }
   /* every span is closed */
   ck_assert_int_eq(count(t, "\"ph\":\"B\""), count(t, "\"ph\":\"E\""));
