@@ -164,8 +164,43 @@ static inline void tu_emit_compile_all(const kf_graph *g, tu_plan *tp, const cha
   }
 }
 
-/* Compares text with tests/golden/cuda/<name>; KFUSE_UPDATE_GOLDEN=1 writes it. */
-static inline void tu_golden(const char *name, const char *text) {
+/* The generated text with the embedded prelude (templates/common.cuh,
+ * verbatim in every kernel) replaced by one marker line: golden files hold
+ * what is particular to each kernel, and a prelude edit changes one file,
+ * not every golden. The caller frees the result. */
+static inline char *tu_strip_prelude(const char *text) {
+  char path[1024];
+  snprintf(path, sizeof path, "%s/templates/common.cuh", KFUSE_SOURCE_DIR);
+  FILE *f = fopen(path, "rb");
+  ck_assert_msg(f != NULL, "cannot read %s", path);
+  fseek(f, 0, SEEK_END);
+  long size = ftell(f);
+  fseek(f, 0, SEEK_SET);
+  char *prelude = calloc(1, (size_t)size + 1);
+  size_t got = fread(prelude, 1, (size_t)size, f);
+  fclose(f);
+  prelude[got] = '\0';
+  const char *marker = "// [templates/common.cuh: the prelude, not repeated in golden files]\n";
+  const char *at = got ? strstr(text, prelude) : NULL;
+  size_t n = strlen(text);
+  char *out = malloc(n + strlen(marker) + 1);
+  ck_assert(out != NULL);
+  if (!at) {
+    memcpy(out, text, n + 1);
+  } else {
+    size_t head = (size_t)(at - text);
+    memcpy(out, text, head);
+    strcpy(out + head, marker);
+    strcat(out, at + got);
+  }
+  free(prelude);
+  return out;
+}
+
+/* Compares text (less its prelude) with tests/golden/cuda/<name>;
+ * KFUSE_UPDATE_GOLDEN=1 writes it. */
+static inline void tu_golden(const char *name, const char *full_text) {
+  char *text = tu_strip_prelude(full_text);
   char path[1024];
   snprintf(path, sizeof path, "%s/tests/golden/cuda/%s", KFUSE_SOURCE_DIR, name);
   const char *upd = getenv("KFUSE_UPDATE_GOLDEN");
@@ -174,6 +209,7 @@ static inline void tu_golden(const char *name, const char *text) {
     ck_assert_msg(f != NULL, "cannot write %s", path);
     fputs(text, f);
     fclose(f);
+    free(text);
     return;
   }
   FILE *f = fopen(path, "rb");
@@ -193,6 +229,7 @@ static inline void tu_golden(const char *name, const char *text) {
     fprintf(stderr, "golden %s differs at line %d\n", name, line);
   }
   free(want);
+  free(text);
   ck_assert_msg(same, "generated source differs from %s (KFUSE_UPDATE_GOLDEN=1 to accept)", path);
 }
 
