@@ -417,7 +417,8 @@ typedef enum kf_run_mode {
 typedef struct kf_options {
   bool fusion;           /* false: every op its own kernel */
   bool horizontal;       /* false: no horizontal packing */
-  const char *arch;      /* "sm_90"; NULL: the current device's */
+  const char *arch;      /* "sm_90"; NULL: the current device's. Copied by
+                            kf_plan_create (at most 31 bytes) */
   kf_run_mode mode;
   double occupancy_drop; /* split a fused kernel whose occupancy falls more
                             than this fraction below its parts' (0.20);

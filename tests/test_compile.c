@@ -289,6 +289,36 @@ START_TEST(plan_compiles_for_sm90) {
 }
 END_TEST
 
+/* The plan keeps its own copy of options.arch: the caller's string may be
+ * gone (here: overwritten) before kf_plan_compile. */
+START_TEST(plan_copies_the_arch_string) {
+  kf_ctx *ctx = new_ctx();
+  kf_graph *g = small_graph(ctx);
+  kf_options opt;
+  kf_options_init(&opt);
+  char arch[16] = "sm_90";
+  opt.arch = arch;
+  kf_plan *plan;
+  ck_assert_int_eq(kf_plan_create(ctx, g, &opt, &plan), KF_OK);
+  strcpy(arch, "garbage");
+  ck_assert_msg(kf_plan_compile(plan) == KF_OK, "%s", kf_plan_errmsg(plan));
+  kf_compile_stats s;
+  kf_plan_compile_stats(plan, &s);
+  ck_assert_str_eq(s.arch, "sm_90");
+  kf_plan_destroy(plan);
+  char long_arch[64];
+  memset(long_arch, 'x', sizeof long_arch - 1);
+  long_arch[sizeof long_arch - 1] = 0;
+  opt.arch = long_arch;
+  plan = (kf_plan *)1;
+  ck_assert_int_eq(kf_plan_create(ctx, g, &opt, &plan), KF_ERR_INVALID_ARG);
+  ck_assert_ptr_null(plan);
+  ck_assert_msg(strstr(kf_ctx_errmsg(ctx), "too long"), "%s", kf_ctx_errmsg(ctx));
+  kf_graph_destroy(g);
+  kf_ctx_destroy(ctx);
+}
+END_TEST
+
 START_TEST(plan_arch_errors_and_default) {
   kf_ctx *ctx = new_ctx();
   kf_graph *g = small_graph(ctx);
@@ -413,6 +443,7 @@ static Suite *make_suite(void) {
   tcase_add_test(tc, corrupt_entry_recompiled);
   tcase_add_test(tc, plan_compiles_for_sm90);
   tcase_add_test(tc, plan_arch_errors_and_default);
+  tcase_add_test(tc, plan_copies_the_arch_string);
   tcase_add_test(tc, cli_compile_and_cache);
   suite_add_tcase(s, tc);
   TCase *ex = tcase_create("examples");

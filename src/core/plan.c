@@ -45,6 +45,15 @@ kf_status kf_plan_create(kf_ctx *ctx, const kf_graph *g, const kf_options *opt,
     plan->options = *opt;
   else
     kf_options_init(&plan->options);
+  if (plan->options.arch) {
+    if (strlen(plan->options.arch) >= sizeof plan->arch_copy) {
+      kf_plan_destroy(plan);
+      return core_error(ctx, KF_ERR_INVALID_ARG, "kf_plan_create: arch name '%.40s...' is too long",
+                        opt->arch);
+    }
+    snprintf(plan->arch_copy, sizeof plan->arch_copy, "%s", plan->options.arch);
+    plan->options.arch = plan->arch_copy;
+  }
   plan->graph = ir_graph_clone(g);
   if (!plan->graph) {
     kf_plan_destroy(plan);

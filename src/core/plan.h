@@ -12,7 +12,8 @@ struct rt_plan;    /* src/runtime: modules, functions, streams, graphs */
 struct kf_plan {
   kf_ctx *ctx;
   kf_graph *graph; /* owned copy */
-  kf_options options;
+  kf_options options; /* options.arch points at arch_copy (or is NULL) */
+  char arch_copy[32];  /* the caller's arch string may not outlive the call */
   fuse_plan *fuse;
   struct cg_program *code;
   struct rt_plan *rt;
