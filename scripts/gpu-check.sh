@@ -29,7 +29,13 @@ summary=$OUT/summary.txt
 t_start=$(date +%s)
 declare -a rows=()
 
-row() { rows+=("$(printf '%-22s %-8s %6ss  %s' "$1" "$2" "$3" "$4")"); }
+# Each finished step is also appended to the summary at once, so a run cut
+# short by a time limit still leaves what it finished (the full summary is
+# written again at the end).
+row() {
+  rows+=("$(printf '%-22s %-8s %6ss  %s' "$1" "$2" "$3" "$4")")
+  printf '%s\n' "${rows[-1]}" >>"$summary"
+}
 elapsed() { echo $(($(date +%s) - $1)); }
 
 # ---- 1. dependencies from .deb files ----------------------------------------
@@ -106,6 +112,9 @@ fi
 ctest_line=$(grep -E "tests passed|tests failed" "$OUT/ctest.log" 2>/dev/null | tail -1)
 row "ctest (CPU + GPU)" "$([ $ctest_rc = 0 ] && echo ok || echo FAIL)" "$(elapsed "$t")" \
   "${ctest_line:-not run}"
+# The suites' figures now, before the slower sanitizer passes.
+grep -hE "^(examples:|example |differential|modes:|big tensor|unaligned|.* worst error|MISMATCH|mutation)" \
+  "$build"/Testing/Temporary/LastTest.log 2>/dev/null | sort -u | head -60 >>"$summary"
 
 # ---- 4. compute-sanitizer on the GPU suites, small sizes ------------------------------
 sanitizer=$(command -v compute-sanitizer || echo "$CUDA_PATH/bin/compute-sanitizer")
