@@ -515,6 +515,9 @@ typedef struct kf_cache_stats {
   uint64_t disk_errors;    /* disk reads or writes that failed (compiles went on) */
   uint64_t corrupt;        /* bad disk entries found and deleted */
   uint64_t mem_entries;    /* kernels held in memory now */
+  uint64_t mem_bytes;      /* their bytes */
+  uint64_t mem_max_bytes;  /* the bound (KFUSE_CACHE_MEM_MAX_MB, default 256) */
+  uint64_t mem_evictions;  /* least recently used kernels dropped by it */
   uint64_t disk_entries;   /* entries in the folder now */
   uint64_t disk_bytes;     /* their bytes */
   uint64_t disk_max_bytes; /* the bound (KFUSE_CACHE_MAX_MB) */

@@ -43,6 +43,7 @@ static void setup(void) {
   strcat(dir, "/c"); /* not there yet: the cache must create it */
   setenv("KFUSE_CACHE_DIR", dir, 1);
   unsetenv("KFUSE_CACHE_MAX_MB");
+  unsetenv("KFUSE_CACHE_MEM_MAX_MB");
   unsetenv("KFUSE_CACHE_FAULT");
   unsetenv("KFUSE_DISK_CACHE");
   cache_disk_inject_fault(0, 0);
@@ -118,6 +119,57 @@ START_TEST(keys_cover_every_input) {
 END_TEST
 
 /* ---- memory -------------------------------------------------------------- */
+
+/* The memory cache holds at most KFUSE_CACHE_MEM_MAX_MB: publishing past it
+ * drops the least recently used kernels (a hit counts as a use). */
+START_TEST(memory_bound_evicts_least_recently_used) {
+  setenv("KFUSE_CACHE_MEM_MAX_MB", "1", 1);
+  kf_ctx *ctx = new_ctx();
+  struct cache_state *cs = state(ctx);
+  size_t big = 400 << 10; /* three fit in 1 MiB only as two */
+  char *blob = calloc(1, big);
+  ck_assert_ptr_nonnull(blob);
+  void *img;
+  size_t size;
+  for (int i = 1; i <= 2; i++) {
+    ck_assert_int_eq(cache_mem_acquire(cs, key_n(i), &img, &size), CACHE_MEM_RESERVED);
+    cache_mem_publish(cs, key_n(i), blob, big);
+  }
+  /* use key 1: key 2 becomes the least recently used */
+  ck_assert_int_eq(cache_mem_acquire(cs, key_n(1), &img, &size), CACHE_MEM_HIT);
+  free(img);
+  ck_assert_int_eq(cache_mem_acquire(cs, key_n(3), &img, &size), CACHE_MEM_RESERVED);
+  cache_mem_publish(cs, key_n(3), blob, big);
+  kf_cache_stats st;
+  ck_assert_int_eq(kf_ctx_cache_stats(ctx, &st), KF_OK);
+  ck_assert_uint_eq(st.mem_max_bytes, 1u << 20);
+  ck_assert_uint_eq(st.mem_entries, 2);
+  ck_assert_uint_eq(st.mem_bytes, 2 * big);
+  ck_assert_uint_eq(st.mem_evictions, 1);
+  ck_assert_int_eq(cache_mem_acquire(cs, key_n(1), &img, &size), CACHE_MEM_HIT);
+  free(img);
+  ck_assert_int_eq(cache_mem_acquire(cs, key_n(3), &img, &size), CACHE_MEM_HIT);
+  free(img);
+  ck_assert_int_eq(cache_mem_acquire(cs, key_n(2), &img, &size), CACHE_MEM_RESERVED);
+  cache_mem_abandon(cs, key_n(2));
+  /* one kernel larger than the bound is still kept (the newest never goes) */
+  char *huge = calloc(1, 2u << 20);
+  ck_assert_ptr_nonnull(huge);
+  ck_assert_int_eq(cache_mem_acquire(cs, key_n(4), &img, &size), CACHE_MEM_RESERVED);
+  cache_mem_publish(cs, key_n(4), huge, 2u << 20);
+  ck_assert_int_eq(kf_ctx_cache_stats(ctx, &st), KF_OK);
+  ck_assert_uint_eq(st.mem_entries, 1);
+  ck_assert_int_eq(cache_mem_acquire(cs, key_n(4), &img, &size), CACHE_MEM_HIT);
+  free(img);
+  cache_mem_clear(cs);
+  ck_assert_int_eq(kf_ctx_cache_stats(ctx, &st), KF_OK);
+  ck_assert_uint_eq(st.mem_bytes, 0);
+  free(huge);
+  free(blob);
+  kf_ctx_destroy(ctx);
+  unsetenv("KFUSE_CACHE_MEM_MAX_MB");
+}
+END_TEST
 
 START_TEST(memory_reserve_publish_hit) {
   kf_ctx *ctx = new_ctx();
@@ -692,6 +744,7 @@ static Suite *make_suite(void) {
   tcase_set_timeout(tc, 60);
   tcase_add_test(tc, keys_cover_every_input);
   tcase_add_test(tc, memory_reserve_publish_hit);
+  tcase_add_test(tc, memory_bound_evicts_least_recently_used);
   tcase_add_test(tc, memory_threads_wait_for_in_flight);
   tcase_add_test(tc, disk_roundtrip_and_layout);
   tcase_add_test(tc, blobs_for_other_modules);

@@ -43,6 +43,9 @@ struct cache_state {
   pthread_cond_t ready; /* an in-flight entry was published or abandoned */
   cache_mem_entry *buckets[CACHE_MEM_BUCKETS];
   uint64_t mem_entries;
+  uint64_t mem_bytes;     /* image bytes held in memory */
+  uint64_t mem_max_bytes; /* KFUSE_CACHE_MEM_MAX_MB (default 256 MiB) */
+  uint64_t mem_tick;      /* use clock: least recently used goes first */
   struct rt_pool *pool; /* compile workers, created at the first plan */
   /* disk */
   pthread_mutex_t disk_lock; /* serializes opening and eviction scans */
@@ -54,7 +57,7 @@ struct cache_state {
   bool scanned;       /* bytes_est has been measured once */
   bool write_warned;  /* later write failures log at debug level */
   /* counters, readable without the locks */
-  _Atomic uint64_t mem_hits, disk_hits, misses, evictions, disk_errors, corrupt;
+  _Atomic uint64_t mem_hits, disk_hits, misses, evictions, disk_errors, corrupt, mem_evictions;
 };
 
 /* The context's cache state, created at first use under ctx->lock. NULL

@@ -11,6 +11,7 @@ struct cache_mem_entry {
   bool ready; /* false: in flight, its producer will publish or abandon */
   void *image;
   size_t size;
+  uint64_t used; /* cs->mem_tick at the last publish or hit */
   cache_mem_entry *next;
 };
 
@@ -41,6 +42,7 @@ cache_mem_result cache_mem_acquire(struct cache_state *cs, cache_key key, void *
   while ((e = find(cs, key)) && !e->ready) pthread_cond_wait(&cs->ready, &cs->lock);
   cache_mem_result r;
   if (e) { /* ready: hand out a copy, the table keeps its own */
+    e->used = ++cs->mem_tick;
     *image = malloc(e->size);
     if (*image) {
       memcpy(*image, e->image, e->size);
@@ -59,6 +61,25 @@ cache_mem_result cache_mem_acquire(struct cache_state *cs, cache_key key, void *
   return r;
 }
 
+/* Drops least recently used ready entries (never `keep`) until the held
+ * bytes fit the bound. A linear scan per victim: evictions are rare and the
+ * table holds at most thousands of kernels. Called with cs->lock held. */
+static void evict_to_bound(struct cache_state *cs, const cache_mem_entry *keep) {
+  while (cs->mem_bytes > cs->mem_max_bytes) {
+    cache_mem_entry *victim = NULL;
+    for (int b = 0; b < CACHE_MEM_BUCKETS; b++)
+      for (cache_mem_entry *e = cs->buckets[b]; e; e = e->next)
+        if (e->ready && e != keep && (!victim || e->used < victim->used)) victim = e;
+    if (!victim) return; /* only the newest (or in-flight ones) left */
+    unlink_entry(cs, victim);
+    cs->mem_bytes -= victim->size;
+    cs->mem_entries--;
+    free(victim->image);
+    free(victim);
+    atomic_fetch_add(&cs->mem_evictions, 1);
+  }
+}
+
 void cache_mem_publish(struct cache_state *cs, cache_key key, const void *image, size_t size) {
   void *copy = malloc(size ? size : 1);
   if (copy) memcpy(copy, image, size);
@@ -68,8 +89,11 @@ void cache_mem_publish(struct cache_state *cs, cache_key key, const void *image,
     e->image = copy;
     e->size = size;
     e->ready = true;
+    e->used = ++cs->mem_tick;
     cs->mem_entries++;
+    cs->mem_bytes += size;
     copy = NULL;
+    evict_to_bound(cs, e);
   } else if (e && !e->ready) { /* out of memory: give the key up */
     unlink_entry(cs, e);
     free(e);
@@ -101,6 +125,7 @@ void cache_mem_clear(struct cache_state *cs) {
         continue;
       }
       *pp = e->next;
+      cs->mem_bytes -= e->size;
       free(e->image);
       free(e);
       cs->mem_entries--;
@@ -121,4 +146,5 @@ void cache_mem_destroy(struct cache_state *cs) {
     cs->buckets[b] = NULL;
   }
   cs->mem_entries = 0;
+  cs->mem_bytes = 0;
 }

@@ -68,6 +68,13 @@ static struct cache_state *state_new(kf_ctx *ctx) {
   pthread_mutex_init(&cs->lock, NULL);
   pthread_cond_init(&cs->ready, NULL);
   pthread_mutex_init(&cs->disk_lock, NULL);
+  /* A bound on the memory cache, so that a long-lived process compiling many
+   * shapes does not grow without limit (the disk cache keeps the rest). */
+  const char *m = getenv("KFUSE_CACHE_MEM_MAX_MB");
+  char *end = NULL;
+  long long mb = m ? strtoll(m, &end, 10) : 256;
+  if (!m || end == m || *end || mb <= 0) mb = 256;
+  cs->mem_max_bytes = (uint64_t)mb << 20;
   return cs;
 }
 
@@ -122,7 +129,10 @@ kf_status kf_ctx_cache_stats(kf_ctx *ctx, kf_cache_stats *out) {
   out->corrupt = atomic_load(&cs->corrupt);
   pthread_mutex_lock(&cs->lock);
   out->mem_entries = cs->mem_entries;
+  out->mem_bytes = cs->mem_bytes;
   pthread_mutex_unlock(&cs->lock);
+  out->mem_max_bytes = cs->mem_max_bytes;
+  out->mem_evictions = atomic_load(&cs->mem_evictions);
   out->disk_enabled = cache_disk_ready(cs);
   out->disk_max_bytes = cs->max_bytes;
   if (out->disk_enabled) cache_disk_usage(cs, &out->disk_entries, &out->disk_bytes);
