@@ -218,27 +218,15 @@ kf_status kf_plan_benchmark(kf_plan *plan, const kf_tensor *inputs, int n_inputs
 
 /* ---- the copy ceiling ---------------------------------------------------- */
 
-typedef CUresult (*copy_fn)(CUdeviceptr, CUdeviceptr, size_t, CUstream);
-
-/* cuMemcpyDtoDAsync is not in the runtime's driver table: it is looked up
- * in the libcuda the table came from (already loaded, so NOLOAD). */
-static copy_fn find_copy(const rt_driver *d) {
-  if (!d->name || strcmp(d->name, "libcuda.so.1") != 0) return NULL;
-  void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
-  copy_fn f = lib ? (copy_fn)dlsym(lib, "cuMemcpyDtoDAsync_v2") : NULL;
-  if (lib) dlclose(lib); /* drops only our reference */
-  return f;
-}
-
-static CUresult time_copies(const rt_driver *d, copy_fn copy, CUdeviceptr dst, CUdeviceptr src,
+static CUresult time_copies(const rt_driver *d, CUdeviceptr dst, CUdeviceptr src,
                             size_t bytes, int iters, double *ms) {
   CUevent *ev = calloc((size_t)iters * 2 + 1, sizeof *ev);
   if (!ev) return CUDA_ERROR_OUT_OF_MEMORY;
   CUresult r = events_create(d, ev, 2 * iters);
-  for (int i = 0; i < 3 && r == CUDA_SUCCESS; i++) r = copy(dst, src, bytes, NULL);
+  for (int i = 0; i < 3 && r == CUDA_SUCCESS; i++) r = d->MemcpyDtoDAsync(dst, src, bytes, NULL);
   for (int i = 0; i < iters && r == CUDA_SUCCESS; i++) {
     r = d->EventRecord(ev[2 * i], NULL);
-    if (r == CUDA_SUCCESS) r = copy(dst, src, bytes, NULL);
+    if (r == CUDA_SUCCESS) r = d->MemcpyDtoDAsync(dst, src, bytes, NULL);
     if (r == CUDA_SUCCESS) r = d->EventRecord(ev[2 * i + 1], NULL);
   }
   if (r == CUDA_SUCCESS) r = d->StreamSynchronize(NULL);
@@ -256,8 +244,8 @@ kf_status kf_device_copy_bandwidth(kf_ctx *ctx, size_t bytes, int iters, double 
   bool pushed;
   kf_status st = rt_state_get(ctx, &rt);
   if (st != KF_OK) return st;
-  copy_fn copy = find_copy(rt->drv);
-  if (!copy)
+  /* The recording fake has no copy engine to time. */
+  if (!rt->drv->MemcpyDtoDAsync)
     return core_error(ctx, KF_ERR_UNSUPPORTED, "cuMemcpyDtoDAsync_v2 is not available in %s",
                       rt->drv->name ? rt->drv->name : "the driver");
   if ((st = rt_enter(ctx, rt, &pushed)) != KF_OK) return st;
@@ -267,7 +255,7 @@ kf_status kf_device_copy_bandwidth(kf_ctx *ctx, size_t bytes, int iters, double 
   if (r == CUDA_SUCCESS) r = rt->drv->MemAlloc(&b, bytes);
   if (r == CUDA_SUCCESS) r = rt->drv->MemsetD8(a, 0x3c, bytes);
   rt_nvtx_push("copy bandwidth");
-  if (r == CUDA_SUCCESS) r = time_copies(rt->drv, copy, b, a, bytes, iters, &ms);
+  if (r == CUDA_SUCCESS) r = time_copies(rt->drv, b, a, bytes, iters, &ms);
   rt_nvtx_pop();
   if (a) rt->drv->MemFree(a);
   if (b) rt->drv->MemFree(b);

@@ -55,6 +55,7 @@
   X(MemGetInfo, cuMemGetInfo, PFN_cuMemGetInfo_v3020)                            \
   X(MemcpyHtoD, cuMemcpyHtoD, PFN_cuMemcpyHtoD_v3020)                            \
   X(MemcpyDtoH, cuMemcpyDtoH, PFN_cuMemcpyDtoH_v3020)                            \
+  X(MemcpyDtoDAsync, cuMemcpyDtoDAsync, PFN_cuMemcpyDtoDAsync_v3020)             \
   X(MemsetD8, cuMemsetD8, PFN_cuMemsetD8_v3020)                                  \
   X(MemsetD32, cuMemsetD32, PFN_cuMemsetD32_v3020)                               \
   X(PointerGetAttribute, cuPointerGetAttribute, PFN_cuPointerGetAttribute_v4000) \
