@@ -276,13 +276,16 @@ static CUresult f_ModuleLoadData(CUmodule *m, const void *image) {
   return CUDA_SUCCESS;
 }
 
-static CUresult f_ModuleUnload(CUmodule m) {
+/* Destroys a handle of `kind`: checked, counted, logged as "<call> <handle>". */
+static CUresult drop(const void *h, int kind, const char *call) {
   char b[32];
-  if (hkind(m) != K_MODULE) return CUDA_ERROR_INVALID_HANDLE;
-  F.live[K_MODULE]--;
-  logf_("ModuleUnload %s", hname(m, b, sizeof b));
+  if (hkind(h) != kind) return CUDA_ERROR_INVALID_HANDLE;
+  F.live[kind]--;
+  logf_("%s %s", call, hname(h, b, sizeof b));
   return CUDA_SUCCESS;
 }
+
+static CUresult f_ModuleUnload(CUmodule m) { return drop(m, K_MODULE, "ModuleUnload"); }
 
 static CUresult f_ModuleGetFunction(CUfunction *f, CUmodule m, const char *name) {
   INJECT("ModuleGetFunction");
@@ -416,13 +419,7 @@ static CUresult f_StreamCreateWithPriority(CUstream *s, unsigned int flags, int 
   return CUDA_SUCCESS;
 }
 
-static CUresult f_StreamDestroy(CUstream s) {
-  char b[32];
-  if (hkind(s) != K_STREAM) return CUDA_ERROR_INVALID_HANDLE;
-  F.live[K_STREAM]--;
-  logf_("StreamDestroy %s", hname(s, b, sizeof b));
-  return CUDA_SUCCESS;
-}
+static CUresult f_StreamDestroy(CUstream s) { return drop(s, K_STREAM, "StreamDestroy"); }
 
 static CUresult f_StreamSynchronize(CUstream s) {
   char b[32];
@@ -469,13 +466,7 @@ static CUresult f_EventCreate(CUevent *e, unsigned int flags) {
   return CUDA_SUCCESS;
 }
 
-static CUresult f_EventDestroy(CUevent e) {
-  char b[32];
-  if (hkind(e) != K_EVENT) return CUDA_ERROR_INVALID_HANDLE;
-  F.live[K_EVENT]--;
-  logf_("EventDestroy %s", hname(e, b, sizeof b));
-  return CUDA_SUCCESS;
-}
+static CUresult f_EventDestroy(CUevent e) { return drop(e, K_EVENT, "EventDestroy"); }
 
 static CUresult f_EventRecord(CUevent e, CUstream s) {
   char b[32], c[32];
@@ -563,21 +554,9 @@ static CUresult f_GraphExecKernelNodeSetParams(CUgraphExec x, CUgraphNode n,
   return CUDA_SUCCESS;
 }
 
-static CUresult f_GraphExecDestroy(CUgraphExec x) {
-  char b[32];
-  if (hkind(x) != K_EXEC) return CUDA_ERROR_INVALID_HANDLE;
-  F.live[K_EXEC]--;
-  logf_("GraphExecDestroy %s", hname(x, b, sizeof b));
-  return CUDA_SUCCESS;
-}
+static CUresult f_GraphExecDestroy(CUgraphExec x) { return drop(x, K_EXEC, "GraphExecDestroy"); }
 
-static CUresult f_GraphDestroy(CUgraph g) {
-  char b[32];
-  if (hkind(g) != K_GRAPH) return CUDA_ERROR_INVALID_HANDLE;
-  F.live[K_GRAPH]--;
-  logf_("GraphDestroy %s", hname(g, b, sizeof b));
-  return CUDA_SUCCESS;
-}
+static CUresult f_GraphDestroy(CUgraph g) { return drop(g, K_GRAPH, "GraphDestroy"); }
 
 /* ---- the table and the test controls ----------------------------------------- */
 
