@@ -82,6 +82,15 @@ kf_ctx *cli_ctx(const char *cmd) {
   return ctx;
 }
 
+bool cli_gpu(kf_ctx *ctx, char *name, size_t size) {
+  int n = 0;
+  kf_device_info d;
+  if (kf_device_count(ctx, &n) != KF_OK || n < 1 || kf_device_query(ctx, 0, &d) != KF_OK)
+    return false;
+  snprintf(name, size, "%s", d.name);
+  return true;
+}
+
 kf_graph *cli_load(kf_ctx *ctx, const char *cmd, const char *path) {
   kf_graph *g = NULL;
   kf_trace_push("load graph file");

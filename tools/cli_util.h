@@ -36,6 +36,9 @@ kf_ctx *cli_ctx(const char *cmd);
 /* Loads a graph file; on failure prints "kfuse CMD: <where and what>" on
  * stderr and returns NULL. */
 kf_graph *cli_load(kf_ctx *ctx, const char *cmd, const char *path);
+/* Whether GPU 0 is usable; its name into name (else the context's message
+ * says why). */
+bool cli_gpu(kf_ctx *ctx, char *name, size_t size);
 /* "f32[8192,8192]" into buf. */
 const char *cli_type_str(const kf_graph *g, kf_value v, char *buf, size_t size);
 /* A value's name, or "%N". */

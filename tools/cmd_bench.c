@@ -71,12 +71,7 @@ static int parse(int argc, char **argv, bench_args *a) {
 }
 
 static bool need_gpu(bench_state *s) {
-  int n = 0;
-  kf_device_info d;
-  if (kf_device_count(s->ctx, &n) == KF_OK && n > 0 && kf_device_query(s->ctx, 0, &d) == KF_OK) {
-    snprintf(s->device, sizeof s->device, "%s", d.name);
-    return true;
-  }
+  if (cli_gpu(s->ctx, s->device, sizeof s->device)) return true;
   cli_fail("bench", "no GPU: %s", kf_ctx_errmsg(s->ctx));
   fprintf(stderr,
           "kfuse bench needs a GPU to time kernels; `kfuse run FILE` works without one (it "

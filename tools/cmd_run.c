@@ -132,13 +132,8 @@ static int parse(int argc, char **argv, run_args *a) {
 
 /* Whether a GPU is there; the reason in s->no_gpu when not. */
 static void find_gpu(run_state *s) {
-  int n = 0;
-  kf_device_info d;
-  s->gpu = kf_device_count(s->ctx, &n) == KF_OK && n > 0 && kf_device_query(s->ctx, 0, &d) == KF_OK;
-  if (s->gpu)
-    snprintf(s->device, sizeof s->device, "%s", d.name);
-  else
-    snprintf(s->no_gpu, sizeof s->no_gpu, "%s", kf_ctx_errmsg(s->ctx));
+  s->gpu = cli_gpu(s->ctx, s->device, sizeof s->device);
+  if (!s->gpu) snprintf(s->no_gpu, sizeof s->no_gpu, "%s", kf_ctx_errmsg(s->ctx));
 }
 
 /* The checked plan (fusion as asked) or the oracle plan (fusion off, plain
