@@ -10,23 +10,19 @@
 #include <stdint.h>
 
 #include "codegen/codegen.h"
+#include "core/strbuf.h"
 
 /* ---- growable strings ------------------------------------------------------ */
 
-typedef struct cg_buf {
-  char *s;
-  size_t len, cap;
-  bool oom; /* sticky: an append failed; s stays NUL-terminated */
-} cg_buf;
-
-void cg_puts(cg_buf *b, const char *text);
-/* Appends the first n bytes of text (which need not be NUL-terminated). */
-void cg_putn(cg_buf *b, const char *text, size_t n);
-void cg_printf(cg_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-void cg_vprintf(cg_buf *b, const char *fmt, va_list ap);
-void cg_buf_free(cg_buf *b);
-/* Takes the string out of b (the caller frees it); NULL after an OOM. */
-char *cg_buf_take(cg_buf *b);
+/* Generated source is written into the library's growing string
+ * (src/core/strbuf.h); these are its names in codegen. */
+typedef core_str cg_buf;
+#define cg_puts core_str_puts
+#define cg_putn core_str_putn
+#define cg_printf core_str_printf
+#define cg_vprintf core_str_vprintf
+#define cg_buf_free core_str_free
+#define cg_buf_take core_str_take
 
 /* ---- templates ----------------------------------------------------------------- */
 

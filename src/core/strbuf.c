@@ -5,31 +5,52 @@
 #include <stdlib.h>
 #include <string.h>
 
-void core_str_vprintf(core_str *b, const char *fmt, va_list ap) {
-  if (b->oom) return;
-  for (;;) {
-    va_list copy;
-    va_copy(copy, ap);
-    int n = vsnprintf(b->s ? b->s + b->len : NULL, b->s ? b->cap - b->len : 0, fmt, copy);
-    va_end(copy);
-    if (n < 0) {
-      b->oom = true;
-      return;
-    }
-    if (b->s && b->len + (size_t)n < b->cap) {
-      b->len += (size_t)n;
-      return;
-    }
-    size_t cap = b->cap ? b->cap : 1024;
-    while (cap <= b->len + (size_t)n) cap *= 2;
-    char *p = realloc(b->s, cap);
-    if (!p) {
-      b->oom = true;
-      return;
-    }
-    b->s = p;
-    b->cap = cap;
+static bool grow(core_str *b, size_t need) {
+  if (b->oom) return false;
+  if (b->len + need + 1 <= b->cap) return true;
+  size_t cap = b->cap ? b->cap : 1024;
+  while (cap < b->len + need + 1) cap *= 2;
+  char *s = realloc(b->s, cap);
+  if (!s) {
+    b->oom = true;
+    return false;
   }
+  b->s = s;
+  b->cap = cap;
+  return true;
+}
+
+void core_str_putn(core_str *b, const char *text, size_t n) {
+  if (!grow(b, n)) return;
+  memcpy(b->s + b->len, text, n);
+  b->len += n;
+  b->s[b->len] = 0;
+}
+
+void core_str_puts(core_str *b, const char *text) { core_str_putn(b, text, strlen(text)); }
+
+/* Formats into the free space first: a second pass (after growing) only
+ * when it did not fit. Source generation is mostly small printfs, and
+ * measuring each one first doubled their cost (issue 8, warm start). */
+void core_str_vprintf(core_str *b, const char *fmt, va_list ap) {
+  if (b->oom || !grow(b, 0)) return;
+  va_list ap2;
+  va_copy(ap2, ap);
+  size_t room = b->cap - b->len;
+  int n = vsnprintf(b->s + b->len, room, fmt, ap2);
+  va_end(ap2);
+  if (n < 0) {
+    b->s[b->len] = 0;
+    return;
+  }
+  if ((size_t)n < room) {
+    b->len += (size_t)n;
+    return;
+  }
+  b->s[b->len] = 0; /* the truncated attempt is not kept */
+  if (!grow(b, (size_t)n)) return;
+  vsnprintf(b->s + b->len, (size_t)n + 1, fmt, ap);
+  b->len += (size_t)n;
 }
 
 void core_str_printf(core_str *b, const char *fmt, ...) {
@@ -39,12 +60,17 @@ void core_str_printf(core_str *b, const char *fmt, ...) {
   va_end(ap);
 }
 
+void core_str_free(core_str *b) {
+  free(b->s);
+  memset(b, 0, sizeof *b);
+}
+
 char *core_str_take(core_str *b) {
-  char *s = b->oom ? NULL : b->s;
-  if (b->oom) free(b->s);
-  if (s == NULL && !b->oom) s = calloc(1, 1); /* nothing written: "" */
-  b->s = NULL;
-  b->len = b->cap = 0;
-  b->oom = false;
+  if (b->oom) {
+    core_str_free(b);
+    return NULL;
+  }
+  char *s = b->s ? b->s : strdup("");
+  memset(b, 0, sizeof *b);
   return s;
 }
