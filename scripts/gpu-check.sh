@@ -8,7 +8,9 @@
 #
 # Environment: OUT (logs and summary; default ./out), CUDA_PATH
 # (/usr/local/cuda), JOBS (nproc), KFUSE_DIFF_GRAPHS (random graphs in the
-# differential test; 1000). Writes at most five files under $OUT:
+# differential test; 1000), CTEST=0 (skip the ctest step), SANITIZE=0 (skip
+# the sanitizers), SANITIZE_TIMEOUT (seconds per sanitized suite; 420).
+# Writes at most five files under $OUT:
 # build.log, ctest.log, memcheck.log, racecheck.log, summary.txt; and
 # build-gpu/env.sh, the environment to `source` before running kfuse, the
 # Python binding or bench/suite.py afterwards (private-prefix libraries,
@@ -105,7 +107,10 @@ row "build" "$([ $build_rc = 0 ] && echo ok || echo FAIL)" "$(elapsed "$t")" "bu
 # ---- 3. the whole ctest suite ------------------------------------------------------
 t=$(date +%s)
 ctest_rc=1
-if [ $build_rc = 0 ]; then
+if [ "${CTEST:-1}" = 0 ]; then
+  ctest_rc=0
+  echo "CTEST=0: not run" >"$OUT/ctest.log"
+elif [ $build_rc = 0 ]; then
   (cd "$build" && ctest -j "$JOBS" --timeout 480 --output-on-failure) >"$OUT/ctest.log" 2>&1
   ctest_rc=$?
 fi
@@ -113,36 +118,61 @@ ctest_line=$(grep -E "tests passed|tests failed" "$OUT/ctest.log" 2>/dev/null | 
 row "ctest (CPU + GPU)" "$([ $ctest_rc = 0 ] && echo ok || echo FAIL)" "$(elapsed "$t")" \
   "${ctest_line:-not run}"
 # The suites' figures now, before the slower sanitizer passes.
-grep -hE "^(examples:|example |differential|modes:|big tensor|unaligned|.* worst error|MISMATCH|mutation)" \
+grep -hE "^(examples:|example |differential|modes:|big tensor|unaligned|rows: |.* worst error|MISMATCH|mutation)" \
   "$build"/Testing/Temporary/LastTest.log 2>/dev/null | sort -u | head -60 >>"$summary"
 
 # ---- 4. compute-sanitizer on the GPU suites, small sizes ------------------------------
+# Every (tool, suite) pair runs at once, each in its own process group under
+# its own time limit (SANITIZE_TIMEOUT, 420 s): racecheck is CPU-bound and
+# slow, the GPU is nearly idle meanwhile. A pair cut short by the limit is
+# reported as such (exit 124), never silently dropped.
 sanitizer=$(command -v compute-sanitizer || echo "$CUDA_PATH/bin/compute-sanitizer")
 gpu_suites=""
 for f in "$build"/tests/test_gpu_*; do
   case ${f##*/} in *.*) ;; *) [ -x "$f" ] && gpu_suites="$gpu_suites $f" ;; esac
 done
-for tool in memcheck racecheck; do
+if [ "${SANITIZE:-1}" = 0 ]; then
+  row "sanitizers" "SKIP" 0 "SANITIZE=0"
+elif [ $build_rc != 0 ] || [ ! -x "$sanitizer" ]; then
+  row "sanitizers" "SKIP" 0 "no build or no compute-sanitizer"
+else
   t=$(date +%s)
-  log=$OUT/$tool.log
-  : >"$log"
-  rc=0
-  if [ $build_rc != 0 ] || [ ! -x "$sanitizer" ]; then
-    row "$tool" "SKIP" 0 "no build or no compute-sanitizer"
-    continue
-  fi
-  for suite in $gpu_suites; do
-    echo "=== $(basename "$suite")" >>"$log"
-    (cd "$root" && KFUSE_TEST_SMALL=1 KFUSE_DIFF_GRAPHS=${KFUSE_SANITIZE_GRAPHS:-20} \
-      KFUSE_CACHE_DIR="$build/test-cache" timeout 200 \
-      "$sanitizer" --tool "$tool" --error-exitcode 86 --print-limit 20 "$suite") >>"$log" 2>&1
-    r=$?
-    echo "=== exit $r" >>"$log"
-    [ $r = 0 ] || [ $r = 77 ] || rc=$r
+  declare -a pids=() names=()
+  for tool in memcheck racecheck; do
+    for suite in $gpu_suites; do
+      name=$tool.$(basename "$suite")
+      (cd "$root" && KFUSE_TEST_SMALL=1 KFUSE_DIFF_GRAPHS=${KFUSE_SANITIZE_GRAPHS:-20} \
+        KFUSE_CACHE_DIR="$build/test-cache-$name" exec setsid -w timeout -k 5 "${SANITIZE_TIMEOUT:-420}" \
+        "$sanitizer" --tool "$tool" --error-exitcode 86 --print-limit 20 "$suite") \
+        >"$build/$name.log" 2>&1 &
+      pids+=($!)
+      names+=("$name")
+    done
   done
-  errs=$(grep -E "ERROR SUMMARY|RACECHECK SUMMARY" "$log" | tr '\n' ' ')
-  row "$tool" "$([ $rc = 0 ] && echo ok || echo FAIL)" "$(elapsed "$t")" "${errs:-$tool.log}"
-done
+  declare -A rc_of=()
+  for i in "${!pids[@]}"; do
+    wait "${pids[$i]}"
+    rc_of[${names[$i]}]=$?
+  done
+  # a suite left behind by a killed sanitizer would keep the GPU busy
+  pkill -KILL -f "$build/tests/test_gpu_" 2>/dev/null
+  for tool in memcheck racecheck; do
+    log=$OUT/$tool.log
+    : >"$log"
+    rc=0
+    detail=""
+    for suite in $gpu_suites; do
+      name=$tool.$(basename "$suite")
+      r=${rc_of[$name]}
+      { echo "=== $(basename "$suite")"; cat "$build/$name.log"; echo "=== exit $r"; } >>"$log"
+      [ "$r" = 0 ] || [ "$r" = 77 ] || rc=$r
+      s=$(grep -hoE "(ERROR|RACECHECK) SUMMARY: [0-9]+ [a-z]+" "$build/$name.log" | tail -1)
+      [ "$r" = 124 ] && s="timed out"
+      detail="$detail $(basename "$suite" | sed 's/^test_gpu_//'): ${s:-exit $r};"
+    done
+    row "$tool" "$([ "$rc" = 0 ] && echo ok || echo FAIL)" "$(elapsed "$t")" "$detail"
+  done
+fi
 
 # ---- 5. summary -------------------------------------------------------------------------
 {
@@ -154,7 +184,7 @@ done
   for r in "${rows[@]}"; do echo "$r"; done
   echo
   echo "GPU suite figures:"
-  grep -hE "^(examples:|example |differential|modes:|big tensor|.* worst error|MISMATCH|SKIP)" \
+  grep -hE "^(examples:|example |differential|modes:|big tensor|unaligned|rows: |.* worst error|MISMATCH|SKIP)" \
     "$OUT/ctest.log" "$build"/Testing/Temporary/LastTest.log 2>/dev/null | sort -u | head -60
   echo
   echo "environment for later runs: source $build/env.sh"

@@ -342,10 +342,79 @@ template <> struct kf_red_min<long long> {
   static KF_INLINE long long op(long long a, long long b) { return kf_minimum(a, b); }
 };
 
+// ---- one-pass row statistics (the looped row variant) -------------------------
+// A row too long for registers is read once per phase; these merge two phases
+// into one pass. Online softmax: the running max m and the sum s of
+// exp(y - m), rescaled by exp(m_old - m) when m grows (Milakov & Gimelshein).
+// Welford: count, mean and the sum m2 of squared deviations, chunks merged
+// with Chan's formula. Both combines are symmetric in their operands (a
+// butterfly gives every lane the same bits).
+template <typename T> struct kf_osm { T m, s; };
+template <typename T> KF_INLINE T kf_osm_at(kf_osm<T> a, T m) {
+  // a's sum rescaled to max m; nothing for an empty (-inf) part, and no
+  // inf - inf when the maxima are equal
+  return a.m == m ? a.s : a.m == -(T)KF_DINF ? (T)0 : a.s * kf_exp(kf_sub(a.m, m));
+}
+template <typename T> struct kf_red_osm {
+  static KF_INLINE kf_osm<T> id() { return {-(T)KF_DINF, (T)0}; }
+  static KF_INLINE kf_osm<T> op(kf_osm<T> a, kf_osm<T> b) {
+    const T m = kf_red_max<T>::op(a.m, b.m);
+    return {m, kf_osm_at(a, m) + kf_osm_at(b, m)};
+  }
+};
+template <typename T, int W> KF_INLINE kf_osm<T> kf_osm_chunk(kf_osm<T> a, const T (&y)[W]) {
+  T m = a.m;
+#pragma unroll
+  for (int j = 0; j < W; j++) m = kf_red_max<T>::op(m, y[j]);
+  if (m == -(T)KF_DINF) return a; // every value so far -inf: nothing to add
+  T s = kf_osm_at(a, m);
+#pragma unroll
+  for (int j = 0; j < W; j++) s += kf_exp(kf_sub(y[j], m));
+  return {m, s};
+}
+// The row's sum: as the two-pass reference gives it, NaN when the max is not
+// finite (exp(-inf - -inf), exp(inf - inf) or a NaN max).
+template <typename T> KF_INLINE T kf_osm_sum(kf_osm<T> a) {
+  return a.m - a.m == (T)0 ? a.s : a.m - a.m;
+}
+template <typename T> struct kf_wf { T n, mean, m2; };
+template <typename T> struct kf_red_wf {
+  static KF_INLINE kf_wf<T> id() { return {(T)0, (T)0, (T)0}; }
+  static KF_INLINE kf_wf<T> op(kf_wf<T> a, kf_wf<T> b) {
+    if (a.n == (T)0) return b;
+    if (b.n == (T)0) return a;
+    const T n = a.n + b.n, d = b.mean - a.mean;
+    return {n, (a.n * a.mean + b.n * b.mean) / n, a.m2 + b.m2 + d * d * (a.n * b.n / n)};
+  }
+};
+template <typename T, int W> KF_INLINE kf_wf<T> kf_wf_chunk(kf_wf<T> a, const T (&y)[W]) {
+  T s = (T)0;
+#pragma unroll
+  for (int j = 0; j < W; j++) s += y[j];
+  const T mean = s / (T)W;
+  T m2 = (T)0;
+#pragma unroll
+  for (int j = 0; j < W; j++) m2 += (y[j] - mean) * (y[j] - mean);
+  return kf_red_wf<T>::op(a, {(T)W, mean, m2});
+}
+// The sum of squared deviations, NaN when the mean is not finite (as the
+// two-pass reference gives it: x - inf).
+template <typename T> KF_INLINE T kf_wf_m2(kf_wf<T> a) {
+  return a.mean - a.mean == (T)0 ? a.m2 : a.mean - a.mean;
+}
+
+// One butterfly step: scalars through one shuffle, the pairs above by field.
+template <typename T> KF_INLINE T kf_shfl_xor(T v, int o) { return __shfl_xor_sync(0xffffffffu, v, o); }
+template <typename T> KF_INLINE kf_osm<T> kf_shfl_xor(kf_osm<T> v, int o) {
+  return {kf_shfl_xor(v.m, o), kf_shfl_xor(v.s, o)};
+}
+template <typename T> KF_INLINE kf_wf<T> kf_shfl_xor(kf_wf<T> v, int o) {
+  return {kf_shfl_xor(v.n, o), kf_shfl_xor(v.mean, o), kf_shfl_xor(v.m2, o)};
+}
 // Butterfly over the lanes of a warp: every lane gets the result.
 template <typename R, typename T> KF_INLINE T kf_warp_allreduce(T v) {
 #pragma unroll
-  for (int o = 16; o > 0; o >>= 1) v = R::op(v, __shfl_xor_sync(0xffffffffu, v, o));
+  for (int o = 16; o > 0; o >>= 1) v = R::op(v, kf_shfl_xor(v, o));
   return v;
 }
 // Barrier over the first N threads of the block: __syncthreads when they are

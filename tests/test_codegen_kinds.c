@@ -3,6 +3,7 @@
  * strategies chosen are the ones documented in docs/codegen.md. */
 #include "check_main.h"
 #include "codegen_util.h"
+#include "codegen/row_online.h"
 
 static kf_graph *new_graph(void) {
   kf_graph *g = NULL;
@@ -85,12 +86,93 @@ START_TEST(softmax_rows) {
 }
 END_TEST
 
+/* Rows too long for registers: one pass computes max and sum (online
+ * softmax) and mean and variance (Welford), so the row is read twice, not
+ * three times. */
 START_TEST(long_rows_loop) {
   cg_launch_src src;
   row_case(KF_F32, 16, 1 << 20, 0, "softmax_f32_1M", &src);
   ck_assert_ptr_nonnull(strstr(src.source, "looped"));
+  ck_assert_ptr_nonnull(strstr(src.source, "(online softmax)\n"));
+  ck_assert_ptr_nonnull(strstr(src.source, "kf_osm_chunk<float, W>(acc, y)"));
+  ck_assert_ptr_null(strstr(src.source, "kf_red_sum<float>::op"));
   cg_launch_src_free(&src);
-  row_case(KF_BF16, 4, 262147, 1, "layernorm_bf16_odd_long", NULL);
+  row_case(KF_BF16, 4, 262147, 1, "layernorm_bf16_odd_long", &src);
+  ck_assert_ptr_nonnull(strstr(src.source, "(Welford)\n"));
+  ck_assert_ptr_nonnull(strstr(src.source, "kf_wf_chunk<float, W>(acc, y)"));
+  cg_launch_src_free(&src);
+  row_case(KF_F64, 8, 300000, 1, "layernorm_f64_long", &src);
+  ck_assert_ptr_nonnull(strstr(src.source, "kf_wf_chunk<double, W>(acc, y)"));
+  cg_launch_src_free(&src);
+  /* rmsnorm has one reduction: nothing to pair */
+  row_case(KF_F32, 4, 1 << 20, 2, "add_rmsnorm_f32_1M", &src);
+  ck_assert_ptr_null(strstr(src.source, "in one pass ("));
+  cg_launch_src_free(&src);
+  /* held rows keep their phases (registers, not memory, are re-read) */
+  row_case(KF_F32, 8192, 8192, 0, "softmax_f32_8192_held", &src);
+  ck_assert_ptr_nonnull(strstr(src.source, "// phase: %1 max\n"));
+  /* its unaligned fallback (W = 1) is looped: paired */
+  ck_assert_ptr_nonnull(strstr(strstr(src.source, "_row1("), "in one pass (online softmax)"));
+  cg_launch_src_free(&src);
+}
+END_TEST
+
+/* cg_row_online pairs exactly the two patterns and nothing near them. */
+START_TEST(online_pairs_match_exactly) {
+  kf_graph *g = new_graph();
+  int64_t shape[2] = {8, 4096};
+  int ax = -1;
+  kf_value x = kf_input(g, "x", KF_F32, 2, shape);
+  kf_value m = kf_max(g, x, 1, &ax, true);
+  kf_value s = kf_sum(g, kf_exp(g, kf_sub(g, x, m)), 1, &ax, true);
+  kf_value mu = kf_mean(g, x, 1, &ax, true);
+  kf_value d = kf_sub(g, x, mu);
+  kf_value var = kf_mean(g, kf_mul(g, d, d), 1, &ax, true);
+  kf_value ss = kf_sum(g, kf_mul(g, d, d), 1, &ax, true);
+  /* near misses: exp(x - mean) after mean; exp(m - x); (x - m)^2 after max;
+   * a max without keepdim; d * x */
+  kf_value e2 = kf_sum(g, kf_exp(g, kf_sub(g, x, mu)), 1, &ax, true);
+  kf_value e3 = kf_sum(g, kf_exp(g, kf_sub(g, m, x)), 1, &ax, true);
+  kf_value dm = kf_sub(g, x, m);
+  kf_value v3 = kf_mean(g, kf_mul(g, dm, dm), 1, &ax, true);
+  kf_value dx = kf_mean(g, kf_mul(g, d, x), 1, &ax, true);
+  kf_value y = kf_add(g, kf_add(g, kf_add(g, s, var), kf_add(g, ss, e2)), kf_add(g, e3, kf_add(g, v3, dx)));
+  kf_set_output(g, y);
+  ck_assert_int_eq(kf_graph_status(g), KF_OK);
+  fuse_kernel k;
+  memset(&k, 0, sizeof k);
+  int32_t nodes[64];
+  k.n_nodes = tu_collect(g, x + 1, y, nodes);
+  k.nodes = nodes;
+  k.inputs = &x;
+  k.n_inputs = 1;
+  ck_assert_int_eq(cg_row_online(g, &k, m, s), ROW_ONLINE_SOFTMAX);
+  ck_assert_int_eq(cg_row_online(g, &k, mu, var), ROW_ONLINE_WELFORD);
+  ck_assert_int_eq(cg_row_online(g, &k, mu, ss), ROW_ONLINE_WELFORD);
+  ck_assert_int_eq(cg_row_online(g, &k, mu, e2), ROW_ONLINE_NONE);
+  ck_assert_int_eq(cg_row_online(g, &k, m, e3), ROW_ONLINE_NONE);
+  ck_assert_int_eq(cg_row_online(g, &k, m, v3), ROW_ONLINE_NONE);
+  ck_assert_int_eq(cg_row_online(g, &k, mu, dx), ROW_ONLINE_NONE);
+  ck_assert_int_eq(cg_row_online(g, &k, m, var), ROW_ONLINE_NONE);
+  kf_graph_destroy(g);
+  /* f16 values are rounded per node: never paired */
+  g = new_graph();
+  x = kf_input(g, "x", KF_F16, 2, shape);
+  m = kf_max(g, x, 1, &ax, true);
+  s = kf_sum(g, kf_exp(g, kf_sub(g, x, m)), 1, &ax, true);
+  k.n_nodes = tu_collect(g, x + 1, s, nodes);
+  ck_assert_int_eq(cg_row_online(g, &k, m, s), ROW_ONLINE_NONE);
+  /* without keepdim the max broadcasts along the wrong axis (8 != 4096
+   * would not even build; a square row does) */
+  kf_graph_destroy(g);
+  g = new_graph();
+  int64_t sq[2] = {64, 64};
+  x = kf_input(g, "x", KF_F32, 2, sq);
+  m = kf_max(g, x, 1, &ax, false);
+  s = kf_sum(g, kf_exp(g, kf_sub(g, x, m)), 1, &ax, true);
+  k.n_nodes = tu_collect(g, x + 1, s, nodes);
+  ck_assert_int_eq(cg_row_online(g, &k, m, s), ROW_ONLINE_NONE);
+  kf_graph_destroy(g);
 }
 END_TEST
 
@@ -268,6 +350,7 @@ static Suite *make_suite(void) {
   tcase_set_timeout(tc, 120);
   tcase_add_test(tc, softmax_rows);
   tcase_add_test(tc, long_rows_loop);
+  tcase_add_test(tc, online_pairs_match_exactly);
   tcase_add_test(tc, norm_rows);
   tcase_add_test(tc, row_with_row_output);
   suite_add_tcase(s, tc);

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "codegen/cg_internal.h"
+#include "codegen/row_online.h"
 
 typedef struct row_info {
   int lanes;       /* W */
@@ -111,6 +112,36 @@ static size_t cache_bytes(const cg_emit_args *a) {
   return b;
 }
 
+/* The kernel's reduction after node position i (k->nodes index), or -1. */
+static int next_reduce(const cg_emit_args *a, int i) {
+  for (int j = i + 1; j < a->k->n_nodes; j++)
+    if (is_reduce(&a->g->nodes[a->k->nodes[j]])) return j;
+  return -1;
+}
+
+/* How a looped row pairs the reduction at position i with the next one
+ * (one pass for both), or ROW_ONLINE_NONE. */
+static row_online_kind online_at(const cg_emit_args *a, int i) {
+  /* KFUSE_ROW_ONLINE=0 keeps one pass per reduction: for measuring the
+   * pairing against the phases it replaces */
+  const char *e = getenv("KFUSE_ROW_ONLINE");
+  if (e && !strcmp(e, "0")) return ROW_ONLINE_NONE;
+  int j = next_reduce(a, i);
+  if (j < 0) return ROW_ONLINE_NONE;
+  return cg_row_online(a->g, a->k, a->k->nodes[i], a->k->nodes[j]);
+}
+
+/* How many phases a looped row saves by online softmax / Welford. */
+static int online_pairs(const cg_emit_args *a) {
+  int n = 0;
+  for (int i = 0; i < a->k->n_nodes; i++) {
+    if (!is_reduce(&a->g->nodes[a->k->nodes[i]]) || !online_at(a, i)) continue;
+    n++;
+    i = next_reduce(a, i);
+  }
+  return n;
+}
+
 /* KFUSE_ROW_THREADS=N (a power of two, 64..1024) sets the threads per row
  * of rows longer than 1024 columns: a tuning knob for measurements. */
 static int threads_override(void) {
@@ -184,7 +215,10 @@ kf_status cg_plan_row(cg_emit_args *a) {
            "per access, %s%s, %s index, %u blocks x %u threads",
            (long long)k->rows, (long long)k->cols, ri.group == 32 ? "warp per row" : "block per row",
            ri.group, ri.rpb, ri.lanes,
-           ri.hold ? "row held in registers" : "looped: inputs re-read per phase",
+           ri.hold               ? "row held in registers"
+           : online_pairs(a) > 0 ? "looped: inputs re-read per phase, paired phases in one "
+                                   "pass (online softmax / Welford)"
+                                 : "looped: inputs re-read per phase",
            ri.cache && cache_bytes(a) ? " (reused reduction operands too)" : "",
            p->index64 ? "64-bit" : "32-bit", p->blocks, p->threads);
   return KF_OK;
@@ -295,6 +329,59 @@ static void emit_phase(row_emit *re, int32_t v) {
   cg_gen_bind(&re->gen, v, NULL, bound);
 }
 
+/* Two reductions in one pass over the row (a looped row reads the row from
+ * memory once per phase): online softmax (first = max(x), second =
+ * sum(exp(x - first))) or Welford (first = mean(x), second = mean or sum of
+ * (x - first)^2). Per chunk the W values of x go into y[W]; the state is a
+ * pair (kf_osm) or a triple (kf_wf) reduced like a scalar. */
+static void emit_online(row_emit *re, int32_t first, int32_t second, row_online_kind kind) {
+  const kf_graph *g = re->a->g;
+  const ir_node *f = &g->nodes[first], *s = &g->nodes[second];
+  const char *ct = cg_compute_type(f->dtype);
+  bool sm = kind == ROW_ONLINE_SOFTMAX;
+  const char *st = sm ? "kf_osm" : "kf_wf", *red = sm ? "kf_red_osm" : "kf_red_wf";
+  cg_printf(&re->body,
+            "  // phase: %%%d %s and %%%d %s in one pass (%s)\n  %s red%d, red%d;\n  {\n"
+            "    %s<%s> acc = %s<%s>::id();\n",
+            (int)first, ir_ops[f->op].name, (int)second, ir_ops[s->op].name,
+            sm ? "online softmax" : "Welford", ct, (int)first, (int)second, st, ct, red, ct);
+  cg_buf decl = {0}, pre = {0}, elems = {0}, after = {0};
+  cg_buf *saved = re->gen.code;
+  cg_gen_reset_memo(&re->gen);
+  re->gen.code = &re->body;
+  chunk_open(re, &decl, &pre);
+  re->gen.code = &elems;
+  cg_ctx c;
+  row_ctx(&g->nodes[f->args[0]], re->cols, &c);
+  char name[160];
+  cg_gen_value(&re->gen, f->args[0], &c, name, sizeof name);
+  cg_line(&re->gen, "y[j] = %s;", name);
+  cg_printf(&decl, "    %s y[W];\n", ct);
+  cg_printf(&after, "    acc = %s_chunk<%s, W>(acc, y);\n", st, ct);
+  chunk_close(re, &decl, &pre, &elems, &after);
+  re->gen.code = saved;
+  cg_printf(&re->body, "    acc = kf_block_allreduce<%s<%s>, G, %d>(acc, kf_sm%s%c);\n", red, ct,
+            re->a->part->launch_threads, sm ? "o" : "w", sm_letter(f->dtype));
+  if (sm) {
+    cg_printf(&re->body, "    red%d = acc.m;\n    red%d = kf_osm_sum(acc);\n", (int)first,
+              (int)second);
+  } else {
+    char cnt[64];
+    cg_literal(s->dtype, (double)re->cols, cnt, sizeof cnt);
+    cg_printf(&re->body, "    red%d = acc.mean;\n", (int)first);
+    if (s->op == IR_OP_MEAN)
+      cg_printf(&re->body, "    red%d = kf_div(kf_wf_m2(acc), %s);\n", (int)second, cnt);
+    else
+      cg_printf(&re->body, "    red%d = kf_wf_m2(acc);\n", (int)second);
+  }
+  cg_puts(&re->body, "  }\n");
+  char b[32];
+  snprintf(b, sizeof b, "red%d", (int)first);
+  cg_gen_bind(&re->gen, first, NULL, b);
+  snprintf(b, sizeof b, "red%d", (int)second);
+  cg_gen_bind(&re->gen, second, NULL, b);
+}
+
 /* The final phase: full-row outputs, W per store. */
 static void emit_outputs(row_emit *re) {
   const kf_graph *g = re->a->g;
@@ -402,6 +489,28 @@ static void emit_shared(row_emit *re) {
       cg_printf(&re->body, "  %s *kf_sm%c = 0;\n", types[t], letters[t]);
     cg_printf(&re->body, "  (void)kf_sm%c;\n", letters[t]);
   }
+  if (re->ri.hold) return;
+  /* the one-pass pairs' states: kf_smo<f|d> (softmax), kf_smw<f|d> (Welford) */
+  bool pair[2][2] = {{false, false}, {false, false}};
+  for (int i = 0; i < re->a->k->n_nodes; i++) {
+    row_online_kind kind = is_reduce(&re->a->g->nodes[re->a->k->nodes[i]]) ? online_at(re->a, i)
+                                                                            : ROW_ONLINE_NONE;
+    if (!kind) continue;
+    pair[kind == ROW_ONLINE_WELFORD][re->a->g->nodes[re->a->k->nodes[i]].dtype == KF_F64] = true;
+    i = next_reduce(re->a, i);
+  }
+  for (int w = 0; w < 2; w++)
+    for (int d = 0; d < 2; d++) {
+      if (!pair[w][d]) continue;
+      const char *st = w ? "kf_wf" : "kf_osm", *t = d ? "double" : "float";
+      char nm[16];
+      snprintf(nm, sizeof nm, "kf_sm%c%c", w ? 'w' : 'o', d ? 'd' : 'f');
+      if (re->ri.group > 32)
+        cg_printf(&re->body, "  __shared__ %s<%s> %s[32];\n", st, t, nm);
+      else
+        cg_printf(&re->body, "  %s<%s> *%s = 0;\n", st, t, nm);
+      cg_printf(&re->body, "  (void)%s;\n", nm);
+    }
 }
 
 /* The whole body of one row: scratch, held inputs, the phases, outputs. */
@@ -409,8 +518,17 @@ static void emit_body(row_emit *re) {
   const fuse_kernel *k = re->a->k;
   emit_shared(re);
   if (re->ri.hold) emit_hold(re);
-  for (int i = 0; i < k->n_nodes; i++)
-    if (is_reduce(&re->a->g->nodes[k->nodes[i]])) emit_phase(re, k->nodes[i]);
+  for (int i = 0; i < k->n_nodes; i++) {
+    if (!is_reduce(&re->a->g->nodes[k->nodes[i]])) continue;
+    row_online_kind kind = re->ri.hold ? ROW_ONLINE_NONE : online_at(re->a, i);
+    if (kind) {
+      int j = next_reduce(re->a, i);
+      emit_online(re, k->nodes[i], k->nodes[j], kind);
+      i = j;
+    } else {
+      emit_phase(re, k->nodes[i]);
+    }
+  }
   emit_outputs(re);
   emit_row_outputs(re);
 }

@@ -1,0 +1,191 @@
+/* test_gpu_rows.c - row kernels whose rows do not fit in registers (the
+ * looped variant, one pass for max+sum by online softmax and for mean+variance
+ * by Welford) and the unaligned fallback (W = 1, also looped), on a real GPU:
+ *  - fresh random rows against the CPU reference within the computed error
+ *    bound (error_bound.h), aligned and one element off alignment;
+ *  - the same inputs with special rows: the first half -inf (a masked row),
+ *    all -inf, one +inf, one NaN, a large common offset. Those rows are
+ *    compared with the reference within a per-row relative tolerance (NaN
+ *    where the reference has NaN); every other row must come out bit for bit
+ *    as in the run without them (rows are independent).
+ * Skips (exit 77) without a GPU. */
+#include "gpu_util.h"
+
+enum { G_SOFTMAX, G_LOG_SOFTMAX, G_LAYERNORM, G_VARSUM, G_COUNT };
+static const char *const G_names[G_COUNT] = {"softmax", "log_softmax", "layernorm", "variance_sum"};
+
+enum { SPECIAL_ROWS = 5 };
+
+static kf_graph *row_graph(int which, kf_dtype dt, int64_t rows, int64_t cols) {
+  kf_graph *g;
+  ck_assert_int_eq(kf_graph_create(G_ctx, &g), KF_OK);
+  int64_t shape[2] = {rows, cols}, ws[1] = {cols};
+  kf_value x = kf_input(g, "x", dt, 2, shape);
+  int ax = -1;
+  if (which == G_SOFTMAX) {
+    kf_set_output(g, kf_softmax(g, x, -1));
+  } else if (which == G_LOG_SOFTMAX) {
+    kf_set_output(g, kf_log_softmax(g, x, -1));
+  } else if (which == G_LAYERNORM) {
+    kf_value w = kf_input(g, "w", dt, 1, ws), b = kf_input(g, "b", dt, 1, ws);
+    kf_set_output(g, kf_layernorm(g, x, w, b, 1e-5));
+  } else {
+    /* the sum of squared deviations as a per-row output, next to them */
+    kf_value d = kf_sub(g, x, kf_mean(g, x, 1, &ax, true));
+    kf_set_output(g, kf_sum(g, kf_mul(g, d, d), 1, &ax, false));
+    kf_set_output(g, d);
+  }
+  ck_assert_msg(kf_graph_status(g) == KF_OK, "%s", kf_graph_errmsg(g));
+  return g;
+}
+
+static void store_elem(void *buf, kf_dtype dt, int64_t i, double v) {
+  switch (dt) {
+    case KF_BF16: ((uint16_t *)buf)[i] = kf_float_to_bf16((float)v); break;
+    case KF_F16: ((uint16_t *)buf)[i] = kf_float_to_f16((float)v); break;
+    case KF_F32: ((float *)buf)[i] = (float)v; break;
+    default: ((double *)buf)[i] = v; break;
+  }
+}
+
+/* Rows 0..4 of input 0 (x, rows x cols) become special, on the host and
+ * the device. */
+static void inject_special(run_io *io, int64_t cols) {
+  kf_host_tensor *h = &io->hin[0];
+  for (int64_t c = 0; c < cols / 2; c++) store_elem(h->data, h->dtype, c, -INFINITY);
+  for (int64_t c = 0; c < cols; c++) store_elem(h->data, h->dtype, cols + c, -INFINITY);
+  store_elem(h->data, h->dtype, 2 * cols + 777 % cols, INFINITY);
+  store_elem(h->data, h->dtype, 3 * cols + 5, NAN);
+  for (int64_t c = 0; c < cols; c++)
+    store_elem(h->data, h->dtype, 4 * cols + c, load_elem(h->data, h->dtype, 4 * cols + c) + 1000.0);
+  size_t bytes = (size_t)(SPECIAL_ROWS * cols) * kf_dtype_size(h->dtype);
+  G_drv->MemcpyHtoD((CUdeviceptr)(uintptr_t)io->din[0].data, h->data, bytes);
+}
+
+/* A special row's elements against the reference: NaN for NaN, an infinity
+ * for itself, else within rtol of the element plus rtol of the row's
+ * largest finite magnitude. Returns the number of bad elements. */
+static int64_t check_special_row(const void *got, const void *want, kf_dtype dt, int64_t base,
+                                 int64_t n, double *worst) {
+  double rtol = dt == KF_F64 ? 1e-11 : dt == KF_F32 ? 1e-5 : 1.0 / 64;
+  double scale = 0;
+  for (int64_t i = 0; i < n; i++) {
+    double w = fabs(load_elem(want, dt, base + i));
+    if (isfinite(w) && w > scale) scale = w;
+  }
+  int64_t bad = 0;
+  for (int64_t i = 0; i < n; i++) {
+    double g = load_elem(got, dt, base + i), w = load_elem(want, dt, base + i);
+    bool ok;
+    if (isnan(w) || isnan(g))
+      ok = isnan(w) && isnan(g);
+    else if (isinf(w) || isinf(g))
+      ok = g == w;
+    else {
+      double allowed = rtol * (fabs(w) + scale);
+      if (allowed > 0 && fabs(g - w) / allowed > *worst) *worst = fabs(g - w) / allowed;
+      ok = fabs(g - w) <= allowed;
+    }
+    if (!ok && bad++ == 0)
+      printf("  element %lld: got %.9g want %.9g\n", (long long)(base + i), g, w);
+  }
+  return bad;
+}
+
+/* One graph: bound-checked on random rows, then with special rows. */
+static int check_rows(int which, kf_dtype dt, int64_t rows, int64_t cols, size_t offset) {
+  kf_graph *g = row_graph(which, dt, rows, cols);
+  kf_options opt;
+  kf_options_init(&opt);
+  G_offset = offset;
+  run_io io;
+  io_setup(g, &io, 1000 + (uint64_t)which * 17 + (uint64_t)cols + offset);
+  char what[128];
+  snprintf(what, sizeof what, "%s %s %lld x %lld%s", G_names[which], kf_dtype_name(dt),
+           (long long)rows, (long long)cols, offset ? " unaligned" : "");
+  ck_assert_msg(io_bound(g, &io), "%s: no error bound", what);
+  int bad = check_plan(g, &opt, &io, false, what);
+  /* keep the random-row results, then inject the special rows */
+  kf_host_tensor *first = calloc((size_t)io.n_out, sizeof *first);
+  ck_assert_ptr_nonnull(first);
+  for (int j = 0; j < io.n_out; j++) {
+    size_t bytes = (size_t)kf_value_numel(g, kf_graph_output(g, j)) * kf_dtype_size(io.hout[j].dtype);
+    first[j].data = malloc(bytes);
+    ck_assert_ptr_nonnull(first[j].data);
+    memcpy(first[j].data, io.hout[j].data, bytes);
+  }
+  for (int j = 0; j < io.n_out; j++) free(io.bound[j]);
+  free(io.bound);
+  io.bound = NULL;
+  inject_special(&io, cols);
+  kf_plan *plan = NULL;
+  ck_assert_int_eq(kf_compile(G_ctx, g, &opt, &plan), KF_OK);
+  ck_assert_int_eq(kf_graph_run_reference(g, io.hin, io.n_in, io.href, io.n_out), KF_OK);
+  io_poison(&io);
+  ck_assert_msg(kf_plan_run(plan, io.din, io.n_in, io.dout, io.n_out, NULL) == KF_OK, "%s: %s",
+                what, kf_plan_errmsg(plan));
+  io_fetch(&io);
+  kf_plan_destroy(plan);
+  double worst = 0;
+  int64_t special_bad = 0, other_bad = 0;
+  for (int j = 0; j < io.n_out; j++) {
+    kf_dtype odt = io.hout[j].dtype;
+    int64_t per_row = kf_value_numel(g, kf_graph_output(g, j)) / rows;
+    for (int r = 0; r < SPECIAL_ROWS; r++)
+      special_bad += check_special_row(io.hout[j].data, io.href[j].data, odt, r * per_row, per_row,
+                                       &worst);
+    size_t skip = (size_t)(SPECIAL_ROWS * per_row) * kf_dtype_size(odt);
+    size_t bytes = (size_t)(rows * per_row) * kf_dtype_size(odt);
+    other_bad += memcmp((char *)io.hout[j].data + skip, (char *)first[j].data + skip, bytes - skip) != 0;
+    free(first[j].data);
+  }
+  free(first);
+  printf("rows: %-44s random rows %s; special rows %s (worst %.3g of allowed), other rows %s\n", what,
+         bad ? "FAILED" : "ok", special_bad ? "FAILED" : "ok", worst,
+         other_bad ? "CHANGED" : "bitwise unchanged");
+  io_free(&io);
+  G_offset = 0;
+  kf_graph_destroy(g);
+  return (bad != 0) + (special_bad != 0) + (other_bad != 0);
+}
+
+/* Rows too long for registers: 131072 f32 (4 lanes x 512 threads x 64
+ * chunks), 262144 bf16, 65536 f64; an odd length with 1-lane chunks. */
+START_TEST(looped_rows) {
+  int64_t rows = gpu_small() ? 6 : 32;
+  int failed = 0;
+  for (int which = 0; which < G_COUNT; which++) {
+    failed += check_rows(which, KF_F32, rows, 131072, 0);
+    failed += check_rows(which, KF_F64, rows, 65536, 0);
+  }
+  failed += check_rows(G_SOFTMAX, KF_BF16, rows, 262144, 0);
+  failed += check_rows(G_LAYERNORM, KF_BF16, rows, 262144, 0);
+  failed += check_rows(G_LAYERNORM, KF_F32, rows, 100003, 0);
+  failed += check_rows(G_SOFTMAX, KF_F32, rows, 100003, 0);
+  ck_assert_int_eq(failed, 0);
+}
+END_TEST
+
+/* Held rows one element off alignment: the W = 1 fallback, looped, paired. */
+START_TEST(unaligned_fallback_rows) {
+  int64_t rows = gpu_small() ? 6 : 64;
+  int failed = 0;
+  for (int which = 0; which < G_COUNT; which++) {
+    failed += check_rows(which, KF_F32, rows, 8192, sizeof(float));
+    failed += check_rows(which, KF_F32, rows, 131072, sizeof(float));
+  }
+  failed += check_rows(G_SOFTMAX, KF_BF16, rows, 8192, 2);
+  failed += check_rows(G_LAYERNORM, KF_BF16, rows, 8192, 2);
+  ck_assert_int_eq(failed, 0);
+}
+END_TEST
+
+static Suite *make_suite(void) {
+  Suite *s = suite_create("gpu_rows");
+  TCase *tc = tcase_create("gpu");
+  tcase_set_timeout(tc, 600);
+  tcase_add_test(tc, looped_rows);
+  tcase_add_test(tc, unaligned_fallback_rows);
+  suite_add_tcase(s, tc);
+  return s;
+}
