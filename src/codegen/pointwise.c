@@ -70,6 +70,15 @@ static void decide_index(cg_part *p, int64_t numel, const kf_graph *g, const fus
   cg_index_type(reach > p->max_offset ? reach : p->max_offset, &p->index64);
 }
 
+/* Waves of resident blocks in a pointwise grid (grid-stride beyond them):
+ * 4, or KFUSE_PW_WAVES=N (1..1024, a tuning knob for measurements; a large
+ * N means one vector group per thread, no striding). */
+static int64_t waves(void) {
+  const char *e = getenv("KFUSE_PW_WAVES");
+  long v = e && *e ? strtol(e, NULL, 10) : 0;
+  return v >= 1 && v <= 1024 ? v : 4;
+}
+
 kf_status cg_plan_pointwise(cg_emit_args *a) {
   const fuse_kernel *k = a->k;
   cg_part *p = a->part;
@@ -78,7 +87,7 @@ kf_status cg_plan_pointwise(cg_emit_args *a) {
   int64_t items = cg_ceil_div(numel, w);
   int64_t threads = items >= 256 ? 256 : cg_ceil_div(items, 32) * 32;
   /* four waves of resident blocks: the measured sweet spot on the H200 */
-  int64_t cap = (int64_t)a->t->sm_count * a->t->max_threads_per_sm * 4 / threads;
+  int64_t cap = (int64_t)a->t->sm_count * a->t->max_threads_per_sm * waves() / threads;
   p->threads = (uint32_t)threads;
   p->blocks = (uint32_t)cg_min64(cg_ceil_div(items, threads), cap < 1 ? 1 : cap);
   p->lanes = w;
