@@ -114,7 +114,8 @@ class Context:
         return KfuseError("%s: %s: %s" % (what, _lib.kf_status_str(st).decode(), msg))
 
     def __del__(self):
-        if getattr(self, "h", None):
+        # at interpreter exit the module's globals may already be None
+        if getattr(self, "h", None) and _lib is not None:
             _lib.kf_ctx_destroy(self.h)
             self.h = None
 
@@ -231,7 +232,8 @@ class Plan:
         return outs
 
     def __del__(self):
-        if getattr(self, "h", None):
+        # at interpreter exit the module's globals may already be None
+        if getattr(self, "h", None) and _lib is not None:
             _lib.kf_plan_destroy(self.h)
             self.h = None
 

@@ -71,12 +71,11 @@ static void decide_index(cg_part *p, int64_t numel, const kf_graph *g, const fus
 }
 
 /* Waves of resident blocks in a pointwise grid (grid-stride beyond them):
- * 4, or KFUSE_PW_WAVES=N (1..1024, a tuning knob for measurements; a large
- * N means one vector group per thread, no striding). */
+ * 1024, or KFUSE_PW_WAVES=N (1..1024, a tuning knob for measurements). */
 static int64_t waves(void) {
   const char *e = getenv("KFUSE_PW_WAVES");
   long v = e && *e ? strtol(e, NULL, 10) : 0;
-  return v >= 1 && v <= 1024 ? v : 4;
+  return v >= 1 && v <= 1024 ? v : 1024;
 }
 
 kf_status cg_plan_pointwise(cg_emit_args *a) {
@@ -86,7 +85,9 @@ kf_status cg_plan_pointwise(cg_emit_args *a) {
   int w = vector_width(a->g, k);
   int64_t items = cg_ceil_div(numel, w);
   int64_t threads = items >= 256 ? 256 : cg_ceil_div(items, 32) * 32;
-  /* four waves of resident blocks: the measured sweet spot on the H200 */
+  /* up to 1024 waves of resident blocks: in practice one vector group per
+   * thread, grid-striding only past a million blocks (chain8 on the H200:
+   * 4 waves 4131 GB/s, 16 waves 4260, 1024 waves 4314; docs/performance.md) */
   int64_t cap = (int64_t)a->t->sm_count * a->t->max_threads_per_sm * waves() / threads;
   p->threads = (uint32_t)threads;
   p->blocks = (uint32_t)cg_min64(cg_ceil_div(items, threads), cap < 1 ? 1 : cap);

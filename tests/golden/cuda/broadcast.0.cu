@@ -1,7 +1,7 @@
-/* kfuse generated kernel kf_k0_pointwise: 1 part, 4224 blocks x 256 threads.
+/* kfuse generated kernel kf_k0_pointwise: 1 part, 16384 blocks x 256 threads.
  * part kf_part0_k0_pointwise = kernel k0_pointwise (pointwise), 3 ops:
  *   %6 outer=add(%0,%1) %10 bb=broadcast_to(%5) %11 sum2=add(%6,%10)
- *  decisions: pointwise: 16777216 elements, 4 lanes per thread (16-byte accesses), int index, 4224 blocks x 256 threads, grid-stride
+ *  decisions: pointwise: 16777216 elements, 4 lanes per thread (16-byte accesses), int index, 16384 blocks x 256 threads, grid-stride
  * index: 32-bit (largest offset 16777215); widest access 16 bytes
  */
 // [templates/common.cuh: the prelude, not repeated in golden files]
@@ -47,7 +47,7 @@ KF_INLINE void kf_part0_k0_pointwise_elems(int i, const float *__restrict__ p0, 
 
 KF_INLINE void kf_part0_k0_pointwise(unsigned bid, const float *__restrict__ p0, const float *__restrict__ p1, const float *__restrict__ p5, float *__restrict__ p11) {
   if (threadIdx.x >= 256) return;
-  const int stride = (int)4224 * 256;
+  const int stride = (int)16384 * 256;
   const int tid = (int)bid * 256 + threadIdx.x;
   int i0 = 0;
   if (4 > 1 && kf_aligned(p1, 16) && kf_aligned(p5, 16) && kf_aligned(p11, 16)) {

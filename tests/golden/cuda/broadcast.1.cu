@@ -1,7 +1,7 @@
-/* kfuse generated kernel kf_k1_pointwise: 1 part, 4224 blocks x 256 threads.
+/* kfuse generated kernel kf_k1_pointwise: 1 part, 12544 blocks x 256 threads.
  * part kf_part0_k1_pointwise = kernel k1_pointwise (pointwise), 3 ops:
  *   %7 sc=mul(%2,%3) %8 bn=add(%7,%4) %9 act=relu(%8)
- *  decisions: pointwise: 25690112 elements, 8 lanes per thread (16-byte accesses), int index, 4224 blocks x 256 threads, grid-stride
+ *  decisions: pointwise: 25690112 elements, 8 lanes per thread (16-byte accesses), int index, 12544 blocks x 256 threads, grid-stride
  * index: 32-bit (largest offset 25690111); widest access 16 bytes
  */
 // [templates/common.cuh: the prelude, not repeated in golden files]
@@ -48,7 +48,7 @@ KF_INLINE void kf_part0_k1_pointwise_elems(int i, const kf_f16 *__restrict__ p2,
 
 KF_INLINE void kf_part0_k1_pointwise(unsigned bid, const kf_f16 *__restrict__ p2, const kf_f16 *__restrict__ p3, const kf_f16 *__restrict__ p4, kf_f16 *__restrict__ p9) {
   if (threadIdx.x >= 256) return;
-  const int stride = (int)4224 * 256;
+  const int stride = (int)12544 * 256;
   const int tid = (int)bid * 256 + threadIdx.x;
   int i0 = 0;
   if (8 > 1 && kf_aligned(p2, 16) && kf_aligned(p9, 16)) {

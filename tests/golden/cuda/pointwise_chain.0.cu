@@ -1,10 +1,10 @@
-/* kfuse generated kernel kf_k0_pointwise: 1 part, 4224 blocks x 256 threads.
+/* kfuse generated kernel kf_k0_pointwise: 1 part, 131072 blocks x 256 threads.
  * part kf_part0_k0_pointwise = kernel k0_pointwise (pointwise), 14 ops:
  *   %1 a=exp(%0) %2 b=log(%1) %3 c=sin(%2) %4 d=cos(%3) %5 e=tanh(%4)
  *   %6 f=sigmoid(%5) %7 g=sqrt(%6) %8 h=rsqrt(%7) %9 i=reciprocal(%8)
  *   %10 j=erf(%9) %11 k=silu(%10) %12 l=gelu_tanh(%11) %14 m=pow(%12,%13)
  *   %16 y=div(%14,%15)
- *  decisions: pointwise: 67108864 elements, 2 lanes per thread (8-byte accesses), int index, 4224 blocks x 256 threads, grid-stride
+ *  decisions: pointwise: 67108864 elements, 2 lanes per thread (8-byte accesses), int index, 131072 blocks x 256 threads, grid-stride
  * index: 32-bit (largest offset 67108863); widest access 8 bytes
  */
 // [templates/common.cuh: the prelude, not repeated in golden files]
@@ -56,7 +56,7 @@ KF_INLINE void kf_part0_k0_pointwise_elems(int i, const float *__restrict__ p0, 
 
 KF_INLINE void kf_part0_k0_pointwise(unsigned bid, const float *__restrict__ p0, float *__restrict__ p16) {
   if (threadIdx.x >= 256) return;
-  const int stride = (int)4224 * 256;
+  const int stride = (int)131072 * 256;
   const int tid = (int)bid * 256 + threadIdx.x;
   int i0 = 0;
   if (2 > 1 && kf_aligned(p0, 8) && kf_aligned(p16, 8)) {
