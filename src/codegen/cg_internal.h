@@ -161,6 +161,8 @@ typedef struct cg_part {
   bool index64;
   int vec_bytes;       /* widest access, bytes */
   int lanes;           /* elements per thread and group (pointwise W) */
+  int min_blocks;      /* > 0: resident blocks per SM asked of ptxas
+                          (__launch_bounds__ second argument; one-part launches) */
   char decisions[512]; /* for the header comment */
 } cg_part;
 

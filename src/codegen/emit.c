@@ -141,8 +141,11 @@ static kf_status assemble(const kf_graph *g, cg_part *parts, int n, const cg_buf
     free(common);
     cg_puts(&src, "\n");
     cg_puts(&src, body->s ? body->s : "");
-    char th[16];
-    snprintf(th, sizeof th, "%u", out->block);
+    char th[32];
+    if (n == 1 && parts[0].min_blocks > 0)
+      snprintf(th, sizeof th, "%u, %d", out->block, parts[0].min_blocks);
+    else
+      snprintf(th, sizeof th, "%u", out->block);
     cg_hole holes[] = {{"entry", out->entry},
                        {"THREADS", th},
                        {"decls", decls->s ? decls->s : ""},

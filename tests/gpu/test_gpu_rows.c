@@ -1,6 +1,7 @@
 /* test_gpu_rows.c - row kernels whose rows do not fit in registers (the
  * looped variant, one pass for max+sum by online softmax and for mean+variance
- * by Welford) and the unaligned fallback (W = 1, also looped), on a real GPU:
+ * by Welford; an odd length makes that path W = 1) and the unaligned
+ * fallback (W = 1, looped, unpaired), on a real GPU:
  *  - fresh random rows against the CPU reference within the computed error
  *    bound (error_bound.h), aligned and one element off alignment;
  *    (one row with a large common offset among them);
@@ -175,7 +176,8 @@ START_TEST(looped_rows) {
 }
 END_TEST
 
-/* Held rows one element off alignment: the W = 1 fallback, looped, paired. */
+/* Rows one element off alignment: the W = 1 fallback (looped, one pass per
+ * reduction: it stays compact), for held and for long rows. */
 START_TEST(unaligned_fallback_rows) {
   int64_t rows = gpu_small() ? 6 : 64;
   int failed = 0;

@@ -113,17 +113,14 @@ KF_INLINE void kf_part0_k0_row_row1(int r, int lane, const float *__restrict__ p
   enum { G = 512, COLS = 8192, W = 1, NV = (COLS + G - 1) / G, FULL = COLS % G == 0 };
   __shared__ float kf_smf[32];
   (void)kf_smf;
-  __shared__ kf_osm<float> kf_smof[32];
-  (void)kf_smof;
-  // phase: %1 max and %4 sum in one pass (online softmax)
-  float red1, red4;
+  // phase: %1 max
+  float red1;
   {
-    kf_osm<float> acc = kf_red_osm<float>::id();
+    float acc = kf_red_max<float>::id();
   #pragma unroll 1
   for (int kk = 0; kk < NV; kk++) {
     const int c0 = (kk * G + lane) * W;
     if (FULL || c0 < COLS) {
-    float y[W];
     {
       const int c = c0;
       (void)c;
@@ -133,14 +130,36 @@ KF_INLINE void kf_part0_k0_row_row1(int r, int lane, const float *__restrict__ p
       const int c = c0 + j;
       (void)c;
         const float t0 = kf_ld(p0 + (r * 8192 + c));
-        y[j] = t0;
+        acc = kf_red_max<float>::op(acc, t0);
     }
-    acc = kf_osm_chunk<float, W>(acc, y);
   }
   }
-    acc = kf_block_allreduce<kf_red_osm<float>, G, 512>(acc, kf_smof);
-    red1 = acc.m;
-    red4 = kf_osm_sum(acc);
+    red1 = kf_block_allreduce<kf_red_max<float>, G, 512>(acc, kf_smf);
+  }
+  // phase: %4 sum
+  float red4;
+  {
+    float acc = kf_red_sum<float>::id();
+  #pragma unroll 1
+  for (int kk = 0; kk < NV; kk++) {
+    const int c0 = (kk * G + lane) * W;
+    if (FULL || c0 < COLS) {
+    {
+      const int c = c0;
+      (void)c;
+    }
+#pragma unroll
+    for (int j = 0; j < W; j++) {
+      const int c = c0 + j;
+      (void)c;
+        const float t1 = kf_ld(p0 + (r * 8192 + c));
+        const float t2 = kf_sub(t1, red1);
+        const float t3 = kf_exp(t2);
+        acc = kf_red_sum<float>::op(acc, t3);
+    }
+  }
+  }
+    red4 = kf_block_allreduce<kf_red_sum<float>, G, 512>(acc, kf_smf);
   }
   // outputs
   #pragma unroll 1
@@ -156,11 +175,11 @@ KF_INLINE void kf_part0_k0_row_row1(int r, int lane, const float *__restrict__ p
     for (int j = 0; j < W; j++) {
       const int c = c0 + j;
       (void)c;
-        const float t1 = kf_ld(p0 + (r * 8192 + c));
-        const float t2 = kf_sub(t1, red1);
-        const float t3 = kf_exp(t2);
-        const float t4 = kf_div_rcp(t3, red4, kf_rcp_rn(red4));
-        o5[j] = t4;
+        const float t4 = kf_ld(p0 + (r * 8192 + c));
+        const float t5 = kf_sub(t4, red1);
+        const float t6 = kf_exp(t5);
+        const float t7 = kf_div_rcp(t6, red4, kf_rcp_rn(red4));
+        o5[j] = t7;
     }
     kf_stv<float, W>(p5 + (r * 8192 + c0), o5);
   }
