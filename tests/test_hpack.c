@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "check_main.h"
+#include "codegen/cg_internal.h"
 #include "codegen/codegen.h"
 #include "core/plan.h"
 #include "fuser/plan.h"
@@ -118,6 +119,115 @@ START_TEST(identical_parts_share_one_body) {
   cg_launch_src_free(&src);
   fuse_plan_free(fp);
   kf_graph_destroy(g);
+  kf_ctx_destroy(ctx);
+}
+END_TEST
+
+/* One random part: a few templates, dtypes, constants and shapes drawn
+ * from small pools so that parts repeat each other's structure at other
+ * sizes; some broadcast a bias or transpose (no key: dims reach the text). */
+static void random_part(kf_graph *g, uint64_t *s, int i) {
+  static const kf_dtype dts[] = {KF_F32, KF_BF16, KF_F64, KF_I32};
+  *s = *s * 6364136223846793005ull + 1442695040888963407ull;
+  uint64_t r = *s >> 20;
+  kf_dtype dt = dts[r % 4];
+  int tmpl = (int)((r >> 4) % 6), rank = 1 + (int)((r >> 8) % 2);
+  double c = (r >> 10) % 2 ? 0.5 : 2.0;
+  int64_t shape[2] = {1 + (int64_t)((r >> 12) % 7) * 3, 8 + (int64_t)((r >> 16) % 5) * 8};
+  if (tmpl == 5) shape[0] = shape[1] = 8 * (1 + (int64_t)((r >> 20) % 3));
+  char nx[16], ny[16];
+  snprintf(nx, sizeof nx, "x%d", i);
+  snprintf(ny, sizeof ny, "y%d", i);
+  kf_value x = kf_input(g, nx, dt, rank, rank == 1 ? shape + 1 : shape);
+  kf_value o;
+  if (tmpl == 0) {
+    kf_value y = kf_input(g, ny, dt, rank, rank == 1 ? shape + 1 : shape);
+    o = kf_add(g, kf_mul(g, x, kf_scalar(g, c, dt)), y);
+  } else if (tmpl == 1) {
+    o = kf_clamp(g, kf_sub(g, x, kf_scalar(g, c, dt)), -c, c);
+  } else if (tmpl == 2) {
+    o = kf_cast(g, kf_maximum(g, x, kf_scalar(g, c, dt)), KF_F32);
+  } else if (tmpl == 3) {
+    kf_value y = kf_input(g, ny, dt, rank, rank == 1 ? shape + 1 : shape);
+    o = kf_where(g, kf_gt(g, x, y), x, kf_neg(g, y));
+  } else if (tmpl == 4) { /* a bias broadcast along rows */
+    int64_t bs[1] = {shape[1]};
+    kf_value b = kf_input(g, ny, dt, 1, bs);
+    o = kf_mul(g, x, b);
+  } else { /* a square transpose: same shape, index arithmetic with the dims */
+    int perm[2] = {1, 0};
+    o = rank == 2 ? kf_add(g, kf_transpose(g, x, perm), x) : kf_abs(g, x);
+  }
+  kf_set_output(g, o);
+}
+
+/* Generic keys are sound: over random horizontal launches, two parts with
+ * equal keys have equal generic texts (each part emitted here, none
+ * reused), and the keys are not needlessly fine (the updates share one). */
+START_TEST(generic_keys_sound) {
+  kf_ctx *ctx = NULL;
+  ck_assert_int_eq(kf_ctx_create(&ctx), KF_OK);
+  cg_target t;
+  ck_assert(cg_target_from_arch("sm_90", &t));
+  int pairs = 0, keyed = 0, parts_seen = 0;
+  for (int seed = 0; seed < 40; seed++) {
+    kf_graph *g = NULL;
+    ck_assert_int_eq(kf_graph_create(ctx, &g), KF_OK);
+    uint64_t s = 977 + (uint64_t)seed;
+    if (seed == 0) {
+      kf_graph_destroy(g);
+      g = updates(ctx, 30, 0, NULL);
+    } else {
+      for (int i = 0; i < 24; i++) random_part(g, &s, i);
+    }
+    ck_assert_msg(kf_graph_status(g) == KF_OK, "%s", kf_graph_errmsg(g));
+    fuse_plan *fp = NULL;
+    fuse_options opt;
+    fuse_options_default(&opt);
+    char err[512] = "";
+    ck_assert_msg(fuse_plan_build(g, &opt, &fp, err, sizeof err) == KF_OK, "%s", err);
+    int n = fp->n_kernels;
+    char **keys = calloc((size_t)n, sizeof *keys), **texts = calloc((size_t)n, sizeof *texts);
+    ck_assert(keys && texts);
+    for (int i = 0; i < n; i++) {
+      if (fp->kernels[i].kind != FK_POINTWISE) continue;
+      cg_part p;
+      memset(&p, 0, sizeof p);
+      p.k = &fp->kernels[i];
+      snprintf(p.fn, sizeof p.fn, "KF_GENERIC_FN");
+      ck_assert(cg_part_params(&p));
+      cg_buf text = {0}, key = {0};
+      cg_emit_args a = {g, p.k, &t, &p, &text, err, sizeof err};
+      ck_assert_int_eq(cg_plan_pointwise_generic(&a), KF_OK);
+      p.launch_threads = (int)p.threads;
+      if (cg_pointwise_generic_key(g, &p, &key)) keys[i] = cg_buf_take(&key);
+      cg_buf_free(&key);
+      ck_assert_msg(cg_emit_pointwise_generic(&a) == KF_OK, "%s", err);
+      texts[i] = cg_buf_take(&text);
+      free(p.params);
+      parts_seen++;
+      keyed += keys[i] != NULL;
+    }
+    for (int i = 0; i < n; i++)
+      for (int j = 0; j < i; j++)
+        if (keys[i] && keys[j] && strcmp(keys[i], keys[j]) == 0) {
+          pairs++;
+          ck_assert_msg(strcmp(texts[i], texts[j]) == 0,
+                        "seed %d: parts %d and %d share a key but not a text:\n%s\n---\n%s", seed,
+                        j, i, texts[j], texts[i]);
+        }
+    if (seed == 0)
+      for (int i = 1; i < n; i++) ck_assert_str_eq(keys[i], keys[0]);
+    for (int i = 0; i < n; i++) free(keys[i]), free(texts[i]);
+    free(keys), free(texts);
+    fuse_plan_free(fp);
+    kf_graph_destroy(g);
+  }
+  printf("generic keys: %d of %d parts keyed, %d equal-key pairs\n", keyed, parts_seen, pairs);
+  /* the pools are small: plenty of parts must share keys */
+  ck_assert_int_gt(pairs, 500);
+  ck_assert_int_gt(keyed, parts_seen / 2);
+  ck_assert_int_lt(keyed, parts_seen);
   kf_ctx_destroy(ctx);
 }
 END_TEST
@@ -298,6 +408,7 @@ static Suite *make_suite(void) {
   tcase_set_timeout(cg, 120);
   tcase_add_test(cg, identical_parts_share_one_body);
   tcase_add_test(cg, different_parts_keep_bodies);
+  tcase_add_test(cg, generic_keys_sound);
   tcase_add_test(cg, heavy_chain_stays_small);
   suite_add_tcase(s, cg);
   TCase *rt = tcase_create("runtime");

@@ -39,27 +39,53 @@ static void packing_free(packing *pk, int n) {
   free(pk->generic);
 }
 
-/* Each pointwise part's generic text and plan (the part itself unchanged). */
+/* The text of an earlier part whose generic key equals key_i, or NULL. */
+static const char *same_key(char **keys, char **texts, int i) {
+  for (int j = 0; keys[i] && j < i; j++)
+    if (keys[j] && texts[j] && strcmp(keys[i], keys[j]) == 0) return texts[j];
+  return NULL;
+}
+
+/* Each pointwise part's generic text and plan (the part itself unchanged).
+ * A part whose generic key (cg_pointwise_generic_key) matches an earlier
+ * part's reuses that text instead of emitting its own. */
 static kf_status generic_texts(const kf_graph *g, const cg_target *t, cg_part *parts, int n,
                                packing *pk, char *err, size_t errsize) {
-  for (int i = 0; i < n; i++) {
+  char **keys = calloc((size_t)n + 1, sizeof *keys);
+  if (!keys) return KF_ERR_OUT_OF_MEMORY;
+  kf_status st = KF_OK;
+  for (int i = 0; i < n && st == KF_OK; i++) {
     if (parts[i].k->kind != FK_POINTWISE) continue;
     cg_part p = parts[i];
     snprintf(p.fn, sizeof p.fn, "%s", PLACEHOLDER);
     cg_buf text = {0};
     cg_emit_args a = {g, p.k, t, &p, &text, err, errsize};
-    kf_status st = cg_plan_pointwise_generic(&a);
-    if (st == KF_OK) st = cg_emit_pointwise_generic(&a);
+    st = cg_plan_pointwise_generic(&a);
+    if (st != KF_OK) break;
+    cg_buf key = {0};
+    if (cg_pointwise_generic_key(g, &p, &key))
+      keys[i] = cg_buf_take(&key);
+    else
+      cg_buf_free(&key);
+    const char *reuse = same_key(keys, pk->texts, i);
+    if (reuse) {
+      cg_pointwise_generic_done(g, &p);
+      cg_puts(&text, reuse);
+    } else {
+      st = cg_emit_pointwise_generic(&a);
+    }
     if (st == KF_OK && text.oom) st = KF_ERR_OUT_OF_MEMORY;
     if (st != KF_OK) {
       cg_buf_free(&text);
-      return st;
+      break;
     }
     snprintf(p.fn, sizeof p.fn, "%s", parts[i].fn);
     pk->generic[i] = p;
     pk->texts[i] = cg_buf_take(&text);
   }
-  return KF_OK;
+  for (int i = 0; i < n; i++) free(keys[i]);
+  free(keys);
+  return st;
 }
 
 static bool add_member(unit *u, int i) {

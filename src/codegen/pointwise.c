@@ -224,6 +224,17 @@ static void rename_positional(const cg_part *p, const char *text, cg_buf *out) {
   free(buf);
 }
 
+/* The part's decision text and widest access, from its widest output
+ * access (bytes). */
+static void decide(cg_part *p, size_t widest, bool generic) {
+  snprintf(p->decisions, sizeof p->decisions,
+           "pointwise: %lld elements, %d lanes per thread (%zu-byte accesses), %s index, "
+           "%u blocks x %u threads, grid-stride%s",
+           (long long)p->k->numel, p->lanes, widest > 16 ? (size_t)16 : widest,
+           p->index64 ? "long long" : "int", p->blocks, p->threads, generic ? ", generic body" : "");
+  p->vec_bytes = (int)(widest > 16 ? 16 : widest);
+}
+
 /* Fills templates/pointwise.cu for the part into out; generic: NUMEL and
  * BLOCKS are run-time arguments and names are positional. */
 static kf_status emit_body(cg_emit_args *a, bool generic, cg_buf *out) {
@@ -291,12 +302,7 @@ static kf_status emit_body(cg_emit_args *a, bool generic, cg_buf *out) {
   } else if (generic) {
     rename_positional(p, text.s ? text.s : "", out);
   }
-  snprintf(p->decisions, sizeof p->decisions,
-           "pointwise: %lld elements, %d lanes per thread (%zu-byte accesses), %s index, "
-           "%u blocks x %u threads, grid-stride%s",
-           (long long)k->numel, w, widest > 16 ? (size_t)16 : widest, idx, p->blocks, p->threads,
-           generic ? ", generic body" : "");
-  p->vec_bytes = (int)(widest > 16 ? 16 : widest);
+  decide(p, widest, generic);
   bool oom = decl.oom || pre.oom || body.oom || store.oom || align.oom || params.oom ||
              args.oom || text.oom;
   cg_gen_free(&gen);
@@ -304,6 +310,73 @@ static kf_status emit_body(cg_emit_args *a, bool generic, cg_buf *out) {
   cg_buf_free(&align); cg_buf_free(&params); cg_buf_free(&args); cg_buf_free(&text);
   if (st == KF_OK && oom) st = KF_ERR_OUT_OF_MEMORY;
   return st;
+}
+
+/* How an operand of a keyed node is written in the key: the position of a
+ * node of the kernel, the index of a parameter, or a literal. false when
+ * it is none of these. */
+static bool key_ref(const kf_graph *g, const cg_part *p, const fuse_kernel *k, int32_t v,
+                    cg_buf *key) {
+  for (int i = 0; i < p->n_params; i++)
+    if (p->params[i].value == v && !p->params[i].written) {
+      cg_printf(key, " p%d", i);
+      return true;
+    }
+  for (int i = 0; i < k->n_nodes; i++)
+    if (k->nodes[i] == v) {
+      cg_printf(key, " n%d", i);
+      return true;
+    }
+  const ir_node *n = &g->nodes[v];
+  if (n->op != IR_OP_CONST) return false;
+  cg_printf(key, " c%d:%a", (int)n->dtype, n->value);
+  return true;
+}
+
+static bool full_shape(const ir_node *n, const ir_node *like) {
+  if (n->rank != like->rank) return false;
+  for (int d = 0; d < n->rank; d++)
+    if (n->shape[d] != like->shape[d]) return false;
+  return true;
+}
+
+bool cg_pointwise_generic_key(const kf_graph *g, const cg_part *p, cg_buf *key) {
+  const fuse_kernel *k = p->k;
+  if (k->n_outputs < 1) return false;
+  const ir_node *shape = &g->nodes[k->outputs[0]];
+  cg_printf(key, "W%d I%d T%u R%d L%d |", p->lanes, (int)p->index64, p->threads,
+            (int)shape->rank, long_calls(g, k));
+  for (int i = 0; i < p->n_params; i++) {
+    const ir_node *n = &g->nodes[p->params[i].value];
+    if (!full_shape(n, shape)) return false;
+    cg_printf(key, " %c%d", p->params[i].written ? 'w' : 'r', (int)n->dtype);
+  }
+  cg_puts(key, " |");
+  for (int i = 0; i < k->n_nodes; i++) {
+    const ir_node *n = &g->nodes[k->nodes[i]];
+    ir_kind kind = ir_ops[n->op].kind;
+    /* layout ops write the dims into the index arithmetic */
+    if (!full_shape(n, shape) ||
+        (kind != KIND_UNARY && kind != KIND_BINARY && kind != KIND_POINTWISE))
+      return false;
+    cg_printf(key, "\n%d %d %a %a", (int)n->op, (int)n->dtype, n->lo, n->hi);
+    for (int j = 0; j < n->nargs; j++)
+      if (!key_ref(g, p, k, n->args[j], key)) return false;
+  }
+  cg_puts(key, "\n|");
+  for (int i = 0; i < k->n_outputs; i++)
+    if (!key_ref(g, p, k, k->outputs[i], key)) return false;
+  return !key->oom;
+}
+
+void cg_pointwise_generic_done(const kf_graph *g, cg_part *p) {
+  const fuse_kernel *k = p->k;
+  size_t widest = 0;
+  for (int i = 0; i < k->n_outputs; i++) {
+    size_t wb = kf_dtype_size(g->nodes[k->outputs[i]].dtype) * (size_t)p->lanes;
+    if (wb > widest) widest = wb;
+  }
+  decide(p, widest, true);
 }
 
 kf_status cg_emit_pointwise(cg_emit_args *a) { return emit_body(a, false, a->out); }
