@@ -573,6 +573,16 @@ typedef struct kf_tensor {
   int64_t shape[KF_MAX_RANK];
 } kf_tensor;
 
+/* The dtype, rank and shape of each of g's inputs (in order) into
+ * inputs[0..n_inputs) and of each output into outputs[0..n_outputs), data
+ * set to NULL: what a binding needs to check and allocate a plan's tensors,
+ * in one call (a 600-tensor graph: one call instead of 1800). The counts
+ * must be the graph's (kf_graph_num_inputs/_outputs), else
+ * KF_ERR_INVALID_ARG (no message: g is const, and may be shared by
+ * threads); an array may be NULL when its count is 0. */
+KF_API kf_status kf_graph_io(const kf_graph *g, kf_tensor *inputs, int n_inputs,
+                             kf_tensor *outputs, int n_outputs);
+
 /* Loads a compiled plan's kernels into the CUDA context (the caller's
  * current one, else the primary context of device 0, which kfuse retains),
  * reads their registers, spills and occupancy, and allocates the workspace

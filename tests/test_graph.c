@@ -364,6 +364,24 @@ START_TEST(introspection) {
     ck_assert_ptr_null(kf_value_op(g, bad[i]));
     ck_assert_int_eq(kf_value_dtype(NULL, 0), KF_DTYPE_COUNT);
   }
+  /* every input and output spec in one call */
+  kf_set_output(g, a);
+  kf_set_output(g, k);
+  kf_tensor in[1], out[2];
+  memset(in, 0x5a, sizeof in);
+  ck_assert_int_eq(kf_graph_io(g, in, 1, out, 2), KF_OK);
+  ck_assert_ptr_null(in[0].data);
+  ck_assert_int_eq(in[0].dtype, KF_BF16);
+  ck_assert_int_eq(in[0].rank, 2);
+  ck_assert_int_eq(in[0].shape[0], 4);
+  ck_assert_int_eq(in[0].shape[1], 8);
+  ck_assert_int_eq(in[0].shape[2], 0);
+  ck_assert_int_eq(out[0].rank, 2);
+  ck_assert_int_eq(out[1].rank, 0);
+  ck_assert_int_eq(kf_graph_io(g, in, 1, out, 1), KF_ERR_INVALID_ARG);
+  ck_assert_int_eq(kf_graph_io(g, in, 2, out, 2), KF_ERR_INVALID_ARG);
+  ck_assert_int_eq(kf_graph_io(g, NULL, 1, out, 2), KF_ERR_INVALID_ARG);
+  ck_assert_int_eq(kf_graph_io(NULL, NULL, 0, NULL, 0), KF_ERR_INVALID_ARG);
   char buf[64];
   ck_assert_str_eq(ir_node_label(g, x, buf, sizeof buf), "%0 x");
   ck_assert_str_eq(ir_node_label(g, a, buf, sizeof buf), "%2");

@@ -184,6 +184,24 @@ kf_value kf_graph_output(const kf_graph *g, int index) {
   return g && index >= 0 && index < g->n_outputs ? g->outputs[index] : KF_NONE;
 }
 
+static void io_spec(const ir_node *n, kf_tensor *t) {
+  memset(t, 0, sizeof *t);
+  t->dtype = n->dtype;
+  t->rank = n->rank;
+  for (int d = 0; d < n->rank; d++) t->shape[d] = n->shape[d];
+}
+
+kf_status kf_graph_io(const kf_graph *g, kf_tensor *inputs, int n_inputs, kf_tensor *outputs,
+                      int n_outputs) {
+  /* no message: the graph is const here, and may be read by other threads */
+  if (!g || n_inputs != g->n_inputs || n_outputs != g->n_outputs ||
+      (n_inputs > 0 && !inputs) || (n_outputs > 0 && !outputs))
+    return KF_ERR_INVALID_ARG;
+  for (int i = 0; i < n_inputs; i++) io_spec(&g->nodes[g->inputs[i]], &inputs[i]);
+  for (int i = 0; i < n_outputs; i++) io_spec(&g->nodes[g->outputs[i]], &outputs[i]);
+  return KF_OK;
+}
+
 kf_dtype kf_value_dtype(const kf_graph *g, kf_value v) {
   return ir_valid(g, v) ? g->nodes[v].dtype : KF_DTYPE_COUNT;
 }
