@@ -123,6 +123,27 @@ START_TEST(long_rows_loop) {
 }
 END_TEST
 
+/* How cg_row_online pairs max(x) and sum(exp(x - max)) over a [2-D] x of
+ * dtype dt, the max kept with keepdim or not. */
+static row_online_kind softmax_pair(kf_dtype dt, const int64_t *shape, bool keepdim) {
+  kf_graph *g = new_graph();
+  int ax = -1;
+  kf_value x = kf_input(g, "x", dt, 2, shape);
+  kf_value m = kf_max(g, x, 1, &ax, keepdim);
+  kf_value s = kf_sum(g, kf_exp(g, kf_sub(g, x, m)), 1, &ax, true);
+  ck_assert_int_eq(kf_graph_status(g), KF_OK);
+  fuse_kernel k;
+  memset(&k, 0, sizeof k);
+  int32_t nodes[16];
+  k.n_nodes = tu_collect(g, x + 1, s, nodes);
+  k.nodes = nodes;
+  k.inputs = &x;
+  k.n_inputs = 1;
+  row_online_kind kind = cg_row_online(g, &k, m, s);
+  kf_graph_destroy(g);
+  return kind;
+}
+
 /* cg_row_online pairs exactly the two patterns and nothing near them. */
 START_TEST(online_pairs_match_exactly) {
   kf_graph *g = new_graph();
@@ -162,23 +183,12 @@ START_TEST(online_pairs_match_exactly) {
   ck_assert_int_eq(cg_row_online(g, &k, m, var), ROW_ONLINE_NONE);
   kf_graph_destroy(g);
   /* f16 values are rounded per node: never paired */
-  g = new_graph();
-  x = kf_input(g, "x", KF_F16, 2, shape);
-  m = kf_max(g, x, 1, &ax, true);
-  s = kf_sum(g, kf_exp(g, kf_sub(g, x, m)), 1, &ax, true);
-  k.n_nodes = tu_collect(g, x + 1, s, nodes);
-  ck_assert_int_eq(cg_row_online(g, &k, m, s), ROW_ONLINE_NONE);
+  int64_t sq[2] = {64, 64};
+  ck_assert_int_eq(softmax_pair(KF_F16, shape, true), ROW_ONLINE_NONE);
+  ck_assert_int_eq(softmax_pair(KF_F32, sq, true), ROW_ONLINE_SOFTMAX);
   /* without keepdim the max broadcasts along the wrong axis (8 != 4096
    * would not even build; a square row does) */
-  kf_graph_destroy(g);
-  g = new_graph();
-  int64_t sq[2] = {64, 64};
-  x = kf_input(g, "x", KF_F32, 2, sq);
-  m = kf_max(g, x, 1, &ax, false);
-  s = kf_sum(g, kf_exp(g, kf_sub(g, x, m)), 1, &ax, true);
-  k.n_nodes = tu_collect(g, x + 1, s, nodes);
-  ck_assert_int_eq(cg_row_online(g, &k, m, s), ROW_ONLINE_NONE);
-  kf_graph_destroy(g);
+  ck_assert_int_eq(softmax_pair(KF_F32, sq, false), ROW_ONLINE_NONE);
 }
 END_TEST
 

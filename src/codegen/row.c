@@ -237,6 +237,32 @@ typedef struct row_emit {
   int64_t cols;
 } row_emit;
 
+/* The buffers of one pass over the row (chunk_open/chunk_close). */
+typedef struct row_pass {
+  cg_buf decl, pre, elems, after;
+  cg_buf *saved; /* gen's code buffer before the pass */
+} row_pass;
+
+static void chunk_open(row_emit *re, cg_buf *decl, cg_buf *pre);
+static void chunk_close(row_emit *re, cg_buf *decl, cg_buf *pre, cg_buf *elems, cg_buf *after);
+
+/* Opens a pass that reads value x over the row: element code then goes
+ * into ps->elems, with x's context in c. */
+static void pass_open(row_emit *re, row_pass *ps, const ir_node *x, cg_ctx *c) {
+  memset(ps, 0, sizeof *ps);
+  ps->saved = re->gen.code;
+  cg_gen_reset_memo(&re->gen);
+  re->gen.code = &re->body;
+  chunk_open(re, &ps->decl, &ps->pre);
+  re->gen.code = &ps->elems;
+  row_ctx(x, re->cols, c);
+}
+
+static void pass_close(row_emit *re, row_pass *ps) {
+  chunk_close(re, &ps->decl, &ps->pre, &ps->elems, &ps->after);
+  re->gen.code = ps->saved;
+}
+
 /* Opens the chunk loop; element code then goes into gen at indent 4. */
 static void chunk_open(row_emit *re, cg_buf *decl, cg_buf *pre) {
   cg_gen *gen = &re->gen;
@@ -298,14 +324,9 @@ static void emit_phase(row_emit *re, int32_t v) {
     cg_printf(&re->body, "  %s h%d[NV][W];\n", cg_compute_type(x->dtype), (int)n->args[0]);
   cg_printf(&re->body, "  // phase: %%%d %s\n  %s red%d;\n  {\n    %s acc = %s<%s>::id();\n", (int)v,
             ir_ops[n->op].name, ct, (int)v, ct, red_struct(n), ct);
-  cg_buf decl = {0}, pre = {0}, elems = {0}, after = {0};
-  cg_buf *saved = re->gen.code;
-  cg_gen_reset_memo(&re->gen);
-  re->gen.code = &re->body;
-  chunk_open(re, &decl, &pre);
-  re->gen.code = &elems;
+  row_pass ps;
   cg_ctx c;
-  row_ctx(x, re->cols, &c);
+  pass_open(re, &ps, x, &c);
   char name[160], key[512];
   cg_ctx_key(&c, key, sizeof key);
   bool cache = re->ri.cache && cache_worthy(re->a, v, n->args[0]) &&
@@ -313,8 +334,7 @@ static void emit_phase(row_emit *re, int32_t v) {
   cg_gen_value(&re->gen, n->args[0], &c, name, sizeof name);
   cg_line(&re->gen, "acc = %s<%s>::op(acc, %s);", red_struct(n), ct, name);
   if (cache) cg_line(&re->gen, "h%d[kk][j] = %s;", (int)n->args[0], name);
-  chunk_close(re, &decl, &pre, &elems, &after);
-  re->gen.code = saved;
+  pass_close(re, &ps);
   if (cache) {
     /* computed once here, read from registers by the later phases */
     char expr[64];
@@ -350,21 +370,15 @@ static void emit_online(row_emit *re, int32_t first, int32_t second, row_online_
             "    %s<%s> acc = %s<%s>::id();\n",
             (int)first, ir_ops[f->op].name, (int)second, ir_ops[s->op].name,
             sm ? "online softmax" : "Welford", ct, (int)first, (int)second, st, ct, red, ct);
-  cg_buf decl = {0}, pre = {0}, elems = {0}, after = {0};
-  cg_buf *saved = re->gen.code;
-  cg_gen_reset_memo(&re->gen);
-  re->gen.code = &re->body;
-  chunk_open(re, &decl, &pre);
-  re->gen.code = &elems;
+  row_pass ps;
   cg_ctx c;
-  row_ctx(&g->nodes[f->args[0]], re->cols, &c);
+  pass_open(re, &ps, &g->nodes[f->args[0]], &c);
   char name[160];
   cg_gen_value(&re->gen, f->args[0], &c, name, sizeof name);
   cg_line(&re->gen, "y[j] = %s;", name);
-  cg_printf(&decl, "    %s y[W];\n", ct);
-  cg_printf(&after, "    acc = %s_chunk<%s, W>(acc, y);\n", st, ct);
-  chunk_close(re, &decl, &pre, &elems, &after);
-  re->gen.code = saved;
+  cg_printf(&ps.decl, "    %s y[W];\n", ct);
+  cg_printf(&ps.after, "    acc = %s_chunk<%s, W>(acc, y);\n", st, ct);
+  pass_close(re, &ps);
   cg_printf(&re->body, "    acc = kf_block_allreduce<%s<%s>, G, %d>(acc, kf_sm%s%c);\n", red, ct,
             re->a->part->launch_threads, sm ? "o" : "w", sm_letter(f->dtype));
   if (sm) {

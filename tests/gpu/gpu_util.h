@@ -139,6 +139,20 @@ static void tolerance(kf_dtype dt, double *atol, double *rtol) {
   }
 }
 
+/* NaN matches NaN and an infinity only itself: true when g or w is not
+ * finite (the verdict in *ok), false when both are numbers to compare. */
+static bool nonfinite_verdict(double g, double w, bool *ok) {
+  if (isnan(w) || isnan(g)) {
+    *ok = isnan(w) && isnan(g);
+    return true;
+  }
+  if (isinf(w) || isinf(g)) {
+    *ok = g == w;
+    return true;
+  }
+  return false;
+}
+
 /* Elementwise: within bound[i] * EB_SLACK when a bound is given (see
  * error_bound.h), else the fixed tolerance; NaN matches NaN and an infinity
  * matches itself. */
@@ -161,11 +175,7 @@ static cmp_result compare(const void *got, const void *want, kf_dtype dt, int64_
   for (int64_t i = 0; i < n; i++) {
     double g = load_elem(got, dt, i), w = load_elem(want, dt, i), allowed = 0;
     bool ok;
-    if (isnan(w) || isnan(g))
-      ok = isnan(w) && isnan(g);
-    else if (isinf(w) || isinf(g))
-      ok = g == w;
-    else {
+    if (!nonfinite_verdict(g, w, &ok)) {
       double d = fabs(g - w);
       allowed = bound && flt ? EB_SLACK * bound[i] : atol + rtol * fmax(fabs(w), scale);
       if (d > r.max_abs) r.max_abs = d;

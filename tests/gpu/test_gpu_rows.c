@@ -86,11 +86,7 @@ static int64_t check_special_row(const void *got, const void *want, kf_dtype dt,
   for (int64_t i = 0; i < n; i++) {
     double g = load_elem(got, dt, base + i), w = load_elem(want, dt, base + i);
     bool ok;
-    if (isnan(w) || isnan(g))
-      ok = isnan(w) && isnan(g);
-    else if (isinf(w) || isinf(g))
-      ok = g == w;
-    else {
+    if (!nonfinite_verdict(g, w, &ok)) {
       double allowed = rtol * (fabs(w) + scale);
       if (allowed > 0 && fabs(g - w) / allowed > *worst) *worst = fabs(g - w) / allowed;
       ok = fabs(g - w) <= allowed;
