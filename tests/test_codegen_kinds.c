@@ -125,20 +125,27 @@ END_TEST
 
 /* How cg_row_online pairs max(x) and sum(exp(x - max)) over a [2-D] x of
  * dtype dt, the max kept with keepdim or not. */
+/* The one-input kernel of every node from x + 1 to last (nodes: room for
+ * them). */
+static fuse_kernel kernel_upto(const kf_graph *g, kf_value *x, kf_value last, int32_t *nodes) {
+  ck_assert_int_eq(kf_graph_status(g), KF_OK);
+  fuse_kernel k;
+  memset(&k, 0, sizeof k);
+  k.n_nodes = tu_collect(g, *x + 1, last, nodes);
+  k.nodes = nodes;
+  k.inputs = x;
+  k.n_inputs = 1;
+  return k;
+}
+
 static row_online_kind softmax_pair(kf_dtype dt, const int64_t *shape, bool keepdim) {
   kf_graph *g = new_graph();
   int ax = -1;
   kf_value x = kf_input(g, "x", dt, 2, shape);
   kf_value m = kf_max(g, x, 1, &ax, keepdim);
   kf_value s = kf_sum(g, kf_exp(g, kf_sub(g, x, m)), 1, &ax, true);
-  ck_assert_int_eq(kf_graph_status(g), KF_OK);
-  fuse_kernel k;
-  memset(&k, 0, sizeof k);
   int32_t nodes[16];
-  k.n_nodes = tu_collect(g, x + 1, s, nodes);
-  k.nodes = nodes;
-  k.inputs = &x;
-  k.n_inputs = 1;
+  fuse_kernel k = kernel_upto(g, &x, s, nodes);
   row_online_kind kind = cg_row_online(g, &k, m, s);
   kf_graph_destroy(g);
   return kind;
@@ -165,14 +172,8 @@ START_TEST(online_pairs_match_exactly) {
   kf_value dx = kf_mean(g, kf_mul(g, d, x), 1, &ax, true);
   kf_value y = kf_add(g, kf_add(g, kf_add(g, s, var), kf_add(g, ss, e2)), kf_add(g, e3, kf_add(g, v3, dx)));
   kf_set_output(g, y);
-  ck_assert_int_eq(kf_graph_status(g), KF_OK);
-  fuse_kernel k;
-  memset(&k, 0, sizeof k);
   int32_t nodes[64];
-  k.n_nodes = tu_collect(g, x + 1, y, nodes);
-  k.nodes = nodes;
-  k.inputs = &x;
-  k.n_inputs = 1;
+  fuse_kernel k = kernel_upto(g, &x, y, nodes);
   ck_assert_int_eq(cg_row_online(g, &k, m, s), ROW_ONLINE_SOFTMAX);
   ck_assert_int_eq(cg_row_online(g, &k, mu, var), ROW_ONLINE_WELFORD);
   ck_assert_int_eq(cg_row_online(g, &k, mu, ss), ROW_ONLINE_WELFORD);
