@@ -13,12 +13,28 @@
 
 /* ---- errors ----------------------------------------------------------------- */
 
+/* The prefix naming what was being read (L->where and its parts). */
+static void where_text(const ir_yload *L, char *buf, size_t size) {
+  switch (L->where) {
+    case IR_YW_INPUT: snprintf(buf, size, "input '%s': ", L->where_name); break;
+    case IR_YW_NODE_NUMBER: snprintf(buf, size, "node #%d: ", L->node_number); break;
+    case IR_YW_NODE_NAME: snprintf(buf, size, "node '%s': ", L->where_name); break;
+    case IR_YW_NODE_OP:
+      snprintf(buf, size, "node '%s' (%s): ", L->where_name, ir_ops[L->where_op].name);
+      break;
+    case IR_YW_OUTPUTS: snprintf(buf, size, "outputs: "); break;
+    default: buf[0] = '\0'; break;
+  }
+}
+
 static void vfail(ir_yload *L, kf_status st, const ir_ynode *at, const char *fmt, va_list ap) {
   if (L->st != KF_OK) return; /* the first error is the one to fix */
   L->st = st;
+  char where[320];
+  where_text(L, where, sizeof where);
   int o = at ? snprintf(L->msg, sizeof L->msg, "%s:%u:%u: %s", L->file, (unsigned)at->line,
-                        (unsigned)at->col, L->where)
-             : snprintf(L->msg, sizeof L->msg, "%s: %s", L->file, L->where);
+                        (unsigned)at->col, where)
+             : snprintf(L->msg, sizeof L->msg, "%s: %s", L->file, where);
   if (o < 0 || (size_t)o >= sizeof L->msg) return;
   vsnprintf(L->msg + o, sizeof L->msg - (size_t)o, fmt, ap);
 }
@@ -123,7 +139,7 @@ static bool read_name(ir_yload *L, const ir_ynode *root) {
 static bool read_input(ir_yload *L, const ir_ynode *key, const ir_ynode *spec) {
   if (!ir_yl_check_name(L, key, "input")) return false;
   const char *name = ir_ytext(L->doc, key);
-  snprintf(L->where, sizeof L->where, "input '%s': ", name);
+  L->where = IR_YW_INPUT, L->where_name = name;
   const ir_ysym *prev = ir_yl_lookup(L, name);
   if (prev) {
     const ir_ynode *at = ir_ynode_at(L->doc, prev->at);
@@ -145,7 +161,7 @@ static bool read_input(ir_yload *L, const ir_ynode *key, const ir_ynode *spec) {
     return false;
   kf_value v = kf_input(L->g, name, dtype, rank, shape);
   if (v == KF_NONE) return ir_yl_fail_builder(L, key);
-  L->where[0] = '\0';
+  L->where = IR_YW_NONE;
   return ir_yl_define(L, key, v);
 }
 
@@ -196,7 +212,7 @@ static bool read_output(ir_yload *L, const ir_ynode *seq, uint32_t i) {
                         name, (unsigned)p->line, (unsigned)p->col);
   }
   if (kf_set_output(L->g, sym->value) != KF_OK) {
-    snprintf(L->where, sizeof L->where, "outputs: ");
+    L->where = IR_YW_OUTPUTS;
     return ir_yl_fail_builder(L, n);
   }
   return true;

@@ -13,6 +13,17 @@ typedef struct ir_ysym {
   uint32_t at; /* the defining scalar's node index */
 } ir_ysym;
 
+/* The kinds of error prefix: "", "input 'x': ", "node #3: ",
+ * "node 'h': ", "node 'h' (add): ", "outputs: ". */
+typedef enum ir_ywhere {
+  IR_YW_NONE,
+  IR_YW_INPUT,
+  IR_YW_NODE_NUMBER,
+  IR_YW_NODE_NAME,
+  IR_YW_NODE_OP,
+  IR_YW_OUTPUTS
+} ir_ywhere;
+
 typedef struct ir_yload {
   kf_ctx *ctx;
   const char *file;
@@ -20,7 +31,12 @@ typedef struct ir_yload {
   kf_graph *g;
   kf_status st;    /* KF_OK until the first error */
   char msg[4096];  /* "FILE:LINE:COL: ..." */
-  char where[320]; /* "node 'h' (add): " while a node is read, else "" */
+  /* What is being read, for the prefix of an error ("node 'h' (add): "),
+   * kept as parts and formatted only when an error is reported (a
+   * 600-node file spent a tenth of its load formatting prefixes). */
+  ir_ywhere where;
+  const char *where_name; /* the input's or node's name, in the document */
+  int where_op;           /* the node's op, with IR_YW_NODE_OP */
   ir_ysym *syms;   /* open addressing, power-of-two capacity */
   uint32_t cap_syms, n_syms;
   const ir_ynode *nodes_seq; /* the nodes list, to explain use before definition */

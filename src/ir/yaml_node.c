@@ -88,7 +88,7 @@ static bool read_header(ir_yload *L, nodespec *s) {
   if (!s->name) return ir_yl_fail(L, KF_ERR_PARSE, map, "missing required key 'name'");
   if (!ir_yl_check_name(L, s->name, "name")) return false;
   const char *name = ir_ytext(L->doc, s->name);
-  snprintf(L->where, sizeof L->where, "node '%s': ", name);
+  L->where = IR_YW_NODE_NAME, L->where_name = name;
   const ir_ysym *prev = ir_yl_lookup(L, name);
   if (prev) {
     const ir_ynode *at = ir_ynode_at(L->doc, prev->at);
@@ -105,7 +105,7 @@ static bool read_header(ir_yload *L, nodespec *s) {
     return ir_yl_fail(L, KF_ERR_PARSE, opn,
                       "op 'input' cannot be a node; declare graph inputs under 'inputs'");
   if (s->op < 0) return unknown_op(L, opn);
-  snprintf(L->where, sizeof L->where, "node '%s' (%s): ", name, ir_ops[s->op].name);
+  L->where = IR_YW_NODE_OP, L->where_op = s->op;
   s->attrs = allowed_attrs(s->op);
   return true;
 }
@@ -322,7 +322,7 @@ bool ir_yl_node(ir_yload *L, const ir_ynode *node) {
   memset(&s, 0, sizeof s);
   s.map = node;
   s.v[0] = s.v[1] = s.v[2] = KF_NONE;
-  snprintf(L->where, sizeof L->where, "node #%d: ", L->node_number);
+  L->where = IR_YW_NODE_NUMBER;
   if (!read_header(L, &s) || !check_attr_keys(L, &s) || !read_args(L, &s) ||
       !read_attrs(L, &s) || !make_literals(L, &s))
     return false;
@@ -334,6 +334,6 @@ bool ir_yl_node(ir_yload *L, const ir_ynode *node) {
     return ir_yl_fail_builder(L, node);
   }
   if (!define(L, &s, v, before)) return false;
-  L->where[0] = '\0';
+  L->where = IR_YW_NONE;
   return true;
 }
