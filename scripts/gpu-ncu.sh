@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# gpu-ncu.sh - Nsight Compute's view of the first kfuse kernel of each graph
+# given (default: the three row workloads below 90% of copy or behind
+# torch.compile): issue slots used, DRAM throughput, achieved occupancy,
+# registers, instructions per element. What docs/performance.md needs to
+# tell an instruction-bound kernel from a memory-bound one. Run after
+# scripts/gpu-check.sh (build-gpu/ and its env.sh); writes $OUT/ncu.csv.
+#   OUT=out scripts/gpu-ncu.sh [FILE.yaml ...]
+# Not yet run on the H200 as written (session 2 ended without device time).
+set -uo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root" || exit 1
+OUT=${OUT:-$root/out}
+mkdir -p "$OUT"
+# shellcheck source=/dev/null
+. "$root/build-gpu/env.sh" || exit 1
+ncu=$(command -v ncu || echo /usr/local/cuda/bin/ncu)
+metrics=smsp__issue_active.avg.pct_of_peak_sustained_active
+metrics=$metrics,dram__throughput.avg.pct_of_peak_sustained_elapsed
+metrics=$metrics,sm__warps_active.avg.pct_of_peak_sustained_active
+metrics=$metrics,launch__registers_per_thread,smsp__inst_executed.sum,gpu__time_duration.sum
+graphs=("$@")
+[ ${#graphs[@]} -gt 0 ] || graphs=(bench/graphs/softmax_bf16.yaml bench/graphs/layernorm_bf16.yaml
+  bench/graphs/layernorm_f32.yaml)
+: >"$OUT/ncu.csv"
+status=0
+for f in "${graphs[@]}"; do
+  echo "== $f" >>"$OUT/ncu.csv"
+  # the second launch of kf_*: the first may include module-load effects
+  "$ncu" --csv --metrics "$metrics" -k regex:^kf_ --launch-skip 1 --launch-count 1 \
+    kfuse run "$f" --iters 3 >>"$OUT/ncu.csv" 2>&1 || status=1
+done
+cat "$OUT/ncu.csv"
+exit $status
