@@ -156,6 +156,9 @@ static int threads_override(void) {
  * 64 the kernel's occupancy drops below 3 blocks of 512 per SM. */
 enum { ROW_HOLD_WORDS = 64 };
 
+/* Looped row kernels of at most this many nodes ask for full occupancy. */
+enum { ROW_BOUND_NODES = 16 };
+
 static void choose(cg_emit_args *a, row_info *ri) {
   const fuse_kernel *k = a->k;
   const kf_graph *g = a->g;
@@ -208,8 +211,12 @@ kf_status cg_plan_row(cg_emit_args *a) {
   /* A looped row streams from memory and wants every resident block the SM
    * holds: without the bound, the online-softmax state took ptxas to 38
    * registers for 512 threads (3 blocks per SM instead of 4); with it, 32
-   * and no spills. The runtime's occupancy check still sees any spill. */
-  if (!ri.hold) p->min_blocks = a->t->max_threads_per_sm / (int)p->threads;
+   * and no spills (8 bytes for bf16 rows of W = 8). Only for kernels of a
+   * few nodes (softmax, layernorm: 5-13): a long fused chain needs more
+   * registers, and forcing 32 would spill it. The runtime's occupancy
+   * report shows any spill. */
+  if (!ri.hold && k->n_nodes <= ROW_BOUND_NODES)
+    p->min_blocks = a->t->max_threads_per_sm / (int)p->threads;
   int64_t cap = (int64_t)a->t->sm_count * (a->t->max_threads_per_sm / p->threads) * 8;
   p->blocks = (uint32_t)cg_min64(cg_ceil_div(k->rows, ri.rpb), cap < 1 ? 1 : cap);
   p->max_offset = k->rows * k->cols - 1;
