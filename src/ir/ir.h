@@ -152,4 +152,14 @@ int32_t ir_names_find(const kf_graph *g, const char *name);
 bool ir_names_insert(kf_graph *g, const char *name, int32_t v);
 void ir_names_free(ir_names *names);
 
+/* The YAML loader (yaml_load.c) under the public kf_graph_load_yaml and
+ * kf_graph_load_yaml_string (src/core/graph_load.c, which adds the parsed-
+ * graph cache and the "parse" span): the text of a graph file into a graph;
+ * errors (FILE:LINE:COL ...) go to ctx. */
+kf_status ir_yaml_load_string(kf_ctx *ctx, const char *text, size_t len, const char *filename,
+                              kf_graph **out);
+/* A graph file's bytes (malloc'd into *text), refusing directories and
+ * files over the loader's size limit. */
+kf_status ir_yaml_read_file(kf_ctx *ctx, const char *path, char **text, size_t *len);
+
 #endif /* KF_IR_H */

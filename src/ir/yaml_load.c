@@ -1,5 +1,6 @@
-/* yaml_load.c - kf_graph_load_yaml: reads a graph file (version 1, see
- * docs/yaml.md) into a kf_graph, or reports FILE:LINE:COL of what is wrong. */
+/* yaml_load.c - the YAML loader: reads a graph file (version 1, see
+ * docs/yaml.md) into a kf_graph, or reports FILE:LINE:COL of what is wrong.
+ * The public entry points are in src/core/graph_load.c. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -8,7 +9,6 @@
 #include <xxhash.h>
 
 #include "core/ctx.h"
-#include "core/span.h"
 #include "ir/yaml_load.h"
 
 /* ---- errors ----------------------------------------------------------------- */
@@ -277,18 +277,14 @@ static kf_status load_string(kf_ctx *ctx, const char *text, size_t len, const ch
   return KF_OK;
 }
 
-/* The "parse" span (NVTX, trace) covers both entry points. */
-kf_status kf_graph_load_yaml_string(kf_ctx *ctx, const char *text, size_t len,
-                                    const char *filename, kf_graph **out) {
-  core_span_push("parse");
-  kf_status st = load_string(ctx, text, len, filename, out);
-  core_span_pop();
-  return st;
+kf_status ir_yaml_load_string(kf_ctx *ctx, const char *text, size_t len, const char *filename,
+                              kf_graph **out) {
+  return load_string(ctx, text, len, filename, out);
 }
 
 /* Reads at most IR_YAML_MAX_BYTES + 1 bytes, so an oversized file (or an
  * endless one such as a pipe) is refused without reading it all. */
-static kf_status read_file(kf_ctx *ctx, const char *path, char **text, size_t *len) {
+kf_status ir_yaml_read_file(kf_ctx *ctx, const char *path, char **text, size_t *len) {
   FILE *f = fopen(path, "rb");
   if (!f) return core_error(ctx, KF_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
   struct stat sb;
@@ -331,16 +327,4 @@ static kf_status read_file(kf_ctx *ctx, const char *path, char **text, size_t *l
   *text = buf;
   *len = n;
   return KF_OK;
-}
-
-kf_status kf_graph_load_yaml(kf_ctx *ctx, const char *path, kf_graph **out) {
-  if (!path || !out) return core_error(ctx, KF_ERR_INVALID_ARG, "kf_graph_load_yaml: NULL argument");
-  *out = NULL;
-  char *text = NULL;
-  size_t len = 0;
-  kf_status st = read_file(ctx, path, &text, &len);
-  if (st != KF_OK) return st;
-  st = kf_graph_load_yaml_string(ctx, text, len, path, out);
-  free(text);
-  return st;
 }

@@ -1,0 +1,135 @@
+/* graph_blob.c - a graph as bytes and back. The layout is this build's own
+ * (host byte order, fixed-size fields): the cache key that stores it names
+ * the kfuse version, and a reader checks every count and index, so bytes
+ * from elsewhere are refused, never trusted. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "ir/graph_blob.h"
+
+static const char MAGIC[4] = {'K', 'F', 'G', '1'};
+
+/* Longest name the reader takes (the YAML loader allows 255 bytes). */
+enum { IR_BLOB_NAME_MAX = 4095 };
+
+static void put(core_str *b, const void *p, size_t n) { core_str_putn(b, (const char *)p, n); }
+static void put_u32(core_str *b, uint32_t v) { put(b, &v, sizeof v); }
+
+static void put_name(core_str *b, const char *name) {
+  uint32_t n = name ? (uint32_t)strlen(name) : 0;
+  put_u32(b, n);
+  if (n) put(b, name, n);
+}
+
+/* The fields of one node that the blob keeps. */
+typedef struct blob_node {
+  int32_t op, dtype;
+  int8_t rank, nargs;
+  uint8_t axes, keepdim;
+  int32_t args[3];
+  int64_t shape[KF_MAX_RANK];
+  double value, lo, hi;
+  int8_t perm[KF_MAX_RANK];
+} blob_node;
+
+void ir_graph_to_blob(const kf_graph *g, core_str *out) {
+  put(out, MAGIC, sizeof MAGIC);
+  put_u32(out, (uint32_t)g->n_nodes);
+  put_u32(out, (uint32_t)g->n_inputs);
+  put_u32(out, (uint32_t)g->n_outputs);
+  put_name(out, g->name);
+  for (int32_t i = 0; i < g->n_nodes; i++) {
+    const ir_node *n = &g->nodes[i];
+    blob_node b;
+    memset(&b, 0, sizeof b); /* no padding bytes of the stack in the blob */
+    b.op = (int32_t)n->op, b.dtype = (int32_t)n->dtype;
+    b.rank = n->rank, b.nargs = n->nargs, b.axes = n->axes, b.keepdim = n->keepdim;
+    memcpy(b.args, n->args, sizeof b.args);
+    memcpy(b.shape, n->shape, sizeof b.shape);
+    b.value = n->value, b.lo = n->lo, b.hi = n->hi;
+    memcpy(b.perm, n->perm, sizeof b.perm);
+    put(out, &b, sizeof b);
+    put_name(out, n->name);
+  }
+  put(out, g->inputs, (size_t)g->n_inputs * sizeof *g->inputs);
+  put(out, g->outputs, (size_t)g->n_outputs * sizeof *g->outputs);
+}
+
+/* A cursor over the bytes: every read checks what is left. */
+typedef struct reader {
+  const char *p, *end;
+  char name[IR_BLOB_NAME_MAX + 1];
+} reader;
+
+static bool get(reader *r, void *dst, size_t n) {
+  if ((size_t)(r->end - r->p) < n) return false;
+  memcpy(dst, r->p, n);
+  r->p += n;
+  return true;
+}
+
+/* A name into r->name; *present false for none. */
+static bool get_name(reader *r, bool *present) {
+  uint32_t n;
+  if (!get(r, &n, sizeof n) || n > IR_BLOB_NAME_MAX || !get(r, r->name, n)) return false;
+  r->name[n] = '\0';
+  *present = n > 0;
+  return strlen(r->name) == n;
+}
+
+static bool read_node(reader *r, kf_graph *g, int32_t i) {
+  blob_node b;
+  bool named;
+  if (!get(r, &b, sizeof b) || !get_name(r, &named)) return false;
+  if (b.op < 0 || b.op >= IR_OP_COUNT || b.dtype < 0 || b.dtype >= KF_DTYPE_COUNT ||
+      b.rank < 0 || b.rank > KF_MAX_RANK)
+    return false;
+  kf_value v;
+  if (b.op == IR_OP_INPUT) {
+    if (!named) return false;
+    v = kf_input(g, r->name, (kf_dtype)b.dtype, b.rank, b.shape);
+  } else {
+    ir_node n;
+    memset(&n, 0, sizeof n);
+    n.op = (ir_op)b.op, n.dtype = (kf_dtype)b.dtype;
+    n.rank = b.rank, n.nargs = b.nargs, n.axes = b.axes, n.keepdim = b.keepdim != 0;
+    memcpy(n.args, b.args, sizeof n.args);
+    memcpy(n.shape, b.shape, sizeof n.shape);
+    n.value = b.value, n.lo = b.lo, n.hi = b.hi;
+    memcpy(n.perm, b.perm, sizeof n.perm);
+    v = ir_append(g, &n); /* checks op, dtype, rank, arity, operands defined */
+    if (v != KF_NONE && named && kf_set_name(g, v, r->name) != KF_OK) return false;
+  }
+  return v == i;
+}
+
+kf_graph *ir_graph_from_blob(kf_ctx *ctx, const void *data, size_t size) {
+  if (!data) return NULL;
+  reader r = {(const char *)data, (const char *)data + size, {0}};
+  char magic[4];
+  uint32_t nn, ni, no;
+  bool named;
+  if (!get(&r, magic, 4) || memcmp(magic, MAGIC, 4) || !get(&r, &nn, 4) ||
+      !get(&r, &ni, 4) || !get(&r, &no, 4) || nn > (uint32_t)INT32_MAX || ni > nn || no > nn ||
+      !get_name(&r, &named))
+    return NULL;
+  kf_graph *g = NULL;
+  if (kf_graph_create(ctx, &g) != KF_OK) return NULL;
+  bool ok = !named || kf_graph_set_name(g, r.name) == KF_OK;
+  for (uint32_t i = 0; ok && i < nn; i++) ok = read_node(&r, g, (int32_t)i);
+  /* the inputs are the input nodes in order: check rather than set */
+  ok = ok && (uint32_t)g->n_inputs == ni;
+  for (uint32_t i = 0; ok && i < ni; i++) {
+    int32_t v;
+    ok = get(&r, &v, sizeof v) && v == g->inputs[i];
+  }
+  for (uint32_t i = 0; ok && i < no; i++) {
+    int32_t v;
+    ok = get(&r, &v, sizeof v) && kf_set_output(g, v) == KF_OK;
+  }
+  if (!ok || r.p != r.end || kf_graph_status(g) != KF_OK) {
+    kf_graph_destroy(g);
+    return NULL;
+  }
+  return g;
+}
