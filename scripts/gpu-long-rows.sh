@@ -7,9 +7,8 @@
 # build-gpu/ and writes the environment this sources.
 #   scripts/gpu-long-rows.sh > long_rows.txt
 set -uo pipefail
-root=$(cd "$(dirname "$0")/.." && pwd)
-# shellcheck source=/dev/null
-. "$root/build-gpu/env.sh" || exit 1
+# shellcheck source=scripts/gpu-common.sh
+. "$(dirname "$0")/gpu-common.sh"
 cache=$(mktemp -d)
 export KFUSE_CACHE_DIR=$cache
 status=0

@@ -8,12 +8,8 @@
 #   OUT=out scripts/gpu-ncu.sh [FILE.yaml ...]
 # Not yet run on the H200 as written (session 2 ended without device time).
 set -uo pipefail
-root=$(cd "$(dirname "$0")/.." && pwd)
-cd "$root" || exit 1
-OUT=${OUT:-$root/out}
-mkdir -p "$OUT"
-# shellcheck source=/dev/null
-. "$root/build-gpu/env.sh" || exit 1
+# shellcheck source=scripts/gpu-common.sh
+. "$(dirname "$0")/gpu-common.sh"
 ncu=$(command -v ncu || echo /usr/local/cuda/bin/ncu)
 metrics=smsp__issue_active.avg.pct_of_peak_sustained_active
 metrics=$metrics,dram__throughput.avg.pct_of_peak_sustained_elapsed

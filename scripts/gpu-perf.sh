@@ -8,12 +8,8 @@
 # writes perf.md and perf.json). Writes $OUT/perf.txt and the suite's files.
 #   OUT=out scripts/gpu-perf.sh
 set -uo pipefail
-root=$(cd "$(dirname "$0")/.." && pwd)
-cd "$root" || exit 1
-OUT=${OUT:-$root/out}
-mkdir -p "$OUT"
-# shellcheck source=/dev/null
-. "$root/build-gpu/env.sh" || exit 1
+# shellcheck source=scripts/gpu-common.sh
+. "$(dirname "$0")/gpu-common.sh"
 b=$root/build-gpu
 status=0
 {
