@@ -4,6 +4,7 @@
  * small files, failed loads and a disabled disk cache are not cached; and
  * the blob reader refuses every truncation and survives every flipped
  * byte. */
+#include <dirent.h>
 #include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -144,6 +145,38 @@ START_TEST(small_broken_and_disabled_are_not_cached) {
 }
 END_TEST
 
+/* Every example graph (together they use every op and attribute) comes
+ * back from its bytes unchanged. */
+START_TEST(every_example_round_trips_through_bytes) {
+  kf_ctx *ctx;
+  ck_assert_int_eq(kf_ctx_create(&ctx), KF_OK);
+  DIR *d = opendir(KFUSE_SOURCE_DIR "/examples/graphs");
+  ck_assert_ptr_nonnull(d);
+  int n = 0;
+  for (struct dirent *e; (e = readdir(d));) {
+    size_t len = strlen(e->d_name);
+    if (len < 6 || strcmp(e->d_name + len - 5, ".yaml") != 0) continue;
+    char path[512];
+    snprintf(path, sizeof path, "%s/examples/graphs/%s", KFUSE_SOURCE_DIR, e->d_name);
+    kf_graph *g = NULL;
+    ck_assert_msg(kf_graph_load_yaml(ctx, path, &g) == KF_OK, "%s", kf_ctx_errmsg(ctx));
+    core_str b = {0};
+    ir_graph_to_blob(g, &b);
+    ck_assert(!b.oom);
+    kf_graph *back = ir_graph_from_blob(ctx, b.s, b.len);
+    ck_assert_msg(back != NULL, "%s: not read back", e->d_name);
+    assert_same(g, back, e->d_name);
+    kf_graph_destroy(back);
+    kf_graph_destroy(g);
+    core_str_free(&b);
+    n++;
+  }
+  closedir(d);
+  ck_assert_int_ge(n, 18);
+  kf_ctx_destroy(ctx);
+}
+END_TEST
+
 /* The reader checks every count and index: each truncation is refused,
  * and a flipped byte gives NULL or a graph the builders accepted. */
 START_TEST(blob_reader_refuses_bad_bytes) {
@@ -190,6 +223,7 @@ static Suite *make_suite(void) {
   tcase_set_timeout(tc, 120);
   tcase_add_test(tc, large_files_load_from_the_cache_unchanged);
   tcase_add_test(tc, small_broken_and_disabled_are_not_cached);
+  tcase_add_test(tc, every_example_round_trips_through_bytes);
   tcase_add_test(tc, blob_reader_refuses_bad_bytes);
   suite_add_tcase(s, tc);
   return s;
