@@ -194,12 +194,12 @@ kf_status cg_emit_matmul(cg_emit_args *a);
  * are equal exactly when one function serves both. */
 kf_status cg_plan_pointwise_generic(cg_emit_args *a);
 kf_status cg_emit_pointwise_generic(cg_emit_args *a);
-/* A key of a planned generic part's text, appended to key: parts with equal
- * keys get equal generic texts, so a horizontal launch emits one text per
- * key (a 200-part launch: one emission instead of 200). Only for parts whose
- * every tensor and node has the kernel's shape and no layout op (then
- * shapes reach the text only through the run-time element count); false
- * (key unusable) otherwise. */
+/* A key of a planned generic part's text, appended to key as raw bytes
+ * (compare key.len and the bytes): parts with equal keys get equal generic
+ * texts, so a horizontal launch emits one text per key (a 200-part launch:
+ * one emission instead of 200). Only for parts whose every tensor and node
+ * has the kernel's shape and no layout op (then shapes reach the text only
+ * through the run-time element count); false (key unusable) otherwise. */
 bool cg_pointwise_generic_key(const kf_graph *g, const cg_part *p, cg_buf *key);
 /* What cg_emit_pointwise_generic sets on a planned generic part besides
  * the text (decisions, vec_bytes), for a part whose text is reused. */

@@ -39,10 +39,13 @@ static void packing_free(packing *pk, int n) {
   free(pk->generic);
 }
 
-/* The text of an earlier part whose generic key equals key_i, or NULL. */
-static const char *same_key(char **keys, char **texts, int i) {
-  for (int j = 0; keys[i] && j < i; j++)
-    if (keys[j] && texts[j] && strcmp(keys[i], keys[j]) == 0) return texts[j];
+/* The text of an earlier part whose generic key equals part i's, or NULL
+ * (keys[i].s NULL: part i has none). */
+static const char *same_key(const cg_buf *keys, char **texts, int i) {
+  for (int j = 0; keys[i].s && j < i; j++)
+    if (keys[j].s && texts[j] && keys[j].len == keys[i].len &&
+        memcmp(keys[i].s, keys[j].s, keys[i].len) == 0)
+      return texts[j];
   return NULL;
 }
 
@@ -51,7 +54,7 @@ static const char *same_key(char **keys, char **texts, int i) {
  * part's reuses that text instead of emitting its own. */
 static kf_status generic_texts(const kf_graph *g, const cg_target *t, cg_part *parts, int n,
                                packing *pk, char *err, size_t errsize) {
-  char **keys = calloc((size_t)n + 1, sizeof *keys);
+  cg_buf *keys = calloc((size_t)n + 1, sizeof *keys);
   if (!keys) return KF_ERR_OUT_OF_MEMORY;
   kf_status st = KF_OK;
   for (int i = 0; i < n && st == KF_OK; i++) {
@@ -62,11 +65,7 @@ static kf_status generic_texts(const kf_graph *g, const cg_target *t, cg_part *p
     cg_emit_args a = {g, p.k, t, &p, &text, err, errsize};
     st = cg_plan_pointwise_generic(&a);
     if (st != KF_OK) break;
-    cg_buf key = {0};
-    if (cg_pointwise_generic_key(g, &p, &key))
-      keys[i] = cg_buf_take(&key);
-    else
-      cg_buf_free(&key);
+    if (!cg_pointwise_generic_key(g, &p, &keys[i])) cg_buf_free(&keys[i]);
     const char *reuse = same_key(keys, pk->texts, i);
     if (reuse) {
       cg_pointwise_generic_done(g, &p);
@@ -83,7 +82,7 @@ static kf_status generic_texts(const kf_graph *g, const cg_target *t, cg_part *p
     pk->generic[i] = p;
     pk->texts[i] = cg_buf_take(&text);
   }
-  for (int i = 0; i < n; i++) free(keys[i]);
+  for (int i = 0; i < n; i++) cg_buf_free(&keys[i]);
   free(keys);
   return st;
 }

@@ -224,9 +224,14 @@ static void rename_positional(const cg_part *p, const char *text, cg_buf *out) {
   free(buf);
 }
 
-/* The part's decision text and widest access, from its widest output
- * access (bytes). */
-static void decide(cg_part *p, size_t widest, bool generic) {
+/* The part's decision text and widest access (its widest output's W
+ * lanes, at most 16 bytes). */
+static void decide(const kf_graph *g, cg_part *p, bool generic) {
+  size_t widest = 0;
+  for (int i = 0; i < p->k->n_outputs; i++) {
+    size_t wb = kf_dtype_size(g->nodes[p->k->outputs[i]].dtype) * (size_t)p->lanes;
+    if (wb > widest) widest = wb;
+  }
   snprintf(p->decisions, sizeof p->decisions,
            "pointwise: %lld elements, %d lanes per thread (%zu-byte accesses), %s index, "
            "%u blocks x %u threads, grid-stride%s",
@@ -252,7 +257,6 @@ static kf_status emit_body(cg_emit_args *a, bool generic, cg_buf *out) {
   gen.pre_decl = &decl;
   gen.align = &align;
   gen.indent = 2;
-  size_t widest = 0;
   for (int i = 0; i < k->n_outputs; i++) {
     int32_t v = k->outputs[i];
     const ir_node *n = &g->nodes[v];
@@ -266,7 +270,6 @@ static kf_status emit_body(cg_emit_args *a, bool generic, cg_buf *out) {
               (int)v);
     size_t wb = kf_dtype_size(n->dtype) * (size_t)w;
     cg_printf(&align, " && kf_aligned(p%d, %d)", (int)v, (int)(wb > 16 ? 16 : wb));
-    if (wb > widest) widest = wb;
   }
   cg_param_decls(g, p, &params);
   cg_param_args(p, &args);
@@ -302,7 +305,7 @@ static kf_status emit_body(cg_emit_args *a, bool generic, cg_buf *out) {
   } else if (generic) {
     rename_positional(p, text.s ? text.s : "", out);
   }
-  decide(p, widest, generic);
+  decide(g, p, generic);
   bool oom = decl.oom || pre.oom || body.oom || store.oom || align.oom || params.oom ||
              args.oom || text.oom;
   cg_gen_free(&gen);
@@ -312,9 +315,9 @@ static kf_status emit_body(cg_emit_args *a, bool generic, cg_buf *out) {
   return st;
 }
 
-/* The key is built as raw bytes (fields copied, no printf: formatting the
- * doubles with %a cost 40% of a 200-part pack's text work), then written as
- * hex. */
+/* The key is the fields' raw bytes (no printf: formatting the doubles with
+ * %a cost 40% of a 200-part pack's text work); compare keys by length and
+ * bytes. */
 static void raw(cg_buf *b, const void *p, size_t n) { cg_putn(b, (const char *)p, n); }
 static void raw_i32(cg_buf *b, int32_t v) { raw(b, &v, sizeof v); }
 
@@ -346,7 +349,7 @@ static bool full_shape(const ir_node *n, const ir_node *like) {
   return true;
 }
 
-static bool key_bytes(const kf_graph *g, const cg_part *p, cg_buf *key) {
+bool cg_pointwise_generic_key(const kf_graph *g, const cg_part *p, cg_buf *key) {
   const fuse_kernel *k = p->k;
   if (k->n_outputs < 1) return false;
   const ir_node *shape = &g->nodes[k->outputs[0]];
@@ -376,38 +379,7 @@ static bool key_bytes(const kf_graph *g, const cg_part *p, cg_buf *key) {
   return !key->oom;
 }
 
-bool cg_pointwise_generic_key(const kf_graph *g, const cg_part *p, cg_buf *key) {
-  cg_buf bytes = {0};
-  bool ok = key_bytes(g, p, &bytes);
-  if (ok) {
-    static const char hex[] = "0123456789abcdef";
-    char *h = malloc(2 * bytes.len + 1);
-    if (!h) {
-      key->oom = true;
-      ok = false;
-    } else {
-      for (size_t i = 0; i < bytes.len; i++) {
-        unsigned char c = (unsigned char)bytes.s[i];
-        h[2 * i] = hex[c >> 4], h[2 * i + 1] = hex[c & 15];
-      }
-      cg_putn(key, h, 2 * bytes.len);
-      free(h);
-      ok = !key->oom;
-    }
-  }
-  cg_buf_free(&bytes);
-  return ok;
-}
-
-void cg_pointwise_generic_done(const kf_graph *g, cg_part *p) {
-  const fuse_kernel *k = p->k;
-  size_t widest = 0;
-  for (int i = 0; i < k->n_outputs; i++) {
-    size_t wb = kf_dtype_size(g->nodes[k->outputs[i]].dtype) * (size_t)p->lanes;
-    if (wb > widest) widest = wb;
-  }
-  decide(p, widest, true);
-}
+void cg_pointwise_generic_done(const kf_graph *g, cg_part *p) { decide(g, p, true); }
 
 kf_status cg_emit_pointwise(cg_emit_args *a) { return emit_body(a, false, a->out); }
 
