@@ -119,26 +119,28 @@ static int next_reduce(const cg_emit_args *a, int i) {
   return -1;
 }
 
-/* How a looped row pairs the reduction at position i with the next one
- * (one pass for both), or ROW_ONLINE_NONE. */
-static row_online_kind online_at(const cg_emit_args *a, int i) {
-  /* KFUSE_ROW_ONLINE=0 keeps one pass per reduction: for measuring the
-   * pairing against the phases it replaces */
+/* The phase of the reduction at node position i: paired (when `pair`) with
+ * the next reduction in one pass, *last set to that reduction's position,
+ * or a phase of its own (ROW_ONLINE_NONE, *last = i). Every walk over the
+ * phases (planning, scratch, emission) goes through here, so they agree.
+ * KFUSE_ROW_ONLINE=0 keeps one pass per reduction: for measuring the
+ * pairing against the phases it replaces. */
+static row_online_kind phase_at(const cg_emit_args *a, bool pair, int i, int *last) {
+  *last = i;
   const char *e = getenv("KFUSE_ROW_ONLINE");
-  if (e && !strcmp(e, "0")) return ROW_ONLINE_NONE;
+  if (!pair || (e && !strcmp(e, "0"))) return ROW_ONLINE_NONE;
   int j = next_reduce(a, i);
-  if (j < 0) return ROW_ONLINE_NONE;
-  return cg_row_online(a->g, a->k, a->k->nodes[i], a->k->nodes[j]);
+  row_online_kind kind = j < 0 ? ROW_ONLINE_NONE
+                               : cg_row_online(a->g, a->k, a->k->nodes[i], a->k->nodes[j]);
+  if (kind) *last = j;
+  return kind;
 }
 
 /* How many phases a looped row saves by online softmax / Welford. */
 static int online_pairs(const cg_emit_args *a) {
   int n = 0;
-  for (int i = 0; i < a->k->n_nodes; i++) {
-    if (!is_reduce(&a->g->nodes[a->k->nodes[i]]) || !online_at(a, i)) continue;
-    n++;
-    i = next_reduce(a, i);
-  }
+  for (int i = 0; i < a->k->n_nodes; i++)
+    if (is_reduce(&a->g->nodes[a->k->nodes[i]])) n += phase_at(a, true, i, &i) != ROW_ONLINE_NONE;
   return n;
 }
 
@@ -526,11 +528,10 @@ static void emit_shared(row_emit *re) {
   /* the one-pass pairs' states: kf_smo<f|d> (softmax), kf_smw<f|d> (Welford) */
   bool pair[2][2] = {{false, false}, {false, false}};
   for (int i = 0; i < re->a->k->n_nodes; i++) {
-    row_online_kind kind = is_reduce(&re->a->g->nodes[re->a->k->nodes[i]]) ? online_at(re->a, i)
-                                                                            : ROW_ONLINE_NONE;
-    if (!kind) continue;
-    pair[kind == ROW_ONLINE_WELFORD][re->a->g->nodes[re->a->k->nodes[i]].dtype == KF_F64] = true;
-    i = next_reduce(re->a, i);
+    const ir_node *n = &re->a->g->nodes[re->a->k->nodes[i]];
+    if (!is_reduce(n)) continue;
+    row_online_kind kind = phase_at(re->a, true, i, &i);
+    if (kind) pair[kind == ROW_ONLINE_WELFORD][n->dtype == KF_F64] = true;
   }
   for (int w = 0; w < 2; w++)
     for (int d = 0; d < 2; d++) {
@@ -553,14 +554,13 @@ static void emit_body(row_emit *re) {
   if (re->ri.hold) emit_hold(re);
   for (int i = 0; i < k->n_nodes; i++) {
     if (!is_reduce(&re->a->g->nodes[k->nodes[i]])) continue;
-    row_online_kind kind = pairs(re) ? online_at(re->a, i) : ROW_ONLINE_NONE;
-    if (kind) {
-      int j = next_reduce(re->a, i);
-      emit_online(re, k->nodes[i], k->nodes[j], kind);
-      i = j;
-    } else {
+    int last;
+    row_online_kind kind = phase_at(re->a, pairs(re), i, &last);
+    if (kind)
+      emit_online(re, k->nodes[i], k->nodes[last], kind);
+    else
       emit_phase(re, k->nodes[i]);
-    }
+    i = last;
   }
   emit_outputs(re);
   emit_row_outputs(re);
