@@ -222,6 +222,8 @@ bool cg_part_params(cg_part *part);
 void cg_param_decls(const kf_graph *g, const cg_part *part, cg_buf *out);
 /* "p3, p7": the part's parameter names, for calls. */
 void cg_param_args(const cg_part *part, cg_buf *out);
+/* Whether two shapes (rank, dims) are the same. */
+bool cg_same_shape(int ra, const int64_t *a, int rb, const int64_t *b);
 /* Index type decision: 64-bit when max_offset does not fit in int32. */
 const char *cg_index_type(int64_t max_offset, bool *index64);
 

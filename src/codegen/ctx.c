@@ -125,13 +125,6 @@ void cg_ctx_groups(cg_ctx *c, int rank, const int64_t *shape, int ngroups, const
     if (!c->coord[d][0]) snprintf(c->coord[d], sizeof c->coord[d], "0");
 }
 
-static bool same_shape(const cg_ctx *c, int rank, const int64_t *shape) {
-  if (rank != c->rank) return false;
-  for (int d = 0; d < rank; d++)
-    if (shape[d] != c->shape[d]) return false;
-  return true;
-}
-
 /* Vector class of an operand reached from c by broadcasting or a
  * transposition that keeps the innermost axis: it stays contiguous only if
  * a W-group of c never crosses c's innermost run and the operand keeps
@@ -145,7 +138,7 @@ static int derived_vclass(const cg_ctx *c, bool keeps_inner, bool inner_broadcas
 }
 
 void cg_ctx_broadcast(const cg_ctx *c, int rank, const int64_t *shape, int vec, cg_ctx *out) {
-  if (same_shape(c, rank, shape)) {
+  if (cg_same_shape(c->rank, c->shape, rank, shape)) {
     *out = *c;
     return;
   }

@@ -33,6 +33,13 @@ void cg_param_args(const cg_part *part, cg_buf *out) {
   if (part->n_params == 0) cg_puts(out, "kf_unused");
 }
 
+bool cg_same_shape(int ra, const int64_t *a, int rb, const int64_t *b) {
+  if (ra != rb) return false;
+  for (int d = 0; d < ra; d++)
+    if (a[d] != b[d]) return false;
+  return true;
+}
+
 const char *cg_index_type(int64_t max_offset, bool *index64) {
   *index64 = max_offset > INT32_MAX;
   return *index64 ? "long long" : "int";

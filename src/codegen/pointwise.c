@@ -343,10 +343,7 @@ static bool key_ref(const kf_graph *g, const cg_part *p, const fuse_kernel *k, i
 }
 
 static bool full_shape(const ir_node *n, const ir_node *like) {
-  if (n->rank != like->rank) return false;
-  for (int d = 0; d < n->rank; d++)
-    if (n->shape[d] != like->shape[d]) return false;
-  return true;
+  return cg_same_shape(n->rank, n->shape, like->rank, like->shape);
 }
 
 bool cg_pointwise_generic_key(const kf_graph *g, const cg_part *p, cg_buf *key) {

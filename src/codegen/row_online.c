@@ -15,13 +15,6 @@ static bool inner_node(const kf_graph *g, const fuse_kernel *k, int32_t v, kf_dt
          g->nodes[v].dtype == dt;
 }
 
-static bool same_shape(const ir_node *a, const ir_node *b) {
-  if (a->rank != b->rank) return false;
-  for (int d = 0; d < a->rank; d++)
-    if (a->shape[d] != b->shape[d]) return false;
-  return true;
-}
-
 /* Whether r (a reduction of x kept with its reduced axes as 1) broadcasts
  * back over x one value per row: sub(x, r)[.., c] = x[.., c] - r[row]. */
 static bool kept_per_row(const ir_node *r, const ir_node *x) {
@@ -39,7 +32,8 @@ static bool deviation(const kf_graph *g, const fuse_kernel *k, int32_t first, in
   if (!inner_node(g, k, dv, f->dtype)) return false;
   const ir_node *d = &g->nodes[dv], *x = &g->nodes[f->args[0]];
   return d->op == IR_OP_SUB && d->args[0] == f->args[0] && d->args[1] == first &&
-         same_shape(d, x) && kept_per_row(f, x) && x->dtype == f->dtype;
+         cg_same_shape(d->rank, d->shape, x->rank, x->shape) && kept_per_row(f, x) &&
+         x->dtype == f->dtype;
 }
 
 row_online_kind cg_row_online(const kf_graph *g, const fuse_kernel *k, int32_t first,
