@@ -20,16 +20,15 @@ enum { GRAPH_CACHE_MIN_BYTES = 16384 };
 
 static kf_status load_cached(kf_ctx *ctx, const char *text, size_t len, const char *filename,
                              kf_graph **out) {
-  if (!out || (!text && len > 0))
-    return core_error(ctx, KF_ERR_INVALID_ARG, "kf_graph_load_yaml_string: NULL argument");
-  *out = NULL;
-  /* (an oversized text is refused by the parser before it reads a byte) */
-  bool cache = ctx && len >= GRAPH_CACHE_MIN_BYTES && len <= IR_YAML_MAX_BYTES;
+  /* NULL arguments and oversized texts are the parser's to refuse (it does
+   * so before reading a byte) */
+  bool cache = ctx && text && out && len >= GRAPH_CACHE_MIN_BYTES && len <= IR_YAML_MAX_BYTES;
   cache_key key = {0, 0};
   if (cache) {
     key = cache_key_blob("graph-v1", text, len);
     void *blob = NULL;
     size_t size = 0;
+    *out = NULL;
     if (cache_blob_get(ctx, key, &blob, &size)) {
       *out = ir_graph_from_blob(ctx, blob, size);
       free(blob);
