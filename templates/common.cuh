@@ -83,6 +83,19 @@ template <typename S, int W> struct kf_pack {
   };
 };
 
+// Lane j of a pack as its compute type. bf16 lanes come out of the 32-bit
+// word that holds two: the high one is the word with its low half cleared
+// (one LOP3), where going through the 16-bit lane took a PRMT and a shift.
+template <typename S, int W> KF_INLINE auto kf_in_at(const kf_pack<S, W> &k, int j)
+    -> decltype(kf_in(k.s[0])) {
+  return kf_in(k.s[j]);
+}
+template <int W> KF_INLINE float kf_in_at(const kf_pack<kf_bf16, W> &k, int j) {
+  if (W < 2) return kf_in(k.s[j]);
+  const unsigned u = reinterpret_cast<const unsigned *>(k.w)[j >> 1];
+  return __uint_as_float((j & 1) ? (u & 0xffff0000u) : (u << 16));
+}
+
 template <typename S, int W, typename C>
 KF_INLINE void kf_ldv(C (&dst)[W], const S *__restrict__ p) {
   kf_pack<S, W> k;
@@ -91,7 +104,7 @@ KF_INLINE void kf_ldv(C (&dst)[W], const S *__restrict__ p) {
 #pragma unroll
   for (int i = 0; i < kf_pack<S, W>::N; i++) k.w[i] = __ldg(q + i);
 #pragma unroll
-  for (int i = 0; i < W; i++) dst[i] = kf_in(k.s[i]);
+  for (int i = 0; i < W; i++) dst[i] = kf_in_at(k, i);
 }
 // Two floats to a bf16x2 word (lo in the low half): one F2FP on sm_80+
 // (kf_round_bf16 uses it).
@@ -188,6 +201,25 @@ KF_INLINE float kf_div_rcp(float x, float d, float r) {
   const float e = __fmaf_rn(q0, d, -x);
   const float q1 = __fmaf_rn(-e, r, q0);
   return q1 == q1 ? q1 : kf_div_slow(x, d);
+}
+// The same without the per-element fallback: a NaN q1 sets bad, and the
+// caller computes the whole chunk again with kf_div_rcp (row outputs). A
+// branch per element cost 4 instructions (BSSY, FSETP, BRA, BSYNC); the
+// flag costs one FSETP.OR.
+// x as an opaque copy: the chunk's second computation (kf_bad set) divides
+// kf_fresh(x), so the compiler cannot share it with the first and hoist its
+// per-element NaN tests into the path without NaN.
+KF_INLINE float kf_fresh(float x) {
+  float y;
+  asm volatile("mov.b32 %0, %1;" : "=f"(y) : "f"(x));
+  return y;
+}
+KF_INLINE float kf_div_rcpf(float x, float d, float r, bool &bad) {
+  const float q0 = __fmul_rn(x, r);
+  const float e = __fmaf_rn(q0, d, -x);
+  const float q1 = __fmaf_rn(-e, r, q0);
+  bad |= q1 != q1;
+  return q1;
 }
 KF_INLINE float kf_maximum(float a, float b) { return (a != a || b != b) ? a + b : (a > b ? a : b); }
 KF_INLINE float kf_minimum(float a, float b) { return (a != a || b != b) ? a + b : (a < b ? a : b); }

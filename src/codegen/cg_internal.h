@@ -91,8 +91,15 @@ typedef struct cg_gen {
   const char *idx;      /* index type name: "int" or "long long" */
   int vec;              /* W of the body being generated (1: scalar) */
   /* memo of computed (value, context) -> temporary */
-  struct cg_memo { int32_t value; char *key; int tmp; } *memo;
+  /* raw: the value before its final rounding to the node's dtype, for a
+   * store that rounds anyway (NULL: none) */
+  struct cg_memo { int32_t value; char *key; int tmp; char *raw; } *memo;
   int n_memo, cap_memo;
+  /* divisions by a per-row value without their per-element fallback
+   * (kf_div_rcpf, setting kf_bad); how many were emitted */
+  bool div_fast;
+  int n_fast_div;
+  bool div_redo; /* the flagged chunk's second computation: kf_fresh(x) */
   /* values bound to variables (reduction results, preloaded registers) */
   cg_bind *binds;
   int n_binds, cap_binds;
@@ -136,6 +143,10 @@ void cg_ctx_groups(cg_ctx *c, int rank, const int64_t *shape, int ngroups, const
 /* Generates the computation of value v at context c; returns the name of the
  * temporary (or bound variable) holding it, in v's compute type. */
 const char *cg_gen_value(cg_gen *gen, int32_t v, const cg_ctx *c, char *name, size_t size);
+/* The same, for a store of output v in v's dtype: where v was rounded to
+ * its f16/bf16 dtype where computed, the value before that rounding (the
+ * store rounds it the same way: one conversion instead of two). */
+const char *cg_gen_stored(cg_gen *gen, int32_t v, const cg_ctx *c, char *name, size_t size);
 
 /* A literal of dt's compute type holding v exactly ("1.5f", "(-3)"). */
 void cg_literal(kf_dtype dt, double v, char *out, size_t size);

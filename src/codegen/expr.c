@@ -47,7 +47,10 @@ void cg_gen_init(cg_gen *gen, const kf_graph *g, const fuse_kernel *k, cg_buf *c
 }
 
 void cg_gen_reset_memo(cg_gen *gen) {
-  for (int i = 0; i < gen->n_memo; i++) free(gen->memo[i].key);
+  for (int i = 0; i < gen->n_memo; i++) {
+    free(gen->memo[i].key);
+    free(gen->memo[i].raw);
+  }
   gen->n_memo = 0;
 }
 
@@ -174,8 +177,33 @@ static int memo_add(cg_gen *gen, int32_t v, const char *key) {
   gen->memo[gen->n_memo].value = v;
   gen->memo[gen->n_memo].key = k;
   gen->memo[gen->n_memo].tmp = gen->tmp;
+  gen->memo[gen->n_memo].raw = NULL;
   gen->n_memo++;
   return gen->tmp++;
+}
+
+/* Records the value of the last memo entry before its rounding. */
+static void memo_raw(cg_gen *gen, const char *raw) {
+  if (!gen->n_memo) return;
+  free(gen->memo[gen->n_memo - 1].raw);
+  gen->memo[gen->n_memo - 1].raw = strdup(raw);
+  if (!gen->memo[gen->n_memo - 1].raw) cg_gen_fail(gen, "out of memory");
+}
+
+/* Whether v is an output that no other node of the kernel reads: then only
+ * the store needs it, and the store can take the value before its rounding
+ * (when the rounded value is read too, both would stay live: more
+ * registers, no fewer conversions). */
+static bool stored_only(const cg_gen *gen, int32_t v) {
+  const fuse_kernel *k = gen->k;
+  bool out = false;
+  for (int i = 0; i < k->n_outputs; i++) out |= k->outputs[i] == v;
+  for (int i = 0; out && i < k->n_nodes; i++) {
+    const ir_node *n = &gen->g->nodes[k->nodes[i]];
+    for (int a = 0; a < n->nargs; a++)
+      if (n->args[a] == v) return false;
+  }
+  return out;
 }
 
 /* A kernel input at context c: a register of a vector preload, or a scalar
@@ -252,6 +280,10 @@ static void gen_clamp(cg_gen *gen, const ir_node *n, const char *x, int t) {
 
 static void gen_cast(cg_gen *gen, const ir_node *n, const char *x, int t) {
   const char *ct = cg_compute_type(n->dtype);
+  /* a float operand may be stored as it is: the store rounds it the same */
+  if ((n->dtype == KF_F16 || n->dtype == KF_BF16) && stored_only(gen, (int32_t)(n - gen->g->nodes)) &&
+      !strcmp(cg_compute_type(gen->g->nodes[n->args[0]].dtype), "float"))
+    memo_raw(gen, x);
   if (n->dtype == KF_F16)
     cg_line(gen, "const float t%d = kf_round_f16(%s);", t, x);
   else if (n->dtype == KF_BF16)
@@ -352,10 +384,24 @@ const char *cg_gen_value(cg_gen *gen, int32_t v, const cg_ctx *c, char *name, si
     else if (n->op == IR_OP_DIV && !strcmp(ct, "float") && uniform_expr(gen, a[1]))
       /* a division by a per-row value: its reciprocal is computed once
        * (the compiler shares kf_rcp_rn(d) between the elements) */
-      snprintf(call, sizeof call, "kf_div_rcp(%s, %s, kf_rcp_rn(%s))", a[0], a[1], a[1]);
+    {
+      if (gen->div_fast) gen->n_fast_div++;
+      snprintf(call, sizeof call,
+               gen->div_fast   ? "kf_div_rcpf(%s, %s, kf_rcp_rn(%s), kf_bad)"
+               : gen->div_redo ? "kf_div_rcp(kf_fresh(%s), %s, kf_rcp_rn(%s))"
+                               : "kf_div_rcp(%s, %s, kf_rcp_rn(%s))",
+               a[0], a[1], a[1]);
+    }
     else
       snprintf(call, sizeof call, "kf_%s(%s, %s)", op_lname[n->op], a[0], a[1]);
-    if (rnd)
+    if (rnd && stored_only(gen, v)) {
+      /* stored too: the store gets the value before the rounding */
+      cg_line(gen, "const %s u%d = %s;", ct, t, call);
+      cg_line(gen, "const %s t%d = %s(u%d);", ct, t, rnd, t);
+      char raw[32];
+      snprintf(raw, sizeof raw, "u%d", t);
+      memo_raw(gen, raw);
+    } else if (rnd)
       cg_line(gen, "const %s t%d = %s(%s);", ct, t, rnd, call);
     else
       cg_line(gen, "const %s t%d = %s;", ct, t, call);
@@ -366,5 +412,20 @@ const char *cg_gen_value(cg_gen *gen, int32_t v, const cg_ctx *c, char *name, si
   else
     gen_cast(gen, n, a[0], t);
   snprintf(name, size, "t%d", t);
+  return name;
+}
+
+const char *cg_gen_stored(cg_gen *gen, int32_t v, const cg_ctx *c, char *name, size_t size) {
+  cg_gen_value(gen, v, c, name, size);
+  char key[512];
+  cg_ctx_key(c, key, sizeof key);
+  for (int i = 0; i < gen->n_binds; i++)
+    if (gen->binds[i].value == v && (!gen->binds[i].key[0] || !strcmp(gen->binds[i].key, key)))
+      return name; /* bound: no memo entry of this pass */
+  for (int i = gen->n_memo - 1; i >= 0; i--)
+    if (gen->memo[i].value == v && !strcmp(gen->memo[i].key, key)) {
+      if (gen->memo[i].raw) snprintf(name, size, "%s", gen->memo[i].raw);
+      break;
+    }
   return name;
 }

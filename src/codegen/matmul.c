@@ -102,7 +102,7 @@ kf_status cg_emit_matmul(cg_emit_args *a) {
     int bounds[4] = {0, o->rank - 2, o->rank - 1, o->rank};
     const char *vars[3] = {"bt", "row", "col"};
     cg_ctx_groups(&c, o->rank, o->shape, 3, bounds, vars, VC_GATHER);
-    cg_gen_value(&gen, v, &c, name, sizeof name);
+    cg_gen_stored(&gen, v, &c, name, sizeof name);
     cg_line(&gen, "kf_st(p%d + (%s), %s);", (int)v, lin, name);
   }
   cg_param_decls(g, p, &params);

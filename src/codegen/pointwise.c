@@ -263,7 +263,7 @@ static kf_status emit_body(cg_emit_args *a, bool generic, cg_buf *out) {
     cg_ctx c;
     cg_ctx_linear(&c, n->rank, n->shape, "e", VC_CONTIG);
     char name[160];
-    cg_gen_value(&gen, v, &c, name, sizeof name);
+    cg_gen_stored(&gen, v, &c, name, sizeof name);
     cg_printf(&decl, "  %s o%d[W];\n", cg_compute_type(n->dtype), (int)v);
     cg_line(&gen, "o%d[j] = %s;", (int)v, name);
     cg_printf(&store, "  kf_stv<%s, W>(p%d + i, o%d);\n", cg_storage_type(n->dtype), (int)v,

@@ -240,7 +240,7 @@ static void emit_reductions(cg_emit_args *a, const red_shape *rs, int64_t split,
     cg_ctx c;
     cg_ctx_linear(&c, n->rank, n->shape, lin, VC_GATHER);
     char name[160];
-    cg_gen_value(gen, v, &c, name, sizeof name);
+    cg_gen_stored(gen, v, &c, name, sizeof name);
     cg_line(gen, "kf_st(p%d + (%s), %s);", (int)v, lin, name);
   }
   cg_printf(&b->globals, "__device__ unsigned %s_count[%lld];\n", p->fn,
@@ -266,7 +266,7 @@ static void emit_epilogue(cg_emit_args *a, const red_shape *rs, cg_gen *gen, red
     cg_ctx c;
     cg_ctx_linear(&c, n->rank, n->shape, lin, VC_GATHER);
     char name[160];
-    cg_gen_value(gen, v, &c, name, sizeof name);
+    cg_gen_stored(gen, v, &c, name, sizeof name);
     cg_line(gen, "kf_st(p%d + (%s), %s);", (int)v, lin, name);
   }
 }
@@ -358,7 +358,7 @@ static void cols_elements(cg_emit_args *a, const red_shape *rs, const cols_plan 
       c = first;
     else
       cg_ctx_linear(&c, n->rank, n->shape, lin, VC_GATHER);
-    cg_gen_value(gen, v, &c, name, sizeof name);
+    cg_gen_stored(gen, v, &c, name, sizeof name);
     cg_line(gen, "kf_st(p%d + (%s), %s);", (int)v, lin, name);
   }
 }
@@ -384,7 +384,7 @@ static void cols_epilogue(cg_emit_args *a, const red_shape *rs, cg_gen *gen, col
     cg_ctx c;
     cg_ctx_linear(&c, n->rank, n->shape, lin, VC_GATHER);
     char name[160];
-    cg_gen_value(gen, v, &c, name, sizeof name);
+    cg_gen_stored(gen, v, &c, name, sizeof name);
     cg_line(gen, "kf_st(p%d + (%s), %s);", (int)v, lin, name);
   }
 }

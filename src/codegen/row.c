@@ -154,6 +154,16 @@ static int threads_override(void) {
   return (int)v;
 }
 
+/* KFUSE_ROW_MIN_BLOCKS=N (1..32) asks ptxas for N resident blocks per SM
+ * of held row kernels too (__launch_bounds__(threads, N)): a tuning knob
+ * for measurements; the runtime's occupancy report shows any spill. */
+static int min_blocks_override(void) {
+  const char *e = getenv("KFUSE_ROW_MIN_BLOCKS");
+  if (!e || !*e) return 0;
+  long v = strtol(e, NULL, 10);
+  return v >= 1 && v <= 32 ? (int)v : 0;
+}
+
 /* Registers per thread (32-bit words) that held rows may take: past about
  * 64 the kernel's occupancy drops below 3 blocks of 512 per SM. */
 enum { ROW_HOLD_WORDS = 64 };
@@ -219,6 +229,10 @@ kf_status cg_plan_row(cg_emit_args *a) {
    * report shows any spill. */
   if (!ri.hold && k->n_nodes <= ROW_BOUND_NODES)
     p->min_blocks = a->t->max_threads_per_sm / (int)p->threads;
+  else if (ri.hold && min_blocks_override())
+    p->min_blocks = min_blocks_override() < a->t->max_threads_per_sm / (int)p->threads
+                        ? min_blocks_override()
+                        : a->t->max_threads_per_sm / (int)p->threads;
   int64_t cap = (int64_t)a->t->sm_count * (a->t->max_threads_per_sm / p->threads) * 8;
   p->blocks = (uint32_t)cg_min64(cg_ceil_div(k->rows, ri.rpb), cap < 1 ? 1 : cap);
   p->max_offset = k->rows * k->cols - 1;
@@ -410,16 +424,12 @@ static void emit_online(row_emit *re, int32_t first, int32_t second, row_online_
   cg_gen_bind(&re->gen, second, NULL, b);
 }
 
-/* The final phase: full-row outputs, W per store. */
-static void emit_outputs(row_emit *re) {
+/* The element code of the full-row outputs: o<v>[j] for each. With
+ * declare, also the o arrays (into decl), their stores (into stores) and
+ * the alignment checks. */
+static void output_elems(row_emit *re, cg_buf *decl, cg_buf *stores, bool declare) {
   const kf_graph *g = re->a->g;
   const fuse_kernel *k = re->a->k;
-  cg_buf decl = {0}, pre = {0}, elems = {0}, after = {0};
-  cg_gen_reset_memo(&re->gen);
-  cg_puts(&re->body, "  // outputs\n");
-  re->gen.code = &re->body;
-  chunk_open(re, &decl, &pre);
-  re->gen.code = &elems;
   for (int i = 0; i < k->n_outputs; i++) {
     int32_t v = k->outputs[i];
     const ir_node *n = &g->nodes[v];
@@ -427,14 +437,60 @@ static void emit_outputs(row_emit *re) {
     cg_ctx c;
     row_ctx(n, re->cols, &c);
     char name[160];
-    cg_gen_value(&re->gen, v, &c, name, sizeof name);
-    cg_printf(&decl, "    %s o%d[W];\n", cg_compute_type(n->dtype), (int)v);
+    cg_gen_stored(&re->gen, v, &c, name, sizeof name);
     cg_line(&re->gen, "o%d[j] = %s;", (int)v, name);
-    cg_printf(&after, "    kf_stv<%s, W>(p%d + (r * %lld + c0), o%d);\n",
+    if (!declare) continue;
+    cg_printf(decl, "    %s o%d[W];\n", cg_compute_type(n->dtype), (int)v);
+    cg_printf(stores, "    kf_stv<%s, W>(p%d + (r * %lld + c0), o%d);\n",
               cg_storage_type(n->dtype), (int)v, (long long)re->cols, (int)v);
     size_t wb = kf_dtype_size(n->dtype) * (size_t)re->ri.lanes;
     cg_printf(&re->align, " && kf_aligned(p%d, %d)", (int)v, (int)(wb > 16 ? 16 : wb));
   }
+}
+
+/* The final phase: full-row outputs, W per store. A division by a per-row
+ * value skips its per-element fallback (kf_div_rcpf) and flags a NaN
+ * quotient instead; a flagged chunk is computed again, whole, with the
+ * fallback, before its stores. The unaligned fallback keeps the
+ * per-element form (compact). */
+static void emit_outputs(row_emit *re) {
+  cg_buf decl = {0}, pre = {0}, elems = {0}, after = {0}, stores = {0};
+  cg_gen_reset_memo(&re->gen);
+  cg_puts(&re->body, "  // outputs\n");
+  re->gen.code = &re->body;
+  chunk_open(re, &decl, &pre);
+  re->gen.code = &elems;
+  re->gen.div_fast = !re->ri.fallback;
+  re->gen.n_fast_div = 0;
+  output_elems(re, &decl, &stores, true);
+  re->gen.div_fast = false;
+  if (re->gen.n_fast_div > 0) {
+    cg_puts(&decl, "    bool kf_bad = false;\n");
+    cg_buf decl2 = {0}, pre2 = {0}, elems2 = {0};
+    cg_buf *align = re->gen.align;
+    cg_gen_reset_memo(&re->gen);
+    re->gen.pre = &pre2;
+    re->gen.pre_decl = &decl2;
+    re->gen.code = &elems2;
+    re->gen.align = NULL; /* the checks are in already */
+    re->gen.div_redo = true;
+    output_elems(re, NULL, NULL, false);
+    re->gen.div_redo = false;
+    re->gen.align = align;
+    cg_printf(&after,
+              "    if (kf_bad) { // a quotient was not finite: again, with the fallback\n"
+              "%s    {\n      const int c = c0;\n      (void)c;\n%s    }\n"
+              "#pragma unroll\n    for (int j = 0; j < W; j++) {\n      const int c = c0 + j;\n"
+              "      (void)c;\n%s    }\n    }\n",
+              decl2.s ? decl2.s : "", pre2.s ? pre2.s : "", elems2.s ? elems2.s : "");
+    if (decl2.oom || pre2.oom || elems2.oom) cg_gen_fail(&re->gen, "out of memory");
+    cg_buf_free(&decl2);
+    cg_buf_free(&pre2);
+    cg_buf_free(&elems2);
+  }
+  cg_printf(&after, "%s", stores.s ? stores.s : "");
+  if (stores.oom) cg_gen_fail(&re->gen, "out of memory");
+  cg_buf_free(&stores);
   chunk_close(re, &decl, &pre, &elems, &after);
 }
 
@@ -461,7 +517,7 @@ static void emit_row_outputs(row_emit *re) {
     cg_ctx c;
     cg_ctx_linear(&c, n->rank, n->shape, "r", VC_GATHER);
     char name[160];
-    cg_gen_value(&re->gen, v, &c, name, sizeof name);
+    cg_gen_stored(&re->gen, v, &c, name, sizeof name);
     cg_line(&re->gen, "kf_st(p%d + r, %s);", (int)v, name);
   }
   if (any) cg_puts(&re->body, "  }\n");
@@ -492,7 +548,7 @@ static void emit_hold(row_emit *re) {
     row_ctx(n, re->cols, &c);
     char key[512], expr[64];
     cg_ctx_key(&c, key, sizeof key);
-    snprintf(expr, sizeof expr, "kf_in(x%d[kk].s[j])", (int)v);
+    snprintf(expr, sizeof expr, "kf_in_at(x%d[kk], j)", (int)v);
     cg_gen_bind(&re->gen, v, key, expr);
     size_t wb = kf_dtype_size(n->dtype) * (size_t)re->ri.lanes;
     cg_printf(&re->align, " && kf_aligned(p%d, %d)", (int)v, (int)(wb > 16 ? 16 : wb));

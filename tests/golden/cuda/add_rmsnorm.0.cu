@@ -66,7 +66,7 @@ KF_INLINE void kf_part0_k0_row_row(int r, int lane, const kf_bf16 *__restrict__ 
     for (int j = 0; j < W; j++) {
       const int c = c0 + j;
       (void)c;
-        const float t0 = kf_round_bf16(kf_add(kf_in(x0[kk].s[j]), kf_in(x1[kk].s[j])));
+        const float t0 = kf_round_bf16(kf_add(kf_in_at(x0[kk], j), kf_in_at(x1[kk], j)));
         const float t1 = kf_cast<float>(t0);
         const float t2 = kf_mul(t1, t1);
         acc = kf_red_sum<float>::op(acc, t2);
@@ -93,7 +93,7 @@ KF_INLINE void kf_part0_k0_row_row(int r, int lane, const kf_bf16 *__restrict__ 
     for (int j = 0; j < W; j++) {
       const int c = c0 + j;
       (void)c;
-        const float t3 = kf_round_bf16(kf_add(kf_in(x0[kk].s[j]), kf_in(x1[kk].s[j])));
+        const float t3 = kf_round_bf16(kf_add(kf_in_at(x0[kk], j), kf_in_at(x1[kk], j)));
         o3[j] = t3;
         const float t4 = kf_cast<float>(t3);
         const float t5 = kf_add(red6, 9.99999997e-07f);
@@ -101,8 +101,9 @@ KF_INLINE void kf_part0_k0_row_row(int r, int lane, const kf_bf16 *__restrict__ 
         const float t7 = kf_mul(t4, t6);
         const float t8 = kf_round_bf16(t7);
         const float t9 = r9[j];
-        const float t10 = kf_round_bf16(kf_mul(t8, t9));
-        o12[j] = t10;
+        const float u10 = kf_mul(t8, t9);
+        const float t10 = kf_round_bf16(u10);
+        o12[j] = u10;
     }
     kf_stv<kf_bf16, W>(p3 + (r * 8192 + c0), o3);
     kf_stv<kf_bf16, W>(p12 + (r * 8192 + c0), o12);
@@ -169,8 +170,9 @@ KF_INLINE void kf_part0_k0_row_row1(int r, int lane, const kf_bf16 *__restrict__
         const float t11 = kf_mul(t8, t10);
         const float t12 = kf_round_bf16(t11);
         const float t13 = kf_ld(p2 + ((c)));
-        const float t14 = kf_round_bf16(kf_mul(t12, t13));
-        o12[j] = t14;
+        const float u14 = kf_mul(t12, t13);
+        const float t14 = kf_round_bf16(u14);
+        o12[j] = u14;
     }
     kf_stv<kf_bf16, W>(p3 + (r * 8192 + c0), o3);
     kf_stv<kf_bf16, W>(p12 + (r * 8192 + c0), o12);

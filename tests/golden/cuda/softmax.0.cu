@@ -53,7 +53,7 @@ KF_INLINE void kf_part0_k0_row_row(int r, int lane, const float *__restrict__ p0
     for (int j = 0; j < W; j++) {
       const int c = c0 + j;
       (void)c;
-        acc = kf_red_max<float>::op(acc, kf_in(x0[kk].s[j]));
+        acc = kf_red_max<float>::op(acc, kf_in_at(x0[kk], j));
     }
   }
   }
@@ -76,7 +76,7 @@ KF_INLINE void kf_part0_k0_row_row(int r, int lane, const float *__restrict__ p0
     for (int j = 0; j < W; j++) {
       const int c = c0 + j;
       (void)c;
-        const float t0 = kf_sub(kf_in(x0[kk].s[j]), red1);
+        const float t0 = kf_sub(kf_in_at(x0[kk], j), red1);
         const float t1 = kf_exp(t0);
         acc = kf_red_sum<float>::op(acc, t1);
         h3[kk][j] = t1;
@@ -91,6 +91,7 @@ KF_INLINE void kf_part0_k0_row_row(int r, int lane, const float *__restrict__ p0
     const int c0 = (kk * G + lane) * W;
     if (FULL || c0 < COLS) {
     float o5[W];
+    bool kf_bad = false;
     {
       const int c = c0;
       (void)c;
@@ -99,8 +100,21 @@ KF_INLINE void kf_part0_k0_row_row(int r, int lane, const float *__restrict__ p0
     for (int j = 0; j < W; j++) {
       const int c = c0 + j;
       (void)c;
-        const float t2 = kf_div_rcp(h3[kk][j], red4, kf_rcp_rn(red4));
+        const float t2 = kf_div_rcpf(h3[kk][j], red4, kf_rcp_rn(red4), kf_bad);
         o5[j] = t2;
+    }
+    if (kf_bad) { // a quotient was not finite: again, with the fallback
+    {
+      const int c = c0;
+      (void)c;
+    }
+#pragma unroll
+    for (int j = 0; j < W; j++) {
+      const int c = c0 + j;
+      (void)c;
+        const float t3 = kf_div_rcp(kf_fresh(h3[kk][j]), red4, kf_rcp_rn(red4));
+        o5[j] = t3;
+    }
     }
     kf_stv<float, W>(p5 + (r * 8192 + c0), o5);
   }
