@@ -164,6 +164,14 @@ static int min_blocks_override(void) {
   return v >= 1 && v <= 32 ? (int)v : 0;
 }
 
+/* Waves of resident blocks in a row grid (grid-stride over rows beyond
+ * them): 8, or KFUSE_ROW_WAVES=N (1..1024, a tuning knob). */
+static int64_t row_waves(void) {
+  const char *e = getenv("KFUSE_ROW_WAVES");
+  long v = e && *e ? strtol(e, NULL, 10) : 0;
+  return v >= 1 && v <= 1024 ? v : 8;
+}
+
 /* Registers per thread (32-bit words) that held rows may take: past about
  * 64 the kernel's occupancy drops below 3 blocks of 512 per SM. */
 enum { ROW_HOLD_WORDS = 64 };
@@ -233,7 +241,7 @@ kf_status cg_plan_row(cg_emit_args *a) {
     p->min_blocks = min_blocks_override() < a->t->max_threads_per_sm / (int)p->threads
                         ? min_blocks_override()
                         : a->t->max_threads_per_sm / (int)p->threads;
-  int64_t cap = (int64_t)a->t->sm_count * (a->t->max_threads_per_sm / p->threads) * 8;
+  int64_t cap = (int64_t)a->t->sm_count * (a->t->max_threads_per_sm / p->threads) * row_waves();
   p->blocks = (uint32_t)cg_min64(cg_ceil_div(k->rows, ri.rpb), cap < 1 ? 1 : cap);
   p->max_offset = k->rows * k->cols - 1;
   int64_t reach = k->rows * k->cols + (int64_t)p->blocks * ri.rpb * k->cols;
