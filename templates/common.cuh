@@ -83,6 +83,10 @@ template <typename S, int W> struct kf_pack {
   };
 };
 
+// The i-th 32-bit word of a pack (packs of 4 bytes or more).
+template <typename S, int W> KF_INLINE unsigned kf_word32(const kf_pack<S, W> &k, int i) {
+  return reinterpret_cast<const unsigned *>(k.w)[i];
+}
 // Lane j of a pack as its compute type. bf16 lanes come out of the 32-bit
 // word that holds two: the high one is the word with its low half cleared
 // (one LOP3), where going through the 16-bit lane took a PRMT and a shift.
@@ -92,7 +96,7 @@ template <typename S, int W> KF_INLINE auto kf_in_at(const kf_pack<S, W> &k, int
 }
 template <int W> KF_INLINE float kf_in_at(const kf_pack<kf_bf16, W> &k, int j) {
   if (W < 2) return kf_in(k.s[j]);
-  const unsigned u = reinterpret_cast<const unsigned *>(k.w)[j >> 1];
+  const unsigned u = kf_word32(k, j >> 1);
   return __uint_as_float((j & 1) ? (u & 0xffff0000u) : (u << 16));
 }
 
@@ -339,6 +343,30 @@ KF_INLINE float kf_min_nan(float a, float b) {
   return r;
 #else
   return kf_minimum(a, b);
+#endif
+}
+// Two bf16 lanes at once (sm_80+), NaN-propagating like kf_max_nan: a NaN
+// lane gives the canonical bf16 NaN.
+KF_INLINE unsigned kf_max_bf16x2(unsigned a, unsigned b) {
+#if __CUDA_ARCH__ >= 800
+  unsigned r;
+  asm("max.NaN.bf16x2 %0, %1, %2;" : "=r"(r) : "r"(a), "r"(b));
+  return r;
+#else
+  const float lo = kf_max_nan(__uint_as_float(a << 16), __uint_as_float(b << 16));
+  const float hi = kf_max_nan(__uint_as_float(a & 0xffff0000u), __uint_as_float(b & 0xffff0000u));
+  return (__float_as_uint(lo) >> 16) | (__float_as_uint(hi) & 0xffff0000u);
+#endif
+}
+KF_INLINE unsigned kf_min_bf16x2(unsigned a, unsigned b) {
+#if __CUDA_ARCH__ >= 800
+  unsigned r;
+  asm("min.NaN.bf16x2 %0, %1, %2;" : "=r"(r) : "r"(a), "r"(b));
+  return r;
+#else
+  const float lo = kf_min_nan(__uint_as_float(a << 16), __uint_as_float(b << 16));
+  const float hi = kf_min_nan(__uint_as_float(a & 0xffff0000u), __uint_as_float(b & 0xffff0000u));
+  return (__float_as_uint(lo) >> 16) | (__float_as_uint(hi) & 0xffff0000u);
 #endif
 }
 template <> struct kf_red_max<float> {

@@ -345,12 +345,60 @@ static bool declared(const row_emit *re, int32_t v) {
   return re->body.s && strstr(re->body.s, decl);
 }
 
+/* The held bf16 input whose max or min node v takes (directly or through a
+ * cast to f32), when the phase can reduce its packed pairs: -1 otherwise. */
+static int32_t packed_minmax_input(const row_emit *re, int32_t v) {
+  const kf_graph *g = re->a->g;
+  const fuse_kernel *k = re->a->k;
+  const ir_node *n = &g->nodes[v];
+  if (!re->ri.hold || re->ri.fallback || re->ri.lanes < 2 || re->ri.lanes % 2 ||
+      (n->op != IR_OP_MAX && n->op != IR_OP_MIN) || cg_compute_type(n->dtype)[0] != 'f' ||
+      n->dtype == KF_F64)
+    return -1;
+  int32_t x = n->args[0];
+  if (g->nodes[x].op == IR_OP_CAST && g->nodes[x].dtype == KF_F32) x = g->nodes[x].args[0];
+  if (!cg_is_input(k, x) || g->nodes[x].dtype != KF_BF16 ||
+      numel_of(&g->nodes[x]) != k->rows * k->cols)
+    return -1;
+  return x;
+}
+
+/* A max or min phase over a held bf16 input: its 32-bit words reduced as
+ * bf16 pairs (max.NaN.bf16x2: half an instruction per element, where each
+ * element took an unpack and an FMNMX), the two halves joined at the end.
+ * bf16 to f32 is exact, so the result is the f32 reduction's. */
+static void emit_packed_minmax(row_emit *re, int32_t v, int32_t x) {
+  const ir_node *n = &re->a->g->nodes[v];
+  bool mx = n->op == IR_OP_MAX;
+  cg_printf(&re->body,
+            "  // phase: %%%d %s (bf16 pairs)\n  float red%d;\n  {\n"
+            "    unsigned acc = %s;\n"
+            "#pragma unroll\n    for (int kk = 0; kk < NV; kk++) {\n"
+            "      const int c0 = (kk * G + lane) * W;\n"
+            "      if (FULL || c0 < COLS) {\n#pragma unroll\n"
+            "        for (int i = 0; i < W / 2; i++) acc = kf_%s_bf16x2(acc, kf_word32(x%d[kk], i));\n"
+            "      }\n    }\n"
+            "    red%d = kf_block_allreduce<%s<float>, G, %d>(kf_%s_nan(__uint_as_float(acc << 16), "
+            "__uint_as_float(acc & 0xffff0000u)), kf_smf);\n  }\n",
+            (int)v, ir_ops[n->op].name, (int)v, mx ? "0xff80ff80u" : "0x7f807f80u",
+            mx ? "max" : "min", (int)x, (int)v, red_struct(n), re->a->part->launch_threads,
+            mx ? "max" : "min");
+  char bound[32];
+  snprintf(bound, sizeof bound, "red%d", (int)v);
+  cg_gen_bind(&re->gen, v, NULL, bound);
+}
+
 /* One phase: the reduction of node v over the row. */
 static void emit_phase(row_emit *re, int32_t v) {
   const kf_graph *g = re->a->g;
   const ir_node *n = &g->nodes[v];
   const ir_node *x = &g->nodes[n->args[0]];
   const char *ct = cg_compute_type(n->dtype);
+  int32_t packed = packed_minmax_input(re, v);
+  if (packed >= 0 && !(re->ri.cache && cache_worthy(re->a, v, n->args[0]))) {
+    emit_packed_minmax(re, v, packed);
+    return;
+  }
   if (re->ri.cache && cache_worthy(re->a, v, n->args[0]) && !declared(re, n->args[0]))
     cg_printf(&re->body, "  %s h%d[NV][W];\n", cg_compute_type(x->dtype), (int)n->args[0]);
   cg_printf(&re->body, "  // phase: %%%d %s\n  %s red%d;\n  {\n    %s acc = %s<%s>::id();\n", (int)v,

@@ -1,7 +1,8 @@
 /* test_gpu_rows.c - row kernels whose rows do not fit in registers (the
  * looped variant, one pass for max+sum by online softmax and for mean+variance
  * by Welford; an odd length makes that path W = 1) and the unaligned
- * fallback (W = 1, looped, unpaired), on a real GPU:
+ * fallback (W = 1, looped, unpaired), and rows held in registers, on a
+ * real GPU:
  *  - fresh random rows against the CPU reference within the computed error
  *    bound (error_bound.h), aligned and one element off alignment;
  *    (one row with a large common offset among them);
@@ -13,8 +14,9 @@
  * Skips (exit 77) without a GPU. */
 #include "gpu_util.h"
 
-enum { G_SOFTMAX, G_LOG_SOFTMAX, G_LAYERNORM, G_VARSUM, G_COUNT };
-static const char *const G_names[G_COUNT] = {"softmax", "log_softmax", "layernorm", "variance_sum"};
+enum { G_SOFTMAX, G_LOG_SOFTMAX, G_LAYERNORM, G_VARSUM, G_RATIO, G_MINSHIFT, G_COUNT };
+static const char *const G_names[G_COUNT] = {"softmax", "log_softmax", "layernorm", "variance_sum",
+                                             "ratio",   "min_shift"};
 
 enum { SPECIAL_ROWS = 4, OFFSET_ROW = 4 };
 
@@ -31,6 +33,18 @@ static kf_graph *row_graph(int which, kf_dtype dt, int64_t rows, int64_t cols) {
   } else if (which == G_LAYERNORM) {
     kf_value w = kf_input(g, "w", dt, 1, ws), b = kf_input(g, "b", dt, 1, ws);
     kf_set_output(g, kf_layernorm(g, x, w, b, 1e-5));
+  } else if (which == G_RATIO) {
+    /* x / sum(y) over the row: a division by a per-row value whose
+     * numerator may be infinite while the divisor is finite (the quotient
+     * is then +-inf, where the fast form gives NaN and the chunk is
+     * computed again) */
+    kf_value y = kf_input(g, "y", dt, 2, shape);
+    kf_set_output(g, kf_div(g, x, kf_sum(g, kf_abs(g, y), 1, &ax, true)));
+  } else if (which == G_MINSHIFT) {
+    /* x - min(x) and the min per row (a bf16 min phase runs on pairs) */
+    kf_value m = kf_min(g, x, 1, &ax, true);
+    kf_set_output(g, kf_sub(g, x, m));
+    kf_set_output(g, m);
   } else {
     /* the sum of squared deviations as a per-row output, next to them */
     kf_value d = kf_sub(g, x, kf_mean(g, x, 1, &ax, true));
@@ -172,6 +186,24 @@ START_TEST(looped_rows) {
 }
 END_TEST
 
+/* Rows held in registers (the common case: the suite's 8192 columns): the
+ * bf16 max phase on packed pairs, the row-output divisions that flag a NaN
+ * quotient and compute the chunk again, f16/bf16 outputs rounded once by
+ * their store; with the special rows above in every graph. */
+START_TEST(held_rows) {
+  int64_t rows = gpu_small() ? 6 : 64;
+  int failed = 0;
+  for (int which = 0; which < G_COUNT; which++) {
+    failed += check_rows(which, KF_F32, rows, 8192, 0);
+    failed += check_rows(which, KF_BF16, rows, 8192, 0);
+    failed += check_rows(which, KF_F16, rows, 2048, 0);
+  }
+  failed += check_rows(G_SOFTMAX, KF_BF16, rows, 1000, 0);
+  failed += check_rows(G_RATIO, KF_BF16, rows, 1000, 0);
+  ck_assert_int_eq(failed, 0);
+}
+END_TEST
+
 /* Rows one element off alignment: the W = 1 fallback (looped, one pass per
  * reduction: it stays compact), for held and for long rows. */
 START_TEST(unaligned_fallback_rows) {
@@ -191,6 +223,7 @@ static Suite *make_suite(void) {
   Suite *s = suite_create("gpu_rows");
   TCase *tc = tcase_create("gpu");
   tcase_set_timeout(tc, 600);
+  tcase_add_test(tc, held_rows);
   tcase_add_test(tc, looped_rows);
   tcase_add_test(tc, unaligned_fallback_rows);
   suite_add_tcase(s, tc);
