@@ -121,7 +121,40 @@ KF_INLINE unsigned kf_bf16x2_rn(float lo, float hi) {
 #endif
   return u;
 }
-template <typename S, int W, typename C>
+// Streaming accesses (.cs, "evict first"): for data read or written once, so
+// that it does not push out of the caches what is read again (a row
+// kernel's weights). Words of 4 bytes or more; smaller ones go the plain way.
+template <typename T> KF_INLINE T kf_ldcs(const T *__restrict__ p) { return __ldg(p); }
+template <> KF_INLINE uint4 kf_ldcs(const uint4 *__restrict__ p) {
+  uint4 v;
+  asm("ld.global.cs.nc.v4.u32 {%0, %1, %2, %3}, [%4];"
+      : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(p));
+  return v;
+}
+template <> KF_INLINE uint2 kf_ldcs(const uint2 *__restrict__ p) {
+  uint2 v;
+  asm("ld.global.cs.nc.v2.u32 {%0, %1}, [%2];" : "=r"(v.x), "=r"(v.y) : "l"(p));
+  return v;
+}
+template <> KF_INLINE unsigned kf_ldcs(const unsigned *__restrict__ p) {
+  unsigned v;
+  asm("ld.global.cs.nc.u32 %0, [%1];" : "=r"(v) : "l"(p));
+  return v;
+}
+template <typename T> KF_INLINE void kf_stcs(T *p, T v) { *p = v; }
+template <> KF_INLINE void kf_stcs(uint4 *p, uint4 v) {
+  asm volatile("st.global.cs.v4.u32 [%0], {%1, %2, %3, %4};" ::"l"(p), "r"(v.x), "r"(v.y), "r"(v.z),
+               "r"(v.w));
+}
+template <> KF_INLINE void kf_stcs(uint2 *p, uint2 v) {
+  asm volatile("st.global.cs.v2.u32 [%0], {%1, %2};" ::"l"(p), "r"(v.x), "r"(v.y));
+}
+template <> KF_INLINE void kf_stcs(unsigned *p, unsigned v) {
+  asm volatile("st.global.cs.u32 [%0], %1;" ::"l"(p), "r"(v));
+}
+
+// CS: streaming stores (kf_stcs).
+template <typename S, int W, bool CS = false, typename C>
 KF_INLINE void kf_stv(S *__restrict__ p, const C (&src)[W]) {
   kf_pack<S, W> k;
   typedef typename kf_pack<S, W>::word word;
@@ -130,7 +163,12 @@ KF_INLINE void kf_stv(S *__restrict__ p, const C (&src)[W]) {
   for (int i = 0; i < W; i++) k.s[i] = kf_out<S>(src[i]);
   word *q = reinterpret_cast<word *>(p);
 #pragma unroll
-  for (int i = 0; i < kf_pack<S, W>::N; i++) q[i] = k.w[i];
+  for (int i = 0; i < kf_pack<S, W>::N; i++) {
+    if (CS)
+      kf_stcs(q + i, k.w[i]);
+    else
+      q[i] = k.w[i];
+  }
 }
 template <typename S> KF_INLINE S kf_ld1(const S *__restrict__ p) { return __ldg(p); }
 KF_INLINE kf_f16 kf_ld1(const kf_f16 *__restrict__ p) {
@@ -484,15 +522,19 @@ template <int N, int LAUNCH> KF_INLINE void kf_sync() {
   if (N == LAUNCH)
     __syncthreads();
   else
-    asm volatile("bar.sync 1, %0;" ::"n"(N) : "memory");
+    asm volatile("bar.sync 1, %0;" ::"n"(N));
 }
 // Every thread of the first N gets the reduction of their values. sm holds
-// 32 values; the leading barrier makes back-to-back calls safe.
-template <typename R, int N, int LAUNCH, typename T> KF_INLINE T kf_block_allreduce(T v, T *sm) {
+// 32 values; the leading barrier (LEAD) makes back-to-back calls on the same
+// sm safe. Row kernels alternate two sm halves instead and drop it: a
+// thread writes a half again only after the barrier of the reduction in
+// between, which every thread reaches after reading that half.
+template <typename R, int N, int LAUNCH, bool LEAD = true, typename T>
+KF_INLINE T kf_block_allreduce(T v, T *sm) {
   v = kf_warp_allreduce<R>(v);
   if (N <= 32) return v;
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-  kf_sync<N, LAUNCH>();
+  if (LEAD) kf_sync<N, LAUNCH>();
   if (lane == 0) sm[warp] = v;
   kf_sync<N, LAUNCH>();
   v = lane < N / 32 ? sm[lane] : R::id();

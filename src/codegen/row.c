@@ -165,11 +165,15 @@ static int min_blocks_override(void) {
 }
 
 /* Waves of resident blocks in a row grid (grid-stride over rows beyond
- * them): 8, or KFUSE_ROW_WAVES=N (1..1024, a tuning knob). */
+ * them): 32, or KFUSE_ROW_WAVES=N (1..1024, a tuning knob). With 8, f32
+ * rows of 512 threads got 4224 blocks for 8192 rows: most ran two rows,
+ * the last 256 one, a ragged tail; 32 gives a block per row (H200:
+ * softmax_f32 0.1345 -> 0.1323 ms, layernorm_f32 0.1362 -> 0.1346 ms;
+ * docs/performance.md, G1). */
 static int64_t row_waves(void) {
   const char *e = getenv("KFUSE_ROW_WAVES");
   long v = e && *e ? strtol(e, NULL, 10) : 0;
-  return v >= 1 && v <= 1024 ? v : 8;
+  return v >= 1 && v <= 1024 ? v : 32;
 }
 
 /* Registers per thread (32-bit words) that held rows may take: past about
@@ -266,6 +270,9 @@ typedef struct row_emit {
   cg_gen gen;
   cg_buf body, align;
   int64_t cols;
+  /* block reductions of one row: how many, and the next one's index (they
+   * alternate two halves of the shared scratch: see red_call) */
+  int n_red, i_red;
 } row_emit;
 
 /* The buffers of one pass over the row (chunk_open/chunk_close). */
@@ -330,6 +337,37 @@ static char sm_letter(kf_dtype dt) {
   return dt == KF_F64 ? 'd' : dt == KF_I32 ? 'i' : dt == KF_I64 ? 'l' : 'f';
 }
 
+/* KFUSE_ROW_BARRIERS=2 keeps the leading barrier of every block reduction
+ * of a row (the old form, for measurements); by default a row's reductions
+ * alternate two halves of their shared scratch and need one barrier each. */
+static bool one_barrier(void) {
+  const char *e = getenv("KFUSE_ROW_BARRIERS");
+  return !(e && !strcmp(e, "2"));
+}
+
+/* The call reducing `acc` over the row group, of reduction R<T>, through
+ * shared scratch sm. Reduction i of the row uses half i % 2 of sm without
+ * a leading barrier; with an odd count per row, the first one keeps its
+ * barrier (the next row's first would follow the last on the same half). */
+static void red_call(row_emit *re, cg_buf *b, const char *dst, const char *r, const char *t,
+                     const char *acc, const char *sm) {
+  int i = re->i_red++;
+  bool split = one_barrier() && re->ri.group > 32;
+  bool lead = !split || (i == 0 && re->n_red % 2);
+  cg_printf(b, "    %s = kf_block_allreduce<%s<%s>, G, %d, %s>(%s, %s%s);\n", dst, r, t,
+            re->a->part->launch_threads, lead ? "true" : "false", acc, sm,
+            split && i % 2 ? " + 32" : "");
+}
+
+/* KFUSE_ROW_STREAM=1: held rows read their full-row inputs and every row
+ * kernel writes its full-row outputs with streaming (.cs) accesses: each
+ * is touched once, so they need not displace the per-column inputs
+ * (weights) that every row reads again. A knob for measurements. */
+static bool stream_rows(void) {
+  const char *e = getenv("KFUSE_ROW_STREAM");
+  return e && !strcmp(e, "1");
+}
+
 /* Whether value v is bound (held or cached) at context key already. */
 static bool bound(const cg_gen *gen, int32_t v, const char *key) {
   for (int i = 0; i < gen->n_binds; i++)
@@ -377,12 +415,15 @@ static void emit_packed_minmax(row_emit *re, int32_t v, int32_t x) {
             "      const int c0 = (kk * G + lane) * W;\n"
             "      if (FULL || c0 < COLS) {\n#pragma unroll\n"
             "        for (int i = 0; i < W / 2; i++) acc = kf_%s_bf16x2(acc, kf_word32(x%d[kk], i));\n"
-            "      }\n    }\n"
-            "    red%d = kf_block_allreduce<%s<float>, G, %d>(kf_%s_nan(__uint_as_float(acc << 16), "
-            "__uint_as_float(acc & 0xffff0000u)), kf_smf);\n  }\n",
+            "      }\n    }\n",
             (int)v, ir_ops[n->op].name, (int)v, mx ? "0xff80ff80u" : "0x7f807f80u",
-            mx ? "max" : "min", (int)x, (int)v, red_struct(n), re->a->part->launch_threads,
-            mx ? "max" : "min");
+            mx ? "max" : "min", (int)x);
+  char dst[32], acc[96];
+  snprintf(dst, sizeof dst, "red%d", (int)v);
+  snprintf(acc, sizeof acc, "kf_%s_nan(__uint_as_float(acc << 16), __uint_as_float(acc & 0xffff0000u))",
+           mx ? "max" : "min");
+  red_call(re, &re->body, dst, red_struct(n), "float", acc, "kf_smf");
+  cg_puts(&re->body, "  }\n");
   char bound[32];
   snprintf(bound, sizeof bound, "red%d", (int)v);
   cg_gen_bind(&re->gen, v, NULL, bound);
@@ -420,8 +461,10 @@ static void emit_phase(row_emit *re, int32_t v) {
     snprintf(expr, sizeof expr, "h%d[kk][j]", (int)n->args[0]);
     cg_gen_bind(&re->gen, n->args[0], key, expr);
   }
-  cg_printf(&re->body, "    red%d = kf_block_allreduce<%s<%s>, G, %d>(acc, kf_sm%c);\n", (int)v,
-            red_struct(n), ct, re->a->part->launch_threads, sm_letter(n->dtype));
+  char dst[32], sm[16];
+  snprintf(dst, sizeof dst, "red%d", (int)v);
+  snprintf(sm, sizeof sm, "kf_sm%c", sm_letter(n->dtype));
+  red_call(re, &re->body, dst, red_struct(n), ct, "acc", sm);
   if (n->op == IR_OP_MEAN) {
     char cnt[64];
     cg_literal(n->dtype, (double)re->cols, cnt, sizeof cnt);
@@ -458,8 +501,9 @@ static void emit_online(row_emit *re, int32_t first, int32_t second, row_online_
   cg_printf(&ps.decl, "    %s y[W];\n", ct);
   cg_printf(&ps.after, "    acc = %s_chunk<%s, W>(acc, y);\n", st, ct);
   pass_close(re, &ps);
-  cg_printf(&re->body, "    acc = kf_block_allreduce<%s<%s>, G, %d>(acc, kf_sm%s%c);\n", red, ct,
-            re->a->part->launch_threads, sm ? "o" : "w", sm_letter(f->dtype));
+  char smn[16];
+  snprintf(smn, sizeof smn, "kf_sm%s%c", sm ? "o" : "w", sm_letter(f->dtype));
+  red_call(re, &re->body, "acc", red, ct, "acc", smn);
   if (sm) {
     cg_printf(&re->body, "    red%d = acc.m;\n    red%d = kf_osm_sum(acc);\n", (int)first,
               (int)second);
@@ -497,8 +541,9 @@ static void output_elems(row_emit *re, cg_buf *decl, cg_buf *stores, bool declar
     cg_line(&re->gen, "o%d[j] = %s;", (int)v, name);
     if (!declare) continue;
     cg_printf(decl, "    %s o%d[W];\n", cg_compute_type(n->dtype), (int)v);
-    cg_printf(stores, "    kf_stv<%s, W>(p%d + (r * %lld + c0), o%d);\n",
-              cg_storage_type(n->dtype), (int)v, (long long)re->cols, (int)v);
+    cg_printf(stores, "    kf_stv<%s, W%s>(p%d + (r * %lld + c0), o%d);\n",
+              cg_storage_type(n->dtype), stream_rows() ? ", true" : "", (int)v,
+              (long long)re->cols, (int)v);
     size_t wb = kf_dtype_size(n->dtype) * (size_t)re->ri.lanes;
     cg_printf(&re->align, " && kf_aligned(p%d, %d)", (int)v, (int)(wb > 16 ? 16 : wb));
   }
@@ -597,9 +642,10 @@ static void emit_hold(row_emit *re) {
               "      typedef typename kf_pack<%s, W>::word word;\n"
               "      const word *q = reinterpret_cast<const word *>(p%d + (r * %lld + c0));\n"
               "#pragma unroll\n"
-              "      for (int i = 0; i < kf_pack<%s, W>::N; i++) x%d[kk].w[i] = __ldg(q + i);\n"
+              "      for (int i = 0; i < kf_pack<%s, W>::N; i++) x%d[kk].w[i] = %s(q + i);\n"
               "    }\n  }\n",
-              st, (int)v, st, (int)v, (long long)re->cols, st, (int)v);
+              st, (int)v, st, (int)v, (long long)re->cols, st, (int)v,
+              stream_rows() ? "kf_ldcs" : "__ldg");
     cg_ctx c;
     row_ctx(n, re->cols, &c);
     char key[512], expr[64];
@@ -631,7 +677,7 @@ static void emit_shared(row_emit *re) {
   for (int t = 0; t < 4; t++) {
     if (!used[t]) continue;
     if (re->ri.group > 32)
-      cg_printf(&re->body, "  __shared__ %s kf_sm%c[32];\n", types[t], letters[t]);
+      cg_printf(&re->body, "  __shared__ %s kf_sm%c[%d];\n", types[t], letters[t], one_barrier() ? 64 : 32);
     else
       cg_printf(&re->body, "  %s *kf_sm%c = 0;\n", types[t], letters[t]);
     cg_printf(&re->body, "  (void)kf_sm%c;\n", letters[t]);
@@ -652,7 +698,7 @@ static void emit_shared(row_emit *re) {
       char nm[16];
       snprintf(nm, sizeof nm, "kf_sm%c%c", w ? 'w' : 'o', d ? 'd' : 'f');
       if (re->ri.group > 32)
-        cg_printf(&re->body, "  __shared__ %s<%s> %s[32];\n", st, t, nm);
+        cg_printf(&re->body, "  __shared__ %s<%s> %s[%d];\n", st, t, nm, one_barrier() ? 64 : 32);
       else
         cg_printf(&re->body, "  %s<%s> *%s = 0;\n", st, t, nm);
       cg_printf(&re->body, "  (void)%s;\n", nm);
@@ -662,6 +708,12 @@ static void emit_shared(row_emit *re) {
 /* The whole body of one row: scratch, held inputs, the phases, outputs. */
 static void emit_body(row_emit *re) {
   const fuse_kernel *k = re->a->k;
+  re->n_red = re->i_red = 0;
+  for (int i = 0; i < k->n_nodes; i++)
+    if (is_reduce(&re->a->g->nodes[k->nodes[i]])) {
+      phase_at(re->a, pairs(re), i, &i);
+      re->n_red++;
+    }
   emit_shared(re);
   if (re->ri.hold) emit_hold(re);
   for (int i = 0; i < k->n_nodes; i++) {

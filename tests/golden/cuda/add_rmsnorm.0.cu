@@ -26,7 +26,7 @@ template <int W>
 KF_INLINE void kf_part0_k0_row_row(int r, int lane, const kf_bf16 *__restrict__ p0, const kf_bf16 *__restrict__ p1, const kf_bf16 *__restrict__ p2, kf_bf16 *__restrict__ p3, kf_bf16 *__restrict__ p12) {
   enum { G = 256, COLS = 8192, NV = (COLS + G * W - 1) / (G * W),
          FULL = COLS % (G * W) == 0 };
-  __shared__ float kf_smf[32];
+  __shared__ float kf_smf[64];
   (void)kf_smf;
   kf_pack<kf_bf16, W> x0[NV];
 #pragma unroll
@@ -73,7 +73,7 @@ KF_INLINE void kf_part0_k0_row_row(int r, int lane, const kf_bf16 *__restrict__ 
     }
   }
   }
-    red6 = kf_block_allreduce<kf_red_sum<float>, G, 256>(acc, kf_smf);
+    red6 = kf_block_allreduce<kf_red_sum<float>, G, 256, true>(acc, kf_smf);
     red6 = kf_div(red6, 8192.0f);
   }
   // outputs
@@ -115,7 +115,7 @@ KF_INLINE void kf_part0_k0_row_row(int r, int lane, const kf_bf16 *__restrict__ 
 // loops not unrolled (compiles fast; runs only on unaligned tensors).
 KF_INLINE void kf_part0_k0_row_row1(int r, int lane, const kf_bf16 *__restrict__ p0, const kf_bf16 *__restrict__ p1, const kf_bf16 *__restrict__ p2, kf_bf16 *__restrict__ p3, kf_bf16 *__restrict__ p12) {
   enum { G = 256, COLS = 8192, W = 1, NV = (COLS + G - 1) / G, FULL = COLS % G == 0 };
-  __shared__ float kf_smf[32];
+  __shared__ float kf_smf[64];
   (void)kf_smf;
   // phase: %6 mean
   float red6;
@@ -142,7 +142,7 @@ KF_INLINE void kf_part0_k0_row_row1(int r, int lane, const kf_bf16 *__restrict__
     }
   }
   }
-    red6 = kf_block_allreduce<kf_red_sum<float>, G, 256>(acc, kf_smf);
+    red6 = kf_block_allreduce<kf_red_sum<float>, G, 256, true>(acc, kf_smf);
     red6 = kf_div(red6, 8192.0f);
   }
   // outputs

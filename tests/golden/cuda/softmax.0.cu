@@ -1,7 +1,7 @@
-/* kfuse generated kernel kf_k0_row: 1 part, 4224 blocks x 512 threads.
+/* kfuse generated kernel kf_k0_row: 1 part, 8192 blocks x 512 threads.
  * part kf_part0_k0_row = kernel k0_row (row), 5 ops:
  *   %1=max(%0) %2=sub(%0,%1) %3=exp(%2) %4=sum(%3) %5 y=div(%3,%4)
- *  decisions: row: 8192 rows x 8192 cols, block per row (512 threads per row, 1 rows per block), 4 lanes per access, row held in registers (reused reduction operands too), 32-bit index, 4224 blocks x 512 threads
+ *  decisions: row: 8192 rows x 8192 cols, block per row (512 threads per row, 1 rows per block), 4 lanes per access, row held in registers (reused reduction operands too), 32-bit index, 8192 blocks x 512 threads
  * index: 32-bit (largest offset 67108863); widest access 16 bytes
  */
 // [templates/common.cuh: the prelude, not repeated in golden files]
@@ -24,7 +24,7 @@ template <int W>
 KF_INLINE void kf_part0_k0_row_row(int r, int lane, const float *__restrict__ p0, float *__restrict__ p5) {
   enum { G = 512, COLS = 8192, NV = (COLS + G * W - 1) / (G * W),
          FULL = COLS % (G * W) == 0 };
-  __shared__ float kf_smf[32];
+  __shared__ float kf_smf[64];
   (void)kf_smf;
   kf_pack<float, W> x0[NV];
 #pragma unroll
@@ -57,7 +57,7 @@ KF_INLINE void kf_part0_k0_row_row(int r, int lane, const float *__restrict__ p0
     }
   }
   }
-    red1 = kf_block_allreduce<kf_red_max<float>, G, 512>(acc, kf_smf);
+    red1 = kf_block_allreduce<kf_red_max<float>, G, 512, false>(acc, kf_smf);
   }
   float h3[NV][W];
   // phase: %4 sum
@@ -83,7 +83,7 @@ KF_INLINE void kf_part0_k0_row_row(int r, int lane, const float *__restrict__ p0
     }
   }
   }
-    red4 = kf_block_allreduce<kf_red_sum<float>, G, 512>(acc, kf_smf);
+    red4 = kf_block_allreduce<kf_red_sum<float>, G, 512, false>(acc, kf_smf + 32);
   }
   // outputs
   #pragma unroll
@@ -125,7 +125,7 @@ KF_INLINE void kf_part0_k0_row_row(int r, int lane, const float *__restrict__ p0
 // loops not unrolled (compiles fast; runs only on unaligned tensors).
 KF_INLINE void kf_part0_k0_row_row1(int r, int lane, const float *__restrict__ p0, float *__restrict__ p5) {
   enum { G = 512, COLS = 8192, W = 1, NV = (COLS + G - 1) / G, FULL = COLS % G == 0 };
-  __shared__ float kf_smf[32];
+  __shared__ float kf_smf[64];
   (void)kf_smf;
   // phase: %1 max
   float red1;
@@ -148,7 +148,7 @@ KF_INLINE void kf_part0_k0_row_row1(int r, int lane, const float *__restrict__ p
     }
   }
   }
-    red1 = kf_block_allreduce<kf_red_max<float>, G, 512>(acc, kf_smf);
+    red1 = kf_block_allreduce<kf_red_max<float>, G, 512, false>(acc, kf_smf);
   }
   // phase: %4 sum
   float red4;
@@ -173,7 +173,7 @@ KF_INLINE void kf_part0_k0_row_row1(int r, int lane, const float *__restrict__ p
     }
   }
   }
-    red4 = kf_block_allreduce<kf_red_sum<float>, G, 512>(acc, kf_smf);
+    red4 = kf_block_allreduce<kf_red_sum<float>, G, 512, false>(acc, kf_smf + 32);
   }
   // outputs
   #pragma unroll 1
@@ -205,7 +205,7 @@ KF_INLINE void kf_part0_k0_row(unsigned bid, const float *__restrict__ p0, float
   const int lane = threadIdx.x % 512;
   const int grp = threadIdx.x / 512;
   const bool vec = 4 > 1 && kf_aligned(p0, 16) && kf_aligned(p5, 16);
-  for (int r = (int)bid * 1 + grp; r < 8192; r += (int)4224 * 1) {
+  for (int r = (int)bid * 1 + grp; r < 8192; r += (int)8192 * 1) {
     if (vec)
       kf_part0_k0_row_row<4>(r, lane, p0, p5);
     else
