@@ -124,6 +124,25 @@ class Binding(unittest.TestCase):
                     p.run([x], [y], stream=0)
             self.assertEqual(x.reads, want, policy + (" same" if same else " moving"))
 
+    def test_bind(self):
+        x, y = self.tensors()
+        with self.assertRaisesRegex(kfuse.KfuseError,
+                                    "bind: 1 inputs and 2 outputs given, the plan has 1 and 1"):
+            self.plan.bind([x], [y, y])
+        bad = FakeTensor("float16", x.shape, x.ptr)
+        with self.assertRaisesRegex(kfuse.KfuseError, r"inputs\[0\]: dtype torch.float16"):
+            self.plan.bind([bad], [y])
+        b = self.plan.bind([x], [y])
+        self.assertEqual(list(b._pin), [0x10000])
+        self.assertEqual(list(b._pout), [0x10000 + (1 << 28)])
+        x.ptr += 256  # a bound run keeps the address taken at bind time
+        reads = x.reads
+        if not _have_driver():
+            with self.assertRaisesRegex(kfuse.KfuseError, "libcuda.so.1 not found"):
+                b.run(stream=0)
+        self.assertEqual(list(b._pin), [0x10000])
+        self.assertEqual(x.reads, reads)  # nothing looked at again
+
     def test_bad_policy(self):
         with self.assertRaisesRegex(kfuse.KfuseError, "check must be one of"):
             kfuse.compile_yaml(graph("examples/graphs/softmax.yaml"), arch="sm_90",
