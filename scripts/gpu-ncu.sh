@@ -6,7 +6,9 @@
 # tell an instruction-bound kernel from a memory-bound one. Run after
 # scripts/gpu-check.sh (build-gpu/ and its env.sh); writes $OUT/ncu.csv.
 #   OUT=out scripts/gpu-ncu.sh [FILE.yaml ...]
-# Not yet run on the H200 as written (session 2 ended without device time).
+# NCU_SECTIONS="WarpStateStats SpeedOfLight" collects those Nsight Compute
+# sections instead of the metrics below (stall reasons per issued
+# instruction, throughput against peak).
 set -uo pipefail
 # shellcheck source=scripts/gpu-common.sh
 . "$(dirname "$0")/gpu-common.sh"
@@ -23,7 +25,12 @@ status=0
 for f in "${graphs[@]}"; do
   echo "== $f" >>"$OUT/ncu.csv"
   # the second launch of kf_*: the first may include module-load effects
-  "$ncu" --csv --metrics "$metrics" -k regex:^kf_ --launch-skip 1 --launch-count 1 \
+  what=(--metrics "$metrics")
+  if [ -n "${NCU_SECTIONS:-}" ]; then
+    what=()
+    for sec in $NCU_SECTIONS; do what+=(--section "$sec"); done
+  fi
+  "$ncu" --csv "${what[@]}" -k regex:^kf_ --launch-skip 1 --launch-count 1 \
     kfuse run "$f" --iters 3 >>"$OUT/ncu.csv" 2>&1 || status=1
 done
 cat "$OUT/ncu.csv"
