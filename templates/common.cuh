@@ -141,6 +141,25 @@ template <> KF_INLINE unsigned kf_ldcs(const unsigned *__restrict__ p) {
   asm("ld.global.cs.nc.u32 %0, [%1];" : "=r"(v) : "l"(p));
   return v;
 }
+// Loads that do not allocate in L1 (.L1::no_allocate): a row read once
+// does not evict the weights every row reads again from L1.
+template <typename T> KF_INLINE T kf_ldna(const T *__restrict__ p) { return __ldg(p); }
+template <> KF_INLINE uint4 kf_ldna(const uint4 *__restrict__ p) {
+  uint4 v;
+  asm("ld.global.nc.L1::no_allocate.v4.u32 {%0, %1, %2, %3}, [%4];"
+      : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(p));
+  return v;
+}
+template <> KF_INLINE uint2 kf_ldna(const uint2 *__restrict__ p) {
+  uint2 v;
+  asm("ld.global.nc.L1::no_allocate.v2.u32 {%0, %1}, [%2];" : "=r"(v.x), "=r"(v.y) : "l"(p));
+  return v;
+}
+template <> KF_INLINE unsigned kf_ldna(const unsigned *__restrict__ p) {
+  unsigned v;
+  asm("ld.global.nc.L1::no_allocate.u32 %0, [%1];" : "=r"(v) : "l"(p));
+  return v;
+}
 template <typename T> KF_INLINE void kf_stcs(T *p, T v) { *p = v; }
 template <> KF_INLINE void kf_stcs(uint4 *p, uint4 v) {
   asm volatile("st.global.cs.v4.u32 [%0], {%1, %2, %3, %4};" ::"l"(p), "r"(v.x), "r"(v.y), "r"(v.z),

@@ -362,10 +362,18 @@ static void red_call(row_emit *re, cg_buf *b, const char *dst, const char *r, co
 /* KFUSE_ROW_STREAM=1: held rows read their full-row inputs and every row
  * kernel writes its full-row outputs with streaming (.cs) accesses: each
  * is touched once, so they need not displace the per-column inputs
- * (weights) that every row reads again. A knob for measurements. */
+ * (weights) that every row reads again. Measured slower on the H200
+ * (performance.md, S1). KFUSE_ROW_STREAM=loads: only the held rows' loads,
+ * not allocating in L1 (.L1::no_allocate), stores plain: not yet measured.
+ * Knobs for measurements. */
 static bool stream_rows(void) {
   const char *e = getenv("KFUSE_ROW_STREAM");
   return e && !strcmp(e, "1");
+}
+
+static const char *held_load(void) {
+  const char *e = getenv("KFUSE_ROW_STREAM");
+  return stream_rows() ? "kf_ldcs" : e && !strcmp(e, "loads") ? "kf_ldna" : "__ldg";
 }
 
 /* Whether value v is bound (held or cached) at context key already. */
@@ -645,7 +653,7 @@ static void emit_hold(row_emit *re) {
               "      for (int i = 0; i < kf_pack<%s, W>::N; i++) x%d[kk].w[i] = %s(q + i);\n"
               "    }\n  }\n",
               st, (int)v, st, (int)v, (long long)re->cols, st, (int)v,
-              stream_rows() ? "kf_ldcs" : "__ldg");
+              held_load());
     cg_ctx c;
     row_ctx(n, re->cols, &c);
     char key[512], expr[64];
