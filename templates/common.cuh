@@ -268,8 +268,10 @@ KF_INLINE float kf_div_rcp(float x, float d, float r) {
 // branch per element cost 4 instructions (BSSY, FSETP, BRA, BSYNC); the
 // flag costs one FSETP.OR.
 // x as an opaque copy: the chunk's second computation (kf_bad set) divides
-// kf_fresh(x), so the compiler cannot share it with the first and hoist its
-// per-element NaN tests into the path without NaN.
+// kf_fresh(x). Without it the compiler hoisted that computation's
+// per-element NaN tests out of the flagged branch into the path without
+// NaN (8 more FSETP per chunk in softmax_bf16's SASS); with it they stay
+// in the branch.
 KF_INLINE float kf_fresh(float x) {
   float y;
   asm volatile("mov.b32 %0, %1;" : "=f"(y) : "f"(x));

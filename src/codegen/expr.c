@@ -145,17 +145,29 @@ void cg_literal(kf_dtype dt, double v, char *out, size_t size) {
   snprintf(out, size, v < 0 ? "(%s%s)" : "%s%s", b, dbl ? "" : "f");
 }
 
-static const char *memo_find(cg_gen *gen, int32_t v, const char *key) {
+/* The binding of v at context key, or NULL. */
+static const cg_bind *bind_at(const cg_gen *gen, int32_t v, const char *key) {
   for (int i = 0; i < gen->n_binds; i++)
     if (gen->binds[i].value == v && (!gen->binds[i].key[0] || !strcmp(gen->binds[i].key, key)))
-      return gen->binds[i].expr;
-  for (int i = gen->n_memo - 1; i >= 0; i--)
-    if (gen->memo[i].value == v && !strcmp(gen->memo[i].key, key)) {
-      static __thread char name[32];
-      snprintf(name, sizeof name, "t%d", gen->memo[i].tmp);
-      return name;
-    }
+      return &gen->binds[i];
   return NULL;
+}
+
+/* The latest memo entry of v at context key, or NULL. */
+static const struct cg_memo *memo_at(const cg_gen *gen, int32_t v, const char *key) {
+  for (int i = gen->n_memo - 1; i >= 0; i--)
+    if (gen->memo[i].value == v && !strcmp(gen->memo[i].key, key)) return &gen->memo[i];
+  return NULL;
+}
+
+static const char *memo_find(cg_gen *gen, int32_t v, const char *key) {
+  const cg_bind *b = bind_at(gen, v, key);
+  if (b) return b->expr;
+  const struct cg_memo *m = memo_at(gen, v, key);
+  if (!m) return NULL;
+  static __thread char name[32];
+  snprintf(name, sizeof name, "t%d", m->tmp);
+  return name;
 }
 
 static int memo_add(cg_gen *gen, int32_t v, const char *key) {
@@ -278,10 +290,11 @@ static void gen_clamp(cg_gen *gen, const ir_node *n, const char *x, int t) {
   cg_line(gen, "const %s t%d = kf_clamp(%s, %s, %s);", cg_compute_type(n->dtype), t, x, lo, hi);
 }
 
-static void gen_cast(cg_gen *gen, const ir_node *n, const char *x, int t) {
+static void gen_cast(cg_gen *gen, int32_t v, const char *x, int t) {
+  const ir_node *n = &gen->g->nodes[v];
   const char *ct = cg_compute_type(n->dtype);
   /* a float operand may be stored as it is: the store rounds it the same */
-  if ((n->dtype == KF_F16 || n->dtype == KF_BF16) && stored_only(gen, (int32_t)(n - gen->g->nodes)) &&
+  if ((n->dtype == KF_F16 || n->dtype == KF_BF16) && stored_only(gen, v) &&
       !strcmp(cg_compute_type(gen->g->nodes[n->args[0]].dtype), "float"))
     memo_raw(gen, x);
   if (n->dtype == KF_F16)
@@ -410,7 +423,7 @@ const char *cg_gen_value(cg_gen *gen, int32_t v, const cg_ctx *c, char *name, si
   else if (n->op == IR_OP_CLAMP)
     gen_clamp(gen, n, a[0], t);
   else
-    gen_cast(gen, n, a[0], t);
+    gen_cast(gen, v, a[0], t);
   snprintf(name, size, "t%d", t);
   return name;
 }
@@ -419,13 +432,8 @@ const char *cg_gen_stored(cg_gen *gen, int32_t v, const cg_ctx *c, char *name, s
   cg_gen_value(gen, v, c, name, size);
   char key[512];
   cg_ctx_key(c, key, sizeof key);
-  for (int i = 0; i < gen->n_binds; i++)
-    if (gen->binds[i].value == v && (!gen->binds[i].key[0] || !strcmp(gen->binds[i].key, key)))
-      return name; /* bound: no memo entry of this pass */
-  for (int i = gen->n_memo - 1; i >= 0; i--)
-    if (gen->memo[i].value == v && !strcmp(gen->memo[i].key, key)) {
-      if (gen->memo[i].raw) snprintf(name, size, "%s", gen->memo[i].raw);
-      break;
-    }
+  if (bind_at(gen, v, key)) return name; /* bound: no memo entry of this pass */
+  const struct cg_memo *m = memo_at(gen, v, key);
+  if (m && m->raw) snprintf(name, size, "%s", m->raw);
   return name;
 }
