@@ -393,29 +393,25 @@ KF_INLINE float kf_min_nan(float a, float b) {
 #endif
 }
 // Two bf16 lanes at once (sm_80+), NaN-propagating like kf_max_nan: a NaN
-// lane gives the canonical bf16 NaN.
-KF_INLINE unsigned kf_max_bf16x2(unsigned a, unsigned b) {
+// lane gives the canonical bf16 NaN. kf_max_bf16x2 and kf_min_bf16x2.
 #if __CUDA_ARCH__ >= 800
-  unsigned r;
-  asm("max.NaN.bf16x2 %0, %1, %2;" : "=r"(r) : "r"(a), "r"(b));
-  return r;
+#define KF_BF16X2(OP)                                                      \
+  KF_INLINE unsigned kf_##OP##_bf16x2(unsigned a, unsigned b) {            \
+    unsigned r;                                                            \
+    asm(#OP ".NaN.bf16x2 %0, %1, %2;" : "=r"(r) : "r"(a), "r"(b));         \
+    return r;                                                              \
+  }
 #else
-  const float lo = kf_max_nan(__uint_as_float(a << 16), __uint_as_float(b << 16));
-  const float hi = kf_max_nan(__uint_as_float(a & 0xffff0000u), __uint_as_float(b & 0xffff0000u));
-  return (__float_as_uint(lo) >> 16) | (__float_as_uint(hi) & 0xffff0000u);
+#define KF_BF16X2(OP)                                                                         \
+  KF_INLINE unsigned kf_##OP##_bf16x2(unsigned a, unsigned b) {                               \
+    const float lo = kf_##OP##_nan(__uint_as_float(a << 16), __uint_as_float(b << 16));       \
+    const float hi =                                                                          \
+        kf_##OP##_nan(__uint_as_float(a & 0xffff0000u), __uint_as_float(b & 0xffff0000u));    \
+    return (__float_as_uint(lo) >> 16) | (__float_as_uint(hi) & 0xffff0000u);                 \
+  }
 #endif
-}
-KF_INLINE unsigned kf_min_bf16x2(unsigned a, unsigned b) {
-#if __CUDA_ARCH__ >= 800
-  unsigned r;
-  asm("min.NaN.bf16x2 %0, %1, %2;" : "=r"(r) : "r"(a), "r"(b));
-  return r;
-#else
-  const float lo = kf_min_nan(__uint_as_float(a << 16), __uint_as_float(b << 16));
-  const float hi = kf_min_nan(__uint_as_float(a & 0xffff0000u), __uint_as_float(b & 0xffff0000u));
-  return (__float_as_uint(lo) >> 16) | (__float_as_uint(hi) & 0xffff0000u);
-#endif
-}
+KF_BF16X2(max)
+KF_BF16X2(min)
 template <> struct kf_red_max<float> {
   static KF_INLINE float id() { return -KF_INF; }
   static KF_INLINE float op(float a, float b) { return kf_max_nan(a, b); }
