@@ -527,7 +527,7 @@ template <int N, int LAUNCH> KF_INLINE void kf_sync() {
   if (N == LAUNCH)
     __syncthreads();
   else
-    asm volatile("bar.sync 1, %0;" ::"n"(N));
+    asm volatile("bar.sync 1, %0;" ::"n"(N) : "memory");
 }
 // Every thread of the first N gets the reduction of their values. sm holds
 // 32 values; the leading barrier (LEAD) makes back-to-back calls on the same
