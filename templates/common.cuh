@@ -121,47 +121,27 @@ KF_INLINE unsigned kf_bf16x2_rn(float lo, float hi) {
 #endif
   return u;
 }
-// Loads with a cache qualifier, for words of 4 bytes or more (smaller ones
-// go the plain way): NAME(p) is ld.global<Q> of *p.
-#define KF_LOADS(NAME, Q)                                                                 \
-  template <typename T> KF_INLINE T NAME(const T *__restrict__ p) { return __ldg(p); }    \
-  template <> KF_INLINE uint4 NAME(const uint4 *__restrict__ p) {                         \
-    uint4 v;                                                                              \
-    asm("ld.global" Q ".v4.u32 {%0, %1, %2, %3}, [%4];"                                    \
-        : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(p));                            \
-    return v;                                                                             \
-  }                                                                                       \
-  template <> KF_INLINE uint2 NAME(const uint2 *__restrict__ p) {                         \
-    uint2 v;                                                                              \
-    asm("ld.global" Q ".v2.u32 {%0, %1}, [%2];" : "=r"(v.x), "=r"(v.y) : "l"(p));          \
-    return v;                                                                             \
-  }                                                                                       \
-  template <> KF_INLINE unsigned NAME(const unsigned *__restrict__ p) {                   \
-    unsigned v;                                                                           \
-    asm("ld.global" Q ".u32 %0, [%1];" : "=r"(v) : "l"(p));                               \
-    return v;                                                                             \
-  }
-// Streaming (.cs, "evict first"): for data read once, so that it does not
-// push out of the caches what is read again (a row kernel's weights).
-KF_LOADS(kf_ldcs, ".cs.nc")
-// Not allocating in L1: a row read once does not evict from L1 the weights
-// every row reads again.
-KF_LOADS(kf_ldna, ".nc.L1::no_allocate")
-// Streaming stores (.cs), same word sizes.
-template <typename T> KF_INLINE void kf_stcs(T *p, T v) { *p = v; }
-template <> KF_INLINE void kf_stcs(uint4 *p, uint4 v) {
-  asm volatile("st.global.cs.v4.u32 [%0], {%1, %2, %3, %4};" ::"l"(p), "r"(v.x), "r"(v.y), "r"(v.z),
-               "r"(v.w));
+// Loads that do not allocate in L1 (.L1::no_allocate), for words of 4 bytes
+// or more (smaller ones go the plain way): a row read once does not evict
+// from L1 the weights every row reads again (KFUSE_ROW_STREAM=loads).
+template <typename T> KF_INLINE T kf_ldna(const T *__restrict__ p) { return __ldg(p); }
+template <> KF_INLINE uint4 kf_ldna(const uint4 *__restrict__ p) {
+  uint4 v;
+  asm("ld.global.nc.L1::no_allocate.v4.u32 {%0, %1, %2, %3}, [%4];"
+      : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(p));
+  return v;
 }
-template <> KF_INLINE void kf_stcs(uint2 *p, uint2 v) {
-  asm volatile("st.global.cs.v2.u32 [%0], {%1, %2};" ::"l"(p), "r"(v.x), "r"(v.y));
+template <> KF_INLINE uint2 kf_ldna(const uint2 *__restrict__ p) {
+  uint2 v;
+  asm("ld.global.nc.L1::no_allocate.v2.u32 {%0, %1}, [%2];" : "=r"(v.x), "=r"(v.y) : "l"(p));
+  return v;
 }
-template <> KF_INLINE void kf_stcs(unsigned *p, unsigned v) {
-  asm volatile("st.global.cs.u32 [%0], %1;" ::"l"(p), "r"(v));
+template <> KF_INLINE unsigned kf_ldna(const unsigned *__restrict__ p) {
+  unsigned v;
+  asm("ld.global.nc.L1::no_allocate.u32 %0, [%1];" : "=r"(v) : "l"(p));
+  return v;
 }
-
-// CS: streaming stores (kf_stcs).
-template <typename S, int W, bool CS = false, typename C>
+template <typename S, int W, typename C>
 KF_INLINE void kf_stv(S *__restrict__ p, const C (&src)[W]) {
   kf_pack<S, W> k;
   typedef typename kf_pack<S, W>::word word;
@@ -170,12 +150,7 @@ KF_INLINE void kf_stv(S *__restrict__ p, const C (&src)[W]) {
   for (int i = 0; i < W; i++) k.s[i] = kf_out<S>(src[i]);
   word *q = reinterpret_cast<word *>(p);
 #pragma unroll
-  for (int i = 0; i < kf_pack<S, W>::N; i++) {
-    if (CS)
-      kf_stcs(q + i, k.w[i]);
-    else
-      q[i] = k.w[i];
-  }
+  for (int i = 0; i < kf_pack<S, W>::N; i++) q[i] = k.w[i];
 }
 template <typename S> KF_INLINE S kf_ld1(const S *__restrict__ p) { return __ldg(p); }
 KF_INLINE kf_f16 kf_ld1(const kf_f16 *__restrict__ p) {

@@ -359,21 +359,14 @@ static void red_call(row_emit *re, cg_buf *b, const char *dst, const char *r, co
             split && i % 2 ? " + 32" : "");
 }
 
-/* KFUSE_ROW_STREAM=1: held rows read their full-row inputs and every row
- * kernel writes its full-row outputs with streaming (.cs) accesses: each
- * is touched once, so they need not displace the per-column inputs
- * (weights) that every row reads again. Measured slower on the H200
- * (performance.md, S1). KFUSE_ROW_STREAM=loads: only the held rows' loads,
- * not allocating in L1 (.L1::no_allocate), stores plain: not yet measured.
- * Knobs for measurements. */
-static bool stream_rows(void) {
-  const char *e = getenv("KFUSE_ROW_STREAM");
-  return e && !strcmp(e, "1");
-}
-
+/* The load of a held row's words: __ldg, or with KFUSE_ROW_STREAM=loads
+ * kf_ldna (not allocating in L1, so that rows read once do not evict the
+ * weights every row reads again): a knob for measurements, not yet timed.
+ * Streaming (.cs) loads and stores were measured slower on the H200 and
+ * are gone (performance.md, S1). */
 static const char *held_load(void) {
   const char *e = getenv("KFUSE_ROW_STREAM");
-  return stream_rows() ? "kf_ldcs" : e && !strcmp(e, "loads") ? "kf_ldna" : "__ldg";
+  return e && !strcmp(e, "loads") ? "kf_ldna" : "__ldg";
 }
 
 /* Whether value v is bound (held or cached) at context key already. */
@@ -549,9 +542,8 @@ static void output_elems(row_emit *re, cg_buf *decl, cg_buf *stores, bool declar
     cg_line(&re->gen, "o%d[j] = %s;", (int)v, name);
     if (!declare) continue;
     cg_printf(decl, "    %s o%d[W];\n", cg_compute_type(n->dtype), (int)v);
-    cg_printf(stores, "    kf_stv<%s, W%s>(p%d + (r * %lld + c0), o%d);\n",
-              cg_storage_type(n->dtype), stream_rows() ? ", true" : "", (int)v,
-              (long long)re->cols, (int)v);
+    cg_printf(stores, "    kf_stv<%s, W>(p%d + (r * %lld + c0), o%d);\n",
+              cg_storage_type(n->dtype), (int)v, (long long)re->cols, (int)v);
     size_t wb = kf_dtype_size(n->dtype) * (size_t)re->ri.lanes;
     cg_printf(&re->align, " && kf_aligned(p%d, %d)", (int)v, (int)(wb > 16 ? 16 : wb));
   }
