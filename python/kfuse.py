@@ -216,12 +216,16 @@ class Plan:
                                       (pin, pout) != self._checked):
             self._check_tensors(inputs, outputs)
             self._checked = (pin, pout)
+        self._pin[:] = pin
+        self._pout[:] = pout
+        self._run_ptrs(self._pin, self._pout, stream)
+
+    def _run_ptrs(self, pin, pout, stream):
+        """One kf_plan_run_ptrs call on address arrays; None: torch's stream."""
         if stream is None:
             import torch
             stream = torch.cuda.current_stream().cuda_stream
-        self._pin[:] = pin
-        self._pout[:] = pout
-        st = _lib.kf_plan_run_ptrs(self.h, self._pin, len(pin), self._pout, len(pout), stream)
+        st = _lib.kf_plan_run_ptrs(self.h, pin, len(pin), pout, len(pout), stream)
         if st != 0:
             raise KfuseError("kf_plan_run_ptrs: %s: %s" % (_lib.kf_status_str(st).decode(),
                                                            _lib.kf_plan_errmsg(self.h).decode()))
@@ -273,15 +277,7 @@ class Bound:
 
     def run(self, stream=None):
         """Runs on `stream` (default: torch's current stream)."""
-        if stream is None:
-            import torch
-            stream = torch.cuda.current_stream().cuda_stream
-        p = self.plan
-        st = _lib.kf_plan_run_ptrs(p.h, self._pin, len(self._pin), self._pout, len(self._pout),
-                                   stream)
-        if st != 0:
-            raise KfuseError("kf_plan_run_ptrs: %s: %s" % (_lib.kf_status_str(st).decode(),
-                                                           _lib.kf_plan_errmsg(p.h).decode()))
+        self.plan._run_ptrs(self._pin, self._pout, stream)
 
 
 def torch_dtype(name):

@@ -95,11 +95,11 @@ typedef struct cg_gen {
    * store that rounds anyway (NULL: none) */
   struct cg_memo { int32_t value; char *key; int tmp; char *raw; } *memo;
   int n_memo, cap_memo;
-  /* divisions by a per-row value without their per-element fallback
-   * (kf_div_rcpf, setting kf_bad); how many were emitted */
-  bool div_fast;
-  int n_fast_div;
-  bool div_redo; /* the flagged chunk's second computation: kf_fresh(x) */
+  /* how a division by a per-row value is emitted: kf_div_rcp with its
+   * per-element fallback (PLAIN); kf_div_rcpf, flagging a NaN quotient in
+   * kf_bad instead (FLAG); or for the flagged chunk's second computation,
+   * kf_div_rcp of kf_fresh(x) (REDO) */
+  enum { CG_DIV_PLAIN, CG_DIV_FLAG, CG_DIV_REDO } div_mode;
   /* values bound to variables (reduction results, preloaded registers) */
   cg_bind *binds;
   int n_binds, cap_binds;

@@ -391,8 +391,7 @@ static int32_t packed_minmax_input(const row_emit *re, int32_t v) {
   const fuse_kernel *k = re->a->k;
   const ir_node *n = &g->nodes[v];
   if (!re->ri.hold || re->ri.fallback || re->ri.lanes < 2 || re->ri.lanes % 2 ||
-      (n->op != IR_OP_MAX && n->op != IR_OP_MIN) || cg_compute_type(n->dtype)[0] != 'f' ||
-      n->dtype == KF_F64)
+      (n->op != IR_OP_MAX && n->op != IR_OP_MIN) || (n->dtype != KF_F32 && n->dtype != KF_BF16))
     return -1;
   int32_t x = n->args[0];
   if (g->nodes[x].op == IR_OP_CAST && g->nodes[x].dtype == KF_F32) x = g->nodes[x].args[0];
@@ -561,11 +560,9 @@ static void emit_outputs(row_emit *re) {
   re->gen.code = &re->body;
   chunk_open(re, &decl, &pre);
   re->gen.code = &elems;
-  re->gen.div_fast = !re->ri.fallback;
-  re->gen.n_fast_div = 0;
+  re->gen.div_mode = re->ri.fallback ? CG_DIV_PLAIN : CG_DIV_FLAG;
   output_elems(re, &decl, &stores, true);
-  re->gen.div_fast = false;
-  if (re->gen.n_fast_div > 0) {
+  if (elems.s && strstr(elems.s, "kf_div_rcpf(")) {
     cg_puts(&decl, "    bool kf_bad = false;\n");
     cg_buf decl2 = {0}, pre2 = {0}, elems2 = {0};
     cg_buf *align = re->gen.align;
@@ -574,9 +571,8 @@ static void emit_outputs(row_emit *re) {
     re->gen.pre_decl = &decl2;
     re->gen.code = &elems2;
     re->gen.align = NULL; /* the checks are in already */
-    re->gen.div_redo = true;
+    re->gen.div_mode = CG_DIV_REDO;
     output_elems(re, NULL, NULL, false);
-    re->gen.div_redo = false;
     re->gen.align = align;
     cg_printf(&after,
               "    if (kf_bad) { // a quotient was not finite: again, with the fallback\n"
@@ -592,6 +588,7 @@ static void emit_outputs(row_emit *re) {
   cg_printf(&after, "%s", stores.s ? stores.s : "");
   if (stores.oom) cg_gen_fail(&re->gen, "out of memory");
   cg_buf_free(&stores);
+  re->gen.div_mode = CG_DIV_PLAIN;
   chunk_close(re, &decl, &pre, &elems, &after);
 }
 
@@ -706,14 +703,22 @@ static void emit_shared(row_emit *re) {
 }
 
 /* The whole body of one row: scratch, held inputs, the phases, outputs. */
-static void emit_body(row_emit *re) {
+/* The block reductions of one row: one per phase (a paired phase is one). */
+static int row_reductions(const row_emit *re) {
   const fuse_kernel *k = re->a->k;
-  re->n_red = re->i_red = 0;
+  int n = 0;
   for (int i = 0; i < k->n_nodes; i++)
     if (is_reduce(&re->a->g->nodes[k->nodes[i]])) {
       phase_at(re->a, pairs(re), i, &i);
-      re->n_red++;
+      n++;
     }
+  return n;
+}
+
+static void emit_body(row_emit *re) {
+  const fuse_kernel *k = re->a->k;
+  re->n_red = row_reductions(re);
+  re->i_red = 0;
   emit_shared(re);
   if (re->ri.hold) emit_hold(re);
   for (int i = 0; i < k->n_nodes; i++) {
