@@ -8,7 +8,9 @@
 #   OUT=out scripts/gpu-ncu.sh [FILE.yaml ...]
 # NCU_SECTIONS="WarpStateStats SpeedOfLight" collects those Nsight Compute
 # sections instead of the metrics below (stall reasons per issued
-# instruction, throughput against peak).
+# instruction, throughput against peak). NCU_METRICS="a,b,..." collects
+# those raw metrics instead (e.g. the stall reasons
+# smsp__average_warps_issue_stalled_<reason>_per_issue_active.ratio).
 set -uo pipefail
 # shellcheck source=scripts/gpu-common.sh
 . "$(dirname "$0")/gpu-common.sh"
@@ -17,6 +19,7 @@ metrics=smsp__issue_active.avg.pct_of_peak_sustained_active
 metrics=$metrics,dram__throughput.avg.pct_of_peak_sustained_elapsed
 metrics=$metrics,sm__warps_active.avg.pct_of_peak_sustained_active
 metrics=$metrics,launch__registers_per_thread,smsp__inst_executed.sum,gpu__time_duration.sum
+metrics=${NCU_METRICS:-$metrics}
 graphs=("$@")
 [ ${#graphs[@]} -gt 0 ] || graphs=(bench/graphs/softmax_bf16.yaml bench/graphs/layernorm_bf16.yaml
   bench/graphs/layernorm_f32.yaml)
