@@ -9,7 +9,8 @@
 # Environment: OUT (logs and summary; default ./out), CUDA_PATH
 # (/usr/local/cuda), JOBS (nproc), KFUSE_DIFF_GRAPHS (random graphs in the
 # differential test; 1000), CTEST=0 (skip the ctest step), SANITIZE=0 (skip
-# the sanitizers), SANITIZE_TIMEOUT (seconds per sanitized suite; 420).
+# the sanitizers), SANITIZE_TIMEOUT (seconds per sanitized suite; 420),
+# SANITIZE_SUITES ("rows runtime": only test_gpu_rows and test_gpu_runtime).
 # Writes at most five files under $OUT:
 # build.log, ctest.log, memcheck.log, racecheck.log, summary.txt; and
 # build-gpu/env.sh, the environment to `source` before running kfuse, the
@@ -131,6 +132,11 @@ gpu_suites=""
 for f in "$build"/tests/test_gpu_*; do
   case ${f##*/} in *.*) ;; *) [ -x "$f" ] && gpu_suites="$gpu_suites $f" ;; esac
 done
+if [ -n "${SANITIZE_SUITES:-}" ]; then # e.g. "rows runtime": only those suites
+  chosen=""
+  for s in $SANITIZE_SUITES; do chosen="$chosen $build/tests/test_gpu_$s"; done
+  gpu_suites=$chosen
+fi
 if [ "${SANITIZE:-1}" = 0 ]; then
   row "sanitizers" "SKIP" 0 "SANITIZE=0"
 elif [ $build_rc != 0 ] || [ ! -x "$sanitizer" ]; then

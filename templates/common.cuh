@@ -520,3 +520,44 @@ KF_INLINE T kf_block_allreduce(T v, T *sm) {
   v = lane < N / 32 ? sm[lane] : R::id();
   return kf_warp_allreduce<R>(v);
 }
+// ---- staged rows (sm_90) ----------------------------------------------------
+// A row kernel with its rows staged (row_staged.cu): the bulk-copy engine
+// copies a block's next row from global to shared memory (cp.async.bulk, one
+// instruction per input row) while the block works on the current one; an
+// mbarrier counts the bytes landed (expect_tx, then complete_tx by the copy)
+// and the threads wait on its phase parity.
+#if __CUDA_ARCH__ >= 900
+KF_INLINE unsigned kf_smem_addr(const void *p) {
+  return (unsigned)__cvta_generic_to_shared(p);
+}
+// One arrival per phase (the thread that starts the copies); the fence makes
+// the initialized barrier visible to the copy engine (async proxy).
+KF_INLINE void kf_mbar_init(unsigned long long *bar) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(kf_smem_addr(bar)) : "memory");
+  asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+}
+// The arrival of the phase, announcing the bytes its copies will bring.
+KF_INLINE void kf_mbar_expect(unsigned long long *bar, unsigned bytes) {
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;"
+               ::"r"(kf_smem_addr(bar)), "r"(bytes) : "memory");
+}
+// Waits until the phase of parity `parity` has completed (all its bytes in).
+KF_INLINE void kf_mbar_wait(unsigned long long *bar, unsigned parity) {
+  asm volatile("{\n .reg .pred kf_p;\n"
+               "KF_MBAR_WAIT:\n"
+               " mbarrier.try_wait.parity.shared::cta.b64 kf_p, [%0], %1;\n"
+               " @!kf_p bra KF_MBAR_WAIT;\n}"
+               ::"r"(kf_smem_addr(bar)), "r"(parity) : "memory");
+}
+// Orders the block's earlier (generic) reads of shared memory before the
+// copy engine's writes that follow: the buffers are handed to the next row.
+KF_INLINE void kf_fence_async_smem() {
+  asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+}
+// bytes (a multiple of 16; both addresses 16-byte aligned) from global src
+// to shared dst, completing on bar.
+KF_INLINE void kf_bulk_g2s(void *dst, const void *src, unsigned bytes, unsigned long long *bar) {
+  asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];"
+               ::"r"(kf_smem_addr(dst)), "l"(src), "r"(bytes), "r"(kf_smem_addr(bar)) : "memory");
+}
+#endif

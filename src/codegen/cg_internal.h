@@ -174,6 +174,8 @@ typedef struct cg_part {
   int lanes;           /* elements per thread and group (pointwise W) */
   int min_blocks;      /* > 0: resident blocks per SM asked of ptxas
                           (__launch_bounds__ second argument; one-part launches) */
+  bool alone;          /* the only part of its launch (set before planning) */
+  bool persistent;     /* strides by gridDim.x: see cg_launch_src.persistent */
   char decisions[512]; /* for the header comment */
 } cg_part;
 

@@ -48,6 +48,10 @@ typedef struct cg_launch_src {
    * device pointers. Set for horizontal launches with shared bodies, whose
    * params may repeat a value (one entry per part and pointer). */
   bool packed_params;
+  /* The kernel strides over its work by gridDim.x (a staged row kernel):
+   * the runtime launches min(grid, resident blocks per SM x SMs) blocks,
+   * from the occupancy of the loaded kernel; any grid is correct. */
+  bool persistent;
 } cg_launch_src;
 
 /* Generates the launch `launch` of `plan`. out is the caller's; release its

@@ -172,6 +172,7 @@ static kf_status plan_parts(const kf_graph *g, const fuse_plan *plan, const fuse
       return KF_ERR_INTERNAL;
     }
     snprintf(parts[i].fn, sizeof parts[i].fn, "kf_part%d_%s", i, parts[i].k->name);
+    parts[i].alone = L->n_kernels == 1;
     cg_emit_args a = {g, parts[i].k, t, &parts[i], NULL, err, errsize};
     kf_status st = plan_part(&a);
     if (st != KF_OK) return st;
@@ -189,6 +190,7 @@ static kf_status emit_parts(const kf_graph *g, const cg_target *t, cg_part *part
     if (parts[i].max_offset > out->max_offset) out->max_offset = parts[i].max_offset;
     out->index64 |= parts[i].index64;
   }
+  out->persistent = n == 1 && parts[0].persistent;
   for (int i = 0; i < n; i++) {
     parts[i].launch_threads = (int)out->block;
     cg_emit_args a = {g, parts[i].k, t, &parts[i], body, err, errsize};

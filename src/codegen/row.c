@@ -15,6 +15,8 @@ typedef struct row_info {
   bool hold;       /* full-row inputs held in registers (storage type) */
   bool cache;      /* reduction operands reused later kept in registers */
   bool fallback;   /* the unaligned path: W = 1, looped, loops not unrolled */
+  int64_t staged;  /* > 0: rows staged through shared memory, this many bytes
+                      (row_staged.cu); 0: loaded by the threads */
 } row_info;
 
 static int64_t numel_of(const ir_node *n) {
@@ -183,6 +185,40 @@ enum { ROW_HOLD_WORDS = 64 };
 /* Looped row kernels of at most this many nodes ask for full occupancy. */
 enum { ROW_BOUND_NODES = 16 };
 
+/* Shared memory that staged rows may take per block (one row of each held
+ * input): within the 48 KB of static shared memory, beside the reduction
+ * scratch. */
+enum { ROW_STAGE_MAX = 40 * 1024 };
+
+/* KFUSE_ROW_STAGE=0 loads held rows by the threads, as before staging: a
+ * knob for measuring the staging against it. */
+static bool stage_enabled(void) {
+  const char *e = getenv("KFUSE_ROW_STAGE");
+  return !(e && !strcmp(e, "0"));
+}
+
+/* The bytes of shared memory a held row kernel's staged rows take, or 0
+ * when it is not staged. Staging needs sm_90's bulk copies, a block per row
+ * and a launch of its own (the grid becomes persistent), and whole rows the
+ * copy engine can move: every held input accessed 16 bytes at a time (so
+ * the run-time alignment check covers the copies' 16-byte alignment) and
+ * rows a multiple of 16 bytes long. */
+static int64_t stage_bytes(const cg_emit_args *a, const row_info *ri) {
+  const fuse_kernel *k = a->k;
+  if (!stage_enabled() || !ri->hold || ri->group <= 32 || ri->rpb != 1 || !a->part->alone ||
+      a->t->cc_major < 9 || k->rows < 2)
+    return 0;
+  int64_t b = 0;
+  for (int i = 0; i < k->n_inputs; i++) {
+    const ir_node *n = &a->g->nodes[k->inputs[i]];
+    if (numel_of(n) != k->rows * k->cols) continue;
+    int64_t row = k->cols * (int64_t)kf_dtype_size(n->dtype);
+    if (kf_dtype_size(n->dtype) * (size_t)ri->lanes != 16 || row % 16) return 0;
+    b += row;
+  }
+  return b <= ROW_STAGE_MAX ? b : 0;
+}
+
 static void choose(cg_emit_args *a, row_info *ri) {
   const fuse_kernel *k = a->k;
   const kf_graph *g = a->g;
@@ -221,6 +257,8 @@ static void choose(cg_emit_args *a, row_info *ri) {
   ri->cache = ri->hold && (int64_t)(held + cache_bytes(a)) * ept <= 4 * ROW_HOLD_WORDS;
   ri->group = (int)gsz;
   ri->rpb = gsz == 32 ? 8 : 1;
+  ri->fallback = false;
+  ri->staged = stage_bytes(a, ri);
 }
 
 kf_status cg_plan_row(cg_emit_args *a) {
@@ -247,12 +285,13 @@ kf_status cg_plan_row(cg_emit_args *a) {
                         : a->t->max_threads_per_sm / (int)p->threads;
   int64_t cap = (int64_t)a->t->sm_count * (a->t->max_threads_per_sm / p->threads) * row_waves();
   p->blocks = (uint32_t)cg_min64(cg_ceil_div(k->rows, ri.rpb), cap < 1 ? 1 : cap);
+  p->persistent = ri.staged > 0;
   p->max_offset = k->rows * k->cols - 1;
   int64_t reach = k->rows * k->cols + (int64_t)p->blocks * ri.rpb * k->cols;
   cg_index_type(reach, &p->index64);
   snprintf(p->decisions, sizeof p->decisions,
            "row: %lld rows x %lld cols, %s (%d threads per row, %d rows per block), %d lanes "
-           "per access, %s%s, %s index, %u blocks x %u threads",
+           "per access, %s%s%s, %s index, %u blocks x %u threads%s",
            (long long)k->rows, (long long)k->cols, ri.group == 32 ? "warp per row" : "block per row",
            ri.group, ri.rpb, ri.lanes,
            ri.hold               ? "row held in registers"
@@ -260,7 +299,9 @@ kf_status cg_plan_row(cg_emit_args *a) {
                                    "pass (online softmax / Welford)"
                                  : "looped: inputs re-read per phase",
            ri.cache && cache_bytes(a) ? " (reused reduction operands too)" : "",
-           p->index64 ? "64-bit" : "32-bit", p->blocks, p->threads);
+           ri.staged ? ", staged: the next row bulk-copied into shared memory meanwhile" : "",
+           p->index64 ? "64-bit" : "32-bit", p->blocks, p->threads,
+           ri.staged ? " at most (persistent: as many as are resident)" : "");
   return KF_OK;
 }
 
@@ -623,7 +664,9 @@ static void emit_row_outputs(row_emit *re) {
 
 /* Registers for the full-row inputs, loaded once per row and kept in their
  * storage type (16-bit words stay packed: half the registers of floats, so
- * more rows per SM and more bytes in flight); converted where used. */
+ * more rows per SM and more bytes in flight); converted where used. Staged
+ * rows are loaded from their shared copy, after which the buffers go to the
+ * next row's copies. */
 static void emit_hold(row_emit *re) {
   const kf_graph *g = re->a->g;
   const fuse_kernel *k = re->a->k;
@@ -632,17 +675,24 @@ static void emit_hold(row_emit *re) {
     const ir_node *n = &g->nodes[v];
     if (numel_of(n) != k->rows * k->cols) continue;
     const char *st = cg_storage_type(n->dtype);
+    char src[160], load[32];
+    if (re->ri.staged) {
+      snprintf(src, sizeof src, "%s_s%d + c0", re->a->part->fn, (int)v);
+      snprintf(load, sizeof load, "*");
+    } else {
+      snprintf(src, sizeof src, "p%d + (r * %lld + c0)", (int)v, (long long)re->cols);
+      snprintf(load, sizeof load, "%s", held_load());
+    }
     cg_printf(&re->body,
               "  kf_pack<%s, W> x%d[NV];\n#pragma unroll\n  for (int kk = 0; kk < NV; kk++) {\n"
               "    const int c0 = (kk * G + lane) * W;\n"
               "    if (FULL || c0 < COLS) {\n"
               "      typedef typename kf_pack<%s, W>::word word;\n"
-              "      const word *q = reinterpret_cast<const word *>(p%d + (r * %lld + c0));\n"
+              "      const word *q = reinterpret_cast<const word *>(%s);\n"
               "#pragma unroll\n"
               "      for (int i = 0; i < kf_pack<%s, W>::N; i++) x%d[kk].w[i] = %s(q + i);\n"
               "    }\n  }\n",
-              st, (int)v, st, (int)v, (long long)re->cols, st, (int)v,
-              held_load());
+              st, (int)v, st, src, st, (int)v, load);
     cg_ctx c;
     row_ctx(n, re->cols, &c);
     char key[512], expr[64];
@@ -652,6 +702,49 @@ static void emit_hold(row_emit *re) {
     size_t wb = kf_dtype_size(n->dtype) * (size_t)re->ri.lanes;
     cg_printf(&re->align, " && kf_aligned(p%d, %d)", (int)v, (int)(wb > 16 ? 16 : wb));
   }
+  if (re->ri.staged) {
+    cg_buf args = {0};
+    cg_param_args(re->a->part, &args);
+    cg_printf(&re->body,
+              "  // the staged row is in registers: the buffers take the next row's copies\n"
+              "  __syncthreads();\n"
+              "  if (threadIdx.x == 0) %s_stage(r + (%s)gridDim.x, %s);\n",
+              re->a->part->fn, re->gen.idx, args.s ? args.s : "");
+    if (args.oom) cg_gen_fail(&re->gen, "out of memory");
+    cg_buf_free(&args);
+  }
+}
+
+/* The shared buffers of staged rows (one row of each held input), their
+ * mbarrier, and <fn>_stage, which starts the copies of a row: called by
+ * thread 0 once every thread has the previous row in registers. */
+static void emit_stage(const row_emit *re, const char *params, cg_buf *out) {
+  const kf_graph *g = re->a->g;
+  const fuse_kernel *k = re->a->k;
+  const char *fn = re->a->part->fn;
+  cg_printf(out, "// The staged rows (%lld bytes) and the mbarrier counting their bytes in.\n",
+            (long long)re->ri.staged);
+  cg_buf copies = {0};
+  for (int i = 0; i < k->n_inputs; i++) {
+    int32_t v = k->inputs[i];
+    const ir_node *n = &g->nodes[v];
+    if (numel_of(n) != k->rows * k->cols) continue;
+    cg_printf(out, "__shared__ __align__(128) %s %s_s%d[%lld];\n", cg_storage_type(n->dtype), fn,
+              (int)v, (long long)re->cols);
+    cg_printf(&copies, "  kf_bulk_g2s(%s_s%d, p%d + r * %lld, %lldu, &%s_bar);\n", fn, (int)v,
+              (int)v, (long long)re->cols, (long long)re->cols * (long long)kf_dtype_size(n->dtype),
+              fn);
+  }
+  cg_printf(out,
+            "__shared__ unsigned long long %s_bar;\n"
+            "KF_INLINE void %s_stage(%s r, %s) {\n"
+            "  if (r >= %lld%s) return;\n"
+            "  kf_fence_async_smem(); // the block's reads of the buffers (before the barrier) first\n"
+            "  kf_mbar_expect(&%s_bar, %lldu);\n%s}\n",
+            fn, fn, re->gen.idx, params, (long long)k->rows, re->a->part->index64 ? "LL" : "", fn,
+            (long long)re->ri.staged, copies.s ? copies.s : "");
+  if (copies.oom) out->oom = true;
+  cg_buf_free(&copies);
 }
 
 /* Whether this body pairs reductions into one pass: only the looped hot
@@ -760,6 +853,7 @@ static kf_status emit_fallback(const row_emit *hot, const char *params, cg_buf *
   re.ri.lanes = 1;
   re.ri.hold = re.ri.cache = false;
   re.ri.fallback = true;
+  re.ri.staged = 0;
   re.cols = hot->cols;
   const char *idx = a->part->index64 ? "long long" : "int";
   cg_gen_init(&re.gen, a->g, a->k, &re.body, idx);
@@ -787,10 +881,11 @@ static kf_status fill(row_emit *re) {
   cg_emit_args *a = re->a;
   cg_part *p = a->part;
   const fuse_kernel *k = a->k;
-  cg_buf params = {0}, args = {0}, fb = {0}, call = {0};
+  cg_buf params = {0}, args = {0}, fb = {0}, call = {0}, stage = {0};
   cg_param_decls(a->g, p, &params);
   cg_param_args(p, &args);
   kf_status st = emit_fallback(re, params.s ? params.s : "", &fb);
+  if (re->ri.staged) emit_stage(re, params.s ? params.s : "", &stage);
   if (re->ri.lanes > 1)
     cg_printf(&call, "%s_row1(r, lane, %s)", p->fn, args.s ? args.s : "");
   else
@@ -814,11 +909,14 @@ static kf_status fill(row_emit *re) {
                      {"body", re->body.s ? re->body.s : ""},
                      {"fallback", fb.s ? fb.s : ""},
                      {"fallback_call", call.s ? call.s : ""},
-                     {"aligned", re->align.s ? re->align.s + 4 : "true"}};
-  if (st == KF_OK &&
-      !cg_fill(a->out, "row.cu", holes, (int)(sizeof holes / sizeof holes[0]), a->err, a->errsize))
+                     {"aligned", re->align.s ? re->align.s + 4 : "true"},
+                     {"stage", stage.s ? stage.s : ""}};
+  if (st == KF_OK && !cg_fill(a->out, re->ri.staged ? "row_staged.cu" : "row.cu", holes,
+                              (int)(sizeof holes / sizeof holes[0]), a->err, a->errsize))
     st = KF_ERR_INTERNAL;
-  if (st == KF_OK && (params.oom || args.oom || call.oom)) st = KF_ERR_OUT_OF_MEMORY;
+  if (st == KF_OK && (params.oom || args.oom || call.oom || stage.oom))
+    st = KF_ERR_OUT_OF_MEMORY;
+  cg_buf_free(&stage);
   cg_buf_free(&params);
   cg_buf_free(&args);
   cg_buf_free(&fb);

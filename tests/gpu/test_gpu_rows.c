@@ -204,6 +204,60 @@ START_TEST(held_rows) {
 }
 END_TEST
 
+/* Whether graph `which` compiles to one staged row launch (sm_90: the next
+ * row bulk-copied into shared memory while the block works on this one)
+ * whose persistent grid has fewer blocks than rows, so that blocks go
+ * through several rows and their staged copies; false (with a message)
+ * otherwise. Before sm_90 nothing is staged: true without checking. */
+static bool staged_and_striding(int which, kf_dtype dt, int64_t rows, int64_t cols) {
+  rt_state *rt;
+  ck_assert_int_eq(rt_state_get(G_ctx, &rt), KF_OK);
+  if (rt->info.cc_major < 9) return true;
+  kf_graph *g = row_graph(which, dt, rows, cols);
+  kf_options opt;
+  kf_options_init(&opt);
+  kf_plan *plan = NULL;
+  ck_assert_int_eq(kf_compile(G_ctx, g, &opt, &plan), KF_OK);
+  char *src = kf_plan_source(plan, 0, NULL);
+  bool staged = kf_plan_num_launches(plan) == 1 && src && strstr(src, "kf_bulk_g2s(");
+  kf_free(src);
+  run_io io;
+  io_setup(g, &io, 5);
+  kf_profile prof;
+  ck_assert_int_eq(kf_plan_profile(plan, io.din, io.n_in, io.dout, io.n_out, NULL, &prof), KF_OK);
+  unsigned grid = prof.n_launches == 1 ? prof.launches[0].grid : 0;
+  kf_profile_release(&prof);
+  io_free(&io);
+  kf_plan_destroy(plan);
+  kf_graph_destroy(g);
+  bool ok = staged && grid > 0 && grid < rows;
+  if (!ok)
+    printf("rows: %s %s %lld x %lld: %s, grid %u\n", G_names[which], kf_dtype_name(dt),
+           (long long)rows, (long long)cols, staged ? "staged" : "NOT staged", grid);
+  return ok;
+}
+
+/* Staged rows (sm_90): more rows than resident blocks, so that each block
+ * takes several, its next row's copy landing while it works (an uneven
+ * count: some blocks take one more); two staged inputs (ratio: x and y);
+ * f32, bf16 and f16 rows; the special rows too. */
+START_TEST(staged_rows) {
+  int64_t rows = gpu_small() ? 600 : 2001;
+  int failed = 0;
+  static const int graphs[] = {G_SOFTMAX, G_LAYERNORM, G_RATIO, G_MINSHIFT};
+  for (size_t i = 0; i < sizeof graphs / sizeof graphs[0]; i++) {
+    failed += !staged_and_striding(graphs[i], KF_BF16, rows, 8192);
+    failed += check_rows(graphs[i], KF_BF16, rows, 8192, 0);
+  }
+  failed += !staged_and_striding(G_LAYERNORM, KF_F32, rows, 8192);
+  failed += check_rows(G_LAYERNORM, KF_F32, rows, 8192, 0);
+  failed += check_rows(G_SOFTMAX, KF_F32, rows, 8192, 0);
+  failed += !staged_and_striding(G_SOFTMAX, KF_F16, rows * 8, 2048);
+  failed += check_rows(G_SOFTMAX, KF_F16, rows * 8, 2048, 0);
+  ck_assert_int_eq(failed, 0);
+}
+END_TEST
+
 /* Rows one element off alignment: the W = 1 fallback (looped, one pass per
  * reduction: it stays compact), for held and for long rows. */
 START_TEST(unaligned_fallback_rows) {
@@ -224,6 +278,7 @@ static Suite *make_suite(void) {
   TCase *tc = tcase_create("gpu");
   tcase_set_timeout(tc, 600);
   tcase_add_test(tc, held_rows);
+  tcase_add_test(tc, staged_rows);
   tcase_add_test(tc, looped_rows);
   tcase_add_test(tc, unaligned_fallback_rows);
   suite_add_tcase(s, tc);
