@@ -16,7 +16,8 @@ typedef struct row_info {
   bool cache;      /* reduction operands reused later kept in registers */
   bool fallback;   /* the unaligned path: W = 1, looped, loops not unrolled */
   int64_t staged;  /* > 0: rows staged through shared memory, this many bytes
-                      (row_staged.cu); 0: loaded by the threads */
+                      per row (row_staged.cu); 0: loaded by the threads */
+  int stages;      /* staged rows in shared memory per block: 1 or 2 */
 } row_info;
 
 static int64_t numel_of(const ir_node *n) {
@@ -190,11 +191,25 @@ enum { ROW_BOUND_NODES = 16 };
  * scratch. */
 enum { ROW_STAGE_MAX = 40 * 1024 };
 
-/* KFUSE_ROW_STAGE=0 loads held rows by the threads, as before staging: a
- * knob for measuring the staging against it. */
-static bool stage_enabled(void) {
+/* Staged rows per block: KFUSE_ROW_STAGE=0 loads held rows by the threads
+ * (as before staging), 1 stages one row, 2 (the default) two where they fit
+ * in ROW_STAGE_MAX, else one: knobs for measurements. */
+static int stage_limit(void) {
   const char *e = getenv("KFUSE_ROW_STAGE");
-  return !(e && !strcmp(e, "0"));
+  return e && !strcmp(e, "0") ? 0 : e && !strcmp(e, "1") ? 1 : 2;
+}
+
+/* KFUSE_ROW_STAGE_FENCE=1: a fence.proxy.async before each row's copies (a
+ * knob for measuring it; see emit_stage). */
+static bool stage_fence(void) {
+  const char *e = getenv("KFUSE_ROW_STAGE_FENCE");
+  return e && !strcmp(e, "1");
+}
+
+static bool has_reduce(const cg_emit_args *a) {
+  for (int i = 0; i < a->k->n_nodes; i++)
+    if (is_reduce(&a->g->nodes[a->k->nodes[i]])) return true;
+  return false;
 }
 
 /* The bytes of shared memory a held row kernel's staged rows take, or 0
@@ -205,7 +220,7 @@ static bool stage_enabled(void) {
  * rows a multiple of 16 bytes long. */
 static int64_t stage_bytes(const cg_emit_args *a, const row_info *ri) {
   const fuse_kernel *k = a->k;
-  if (!stage_enabled() || !ri->hold || ri->group <= 32 || ri->rpb != 1 || !a->part->alone ||
+  if (!stage_limit() || !ri->hold || ri->group <= 32 || ri->rpb != 1 || !a->part->alone ||
       a->t->cc_major < 9 || k->rows < 2)
     return 0;
   int64_t b = 0;
@@ -259,6 +274,10 @@ static void choose(cg_emit_args *a, row_info *ri) {
   ri->rpb = gsz == 32 ? 8 : 1;
   ri->fallback = false;
   ri->staged = stage_bytes(a, ri);
+  /* two stages need a block barrier in every row after its loads (a block
+   * reduction has one): see emit_stage */
+  ri->stages = ri->staged && stage_limit() == 2 && 2 * ri->staged <= ROW_STAGE_MAX && has_reduce(a)
+                   ? 2 : 1;
 }
 
 kf_status cg_plan_row(cg_emit_args *a) {
@@ -299,7 +318,11 @@ kf_status cg_plan_row(cg_emit_args *a) {
                                    "pass (online softmax / Welford)"
                                  : "looped: inputs re-read per phase",
            ri.cache && cache_bytes(a) ? " (reused reduction operands too)" : "",
-           ri.staged ? ", staged: the next row bulk-copied into shared memory meanwhile" : "",
+           !ri.staged       ? ""
+           : ri.stages == 2 ? ", staged in 2 buffers: the next row bulk-copied into shared memory "
+                              "while this one lands and is worked on"
+                            : ", staged: the next row bulk-copied into shared memory while this one "
+                              "is worked on",
            p->index64 ? "64-bit" : "32-bit", p->blocks, p->threads,
            ri.staged ? " at most (persistent: as many as are resident)" : "");
   return KF_OK;
@@ -677,7 +700,7 @@ static void emit_hold(row_emit *re) {
     const char *st = cg_storage_type(n->dtype);
     char src[160], load[32];
     if (re->ri.staged) {
-      snprintf(src, sizeof src, "%s_s%d + c0", re->a->part->fn, (int)v);
+      snprintf(src, sizeof src, "%s_s%d[slot] + c0", re->a->part->fn, (int)v);
       snprintf(load, sizeof load, "*");
     } else {
       snprintf(src, sizeof src, "p%d + (r * %lld + c0)", (int)v, (long long)re->cols);
@@ -702,47 +725,55 @@ static void emit_hold(row_emit *re) {
     size_t wb = kf_dtype_size(n->dtype) * (size_t)re->ri.lanes;
     cg_printf(&re->align, " && kf_aligned(p%d, %d)", (int)v, (int)(wb > 16 ? 16 : wb));
   }
-  if (re->ri.staged) {
+  if (re->ri.staged && re->ri.stages == 1) {
     cg_buf args = {0};
     cg_param_args(re->a->part, &args);
     cg_printf(&re->body,
               "  // the staged row is in registers: the buffers take the next row's copies\n"
               "  __syncthreads();\n"
-              "  if (threadIdx.x == 0) %s_stage(r + (%s)gridDim.x, %s);\n",
+              "  if (threadIdx.x == 0) %s_stage(r + (%s)gridDim.x, 0, %s);\n",
               re->a->part->fn, re->gen.idx, args.s ? args.s : "");
     if (args.oom) cg_gen_fail(&re->gen, "out of memory");
     cg_buf_free(&args);
   }
 }
 
-/* The shared buffers of staged rows (one row of each held input), their
- * mbarrier, and <fn>_stage, which starts the copies of a row: called by
- * thread 0 once every thread has the previous row in registers. */
+/* The shared buffers of staged rows (STAGES rows of each held input), one
+ * mbarrier per stage, and <fn>_stage, which starts the copies of row r into
+ * stage `slot`. Thread 0 calls it once every thread has read that stage's
+ * previous row: with one stage, right after the barrier that follows the
+ * row's loads; with two, at the top of a row for the row after it (the
+ * slot then last held the row before, whose loads every thread made before
+ * that row's block-reduction barriers). The barrier orders the reads
+ * before the copy engine's writes, the pattern of CUTLASS's TMA pipelines
+ * (a barrier, no proxy fence): fence.proxy.async compiles to MEMBAR.ALL.CTA,
+ * which makes thread 0 wait for its previous row's stores first
+ * (KFUSE_ROW_STAGE_FENCE=1 puts it back, for measuring). */
 static void emit_stage(const row_emit *re, const char *params, cg_buf *out) {
   const kf_graph *g = re->a->g;
   const fuse_kernel *k = re->a->k;
   const char *fn = re->a->part->fn;
-  cg_printf(out, "// The staged rows (%lld bytes) and the mbarrier counting their bytes in.\n",
-            (long long)re->ri.staged);
+  cg_printf(out, "// The staged rows (%d x %lld bytes) and the mbarriers counting their bytes in.\n",
+            re->ri.stages, (long long)re->ri.staged);
   cg_buf copies = {0};
   for (int i = 0; i < k->n_inputs; i++) {
     int32_t v = k->inputs[i];
     const ir_node *n = &g->nodes[v];
     if (numel_of(n) != k->rows * k->cols) continue;
-    cg_printf(out, "__shared__ __align__(128) %s %s_s%d[%lld];\n", cg_storage_type(n->dtype), fn,
-              (int)v, (long long)re->cols);
-    cg_printf(&copies, "  kf_bulk_g2s(%s_s%d, p%d + r * %lld, %lldu, &%s_bar);\n", fn, (int)v,
-              (int)v, (long long)re->cols, (long long)re->cols * (long long)kf_dtype_size(n->dtype),
-              fn);
+    cg_printf(out, "__shared__ __align__(128) %s %s_s%d[%d][%lld];\n", cg_storage_type(n->dtype),
+              fn, (int)v, re->ri.stages, (long long)re->cols);
+    cg_printf(&copies, "  kf_bulk_g2s(%s_s%d[slot], p%d + r * %lld, %lldu, &%s_bar[slot]);\n", fn,
+              (int)v, (int)v, (long long)re->cols,
+              (long long)re->cols * (long long)kf_dtype_size(n->dtype), fn);
   }
   cg_printf(out,
-            "__shared__ unsigned long long %s_bar;\n"
-            "KF_INLINE void %s_stage(%s r, %s) {\n"
-            "  if (r >= %lld%s) return;\n"
-            "  kf_fence_async_smem(); // the block's reads of the buffers (before the barrier) first\n"
-            "  kf_mbar_expect(&%s_bar, %lldu);\n%s}\n",
-            fn, fn, re->gen.idx, params, (long long)k->rows, re->a->part->index64 ? "LL" : "", fn,
-            (long long)re->ri.staged, copies.s ? copies.s : "");
+            "__shared__ unsigned long long %s_bar[%d];\n"
+            "KF_INLINE void %s_stage(%s r, int slot, %s) {\n"
+            "  if (r >= %lld%s) return;\n%s"
+            "  kf_mbar_expect(&%s_bar[slot], %lldu);\n%s}\n",
+            fn, re->ri.stages, fn, re->gen.idx, params, (long long)k->rows,
+            re->a->part->index64 ? "LL" : "", stage_fence() ? "  kf_fence_async_smem();\n" : "",
+            fn, (long long)re->ri.staged, copies.s ? copies.s : "");
   if (copies.oom) out->oom = true;
   cg_buf_free(&copies);
 }
@@ -899,6 +930,8 @@ static kf_status fill(row_emit *re) {
   snprintf(bl, sizeof bl, "%u", p->blocks);
   snprintf(la, sizeof la, "%d", p->launch_threads);
   snprintf(w, sizeof w, "%d", re->ri.lanes);
+  char stages[8];
+  snprintf(stages, sizeof stages, "%d", re->ri.stages);
   cg_hole holes[] = {{"fn", p->fn},   {"IDX", p->index64 ? "long long" : "int"},
                      {"ROWS", rows},  {"COLS", cols},
                      {"G", gs},       {"RPB", rpb},
@@ -910,7 +943,8 @@ static kf_status fill(row_emit *re) {
                      {"fallback", fb.s ? fb.s : ""},
                      {"fallback_call", call.s ? call.s : ""},
                      {"aligned", re->align.s ? re->align.s + 4 : "true"},
-                     {"stage", stage.s ? stage.s : ""}};
+                     {"stage", stage.s ? stage.s : ""},
+                     {"STAGES", stages}};
   if (st == KF_OK && !cg_fill(a->out, re->ri.staged ? "row_staged.cu" : "row.cu", holes,
                               (int)(sizeof holes / sizeof holes[0]), a->err, a->errsize))
     st = KF_ERR_INTERNAL;
