@@ -11,6 +11,8 @@
 # instruction, throughput against peak). NCU_METRICS="a,b,..." collects
 # those raw metrics instead (e.g. the stall reasons
 # smsp__average_warps_issue_stalled_<reason>_per_issue_active.ratio).
+# NCU_ARGS="--clock-control none" adds options to ncu (there: boost clocks,
+# as outside the profiler, instead of the base clocks ncu locks).
 set -uo pipefail
 # shellcheck source=scripts/gpu-common.sh
 . "$(dirname "$0")/gpu-common.sh"
@@ -33,7 +35,8 @@ for f in "${graphs[@]}"; do
     what=()
     for sec in $NCU_SECTIONS; do what+=(--section "$sec"); done
   fi
-  "$ncu" --csv "${what[@]}" -k regex:^kf_ --launch-skip 1 --launch-count 1 \
+  # shellcheck disable=SC2086 # NCU_ARGS: extra options, split on spaces
+  "$ncu" --csv ${NCU_ARGS:-} "${what[@]}" -k regex:^kf_ --launch-skip 1 --launch-count 1 \
     kfuse run "$f" --iters 3 >>"$OUT/ncu.csv" 2>&1 || status=1
 done
 cat "$OUT/ncu.csv"

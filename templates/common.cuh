@@ -542,12 +542,18 @@ KF_INLINE void kf_mbar_expect(unsigned long long *bar, unsigned bytes) {
                ::"r"(kf_smem_addr(bar)), "r"(bytes) : "memory");
 }
 // Waits until the phase of parity `parity` has completed (all its bytes in).
-KF_INLINE void kf_mbar_wait(unsigned long long *bar, unsigned parity) {
-  asm volatile("{\n .reg .pred kf_p;\n"
-               "KF_MBAR_WAIT:\n"
-               " mbarrier.try_wait.parity.shared::cta.b64 kf_p, [%0], %1;\n"
-               " @!kf_p bra KF_MBAR_WAIT;\n}"
-               ::"r"(kf_smem_addr(bar)), "r"(parity) : "memory");
+// try_wait may suspend the thread for a while; NS > 0 also sleeps NS ns
+// between tries (KFUSE_ROW_STAGE_SLEEP, a knob for measurements).
+template <int NS> KF_INLINE void kf_mbar_wait(unsigned long long *bar, unsigned parity) {
+  for (;;) {
+    unsigned done;
+    asm volatile("{\n .reg .pred kf_p;\n"
+                 " mbarrier.try_wait.parity.shared::cta.b64 kf_p, [%1], %2;\n"
+                 " selp.u32 %0, 1, 0, kf_p;\n}"
+                 : "=r"(done) : "r"(kf_smem_addr(bar)), "r"(parity) : "memory");
+    if (done) return;
+    if (NS > 0) __nanosleep(NS);
+  }
 }
 // Orders the block's earlier (generic) reads of shared memory before the
 // copy engine's writes that follow: the buffers are handed to the next row.

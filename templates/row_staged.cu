@@ -9,7 +9,7 @@
 // 1, the row function starts the next row's copy once every thread has the
 // current row in registers (after a barrier). Without staging a block has
 // no load in flight between its rows.
-// Holes: as row.cu, plus STAGES and stage (the shared buffers, the
+// Holes: as row.cu, plus STAGES, SLEEP (ns between waits) and stage (the shared buffers, the
 // mbarriers and {{fn}}_stage).
 {{stage}}
 template <int W>
@@ -34,7 +34,7 @@ KF_INLINE void {{fn}}(unsigned bid, {{params}}) {
     const int slot = {{STAGES}} == 2 ? (int)(i & 1) : 0;
     if ({{STAGES}} == 2 && threadIdx.x == 0) {{fn}}_stage(r + ({{IDX}})gridDim.x, slot ^ 1, {{args}});
     // the k-th use of a stage's barrier completes its phase of parity k & 1
-    kf_mbar_wait(&{{fn}}_bar[slot], ({{STAGES}} == 2 ? i >> 1 : i) & 1);
+    kf_mbar_wait<{{SLEEP}}>(&{{fn}}_bar[slot], ({{STAGES}} == 2 ? i >> 1 : i) & 1);
     {{fn}}_row<{{W}}>(r, lane, slot, {{args}});
   }
 }

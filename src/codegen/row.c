@@ -191,12 +191,22 @@ enum { ROW_BOUND_NODES = 16 };
  * scratch. */
 enum { ROW_STAGE_MAX = 40 * 1024 };
 
-/* Staged rows per block: KFUSE_ROW_STAGE=0 loads held rows by the threads
- * (as before staging), 1 stages one row, 2 (the default) two where they fit
- * in ROW_STAGE_MAX, else one: knobs for measurements. */
+/* Staged rows per block: KFUSE_ROW_STAGE=1 stages one row, 2 two where
+ * they fit in ROW_STAGE_MAX, else one; unset or 0, the threads load held
+ * rows themselves. Off by default: staging measured 12-15% slower on the
+ * H200 (performance.md, T1). */
 static int stage_limit(void) {
   const char *e = getenv("KFUSE_ROW_STAGE");
-  return e && !strcmp(e, "0") ? 0 : e && !strcmp(e, "1") ? 1 : 2;
+  return e && !strcmp(e, "1") ? 1 : e && !strcmp(e, "2") ? 2 : 0;
+}
+
+/* KFUSE_ROW_STAGE_SLEEP=N (1..10000): staged rows sleep N ns between their
+ * waits for a row (a knob for measurements; 0, the default: try_wait's own
+ * suspension only). */
+static int stage_sleep(void) {
+  const char *e = getenv("KFUSE_ROW_STAGE_SLEEP");
+  long v = e && *e ? strtol(e, NULL, 10) : 0;
+  return v >= 1 && v <= 10000 ? (int)v : 0;
 }
 
 /* KFUSE_ROW_STAGE_FENCE=1: a fence.proxy.async before each row's copies (a
@@ -930,8 +940,9 @@ static kf_status fill(row_emit *re) {
   snprintf(bl, sizeof bl, "%u", p->blocks);
   snprintf(la, sizeof la, "%d", p->launch_threads);
   snprintf(w, sizeof w, "%d", re->ri.lanes);
-  char stages[8];
+  char stages[8], sleep[16];
   snprintf(stages, sizeof stages, "%d", re->ri.stages);
+  snprintf(sleep, sizeof sleep, "%d", stage_sleep());
   cg_hole holes[] = {{"fn", p->fn},   {"IDX", p->index64 ? "long long" : "int"},
                      {"ROWS", rows},  {"COLS", cols},
                      {"G", gs},       {"RPB", rpb},
@@ -944,7 +955,8 @@ static kf_status fill(row_emit *re) {
                      {"fallback_call", call.s ? call.s : ""},
                      {"aligned", re->align.s ? re->align.s + 4 : "true"},
                      {"stage", stage.s ? stage.s : ""},
-                     {"STAGES", stages}};
+                     {"STAGES", stages},
+                     {"SLEEP", sleep}};
   if (st == KF_OK && !cg_fill(a->out, re->ri.staged ? "row_staged.cu" : "row.cu", holes,
                               (int)(sizeof holes / sizeof holes[0]), a->err, a->errsize))
     st = KF_ERR_INTERNAL;

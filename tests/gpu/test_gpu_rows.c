@@ -242,6 +242,7 @@ static bool staged_and_striding(int which, kf_dtype dt, int64_t rows, int64_t co
  * count: some blocks take one more); two staged inputs (ratio: x and y);
  * f32, bf16 and f16 rows; the special rows too. */
 START_TEST(staged_rows) {
+  setenv("KFUSE_ROW_STAGE", "2", 1); /* off by default (slower, so far) */
   int64_t rows = gpu_small() ? 1201 : 2001; /* above 660, 5 resident blocks on 132 SMs */
   int failed = 0;
   static const int graphs[] = {G_SOFTMAX, G_LAYERNORM, G_RATIO, G_MINSHIFT};
@@ -254,6 +255,7 @@ START_TEST(staged_rows) {
   failed += check_rows(G_SOFTMAX, KF_F32, rows, 8192, 0);
   failed += !staged_and_striding(G_SOFTMAX, KF_F16, rows * 8, 2048);
   failed += check_rows(G_SOFTMAX, KF_F16, rows * 8, 2048, 0);
+  unsetenv("KFUSE_ROW_STAGE");
   ck_assert_int_eq(failed, 0);
 }
 END_TEST

@@ -1,35 +1,27 @@
 /* kfuse generated kernel kf_k0_row: 1 part, 8192 blocks x 512 threads.
  * part kf_part0_k0_row = kernel k0_row (row), 5 ops:
  *   %1=max(%0) %2=sub(%0,%1) %3=exp(%2) %4=sum(%3) %5 y=div(%3,%4)
- *  decisions: row: 8192 rows x 8192 cols, block per row (512 threads per row, 1 rows per block), 4 lanes per access, row held in registers (reused reduction operands too), staged: the next row bulk-copied into shared memory while this one is worked on, 32-bit index, 8192 blocks x 512 threads at most (persistent: as many as are resident)
+ *  decisions: row: 8192 rows x 8192 cols, block per row (512 threads per row, 1 rows per block), 4 lanes per access, row held in registers (reused reduction operands too), 32-bit index, 8192 blocks x 512 threads
  * index: 32-bit (largest offset 67108863); widest access 16 bytes
  */
 // [templates/common.cuh: the prelude, not repeated in golden files]
 
-// row_staged.cu - the row kernel of row.cu (a block per row, the row held in
-// registers) with its rows staged through shared memory, on sm_90: the grid
-// is persistent (the runtime launches as many blocks as are resident, each
-// striding over rows by gridDim.x) and thread 0 starts the bulk copies of
-// the block's next rows (one cp.async.bulk per held input, kf_part0_k0_row_stage,
-// completing on the stage's mbarrier), so that they are in flight while the
-// block reduces and stores the current row. With STAGES = 2 the copy of the
-// row after next starts at the top of each row, into the other stage; with
-// 1, the row function starts the next row's copy once every thread has the
-// current row in registers (after a barrier). Without staging a block has
-// no load in flight between its rows.
-// Holes: as row.cu, plus STAGES and stage (the shared buffers, the
-// mbarriers and kf_part0_k0_row_stage).
-// The staged rows (1 x 32768 bytes) and the mbarriers counting their bytes in.
-__shared__ __align__(128) float kf_part0_k0_row_s0[1][8192];
-__shared__ unsigned long long kf_part0_k0_row_bar[1];
-KF_INLINE void kf_part0_k0_row_stage(int r, int slot, const float *__restrict__ p0, float *__restrict__ p5) {
-  if (r >= 8192) return;
-  kf_mbar_expect(&kf_part0_k0_row_bar[slot], 32768u);
-  kf_bulk_g2s(kf_part0_k0_row_s0[slot], p0 + r * 8192, 32768u, &kf_part0_k0_row_bar[slot]);
-}
-
+// row.cu - row kernel: 8192 rows of 8192 columns, each row reduced by
+// a group of 512 threads (1 rows per block: a warp per row for short
+// rows, a block per row for long ones), grid-stride over rows. Each thread
+// owns chunks of W consecutive columns: chunk kk covers columns
+// (kk * G + lane) * W .. + W - 1. When the row fits in registers
+// (held here), the full-row inputs are loaded once into x<v>[NV][W] and every
+// phase reads registers; otherwise each phase re-reads them (L2 helps).
+// Phases: one per reduction, in order (warp shuffles, then shared memory
+// across warps), then the outputs (W per store; per-row outputs by lane 0).
+// W > 1 only when every vector-accessed pointer is aligned (checked at run
+// time, uniformly); otherwise the fallback <fn>_row1 runs the row one
+// element per access, looped (compact: it runs rarely, must compile fast).
+// Holes: fn, IDX, ROWS, COLS, G, RPB, THREADS, BLOCKS, LAUNCH, W, HOLD,
+// params, args, body, aligned, fallback, fallback_call.
 template <int W>
-KF_INLINE void kf_part0_k0_row_row(int r, int lane, int slot, const float *__restrict__ p0, float *__restrict__ p5) {
+KF_INLINE void kf_part0_k0_row_row(int r, int lane, const float *__restrict__ p0, float *__restrict__ p5) {
   enum { G = 512, COLS = 8192, NV = (COLS + G * W - 1) / (G * W),
          FULL = COLS % (G * W) == 0 };
   __shared__ float kf_smf[64];
@@ -40,14 +32,11 @@ KF_INLINE void kf_part0_k0_row_row(int r, int lane, int slot, const float *__res
     const int c0 = (kk * G + lane) * W;
     if (FULL || c0 < COLS) {
       typedef typename kf_pack<float, W>::word word;
-      const word *q = reinterpret_cast<const word *>(kf_part0_k0_row_s0[slot] + c0);
+      const word *q = reinterpret_cast<const word *>(p0 + (r * 8192 + c0));
 #pragma unroll
-      for (int i = 0; i < kf_pack<float, W>::N; i++) x0[kk].w[i] = *(q + i);
+      for (int i = 0; i < kf_pack<float, W>::N; i++) x0[kk].w[i] = __ldg(q + i);
     }
   }
-  // the staged row is in registers: the buffers take the next row's copies
-  __syncthreads();
-  if (threadIdx.x == 0) kf_part0_k0_row_stage(r + (int)gridDim.x, 0, p0, p5);
   // phase: %1 max
   float red1;
   {
@@ -212,22 +201,15 @@ KF_INLINE void kf_part0_k0_row_row1(int r, int lane, const float *__restrict__ p
 }
 
 KF_INLINE void kf_part0_k0_row(unsigned bid, const float *__restrict__ p0, float *__restrict__ p5) {
-  const int lane = threadIdx.x;
-  if (!(4 > 1 && kf_aligned(p0, 16) && kf_aligned(p5, 16))) { // unaligned: no staging, one element per access
-    for (int r = bid; r < 8192; r += (int)gridDim.x) kf_part0_k0_row_row1(r, lane, p0, p5);
-    return;
-  }
-  if (threadIdx.x == 0)
-    for (int s = 0; s < 1; s++) kf_mbar_init(&kf_part0_k0_row_bar[s]);
-  __syncthreads();
-  if (threadIdx.x == 0) kf_part0_k0_row_stage(bid, 0, p0, p5);
-  unsigned i = 0;
-  for (int r = bid; r < 8192; r += (int)gridDim.x, i++) {
-    const int slot = 1 == 2 ? (int)(i & 1) : 0;
-    if (1 == 2 && threadIdx.x == 0) kf_part0_k0_row_stage(r + (int)gridDim.x, slot ^ 1, p0, p5);
-    // the k-th use of a stage's barrier completes its phase of parity k & 1
-    kf_mbar_wait(&kf_part0_k0_row_bar[slot], (1 == 2 ? i >> 1 : i) & 1);
-    kf_part0_k0_row_row<4>(r, lane, slot, p0, p5);
+  if (threadIdx.x >= 512) return;
+  const int lane = threadIdx.x % 512;
+  const int grp = threadIdx.x / 512;
+  const bool vec = 4 > 1 && kf_aligned(p0, 16) && kf_aligned(p5, 16);
+  for (int r = (int)bid * 1 + grp; r < 8192; r += (int)8192 * 1) {
+    if (vec)
+      kf_part0_k0_row_row<4>(r, lane, p0, p5);
+    else
+      kf_part0_k0_row_row1(r, lane, p0, p5);
   }
 }
 
