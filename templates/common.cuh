@@ -566,4 +566,15 @@ KF_INLINE void kf_bulk_g2s(void *dst, const void *src, unsigned bytes, unsigned 
   asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];"
                ::"r"(kf_smem_addr(dst)), "l"(src), "r"(bytes), "r"(kf_smem_addr(bar)) : "memory");
 }
+// 16 bytes from global src to shared dst, asynchronously (bypassing L1),
+// in the thread's current group; commit closes the group; wait<N> waits
+// until at most N of the thread's groups are still in flight.
+KF_INLINE void kf_cp_async16(void *dst, const void *src) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(kf_smem_addr(dst)), "l"(src)
+               : "memory");
+}
+KF_INLINE void kf_cp_async_commit() { asm volatile("cp.async.commit_group;" ::: "memory"); }
+template <int N> KF_INLINE void kf_cp_async_wait() {
+  asm volatile("cp.async.wait_group %0;" ::"n"(N) : "memory");
+}
 #endif

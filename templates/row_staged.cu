@@ -1,16 +1,17 @@
 // row_staged.cu - the row kernel of row.cu (a block per row, the row held in
 // registers) with its rows staged through shared memory, on sm_90: the grid
 // is persistent (the runtime launches as many blocks as are resident, each
-// striding over rows by gridDim.x) and thread 0 starts the bulk copies of
-// the block's next rows (one cp.async.bulk per held input, {{fn}}_stage,
-// completing on the stage's mbarrier), so that they are in flight while the
-// block reduces and stores the current row. With STAGES = 2 the copy of the
-// row after next starts at the top of each row, into the other stage; with
-// 1, the row function starts the next row's copy once every thread has the
-// current row in registers (after a barrier). Without staging a block has
-// no load in flight between its rows.
-// Holes: as row.cu, plus STAGES, SLEEP (ns between waits) and stage (the shared buffers, the
-// mbarriers and {{fn}}_stage).
+// striding over rows by gridDim.x), and the block's next row is copied into
+// shared memory while the block reduces and stores the current one, which
+// its threads load from there into registers. Two ways (row.c,
+// emit_stage): thread 0 bulk-copies whole rows (cp.async.bulk, one per
+// held input, completing on the stage's mbarrier), in STAGES buffers; or
+// each thread copies its own chunks (cp.async, two buffers) and waits for
+// its own copies. Without staging a block has no load in flight between
+// its rows.
+// Holes: as row.cu, plus STAGES, stage (the shared buffers, mbarriers and
+// {{fn}}_stage), init (before the first row: the first copies) and top
+// (each row's copies of the row after and its wait for this one).
 {{stage}}
 template <int W>
 KF_INLINE void {{fn}}_row({{IDX}} r, int lane, int slot, {{params}}) {
@@ -25,16 +26,9 @@ KF_INLINE void {{fn}}(unsigned bid, {{params}}) {
     for ({{IDX}} r = bid; r < {{ROWS}}; r += ({{IDX}})gridDim.x) {{fallback_call}};
     return;
   }
-  if (threadIdx.x == 0)
-    for (int s = 0; s < {{STAGES}}; s++) kf_mbar_init(&{{fn}}_bar[s]);
-  __syncthreads();
-  if (threadIdx.x == 0) {{fn}}_stage(bid, 0, {{args}});
-  unsigned i = 0;
+{{init}}  unsigned i = 0;
   for ({{IDX}} r = bid; r < {{ROWS}}; r += ({{IDX}})gridDim.x, i++) {
     const int slot = {{STAGES}} == 2 ? (int)(i & 1) : 0;
-    if ({{STAGES}} == 2 && threadIdx.x == 0) {{fn}}_stage(r + ({{IDX}})gridDim.x, slot ^ 1, {{args}});
-    // the k-th use of a stage's barrier completes its phase of parity k & 1
-    kf_mbar_wait<{{SLEEP}}>(&{{fn}}_bar[slot], ({{STAGES}} == 2 ? i >> 1 : i) & 1);
-    {{fn}}_row<{{W}}>(r, lane, slot, {{args}});
+{{top}}    {{fn}}_row<{{W}}>(r, lane, slot, {{args}});
   }
 }

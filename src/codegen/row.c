@@ -18,6 +18,8 @@ typedef struct row_info {
   int64_t staged;  /* > 0: rows staged through shared memory, this many bytes
                       per row (row_staged.cu); 0: loaded by the threads */
   int stages;      /* staged rows in shared memory per block: 1 or 2 */
+  bool by_thread;  /* each thread copies its own chunks (cp.async), two
+                      stages; else thread 0 bulk-copies whole rows */
 } row_info;
 
 static int64_t numel_of(const ir_node *n) {
@@ -192,12 +194,18 @@ enum { ROW_BOUND_NODES = 16 };
 enum { ROW_STAGE_MAX = 40 * 1024 };
 
 /* Staged rows per block: KFUSE_ROW_STAGE=1 stages one row, 2 two where
- * they fit in ROW_STAGE_MAX, else one; unset or 0, the threads load held
- * rows themselves. Off by default: staging measured 12-15% slower on the
- * H200 (performance.md, T1). */
+ * they fit in ROW_STAGE_MAX, else one, both by bulk copies;
+ * KFUSE_ROW_STAGE=thread two, each thread copying its own chunks; unset or
+ * 0, the threads load held rows themselves. Off by default: bulk staging
+ * measured 12-15% slower on the H200 (performance.md, T1). */
 static int stage_limit(void) {
   const char *e = getenv("KFUSE_ROW_STAGE");
-  return e && !strcmp(e, "1") ? 1 : e && !strcmp(e, "2") ? 2 : 0;
+  return !e ? 0 : !strcmp(e, "1") ? 1 : !strcmp(e, "2") || !strcmp(e, "thread") ? 2 : 0;
+}
+
+static bool stage_by_thread(void) {
+  const char *e = getenv("KFUSE_ROW_STAGE");
+  return e && !strcmp(e, "thread");
 }
 
 /* KFUSE_ROW_STAGE_SLEEP=N (1..10000): staged rows sleep N ns between their
@@ -286,8 +294,12 @@ static void choose(cg_emit_args *a, row_info *ri) {
   ri->staged = stage_bytes(a, ri);
   /* two stages need a block barrier in every row after its loads (a block
    * reduction has one): see emit_stage */
-  ri->stages = ri->staged && stage_limit() == 2 && 2 * ri->staged <= ROW_STAGE_MAX && has_reduce(a)
-                   ? 2 : 1;
+  bool two = ri->staged && stage_limit() == 2 && 2 * ri->staged <= ROW_STAGE_MAX && has_reduce(a);
+  ri->stages = two ? 2 : 1;
+  /* copies by thread come in two stages (see emit_stage_by_thread), or not
+   * at all */
+  ri->by_thread = two && stage_by_thread();
+  if (stage_by_thread() && !two) ri->staged = 0;
 }
 
 kf_status cg_plan_row(cg_emit_args *a) {
@@ -329,6 +341,8 @@ kf_status cg_plan_row(cg_emit_args *a) {
                                  : "looped: inputs re-read per phase",
            ri.cache && cache_bytes(a) ? " (reused reduction operands too)" : "",
            !ri.staged       ? ""
+           : ri.by_thread   ? ", staged in 2 buffers: each thread copies its chunks of the next row "
+                              "into shared memory (cp.async) while this one lands and is worked on"
            : ri.stages == 2 ? ", staged in 2 buffers: the next row bulk-copied into shared memory "
                               "while this one lands and is worked on"
                             : ", staged: the next row bulk-copied into shared memory while this one "
@@ -759,7 +773,51 @@ static void emit_hold(row_emit *re) {
  * (a barrier, no proxy fence): fence.proxy.async compiles to MEMBAR.ALL.CTA,
  * which makes thread 0 wait for its previous row's stores first
  * (KFUSE_ROW_STAGE_FENCE=1 puts it back, for measuring). */
+/* The staging of copies by thread: two stages of each held input and
+ * <fn>_stage(r, slot, lane), which starts this thread's 16-byte copies of
+ * its chunks of row r into stage `slot` (cp.async.cg, bypassing L1) and
+ * commits them as one group, empty past the last row so that the groups
+ * stay one per row. A thread reads back only its own chunks, after
+ * cp.async.wait_group 1 (all but the latest group landed), so no barrier
+ * is needed; it copies into a stage at the top of a row, for the row
+ * after, once its registers of that stage's previous row (two rows back)
+ * have been used. */
+static void emit_stage_by_thread(const row_emit *re, const char *params, cg_buf *out) {
+  const kf_graph *g = re->a->g;
+  const fuse_kernel *k = re->a->k;
+  const char *fn = re->a->part->fn;
+  cg_printf(out, "// The staged rows (2 x %lld bytes), each thread copying its own chunks.\n",
+            (long long)re->ri.staged);
+  cg_buf copies = {0};
+  for (int i = 0; i < k->n_inputs; i++) {
+    int32_t v = k->inputs[i];
+    const ir_node *n = &g->nodes[v];
+    if (numel_of(n) != k->rows * k->cols) continue;
+    cg_printf(out, "__shared__ __align__(128) %s %s_s%d[2][%lld];\n", cg_storage_type(n->dtype),
+              fn, (int)v, (long long)re->cols);
+    cg_printf(&copies, "        kf_cp_async16(%s_s%d[slot] + c0, p%d + (r * %lld + c0));\n", fn,
+              (int)v, (int)v, (long long)re->cols);
+  }
+  cg_printf(out,
+            "KF_INLINE void %s_stage(%s r, int slot, int lane, %s) {\n"
+            "  enum { G = %d, COLS = %lld, W = %d, NV = (COLS + G * W - 1) / (G * W),\n"
+            "         FULL = COLS %% (G * W) == 0 };\n"
+            "  if (r < %lld%s) {\n#pragma unroll\n"
+            "    for (int kk = 0; kk < NV; kk++) {\n"
+            "      const int c0 = (kk * G + lane) * W;\n"
+            "      if (FULL || c0 < COLS) {\n%s      }\n    }\n  }\n"
+            "  kf_cp_async_commit();\n}\n",
+            fn, re->gen.idx, params, re->ri.group, (long long)re->cols, re->ri.lanes,
+            (long long)k->rows, re->a->part->index64 ? "LL" : "", copies.s ? copies.s : "");
+  if (copies.oom) out->oom = true;
+  cg_buf_free(&copies);
+}
+
 static void emit_stage(const row_emit *re, const char *params, cg_buf *out) {
+  if (re->ri.by_thread) {
+    emit_stage_by_thread(re, params, out);
+    return;
+  }
   const kf_graph *g = re->a->g;
   const fuse_kernel *k = re->a->k;
   const char *fn = re->a->part->fn;
@@ -940,9 +998,28 @@ static kf_status fill(row_emit *re) {
   snprintf(bl, sizeof bl, "%u", p->blocks);
   snprintf(la, sizeof la, "%d", p->launch_threads);
   snprintf(w, sizeof w, "%d", re->ri.lanes);
-  char stages[8], sleep[16];
+  char stages[8];
   snprintf(stages, sizeof stages, "%d", re->ri.stages);
-  snprintf(sleep, sizeof sleep, "%d", stage_sleep());
+  cg_buf init = {0}, top = {0};
+  if (re->ri.by_thread) {
+    cg_printf(&init, "  %s_stage(bid, 0, lane, %s);\n", p->fn, args.s ? args.s : "");
+    cg_printf(&top,
+              "    %s_stage(r + (%s)gridDim.x, slot ^ 1, lane, %s);\n"
+              "    kf_cp_async_wait<1>(); // this thread's copies of row r have landed\n",
+              p->fn, re->gen.idx, args.s ? args.s : "");
+  } else if (re->ri.staged) {
+    cg_printf(&init,
+              "  if (threadIdx.x == 0)\n    for (int s = 0; s < %d; s++) kf_mbar_init(&%s_bar[s]);\n"
+              "  __syncthreads();\n  if (threadIdx.x == 0) %s_stage(bid, 0, %s);\n",
+              re->ri.stages, p->fn, p->fn, args.s ? args.s : "");
+    if (re->ri.stages == 2)
+      cg_printf(&top, "    if (threadIdx.x == 0) %s_stage(r + (%s)gridDim.x, slot ^ 1, %s);\n",
+                p->fn, re->gen.idx, args.s ? args.s : "");
+    cg_printf(&top,
+              "    // the k-th use of a stage's barrier completes its phase of parity k & 1\n"
+              "    kf_mbar_wait<%d>(&%s_bar[slot], (%s) & 1);\n",
+              stage_sleep(), p->fn, re->ri.stages == 2 ? "i >> 1" : "i");
+  }
   cg_hole holes[] = {{"fn", p->fn},   {"IDX", p->index64 ? "long long" : "int"},
                      {"ROWS", rows},  {"COLS", cols},
                      {"G", gs},       {"RPB", rpb},
@@ -956,13 +1033,17 @@ static kf_status fill(row_emit *re) {
                      {"aligned", re->align.s ? re->align.s + 4 : "true"},
                      {"stage", stage.s ? stage.s : ""},
                      {"STAGES", stages},
-                     {"SLEEP", sleep}};
+                     {"init", init.s ? init.s : ""},
+                     {"top", top.s ? top.s : ""}};
   if (st == KF_OK && !cg_fill(a->out, re->ri.staged ? "row_staged.cu" : "row.cu", holes,
                               (int)(sizeof holes / sizeof holes[0]), a->err, a->errsize))
     st = KF_ERR_INTERNAL;
   if (st == KF_OK && (params.oom || args.oom || call.oom || stage.oom))
     st = KF_ERR_OUT_OF_MEMORY;
   cg_buf_free(&stage);
+  if (st == KF_OK && (init.oom || top.oom)) st = KF_ERR_OUT_OF_MEMORY;
+  cg_buf_free(&init);
+  cg_buf_free(&top);
   cg_buf_free(&params);
   cg_buf_free(&args);
   cg_buf_free(&fb);

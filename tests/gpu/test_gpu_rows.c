@@ -205,11 +205,13 @@ START_TEST(held_rows) {
 END_TEST
 
 /* Whether graph `which` compiles to one staged row launch (sm_90: the next
- * row bulk-copied into shared memory while the block works on this one)
- * whose persistent grid has fewer blocks than rows, so that blocks go
- * through several rows and their staged copies; false (with a message)
- * otherwise. Before sm_90 nothing is staged: true without checking. */
-static bool staged_and_striding(int which, kf_dtype dt, int64_t rows, int64_t cols) {
+ * row copied into shared memory while the block works on this one, by
+ * `copy`: "kf_bulk_g2s(" or "kf_cp_async16(") whose persistent grid has
+ * fewer blocks than rows, so that blocks go through several rows and their
+ * staged copies; false (with a message) otherwise. Before sm_90 nothing is
+ * staged: true without checking. */
+static bool staged_and_striding(int which, kf_dtype dt, int64_t rows, int64_t cols,
+                                const char *copy) {
   rt_state *rt;
   ck_assert_int_eq(rt_state_get(G_ctx, &rt), KF_OK);
   if (rt->info.cc_major < 9) return true;
@@ -219,7 +221,7 @@ static bool staged_and_striding(int which, kf_dtype dt, int64_t rows, int64_t co
   kf_plan *plan = NULL;
   ck_assert_int_eq(kf_compile(G_ctx, g, &opt, &plan), KF_OK);
   char *src = kf_plan_source(plan, 0, NULL);
-  bool staged = kf_plan_num_launches(plan) == 1 && src && strstr(src, "kf_bulk_g2s(");
+  bool staged = kf_plan_num_launches(plan) == 1 && src && strstr(src, copy);
   kf_free(src);
   run_io io;
   io_setup(g, &io, 5);
@@ -237,24 +239,34 @@ static bool staged_and_striding(int which, kf_dtype dt, int64_t rows, int64_t co
   return ok;
 }
 
-/* Staged rows (sm_90): more rows than resident blocks, so that each block
- * takes several, its next row's copy landing while it works (an uneven
- * count: some blocks take one more); two staged inputs (ratio: x and y);
- * f32, bf16 and f16 rows; the special rows too. */
+/* Staged rows (sm_90; off by default: KFUSE_ROW_STAGE turns them on), by
+ * bulk copies and by each thread's copies: more rows than resident blocks,
+ * so that each block takes several, its next row's copy landing while it
+ * works (an uneven count: some blocks take one more); two staged inputs
+ * (ratio: x and y, bulk copies); f32, bf16 and f16 rows; the special rows
+ * too. */
 START_TEST(staged_rows) {
-  setenv("KFUSE_ROW_STAGE", "2", 1); /* off by default (slower, so far) */
   int64_t rows = gpu_small() ? 1201 : 2001; /* above 660, 5 resident blocks on 132 SMs */
   int failed = 0;
+  setenv("KFUSE_ROW_STAGE", "2", 1);
   static const int graphs[] = {G_SOFTMAX, G_LAYERNORM, G_RATIO, G_MINSHIFT};
   for (size_t i = 0; i < sizeof graphs / sizeof graphs[0]; i++) {
-    failed += !staged_and_striding(graphs[i], KF_BF16, rows, 8192);
+    failed += !staged_and_striding(graphs[i], KF_BF16, rows, 8192, "kf_bulk_g2s(");
     failed += check_rows(graphs[i], KF_BF16, rows, 8192, 0);
   }
-  failed += !staged_and_striding(G_LAYERNORM, KF_F32, rows, 8192);
+  failed += !staged_and_striding(G_LAYERNORM, KF_F32, rows, 8192, "kf_bulk_g2s(");
   failed += check_rows(G_LAYERNORM, KF_F32, rows, 8192, 0);
   failed += check_rows(G_SOFTMAX, KF_F32, rows, 8192, 0);
-  failed += !staged_and_striding(G_SOFTMAX, KF_F16, rows * 8, 2048);
+  failed += !staged_and_striding(G_SOFTMAX, KF_F16, rows * 8, 2048, "kf_bulk_g2s(");
   failed += check_rows(G_SOFTMAX, KF_F16, rows * 8, 2048, 0);
+  setenv("KFUSE_ROW_STAGE", "thread", 1);
+  static const int by_thread[] = {G_SOFTMAX, G_LAYERNORM, G_MINSHIFT};
+  for (size_t i = 0; i < sizeof by_thread / sizeof by_thread[0]; i++) {
+    failed += !staged_and_striding(by_thread[i], KF_BF16, rows, 8192, "kf_cp_async16(");
+    failed += check_rows(by_thread[i], KF_BF16, rows, 8192, 0);
+  }
+  failed += !staged_and_striding(G_LOG_SOFTMAX, KF_F16, rows * 8, 2048, "kf_cp_async16(");
+  failed += check_rows(G_LOG_SOFTMAX, KF_F16, rows * 8, 2048, 0);
   unsetenv("KFUSE_ROW_STAGE");
   ck_assert_int_eq(failed, 0);
 }
