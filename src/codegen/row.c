@@ -203,6 +203,15 @@ static int stage_limit(void) {
   return !e ? 0 : !strcmp(e, "1") ? 1 : !strcmp(e, "2") || !strcmp(e, "thread") ? 2 : 0;
 }
 
+/* KFUSE_ROW_PERSIST=1: a held row kernel with a block per row, alone in
+ * its launch, runs on a persistent grid without staging (the threads load
+ * their rows as usual): a knob for telling the grid's effect from the
+ * staging's (performance.md, T1). */
+static bool persist_only(void) {
+  const char *e = getenv("KFUSE_ROW_PERSIST");
+  return e && !strcmp(e, "1");
+}
+
 static bool stage_by_thread(void) {
   const char *e = getenv("KFUSE_ROW_STAGE");
   return e && !strcmp(e, "thread");
@@ -326,7 +335,8 @@ kf_status cg_plan_row(cg_emit_args *a) {
                         : a->t->max_threads_per_sm / (int)p->threads;
   int64_t cap = (int64_t)a->t->sm_count * (a->t->max_threads_per_sm / p->threads) * row_waves();
   p->blocks = (uint32_t)cg_min64(cg_ceil_div(k->rows, ri.rpb), cap < 1 ? 1 : cap);
-  p->persistent = ri.staged > 0;
+  p->persistent = ri.staged > 0 ||
+                  (persist_only() && ri.hold && ri.rpb == 1 && ri.group > 32 && p->alone);
   p->max_offset = k->rows * k->cols - 1;
   int64_t reach = k->rows * k->cols + (int64_t)p->blocks * ri.rpb * k->cols;
   cg_index_type(reach, &p->index64);
@@ -995,7 +1005,10 @@ static kf_status fill(row_emit *re) {
   snprintf(gs, sizeof gs, "%d", re->ri.group);
   snprintf(rpb, sizeof rpb, "%d", re->ri.rpb);
   snprintf(th, sizeof th, "%u", p->threads);
-  snprintf(bl, sizeof bl, "%u", p->blocks);
+  if (p->persistent)
+    snprintf(bl, sizeof bl, "gridDim.x"); /* the runtime sizes the grid */
+  else
+    snprintf(bl, sizeof bl, "%u", p->blocks);
   snprintf(la, sizeof la, "%d", p->launch_threads);
   snprintf(w, sizeof w, "%d", re->ri.lanes);
   char stages[8];

@@ -246,7 +246,7 @@ static bool staged_and_striding(int which, kf_dtype dt, int64_t rows, int64_t co
  * (ratio: x and y, bulk copies); f32, bf16 and f16 rows; the special rows
  * too. */
 START_TEST(staged_rows) {
-  int64_t rows = gpu_small() ? 1201 : 2001; /* above 660, 5 resident blocks on 132 SMs */
+  int64_t rows = 1201; /* above 660, 5 resident blocks on 132 SMs */
   int failed = 0;
   setenv("KFUSE_ROW_STAGE", "2", 1);
   static const int graphs[] = {G_SOFTMAX, G_LAYERNORM, G_RATIO, G_MINSHIFT};
