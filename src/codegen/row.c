@@ -7,6 +7,7 @@
 
 #include "codegen/cg_internal.h"
 #include "codegen/row_online.h"
+#include "codegen/row_stage.h"
 
 typedef struct row_info {
   int lanes;       /* W */
@@ -15,11 +16,7 @@ typedef struct row_info {
   bool hold;       /* full-row inputs held in registers (storage type) */
   bool cache;      /* reduction operands reused later kept in registers */
   bool fallback;   /* the unaligned path: W = 1, looped, loops not unrolled */
-  int64_t staged;  /* > 0: rows staged through shared memory, this many bytes
-                      per row (row_staged.cu); 0: loaded by the threads */
-  int stages;      /* staged rows in shared memory per block: 1 or 2 */
-  bool by_thread;  /* each thread copies its own chunks (cp.async), two
-                      stages; else thread 0 bulk-copies whole rows */
+  row_stage st;    /* staged rows (row_stage.h): off by default */
 } row_info;
 
 static int64_t numel_of(const ir_node *n) {
@@ -188,79 +185,6 @@ enum { ROW_HOLD_WORDS = 64 };
 /* Looped row kernels of at most this many nodes ask for full occupancy. */
 enum { ROW_BOUND_NODES = 16 };
 
-/* Shared memory that staged rows may take per block (one row of each held
- * input): within the 48 KB of static shared memory, beside the reduction
- * scratch. */
-enum { ROW_STAGE_MAX = 40 * 1024 };
-
-/* Staged rows per block: KFUSE_ROW_STAGE=1 stages one row, 2 two where
- * they fit in ROW_STAGE_MAX, else one, both by bulk copies;
- * KFUSE_ROW_STAGE=thread two, each thread copying its own chunks; unset or
- * 0, the threads load held rows themselves. Off by default: bulk staging
- * measured 12-15% slower on the H200 (performance.md, T1). */
-static int stage_limit(void) {
-  const char *e = getenv("KFUSE_ROW_STAGE");
-  return !e ? 0 : !strcmp(e, "1") ? 1 : !strcmp(e, "2") || !strcmp(e, "thread") ? 2 : 0;
-}
-
-/* KFUSE_ROW_PERSIST=1: a held row kernel with a block per row, alone in
- * its launch, runs on a persistent grid without staging (the threads load
- * their rows as usual): a knob for telling the grid's effect from the
- * staging's (performance.md, T1). */
-static bool persist_only(void) {
-  const char *e = getenv("KFUSE_ROW_PERSIST");
-  return e && !strcmp(e, "1");
-}
-
-static bool stage_by_thread(void) {
-  const char *e = getenv("KFUSE_ROW_STAGE");
-  return e && !strcmp(e, "thread");
-}
-
-/* KFUSE_ROW_STAGE_SLEEP=N (1..10000): staged rows sleep N ns between their
- * waits for a row (a knob for measurements; 0, the default: try_wait's own
- * suspension only). */
-static int stage_sleep(void) {
-  const char *e = getenv("KFUSE_ROW_STAGE_SLEEP");
-  long v = e && *e ? strtol(e, NULL, 10) : 0;
-  return v >= 1 && v <= 10000 ? (int)v : 0;
-}
-
-/* KFUSE_ROW_STAGE_FENCE=1: a fence.proxy.async before each row's copies (a
- * knob for measuring it; see emit_stage). */
-static bool stage_fence(void) {
-  const char *e = getenv("KFUSE_ROW_STAGE_FENCE");
-  return e && !strcmp(e, "1");
-}
-
-static bool has_reduce(const cg_emit_args *a) {
-  for (int i = 0; i < a->k->n_nodes; i++)
-    if (is_reduce(&a->g->nodes[a->k->nodes[i]])) return true;
-  return false;
-}
-
-/* The bytes of shared memory a held row kernel's staged rows take, or 0
- * when it is not staged. Staging needs sm_90's bulk copies, a block per row
- * and a launch of its own (the grid becomes persistent), and whole rows the
- * copy engine can move: every held input accessed 16 bytes at a time (so
- * the run-time alignment check covers the copies' 16-byte alignment) and
- * rows a multiple of 16 bytes long. */
-static int64_t stage_bytes(const cg_emit_args *a, const row_info *ri) {
-  const fuse_kernel *k = a->k;
-  if (!stage_limit() || !ri->hold || ri->group <= 32 || ri->rpb != 1 || !a->part->alone ||
-      a->t->cc_major < 9 || k->rows < 2)
-    return 0;
-  int64_t b = 0;
-  for (int i = 0; i < k->n_inputs; i++) {
-    const ir_node *n = &a->g->nodes[k->inputs[i]];
-    if (numel_of(n) != k->rows * k->cols) continue;
-    int64_t row = k->cols * (int64_t)kf_dtype_size(n->dtype);
-    if (kf_dtype_size(n->dtype) * (size_t)ri->lanes != 16 || row % 16) return 0;
-    b += row;
-  }
-  return b <= ROW_STAGE_MAX ? b : 0;
-}
-
 static void choose(cg_emit_args *a, row_info *ri) {
   const fuse_kernel *k = a->k;
   const kf_graph *g = a->g;
@@ -300,15 +224,7 @@ static void choose(cg_emit_args *a, row_info *ri) {
   ri->group = (int)gsz;
   ri->rpb = gsz == 32 ? 8 : 1;
   ri->fallback = false;
-  ri->staged = stage_bytes(a, ri);
-  /* two stages need a block barrier in every row after its loads (a block
-   * reduction has one): see emit_stage */
-  bool two = ri->staged && stage_limit() == 2 && 2 * ri->staged <= ROW_STAGE_MAX && has_reduce(a);
-  ri->stages = two ? 2 : 1;
-  /* copies by thread come in two stages (see emit_stage_by_thread), or not
-   * at all */
-  ri->by_thread = two && stage_by_thread();
-  if (stage_by_thread() && !two) ri->staged = 0;
+  ri->st = cg_row_stage_plan(a, ri->hold, ri->group, ri->rpb, ri->lanes);
 }
 
 kf_status cg_plan_row(cg_emit_args *a) {
@@ -335,8 +251,7 @@ kf_status cg_plan_row(cg_emit_args *a) {
                         : a->t->max_threads_per_sm / (int)p->threads;
   int64_t cap = (int64_t)a->t->sm_count * (a->t->max_threads_per_sm / p->threads) * row_waves();
   p->blocks = (uint32_t)cg_min64(cg_ceil_div(k->rows, ri.rpb), cap < 1 ? 1 : cap);
-  p->persistent = ri.staged > 0 ||
-                  (persist_only() && ri.hold && ri.rpb == 1 && ri.group > 32 && p->alone);
+  p->persistent = ri.st.persistent;
   p->max_offset = k->rows * k->cols - 1;
   int64_t reach = k->rows * k->cols + (int64_t)p->blocks * ri.rpb * k->cols;
   cg_index_type(reach, &p->index64);
@@ -350,15 +265,9 @@ kf_status cg_plan_row(cg_emit_args *a) {
                                    "pass (online softmax / Welford)"
                                  : "looped: inputs re-read per phase",
            ri.cache && cache_bytes(a) ? " (reused reduction operands too)" : "",
-           !ri.staged       ? ""
-           : ri.by_thread   ? ", staged in 2 buffers: each thread copies its chunks of the next row "
-                              "into shared memory (cp.async) while this one lands and is worked on"
-           : ri.stages == 2 ? ", staged in 2 buffers: the next row bulk-copied into shared memory "
-                              "while this one lands and is worked on"
-                            : ", staged: the next row bulk-copied into shared memory while this one "
-                              "is worked on",
+           cg_row_stage_words(&ri.st),
            p->index64 ? "64-bit" : "32-bit", p->blocks, p->threads,
-           ri.staged ? " at most (persistent: as many as are resident)" : "");
+           ri.st.persistent ? " at most (persistent: as many as are resident)" : "");
   return KF_OK;
 }
 
@@ -733,8 +642,8 @@ static void emit_hold(row_emit *re) {
     if (numel_of(n) != k->rows * k->cols) continue;
     const char *st = cg_storage_type(n->dtype);
     char src[160], load[32];
-    if (re->ri.staged) {
-      snprintf(src, sizeof src, "%s_s%d[slot] + c0", re->a->part->fn, (int)v);
+    if (re->ri.st.bytes) {
+      cg_row_stage_chunk(re->a, v, src, sizeof src);
       snprintf(load, sizeof load, "*");
     } else {
       snprintf(src, sizeof src, "p%d + (r * %lld + c0)", (int)v, (long long)re->cols);
@@ -759,101 +668,7 @@ static void emit_hold(row_emit *re) {
     size_t wb = kf_dtype_size(n->dtype) * (size_t)re->ri.lanes;
     cg_printf(&re->align, " && kf_aligned(p%d, %d)", (int)v, (int)(wb > 16 ? 16 : wb));
   }
-  if (re->ri.staged && re->ri.stages == 1) {
-    cg_buf args = {0};
-    cg_param_args(re->a->part, &args);
-    cg_printf(&re->body,
-              "  // the staged row is in registers: the buffers take the next row's copies\n"
-              "  __syncthreads();\n"
-              "  if (threadIdx.x == 0) %s_stage(r + (%s)gridDim.x, 0, %s);\n",
-              re->a->part->fn, re->gen.idx, args.s ? args.s : "");
-    if (args.oom) cg_gen_fail(&re->gen, "out of memory");
-    cg_buf_free(&args);
-  }
-}
-
-/* The shared buffers of staged rows (STAGES rows of each held input), one
- * mbarrier per stage, and <fn>_stage, which starts the copies of row r into
- * stage `slot`. Thread 0 calls it once every thread has read that stage's
- * previous row: with one stage, right after the barrier that follows the
- * row's loads; with two, at the top of a row for the row after it (the
- * slot then last held the row before, whose loads every thread made before
- * that row's block-reduction barriers). The barrier orders the reads
- * before the copy engine's writes, the pattern of CUTLASS's TMA pipelines
- * (a barrier, no proxy fence): fence.proxy.async compiles to MEMBAR.ALL.CTA,
- * which makes thread 0 wait for its previous row's stores first
- * (KFUSE_ROW_STAGE_FENCE=1 puts it back, for measuring). */
-/* The staging of copies by thread: two stages of each held input and
- * <fn>_stage(r, slot, lane), which starts this thread's 16-byte copies of
- * its chunks of row r into stage `slot` (cp.async.cg, bypassing L1) and
- * commits them as one group, empty past the last row so that the groups
- * stay one per row. A thread reads back only its own chunks, after
- * cp.async.wait_group 1 (all but the latest group landed), so no barrier
- * is needed; it copies into a stage at the top of a row, for the row
- * after, once its registers of that stage's previous row (two rows back)
- * have been used. */
-static void emit_stage_by_thread(const row_emit *re, const char *params, cg_buf *out) {
-  const kf_graph *g = re->a->g;
-  const fuse_kernel *k = re->a->k;
-  const char *fn = re->a->part->fn;
-  cg_printf(out, "// The staged rows (2 x %lld bytes), each thread copying its own chunks.\n",
-            (long long)re->ri.staged);
-  cg_buf copies = {0};
-  for (int i = 0; i < k->n_inputs; i++) {
-    int32_t v = k->inputs[i];
-    const ir_node *n = &g->nodes[v];
-    if (numel_of(n) != k->rows * k->cols) continue;
-    cg_printf(out, "__shared__ __align__(128) %s %s_s%d[2][%lld];\n", cg_storage_type(n->dtype),
-              fn, (int)v, (long long)re->cols);
-    cg_printf(&copies, "        kf_cp_async16(%s_s%d[slot] + c0, p%d + (r * %lld + c0));\n", fn,
-              (int)v, (int)v, (long long)re->cols);
-  }
-  cg_printf(out,
-            "KF_INLINE void %s_stage(%s r, int slot, int lane, %s) {\n"
-            "  enum { G = %d, COLS = %lld, W = %d, NV = (COLS + G * W - 1) / (G * W),\n"
-            "         FULL = COLS %% (G * W) == 0 };\n"
-            "  if (r < %lld%s) {\n#pragma unroll\n"
-            "    for (int kk = 0; kk < NV; kk++) {\n"
-            "      const int c0 = (kk * G + lane) * W;\n"
-            "      if (FULL || c0 < COLS) {\n%s      }\n    }\n  }\n"
-            "  kf_cp_async_commit();\n}\n",
-            fn, re->gen.idx, params, re->ri.group, (long long)re->cols, re->ri.lanes,
-            (long long)k->rows, re->a->part->index64 ? "LL" : "", copies.s ? copies.s : "");
-  if (copies.oom) out->oom = true;
-  cg_buf_free(&copies);
-}
-
-static void emit_stage(const row_emit *re, const char *params, cg_buf *out) {
-  if (re->ri.by_thread) {
-    emit_stage_by_thread(re, params, out);
-    return;
-  }
-  const kf_graph *g = re->a->g;
-  const fuse_kernel *k = re->a->k;
-  const char *fn = re->a->part->fn;
-  cg_printf(out, "// The staged rows (%d x %lld bytes) and the mbarriers counting their bytes in.\n",
-            re->ri.stages, (long long)re->ri.staged);
-  cg_buf copies = {0};
-  for (int i = 0; i < k->n_inputs; i++) {
-    int32_t v = k->inputs[i];
-    const ir_node *n = &g->nodes[v];
-    if (numel_of(n) != k->rows * k->cols) continue;
-    cg_printf(out, "__shared__ __align__(128) %s %s_s%d[%d][%lld];\n", cg_storage_type(n->dtype),
-              fn, (int)v, re->ri.stages, (long long)re->cols);
-    cg_printf(&copies, "  kf_bulk_g2s(%s_s%d[slot], p%d + r * %lld, %lldu, &%s_bar[slot]);\n", fn,
-              (int)v, (int)v, (long long)re->cols,
-              (long long)re->cols * (long long)kf_dtype_size(n->dtype), fn);
-  }
-  cg_printf(out,
-            "__shared__ unsigned long long %s_bar[%d];\n"
-            "KF_INLINE void %s_stage(%s r, int slot, %s) {\n"
-            "  if (r >= %lld%s) return;\n%s"
-            "  kf_mbar_expect(&%s_bar[slot], %lldu);\n%s}\n",
-            fn, re->ri.stages, fn, re->gen.idx, params, (long long)k->rows,
-            re->a->part->index64 ? "LL" : "", stage_fence() ? "  kf_fence_async_smem();\n" : "",
-            fn, (long long)re->ri.staged, copies.s ? copies.s : "");
-  if (copies.oom) out->oom = true;
-  cg_buf_free(&copies);
+  cg_row_stage_after_loads(re->a, &re->ri.st, re->gen.idx, &re->body);
 }
 
 /* Whether this body pairs reductions into one pass: only the looped hot
@@ -962,7 +777,7 @@ static kf_status emit_fallback(const row_emit *hot, const char *params, cg_buf *
   re.ri.lanes = 1;
   re.ri.hold = re.ri.cache = false;
   re.ri.fallback = true;
-  re.ri.staged = 0;
+  re.ri.st = (row_stage){0, 1, false, false};
   re.cols = hot->cols;
   const char *idx = a->part->index64 ? "long long" : "int";
   cg_gen_init(&re.gen, a->g, a->k, &re.body, idx);
@@ -994,7 +809,6 @@ static kf_status fill(row_emit *re) {
   cg_param_decls(a->g, p, &params);
   cg_param_args(p, &args);
   kf_status st = emit_fallback(re, params.s ? params.s : "", &fb);
-  if (re->ri.staged) emit_stage(re, params.s ? params.s : "", &stage);
   if (re->ri.lanes > 1)
     cg_printf(&call, "%s_row1(r, lane, %s)", p->fn, args.s ? args.s : "");
   else
@@ -1012,27 +826,10 @@ static kf_status fill(row_emit *re) {
   snprintf(la, sizeof la, "%d", p->launch_threads);
   snprintf(w, sizeof w, "%d", re->ri.lanes);
   char stages[8];
-  snprintf(stages, sizeof stages, "%d", re->ri.stages);
+  snprintf(stages, sizeof stages, "%d", re->ri.st.stages);
   cg_buf init = {0}, top = {0};
-  if (re->ri.by_thread) {
-    cg_printf(&init, "  %s_stage(bid, 0, lane, %s);\n", p->fn, args.s ? args.s : "");
-    cg_printf(&top,
-              "    %s_stage(r + (%s)gridDim.x, slot ^ 1, lane, %s);\n"
-              "    kf_cp_async_wait<1>(); // this thread's copies of row r have landed\n",
-              p->fn, re->gen.idx, args.s ? args.s : "");
-  } else if (re->ri.staged) {
-    cg_printf(&init,
-              "  if (threadIdx.x == 0)\n    for (int s = 0; s < %d; s++) kf_mbar_init(&%s_bar[s]);\n"
-              "  __syncthreads();\n  if (threadIdx.x == 0) %s_stage(bid, 0, %s);\n",
-              re->ri.stages, p->fn, p->fn, args.s ? args.s : "");
-    if (re->ri.stages == 2)
-      cg_printf(&top, "    if (threadIdx.x == 0) %s_stage(r + (%s)gridDim.x, slot ^ 1, %s);\n",
-                p->fn, re->gen.idx, args.s ? args.s : "");
-    cg_printf(&top,
-              "    // the k-th use of a stage's barrier completes its phase of parity k & 1\n"
-              "    kf_mbar_wait<%d>(&%s_bar[slot], (%s) & 1);\n",
-              stage_sleep(), p->fn, re->ri.stages == 2 ? "i >> 1" : "i");
-  }
+  cg_row_stage_holes(a, &re->ri.st, re->ri.group, re->ri.lanes, re->gen.idx,
+                     params.s ? params.s : "", args.s ? args.s : "", &stage, &init, &top);
   cg_hole holes[] = {{"fn", p->fn},   {"IDX", p->index64 ? "long long" : "int"},
                      {"ROWS", rows},  {"COLS", cols},
                      {"G", gs},       {"RPB", rpb},
@@ -1048,7 +845,7 @@ static kf_status fill(row_emit *re) {
                      {"STAGES", stages},
                      {"init", init.s ? init.s : ""},
                      {"top", top.s ? top.s : ""}};
-  if (st == KF_OK && !cg_fill(a->out, re->ri.staged ? "row_staged.cu" : "row.cu", holes,
+  if (st == KF_OK && !cg_fill(a->out, re->ri.st.bytes ? "row_staged.cu" : "row.cu", holes,
                               (int)(sizeof holes / sizeof holes[0]), a->err, a->errsize))
     st = KF_ERR_INTERNAL;
   if (st == KF_OK && (params.oom || args.oom || call.oom || stage.oom))

@@ -1,0 +1,230 @@
+/* row_stage.c - staged rows: whether a held row kernel is staged, and the
+ * text of its staging (row_stage.h, templates/row_staged.cu). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "codegen/row_stage.h"
+
+/* Shared memory that staged rows may take per block (every stage of every
+ * held input): within the 48 KB of static shared memory, beside the
+ * reduction scratch. */
+enum { ROW_STAGE_MAX = 40 * 1024 };
+
+/* KFUSE_ROW_STAGE: 1 stages one row by bulk copies; 2 two where they fit
+ * in ROW_STAGE_MAX (else one); thread two, each thread copying its own
+ * chunks (not at all where two do not fit); unset or anything else, no
+ * staging (the default: measured 12-16% slower, performance.md T1). */
+static const char *stage_knob(void) {
+  const char *e = getenv("KFUSE_ROW_STAGE");
+  return e && (!strcmp(e, "1") || !strcmp(e, "2") || !strcmp(e, "thread")) ? e : NULL;
+}
+
+/* KFUSE_ROW_PERSIST=1: the persistent grid without staging (the threads
+ * load their rows as usual), for telling the grid's effect from the
+ * staging's. */
+static bool persist_only(void) {
+  const char *e = getenv("KFUSE_ROW_PERSIST");
+  return e && !strcmp(e, "1");
+}
+
+/* KFUSE_ROW_STAGE_SLEEP=N (1..10000): bulk-staged rows sleep N ns between
+ * their tries of a row's mbarrier (0, the default: try_wait's own
+ * suspension only). */
+static int stage_sleep(void) {
+  const char *e = getenv("KFUSE_ROW_STAGE_SLEEP");
+  long v = e && *e ? strtol(e, NULL, 10) : 0;
+  return v >= 1 && v <= 10000 ? (int)v : 0;
+}
+
+/* KFUSE_ROW_STAGE_FENCE=1: a fence.proxy.async before each row's bulk
+ * copies (see bulk_decls). */
+static bool stage_fence(void) {
+  const char *e = getenv("KFUSE_ROW_STAGE_FENCE");
+  return e && !strcmp(e, "1");
+}
+
+static bool full_row(const cg_emit_args *a, const ir_node *n) {
+  int64_t m = 1;
+  for (int d = 0; d < n->rank; d++) m *= n->shape[d];
+  return m == a->k->rows * a->k->cols;
+}
+
+static bool has_reduce(const cg_emit_args *a) {
+  for (int i = 0; i < a->k->n_nodes; i++)
+    if (ir_ops[a->g->nodes[a->k->nodes[i]].op].kind == KIND_REDUCE) return true;
+  return false;
+}
+
+/* The bytes of one staged row (a row of each held input), or 0 when the
+ * kernel cannot be staged. Staging needs sm_90 (bulk copies), a block per
+ * row, a launch of its own (the grid becomes persistent) and rows the
+ * copies can move whole: every held input accessed 16 bytes at a time (so
+ * the run-time alignment check covers the copies' alignment) and rows a
+ * multiple of 16 bytes long. */
+static int64_t row_bytes(const cg_emit_args *a, bool hold, int group, int rpb, int lanes) {
+  const fuse_kernel *k = a->k;
+  if (!hold || group <= 32 || rpb != 1 || !a->part->alone || a->t->cc_major < 9 || k->rows < 2)
+    return 0;
+  int64_t b = 0;
+  for (int i = 0; i < k->n_inputs; i++) {
+    const ir_node *n = &a->g->nodes[k->inputs[i]];
+    if (!full_row(a, n)) continue;
+    int64_t row = k->cols * (int64_t)kf_dtype_size(n->dtype);
+    if (kf_dtype_size(n->dtype) * (size_t)lanes != 16 || row % 16) return 0;
+    b += row;
+  }
+  return b;
+}
+
+row_stage cg_row_stage_plan(const cg_emit_args *a, bool hold, int group, int rpb, int lanes) {
+  row_stage s = {0, 1, false, false};
+  const char *knob = stage_knob();
+  int64_t b = knob ? row_bytes(a, hold, group, rpb, lanes) : 0;
+  /* two stages: a block barrier in every row after its loads (a block
+   * reduction has one) protects the stage written at the top of a row */
+  bool two = b > 0 && strcmp(knob, "1") != 0 && 2 * b <= ROW_STAGE_MAX && has_reduce(a);
+  if (b > 0 && b <= ROW_STAGE_MAX && (strcmp(knob, "thread") != 0 || two)) {
+    s.bytes = b;
+    s.stages = two ? 2 : 1;
+    s.by_thread = !strcmp(knob, "thread");
+  }
+  s.persistent = s.bytes > 0 || (persist_only() && hold && rpb == 1 && group > 32 && a->part->alone);
+  return s;
+}
+
+const char *cg_row_stage_words(const row_stage *s) {
+  if (!s->bytes) return "";
+  if (s->by_thread)
+    return ", staged in 2 buffers: each thread copies its chunks of the next row into shared "
+           "memory (cp.async) while this one lands and is worked on";
+  if (s->stages == 2)
+    return ", staged in 2 buffers: the next row bulk-copied into shared memory while this one "
+           "lands and is worked on";
+  return ", staged: the next row bulk-copied into shared memory while this one is worked on";
+}
+
+void cg_row_stage_chunk(const cg_emit_args *a, int32_t v, char *out, size_t size) {
+  snprintf(out, size, "%s_s%d[slot] + c0", a->part->fn, (int)v);
+}
+
+void cg_row_stage_after_loads(const cg_emit_args *a, const row_stage *s, const char *idx,
+                              cg_buf *body) {
+  if (!s->bytes || s->by_thread || s->stages != 1) return;
+  cg_buf args = {0};
+  cg_param_args(a->part, &args);
+  cg_printf(body,
+            "  // the staged row is in registers: the buffers take the next row's copies\n"
+            "  __syncthreads();\n"
+            "  if (threadIdx.x == 0) %s_stage(r + (%s)gridDim.x, 0, %s);\n",
+            a->part->fn, idx, args.s ? args.s : "");
+  if (args.oom) body->oom = true;
+  cg_buf_free(&args);
+}
+
+/* Bulk copies: the shared buffers (STAGES rows of each held input), one
+ * mbarrier per stage, and <fn>_stage, which starts the copies of row r into
+ * stage `slot`. Thread 0 calls it once every thread has read that stage's
+ * previous row: with one stage, right after the barrier that follows the
+ * row's loads; with two, at the top of a row for the row after it (the
+ * slot then last held the row before, whose loads every thread made before
+ * that row's block-reduction barriers). The barrier orders the reads
+ * before the copy engine's writes, the pattern of CUTLASS's TMA pipelines
+ * (a barrier, no proxy fence): fence.proxy.async compiles to MEMBAR.ALL.CTA,
+ * which makes thread 0 wait for its previous row's stores first
+ * (KFUSE_ROW_STAGE_FENCE=1 puts it back, for measuring). */
+static void bulk_decls(const cg_emit_args *a, const row_stage *s, const char *idx,
+                       const char *params, cg_buf *out) {
+  const fuse_kernel *k = a->k;
+  const char *fn = a->part->fn;
+  cg_printf(out, "// The staged rows (%d x %lld bytes) and the mbarriers counting their bytes in.\n",
+            s->stages, (long long)s->bytes);
+  cg_buf copies = {0};
+  for (int i = 0; i < k->n_inputs; i++) {
+    int32_t v = k->inputs[i];
+    const ir_node *n = &a->g->nodes[v];
+    if (!full_row(a, n)) continue;
+    cg_printf(out, "__shared__ __align__(128) %s %s_s%d[%d][%lld];\n", cg_storage_type(n->dtype),
+              fn, (int)v, s->stages, (long long)k->cols);
+    cg_printf(&copies, "  kf_bulk_g2s(%s_s%d[slot], p%d + r * %lld, %lldu, &%s_bar[slot]);\n", fn,
+              (int)v, (int)v, (long long)k->cols,
+              (long long)k->cols * (long long)kf_dtype_size(n->dtype), fn);
+  }
+  cg_printf(out,
+            "__shared__ unsigned long long %s_bar[%d];\n"
+            "KF_INLINE void %s_stage(%s r, int slot, %s) {\n"
+            "  if (r >= %lld%s) return;\n%s"
+            "  kf_mbar_expect(&%s_bar[slot], %lldu);\n%s}\n",
+            fn, s->stages, fn, idx, params, (long long)k->rows, a->part->index64 ? "LL" : "",
+            stage_fence() ? "  kf_fence_async_smem();\n" : "", fn, (long long)s->bytes,
+            copies.s ? copies.s : "");
+  if (copies.oom) out->oom = true;
+  cg_buf_free(&copies);
+}
+
+/* Copies by thread: two stages of each held input and <fn>_stage(r, slot,
+ * lane), which starts this thread's 16-byte copies of its chunks of row r
+ * into stage `slot` (cp.async.cg, bypassing L1) and commits them as one
+ * group, empty past the last row so that the groups stay one per row. A
+ * thread reads back only its own chunks, after cp.async.wait_group 1 (all
+ * but the latest group landed), so no barrier is needed; it copies into a
+ * stage at the top of a row, for the row after, once its registers of that
+ * stage's previous row (two rows back) have been used. */
+static void thread_decls(const cg_emit_args *a, const row_stage *s, int group, int lanes,
+                         const char *idx, const char *params, cg_buf *out) {
+  const fuse_kernel *k = a->k;
+  const char *fn = a->part->fn;
+  cg_printf(out, "// The staged rows (2 x %lld bytes), each thread copying its own chunks.\n",
+            (long long)s->bytes);
+  cg_buf copies = {0};
+  for (int i = 0; i < k->n_inputs; i++) {
+    int32_t v = k->inputs[i];
+    const ir_node *n = &a->g->nodes[v];
+    if (!full_row(a, n)) continue;
+    cg_printf(out, "__shared__ __align__(128) %s %s_s%d[2][%lld];\n", cg_storage_type(n->dtype),
+              fn, (int)v, (long long)k->cols);
+    cg_printf(&copies, "        kf_cp_async16(%s_s%d[slot] + c0, p%d + (r * %lld + c0));\n", fn,
+              (int)v, (int)v, (long long)k->cols);
+  }
+  cg_printf(out,
+            "KF_INLINE void %s_stage(%s r, int slot, int lane, %s) {\n"
+            "  enum { G = %d, COLS = %lld, W = %d, NV = (COLS + G * W - 1) / (G * W),\n"
+            "         FULL = COLS %% (G * W) == 0 };\n"
+            "  if (r < %lld%s) {\n#pragma unroll\n"
+            "    for (int kk = 0; kk < NV; kk++) {\n"
+            "      const int c0 = (kk * G + lane) * W;\n"
+            "      if (FULL || c0 < COLS) {\n%s      }\n    }\n  }\n"
+            "  kf_cp_async_commit();\n}\n",
+            fn, idx, params, group, (long long)k->cols, lanes, (long long)k->rows,
+            a->part->index64 ? "LL" : "", copies.s ? copies.s : "");
+  if (copies.oom) out->oom = true;
+  cg_buf_free(&copies);
+}
+
+void cg_row_stage_holes(const cg_emit_args *a, const row_stage *s, int group, int lanes,
+                        const char *idx, const char *params, const char *args, cg_buf *stage,
+                        cg_buf *init, cg_buf *top) {
+  const char *fn = a->part->fn;
+  if (!s->bytes) return;
+  if (s->by_thread) {
+    thread_decls(a, s, group, lanes, idx, params, stage);
+    cg_printf(init, "  %s_stage(bid, 0, lane, %s);\n", fn, args);
+    cg_printf(top,
+              "    %s_stage(r + (%s)gridDim.x, slot ^ 1, lane, %s);\n"
+              "    kf_cp_async_wait<1>(); // this thread's copies of row r have landed\n",
+              fn, idx, args);
+    return;
+  }
+  bulk_decls(a, s, idx, params, stage);
+  cg_printf(init,
+            "  if (threadIdx.x == 0)\n    for (int s = 0; s < %d; s++) kf_mbar_init(&%s_bar[s]);\n"
+            "  __syncthreads();\n  if (threadIdx.x == 0) %s_stage(bid, 0, %s);\n",
+            s->stages, fn, fn, args);
+  if (s->stages == 2)
+    cg_printf(top, "    if (threadIdx.x == 0) %s_stage(r + (%s)gridDim.x, slot ^ 1, %s);\n", fn,
+              idx, args);
+  cg_printf(top,
+            "    // the k-th use of a stage's barrier completes its phase of parity k & 1\n"
+            "    kf_mbar_wait<%d>(&%s_bar[slot], (%s) & 1);\n",
+            stage_sleep(), fn, s->stages == 2 ? "i >> 1" : "i");
+}
