@@ -10,7 +10,11 @@
 #   OUT=out scripts/gpu-row-tune.sh
 # Environment: BLOCKS ("0 4 5 6"), THREADS ("0"), WAVES ("0"), ITERS (50),
 # KFUSE (the kfuse binary; default the one on PATH), GRAPHS (the
-# five row graphs of bench/graphs).
+# five row graphs of bench/graphs), VARIANTS (";"-separated settings, each
+# space-separated VAR=VALUE pairs exported for its rows, e.g.
+# "KFUSE_ROW_STAGE=0;KFUSE_ROW_STAGE=thread;KFUSE_ROW_STAGE=0": an A/B in
+# one run, one table per variant; default one variant, the environment as
+# it is).
 set -uo pipefail
 # shellcheck source=scripts/gpu-common.sh
 . "$(dirname "$0")/gpu-common.sh"
@@ -20,14 +24,17 @@ WAVES=${WAVES:-0}
 KFUSE=${KFUSE:-kfuse}
 ITERS=${ITERS:-50}
 GRAPHS=${GRAPHS:-softmax_bf16 layernorm_bf16 add_rmsnorm_bf16 softmax_f32 layernorm_f32}
+VARIANTS=${VARIANTS:-}
+variant=""
 status=0
-{
+tune() {
   printf '%-18s %7s %7s %7s %10s %8s\n' graph threads blocks waves fused_ms pct_copy
   for g in $GRAPHS; do
     for t in $THREADS; do
       for b in $BLOCKS; do
         for w in $WAVES; do
-          j=$(KFUSE_ROW_THREADS=$t KFUSE_ROW_MIN_BLOCKS=$b KFUSE_ROW_WAVES=$w \
+          # shellcheck disable=SC2086 # $variant: space-separated VAR=VALUE pairs
+          j=$(env $variant KFUSE_ROW_THREADS=$t KFUSE_ROW_MIN_BLOCKS=$b KFUSE_ROW_WAVES=$w \
             "$KFUSE" bench "bench/graphs/$g.yaml" --json --iters "$ITERS" 2>&1) || status=1
           ms=$(printf '%s' "$j" | python3 -c 'import json, sys
 d = json.load(sys.stdin)
@@ -38,6 +45,17 @@ print("%10.4f %7.1f%%" % (d["fused_ms"], d["pct_of_copy"]))' 2>/dev/null) ||
       done
     done
   done
+}
+{
+  if [ -z "$VARIANTS" ]; then
+    tune
+  else
+    IFS=';' read -ra variants <<<"$VARIANTS"
+    for variant in "${variants[@]}"; do
+      echo "== $variant"
+      tune
+    done
+  fi
 } >"$OUT/row-tune.txt"
 cat "$OUT/row-tune.txt"
 exit $status
