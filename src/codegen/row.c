@@ -178,6 +178,19 @@ static int64_t row_waves(void) {
   return v >= 1 && v <= 1024 ? v : 32;
 }
 
+/* KFUSE_ROW_RECOMPUTE=1: the output phase of a held row computes its
+ * values again from the held inputs instead of keeping the reduction
+ * phases' values alive (each held f32-computed input read through
+ * kf_fresh, which the compiler cannot merge with the earlier reads): fewer
+ * registers live across the reductions, more instructions. A knob for
+ * measuring registers against instructions (softmax_bf16: 58 registers
+ * either way with the operand cache on or off, as ptxas merges the two
+ * computations of exp(x - max)). */
+static bool recompute(void) {
+  const char *e = getenv("KFUSE_ROW_RECOMPUTE");
+  return e && !strcmp(e, "1");
+}
+
 /* Registers per thread (32-bit words) that held rows may take: past about
  * 64 the kernel's occupancy drops below 3 blocks of 512 per SM. */
 enum { ROW_HOLD_WORDS = 64 };
@@ -220,7 +233,8 @@ static void choose(cg_emit_args *a, row_info *ri) {
   }
   ri->hold = (int64_t)held * ept <= 4 * ROW_HOLD_WORDS;
   if (!ri->hold) gsz = 512;
-  ri->cache = ri->hold && (int64_t)(held + cache_bytes(a)) * ept <= 4 * ROW_HOLD_WORDS;
+  ri->cache = ri->hold && (int64_t)(held + cache_bytes(a)) * ept <= 4 * ROW_HOLD_WORDS &&
+              !recompute();
   ri->group = (int)gsz;
   ri->rpb = gsz == 32 ? 8 : 1;
   ri->fallback = false;
@@ -560,9 +574,25 @@ static void output_elems(row_emit *re, cg_buf *decl, cg_buf *stores, bool declar
  * quotient instead; a flagged chunk is computed again, whole, with the
  * fallback, before its stores. The unaligned fallback keeps the
  * per-element form (compact). */
+/* With KFUSE_ROW_RECOMPUTE=1, the output phase reads the held inputs
+ * computed in float through kf_fresh. */
+static void fresh_held_reads(row_emit *re) {
+  if (!recompute() || !re->ri.hold || re->ri.fallback) return;
+  for (int i = 0; i < re->gen.n_binds; i++) {
+    cg_bind *b = &re->gen.binds[i];
+    int32_t v = b->value;
+    char held[48];
+    snprintf(held, sizeof held, "kf_in_at(x%d[kk], j)", (int)v);
+    if (strcmp(b->expr, held) || strcmp(cg_compute_type(re->a->g->nodes[v].dtype), "float"))
+      continue;
+    snprintf(b->expr, sizeof b->expr, "kf_fresh(%s)", held);
+  }
+}
+
 static void emit_outputs(row_emit *re) {
   cg_buf decl = {0}, pre = {0}, elems = {0}, after = {0}, stores = {0};
   cg_gen_reset_memo(&re->gen);
+  fresh_held_reads(re);
   cg_puts(&re->body, "  // outputs\n");
   re->gen.code = &re->body;
   chunk_open(re, &decl, &pre);
