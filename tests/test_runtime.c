@@ -301,6 +301,46 @@ START_TEST(big_shared_memory_opt_in) {
 }
 END_TEST
 
+/* A persistent launch (a kernel striding by gridDim.x: staged rows) gets
+ * one block per resident slot, evened out: 64 registers x 256 threads is 4
+ * blocks per SM, 528 slots on the fake's 132 SMs, so 8192 rows become 512
+ * blocks of 16; KFUSE_PERSIST_WAVES=2 gives 1024 of 8; a grid already
+ * within the slots stays; a launch not marked persistent keeps its grid. */
+START_TEST(persistent_grid_fits_resident_blocks) {
+  static const struct {
+    uint32_t grid;
+    const char *waves;
+    bool persistent;
+    uint32_t want;
+  } cases[] = {{8192, NULL, true, 512},
+               {8192, "2", true, 1024},
+               {100, NULL, true, 100},
+               {8192, NULL, false, 8192}};
+  for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+    finish();
+    memset(&F, 0, sizeof F);
+    rt_fake_reset();
+    rt_driver_override(rt_fake_driver());
+    build(0);
+    rt_fake_set_kernel("k0_exp_heavy", 64, 0, 0);
+    F.src[L_A].grid = cases[c].grid;
+    F.src[L_A].persistent = cases[c].persistent;
+    if (cases[c].waves)
+      setenv("KFUSE_PERSIST_WAVES", cases[c].waves, 1);
+    else
+      unsetenv("KFUSE_PERSIST_WAVES");
+    ck_assert_int_eq(load(), KF_OK);
+    ck_assert_int_eq(run(NULL), KF_OK);
+    char want[64];
+    snprintf(want, sizeof want, "grid=%u block=256", cases[c].want);
+    ck_assert_msg(rt_fake_find(0, "LaunchKernel fn=k0_exp_heavy", want) >= 0,
+                  "case %zu: no launch with %s", c, want);
+  }
+  unsetenv("KFUSE_PERSIST_WAVES");
+  finish();
+}
+END_TEST
+
 START_TEST(callers_context_is_used) {
   finish();
   memset(&F, 0, sizeof F);
@@ -1165,6 +1205,7 @@ static Suite *make_suite(void) {
   tcase_add_checked_fixture(tc, setup, NULL);
   tcase_add_test(tc, load_and_run_plain);
   tcase_add_test(tc, big_shared_memory_opt_in);
+  tcase_add_test(tc, persistent_grid_fits_resident_blocks);
   tcase_add_test(tc, callers_context_is_used);
   tcase_add_test(tc, validation_before_launch);
   tcase_add_test(tc, pointer_check_cached);
