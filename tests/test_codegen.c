@@ -294,6 +294,38 @@ START_TEST(every_example_compiles) {
 }
 END_TEST
 
+/* The off-by-default row variants (staged rows by bulk copies in one or two
+ * buffers and by each thread's cp.async, the persistent grid alone) still
+ * generate what they say and compile with NVRTC: f32 softmax (32 KB rows:
+ * one buffer, not staged by thread), bf16 layernorm (16 KB: two) and
+ * add + rmsnorm (two bf16 inputs). */
+START_TEST(staged_row_variants_compile) {
+  static const struct {
+    const char *var, *value, *file, *marker;
+  } cases[] = {
+      {"KFUSE_ROW_STAGE", "1", "softmax.yaml", "kf_bulk_g2s(kf_part0_k0_row_s0[slot], p0 + r * 8192, 32768u"},
+      {"KFUSE_ROW_STAGE", "2", "layernorm.yaml", "kf_part0_k0_row_s0[2][8192]"},
+      {"KFUSE_ROW_STAGE", "2", "add_rmsnorm.yaml", "kf_part0_k0_row_s1[1][8192]"},
+      {"KFUSE_ROW_STAGE", "thread", "layernorm.yaml", "kf_cp_async16(kf_part0_k0_row_s0[slot]"},
+      {"KFUSE_ROW_STAGE", "thread", "softmax.yaml", "r += (int)8192 * 1"}, /* not staged */
+      {"KFUSE_ROW_PERSIST", "1", "layernorm.yaml", "r += (int)gridDim.x * 1"},
+  };
+  for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+    setenv(cases[c].var, cases[c].value, 1);
+    char *srcs[4];
+    int n = example_sources(cases[c].file, srcs, 4);
+    unsetenv(cases[c].var);
+    ck_assert_int_eq(n, 1);
+    ck_assert_msg(strstr(srcs[0], cases[c].marker), "%s=%s %s: no '%s'", cases[c].var,
+                  cases[c].value, cases[c].file, cases[c].marker);
+    double ms = tu_nvrtc(srcs[0], cases[c].file);
+    ck_assert_msg(ms >= 0, "%s=%s %s does not compile", cases[c].var, cases[c].value,
+                  cases[c].file);
+    kf_free(srcs[0]);
+  }
+}
+END_TEST
+
 /* Reviewed sources of known graphs (KFUSE_UPDATE_GOLDEN=1 rewrites them). */
 START_TEST(golden_sources) {
   static const char *const files[] = {"pointwise_chain.yaml", "softmax.yaml", "add_rmsnorm.yaml",
@@ -331,6 +363,7 @@ static Suite *make_suite(void) {
   tcase_set_timeout(te, 300);
   tcase_add_loop_test(te, every_example_compiles, 0, (int)(sizeof examples / sizeof examples[0]));
   tcase_add_test(te, golden_sources);
+  tcase_add_test(te, staged_row_variants_compile);
   suite_add_tcase(s, te);
   return s;
 }
