@@ -1,10 +1,10 @@
 /* row_stage.c - staged rows: whether a held row kernel is staged, and the
  * text of its staging (row_stage.h, templates/row_staged.cu). */
+#include "codegen/row_stage.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#include "codegen/row_stage.h"
 
 /* Shared memory that staged rows may take per block (every stage of every
  * held input): within the 48 KB of static shared memory, beside the
@@ -89,7 +89,8 @@ row_stage cg_row_stage_plan(const cg_emit_args *a, bool hold, int group, int rpb
     s.stages = two ? 2 : 1;
     s.by_thread = !strcmp(knob, "thread");
   }
-  s.persistent = s.bytes > 0 || (persist_only() && hold && rpb == 1 && group > 32 && a->part->alone);
+  s.persistent =
+      s.bytes > 0 || (persist_only() && hold && rpb == 1 && group > 32 && a->part->alone);
   return s;
 }
 
@@ -137,7 +138,8 @@ static void bulk_decls(const cg_emit_args *a, const row_stage *s, const char *id
                        const char *params, cg_buf *out) {
   const fuse_kernel *k = a->k;
   const char *fn = a->part->fn;
-  cg_printf(out, "// The staged rows (%d x %lld bytes) and the mbarriers counting their bytes in.\n",
+  cg_printf(out,
+            "// The staged rows (%d x %lld bytes) and the mbarriers counting their bytes in.\n",
             s->stages, (long long)s->bytes);
   cg_buf copies = {0};
   for (int i = 0; i < k->n_inputs; i++) {
@@ -181,8 +183,8 @@ static void thread_decls(const cg_emit_args *a, const row_stage *s, int group, i
     int32_t v = k->inputs[i];
     const ir_node *n = &a->g->nodes[v];
     if (!full_row(a, n)) continue;
-    cg_printf(out, "__shared__ __align__(128) %s %s_s%d[2][%lld];\n", cg_storage_type(n->dtype),
-              fn, (int)v, (long long)k->cols);
+    cg_printf(out, "__shared__ __align__(128) %s %s_s%d[2][%lld];\n", cg_storage_type(n->dtype), fn,
+              (int)v, (long long)k->cols);
     cg_printf(&copies, "        kf_cp_async16(%s_s%d[slot] + c0, p%d + (r * %lld + c0));\n", fn,
               (int)v, (int)v, (long long)k->cols);
   }
