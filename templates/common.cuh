@@ -141,6 +141,25 @@ template <> KF_INLINE unsigned kf_ldna(const unsigned *__restrict__ p) {
   asm("ld.global.nc.L1::no_allocate.u32 %0, [%1];" : "=r"(v) : "l"(p));
   return v;
 }
+// Loads whose lines are first to leave L1 (.L1::evict_first), for words of 4
+// bytes or more (KFUSE_ROW_STREAM=evict_first).
+template <typename T> KF_INLINE T kf_ldef(const T *__restrict__ p) { return __ldg(p); }
+template <> KF_INLINE uint4 kf_ldef(const uint4 *__restrict__ p) {
+  uint4 v;
+  asm("ld.global.nc.L1::evict_first.v4.u32 {%0, %1, %2, %3}, [%4];"
+      : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(p));
+  return v;
+}
+template <> KF_INLINE uint2 kf_ldef(const uint2 *__restrict__ p) {
+  uint2 v;
+  asm("ld.global.nc.L1::evict_first.v2.u32 {%0, %1}, [%2];" : "=r"(v.x), "=r"(v.y) : "l"(p));
+  return v;
+}
+template <> KF_INLINE unsigned kf_ldef(const unsigned *__restrict__ p) {
+  unsigned v;
+  asm("ld.global.nc.L1::evict_first.u32 %0, [%1];" : "=r"(v) : "l"(p));
+  return v;
+}
 template <typename S, int W, typename C>
 KF_INLINE void kf_stv(S *__restrict__ p, const C (&src)[W]) {
   kf_pack<S, W> k;

@@ -380,14 +380,18 @@ static void red_call(row_emit *re, cg_buf *b, const char *dst, const char *r, co
             split && i % 2 ? " + 32" : "");
 }
 
-/* The load of a held row's words: __ldg, or with KFUSE_ROW_STREAM=loads
- * kf_ldna (not allocating in L1, so that rows read once do not evict the
- * weights every row reads again): a knob for measurements, not yet timed.
- * Streaming (.cs) loads and stores were measured slower on the H200 and
- * are gone (performance.md, S1). */
+/* The load of a held row's words: __ldg; knobs for measurements, so that
+ * rows read once do not evict the weights every row reads again:
+ * KFUSE_ROW_STREAM=loads kf_ldna (not allocating in L1: 1.5-5% slower,
+ * performance.md L1), KFUSE_ROW_STREAM=evict_first kf_ldef (allocating, but
+ * first to go; not yet timed). Streaming (.cs) loads and stores were
+ * measured slower and are gone (performance.md, S1). */
 static const char *held_load(void) {
   const char *e = getenv("KFUSE_ROW_STREAM");
-  return e && !strcmp(e, "loads") ? "kf_ldna" : "__ldg";
+  return !e                       ? "__ldg"
+         : !strcmp(e, "loads")       ? "kf_ldna"
+         : !strcmp(e, "evict_first") ? "kf_ldef"
+                                     : "__ldg";
 }
 
 /* Whether value v is bound (held or cached) at context key already. */
