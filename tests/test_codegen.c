@@ -295,10 +295,11 @@ START_TEST(every_example_compiles) {
 END_TEST
 
 /* The off-by-default row variants (staged rows by bulk copies in one or two
- * buffers and by each thread's cp.async, the persistent grid alone) still
- * generate what they say and compile with NVRTC: f32 softmax (32 KB rows:
- * one buffer, not staged by thread), bf16 layernorm (16 KB: two) and
- * add + rmsnorm (two bf16 inputs). */
+ * buffers and by each thread's cp.async, the persistent grid alone, the
+ * output phase recomputing, held loads first to leave L1) still generate
+ * what they say and compile with NVRTC: f32 softmax (32 KB rows: one
+ * buffer, not staged by thread), bf16 layernorm (16 KB: two) and add +
+ * rmsnorm (two bf16 inputs). */
 START_TEST(staged_row_variants_compile) {
   static const struct {
     const char *var, *value, *file, *marker;
@@ -309,6 +310,8 @@ START_TEST(staged_row_variants_compile) {
       {"KFUSE_ROW_STAGE", "thread", "layernorm.yaml", "kf_cp_async16(kf_part0_k0_row_s0[slot]"},
       {"KFUSE_ROW_STAGE", "thread", "softmax.yaml", "r += (int)8192 * 1"}, /* not staged */
       {"KFUSE_ROW_PERSIST", "1", "layernorm.yaml", "r += (int)gridDim.x * 1"},
+      {"KFUSE_ROW_RECOMPUTE", "1", "softmax.yaml", "kf_fresh(kf_in_at(x0[kk], j))"},
+      {"KFUSE_ROW_STREAM", "evict_first", "layernorm.yaml", "= kf_ldef(q + i)"},
   };
   for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
     setenv(cases[c].var, cases[c].value, 1);

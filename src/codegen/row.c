@@ -573,11 +573,6 @@ static void output_elems(row_emit *re, cg_buf *decl, cg_buf *stores, bool declar
   }
 }
 
-/* The final phase: full-row outputs, W per store. A division by a per-row
- * value skips its per-element fallback (kf_div_rcpf) and flags a NaN
- * quotient instead; a flagged chunk is computed again, whole, with the
- * fallback, before its stores. The unaligned fallback keeps the
- * per-element form (compact). */
 /* With KFUSE_ROW_RECOMPUTE=1, the output phase reads the held inputs
  * computed in float through kf_fresh. */
 static void fresh_held_reads(row_emit *re) {
@@ -593,6 +588,11 @@ static void fresh_held_reads(row_emit *re) {
   }
 }
 
+/* The final phase: full-row outputs, W per store. A division by a per-row
+ * value skips its per-element fallback (kf_div_rcpf) and flags a NaN
+ * quotient instead; a flagged chunk is computed again, whole, with the
+ * fallback, before its stores. The unaligned fallback keeps the
+ * per-element form (compact). */
 static void emit_outputs(row_emit *re) {
   cg_buf decl = {0}, pre = {0}, elems = {0}, after = {0}, stores = {0};
   cg_gen_reset_memo(&re->gen);

@@ -272,6 +272,26 @@ START_TEST(staged_rows) {
 }
 END_TEST
 
+/* Off-by-default knobs that change held rows' code but not their results:
+ * the output phase computing its values again (KFUSE_ROW_RECOMPUTE=1) and
+ * held loads first to leave L1 (KFUSE_ROW_STREAM=evict_first), on the
+ * special rows too. */
+START_TEST(row_knobs) {
+  int64_t rows = gpu_small() ? 6 : 64;
+  int failed = 0;
+  static const char *const knobs[][2] = {{"KFUSE_ROW_RECOMPUTE", "1"},
+                                         {"KFUSE_ROW_STREAM", "evict_first"}};
+  for (size_t i = 0; i < sizeof knobs / sizeof knobs[0]; i++) {
+    setenv(knobs[i][0], knobs[i][1], 1);
+    failed += check_rows(G_SOFTMAX, KF_BF16, rows, 8192, 0);
+    failed += check_rows(G_LAYERNORM, KF_BF16, rows, 8192, 0);
+    failed += check_rows(G_RATIO, KF_F32, rows, 8192, 0);
+    unsetenv(knobs[i][0]);
+  }
+  ck_assert_int_eq(failed, 0);
+}
+END_TEST
+
 /* Rows one element off alignment: the W = 1 fallback (looped, one pass per
  * reduction: it stays compact), for held and for long rows. */
 START_TEST(unaligned_fallback_rows) {
@@ -293,6 +313,7 @@ static Suite *make_suite(void) {
   tcase_set_timeout(tc, 600);
   tcase_add_test(tc, held_rows);
   tcase_add_test(tc, staged_rows);
+  tcase_add_test(tc, row_knobs);
   tcase_add_test(tc, looped_rows);
   tcase_add_test(tc, unaligned_fallback_rows);
   suite_add_tcase(s, tc);
