@@ -10,8 +10,10 @@
 // its own copies. Without staging a block has no load in flight between
 // its rows.
 // Holes: as row.cu, plus STAGES, stage (the shared buffers, mbarriers and
-// {{fn}}_stage), init (before the first row: the first copies) and top
-// (each row's copies of the row after and its wait for this one).
+// {{fn}}_stage), init (before the first row: the first copies), top (each
+// row's copies of the row after and its wait for this one), advance (to
+// the block's next row: by gridDim.x, or the next row a launch-wide counter
+// hands out) and finish (the counter's reset by the last block out).
 {{stage}}
 template <int W>
 KF_INLINE void {{fn}}_row({{IDX}} r, int lane, int slot, {{params}}) {
@@ -27,8 +29,8 @@ KF_INLINE void {{fn}}(unsigned bid, {{params}}) {
     return;
   }
 {{init}}  unsigned i = 0;
-  for ({{IDX}} r = bid; r < {{ROWS}}; r += ({{IDX}})gridDim.x, i++) {
+  for ({{IDX}} r = bid; r < {{ROWS}}; {{advance}}, i++) {
     const int slot = {{STAGES}} == 2 ? (int)(i & 1) : 0;
 {{top}}    {{fn}}_row<{{W}}>(r, lane, slot, {{args}});
   }
-}
+{{finish}}}

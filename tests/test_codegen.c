@@ -310,6 +310,7 @@ START_TEST(staged_row_variants_compile) {
       {"KFUSE_ROW_STAGE", "thread", "layernorm.yaml", "kf_cp_async16(kf_part0_k0_row_s0[slot]"},
       {"KFUSE_ROW_STAGE", "thread", "softmax.yaml", "r += (int)8192 * 1"}, /* not staged */
       {"KFUSE_ROW_PERSIST", "1", "layernorm.yaml", "r += (int)gridDim.x * 1"},
+      {"KFUSE_ROW_PERSIST", "dynamic", "layernorm.yaml", "r = kf_part0_k0_row_take(i), i++"},
       {"KFUSE_ROW_RECOMPUTE", "1", "softmax.yaml", "kf_fresh(kf_in_at(x0[kk], j))"},
       {"KFUSE_ROW_STREAM", "evict_first", "layernorm.yaml", "= kf_ldef(q + i)"},
   };

@@ -811,7 +811,7 @@ static kf_status emit_fallback(const row_emit *hot, const char *params, cg_buf *
   re.ri.lanes = 1;
   re.ri.hold = re.ri.cache = false;
   re.ri.fallback = true;
-  re.ri.st = (row_stage){0, 1, false, false};
+  re.ri.st = (row_stage){.stages = 1};
   re.cols = hot->cols;
   const char *idx = a->part->index64 ? "long long" : "int";
   cg_gen_init(&re.gen, a->g, a->k, &re.body, idx);
@@ -839,7 +839,7 @@ static kf_status fill(row_emit *re) {
   cg_emit_args *a = re->a;
   cg_part *p = a->part;
   const fuse_kernel *k = a->k;
-  cg_buf params = {0}, args = {0}, fb = {0}, call = {0}, stage = {0};
+  cg_buf params = {0}, args = {0}, fb = {0}, call = {0};
   cg_param_decls(a->g, p, &params);
   cg_param_args(p, &args);
   kf_status st = emit_fallback(re, params.s ? params.s : "", &fb);
@@ -861,9 +861,10 @@ static kf_status fill(row_emit *re) {
   snprintf(w, sizeof w, "%d", re->ri.lanes);
   char stages[8];
   snprintf(stages, sizeof stages, "%d", re->ri.st.stages);
-  cg_buf init = {0}, top = {0};
+  row_stage_holes sh;
+  memset(&sh, 0, sizeof sh);
   cg_row_stage_holes(a, &re->ri.st, re->ri.group, re->ri.lanes, re->gen.idx,
-                     params.s ? params.s : "", args.s ? args.s : "", &stage, &init, &top);
+                     params.s ? params.s : "", args.s ? args.s : "", &sh);
   cg_hole holes[] = {{"fn", p->fn},   {"IDX", p->index64 ? "long long" : "int"},
                      {"ROWS", rows},  {"COLS", cols},
                      {"G", gs},       {"RPB", rpb},
@@ -875,19 +876,19 @@ static kf_status fill(row_emit *re) {
                      {"fallback", fb.s ? fb.s : ""},
                      {"fallback_call", call.s ? call.s : ""},
                      {"aligned", re->align.s ? re->align.s + 4 : "true"},
-                     {"stage", stage.s ? stage.s : ""},
+                     {"stage", sh.stage.s ? sh.stage.s : ""},
                      {"STAGES", stages},
-                     {"init", init.s ? init.s : ""},
-                     {"top", top.s ? top.s : ""}};
-  if (st == KF_OK && !cg_fill(a->out, re->ri.st.bytes ? "row_staged.cu" : "row.cu", holes,
+                     {"init", sh.init.s ? sh.init.s : ""},
+                     {"top", sh.top.s ? sh.top.s : ""},
+                     {"advance", sh.advance.s ? sh.advance.s : ""},
+                     {"finish", sh.finish.s ? sh.finish.s : ""}};
+  if (st == KF_OK && !cg_fill(a->out, cg_row_stage_template(&re->ri.st) ? "row_staged.cu" : "row.cu", holes,
                               (int)(sizeof holes / sizeof holes[0]), a->err, a->errsize))
     st = KF_ERR_INTERNAL;
-  if (st == KF_OK && (params.oom || args.oom || call.oom || stage.oom))
+  if (st == KF_OK && (params.oom || args.oom || call.oom || sh.stage.oom || sh.init.oom ||
+                      sh.top.oom || sh.advance.oom || sh.finish.oom))
     st = KF_ERR_OUT_OF_MEMORY;
-  cg_buf_free(&stage);
-  if (st == KF_OK && (init.oom || top.oom)) st = KF_ERR_OUT_OF_MEMORY;
-  cg_buf_free(&init);
-  cg_buf_free(&top);
+  cg_row_stage_holes_free(&sh);
   cg_buf_free(&params);
   cg_buf_free(&args);
   cg_buf_free(&fb);

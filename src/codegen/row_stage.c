@@ -25,7 +25,16 @@ static const char *stage_knob(void) {
  * staging's. */
 static bool persist_only(void) {
   const char *e = getenv("KFUSE_ROW_PERSIST");
-  return e && !strcmp(e, "1");
+  return e && (!strcmp(e, "1") || !strcmp(e, "dynamic"));
+}
+
+/* KFUSE_ROW_PERSIST=dynamic: the persistent grid without staging, each
+ * block taking its next row from a launch-wide counter instead of striding
+ * by gridDim.x, so that faster SMs take more rows (as a grid of one block
+ * per row gets from the block scheduler). */
+static bool persist_dynamic(void) {
+  const char *e = getenv("KFUSE_ROW_PERSIST");
+  return e && !strcmp(e, "dynamic");
 }
 
 /* KFUSE_ROW_STAGE_SLEEP=N (1..10000): bulk-staged rows sleep N ns between
@@ -78,7 +87,7 @@ static int64_t row_bytes(const cg_emit_args *a, bool hold, int group, int rpb, i
 }
 
 row_stage cg_row_stage_plan(const cg_emit_args *a, bool hold, int group, int rpb, int lanes) {
-  row_stage s = {0, 1, false, false};
+  row_stage s = {.stages = 1};
   const char *knob = stage_knob();
   int64_t b = knob ? row_bytes(a, hold, group, rpb, lanes) : 0;
   /* two stages: a block barrier in every row after its loads (a block
@@ -89,10 +98,13 @@ row_stage cg_row_stage_plan(const cg_emit_args *a, bool hold, int group, int rpb
     s.stages = two ? 2 : 1;
     s.by_thread = !strcmp(knob, "thread");
   }
-  s.persistent =
-      s.bytes > 0 || (persist_only() && hold && rpb == 1 && group > 32 && a->part->alone);
+  bool persist = persist_only() && hold && rpb == 1 && group > 32 && a->part->alone;
+  s.persistent = s.bytes > 0 || persist;
+  s.dynamic = !s.bytes && persist && persist_dynamic();
   return s;
 }
+
+bool cg_row_stage_template(const row_stage *s) { return s->bytes > 0 || s->dynamic; }
 
 const char *cg_row_stage_words(const row_stage *s) {
   if (!s->bytes) return "";
@@ -203,10 +215,51 @@ static void thread_decls(const cg_emit_args *a, const row_stage *s, int group, i
   cg_buf_free(&copies);
 }
 
-void cg_row_stage_holes(const cg_emit_args *a, const row_stage *s, int group, int lanes,
-                        const char *idx, const char *params, const char *args, cg_buf *stage,
-                        cg_buf *init, cg_buf *top) {
+/* Dynamic rows: a launch-wide counter of rows handed out past the first
+ * gridDim.x (each block starts with row blockIdx.x) and one of blocks done;
+ * <fn>_take(i), by which thread 0 takes the block's next row and the block
+ * reads it through shared memory (two slots, alternating, so that one
+ * barrier per row suffices: a slot is written again only after the next
+ * row's block-reduction barriers, which every thread passes after reading
+ * it). The last block out resets both counters for the next launch (after
+ * a fence: every block's last take comes before its count of blocks
+ * done). __device__ variables start at zero when the module loads. */
+static void dynamic_decls(const cg_emit_args *a, const char *idx, row_stage_holes *h) {
   const char *fn = a->part->fn;
+  cg_printf(&h->stage,
+            "// Dynamic rows: the rows handed out past the first gridDim.x, the blocks done.\n"
+            "__device__ unsigned %s_taken;\n__device__ unsigned %s_done;\n"
+            "KF_INLINE %s %s_take(unsigned i) {\n"
+            "  __shared__ %s next[2];\n"
+            "  if (threadIdx.x == 0) next[i & 1] = (%s)gridDim.x + (%s)atomicAdd(&%s_taken, 1u);\n"
+            "  __syncthreads();\n  return next[i & 1];\n}\n",
+            fn, fn, idx, fn, idx, idx, idx, fn);
+  cg_printf(&h->advance, "r = %s_take(i)", fn);
+  cg_printf(&h->finish,
+            "  if (threadIdx.x == 0) {\n    __threadfence();\n"
+            "    if (atomicAdd(&%s_done, 1u) == gridDim.x - 1) { // the last block out\n"
+            "      %s_taken = 0;\n      %s_done = 0;\n    }\n  }\n",
+            fn, fn, fn);
+}
+
+void cg_row_stage_holes_free(row_stage_holes *h) {
+  cg_buf_free(&h->stage);
+  cg_buf_free(&h->init);
+  cg_buf_free(&h->top);
+  cg_buf_free(&h->advance);
+  cg_buf_free(&h->finish);
+}
+
+void cg_row_stage_holes(const cg_emit_args *a, const row_stage *s, int group, int lanes,
+                        const char *idx, const char *params, const char *args,
+                        row_stage_holes *h) {
+  const char *fn = a->part->fn;
+  cg_buf *stage = &h->stage, *init = &h->init, *top = &h->top;
+  if (s->dynamic) {
+    dynamic_decls(a, idx, h);
+    return;
+  }
+  cg_printf(&h->advance, "r += (%s)gridDim.x", idx);
   if (!s->bytes) return;
   if (s->by_thread) {
     thread_decls(a, s, group, lanes, idx, params, stage);

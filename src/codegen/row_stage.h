@@ -17,6 +17,9 @@ typedef struct row_stage {
   bool persistent; /* strides over rows by gridDim.x, on the grid the
                       runtime fits to the resident blocks: when staged,
                       or with KFUSE_ROW_PERSIST=1 alone */
+  bool dynamic;    /* persistent, not staged, each block taking its next
+                      row from a launch-wide counter (KFUSE_ROW_PERSIST=
+                      dynamic): faster SMs take more rows */
 } row_stage;
 
 /* The staging of row kernel a->k: rows held in registers (hold), `group`
@@ -34,12 +37,21 @@ void cg_row_stage_chunk(const cg_emit_args *a, int32_t v, char *out, size_t size
 void cg_row_stage_after_loads(const cg_emit_args *a, const row_stage *s, const char *idx,
                               cg_buf *body);
 
+/* Whether the kernel takes templates/row_staged.cu (staged or dynamic). */
+bool cg_row_stage_template(const row_stage *s);
+
 /* The holes of row_staged.cu: `stage` (the shared buffers, the mbarriers,
- * <fn>_stage), `init` (before the first row) and `top` (each row's copies
- * of the row after and its wait for its own). idx: the index type; params
- * and args: the part's parameter declarations and arguments. */
+ * <fn>_stage; or the dynamic rows' counters and <fn>_take), `init` (before
+ * the first row), `top` (each row's copies of the row after and its wait
+ * for its own), `advance` (to the block's next row) and `finish` (after
+ * the last). idx: the index type; params and args: the part's parameter
+ * declarations and arguments. */
+typedef struct row_stage_holes {
+  cg_buf stage, init, top, advance, finish;
+} row_stage_holes;
 void cg_row_stage_holes(const cg_emit_args *a, const row_stage *s, int group, int lanes,
-                        const char *idx, const char *params, const char *args, cg_buf *stage,
-                        cg_buf *init, cg_buf *top);
+                        const char *idx, const char *params, const char *args,
+                        row_stage_holes *out);
+void cg_row_stage_holes_free(row_stage_holes *h);
 
 #endif
