@@ -121,45 +121,31 @@ KF_INLINE unsigned kf_bf16x2_rn(float lo, float hi) {
 #endif
   return u;
 }
-// Loads that do not allocate in L1 (.L1::no_allocate), for words of 4 bytes
-// or more (smaller ones go the plain way): a row read once does not evict
-// from L1 the weights every row reads again (KFUSE_ROW_STREAM=loads).
-template <typename T> KF_INLINE T kf_ldna(const T *__restrict__ p) { return __ldg(p); }
-template <> KF_INLINE uint4 kf_ldna(const uint4 *__restrict__ p) {
-  uint4 v;
-  asm("ld.global.nc.L1::no_allocate.v4.u32 {%0, %1, %2, %3}, [%4];"
-      : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(p));
-  return v;
-}
-template <> KF_INLINE uint2 kf_ldna(const uint2 *__restrict__ p) {
-  uint2 v;
-  asm("ld.global.nc.L1::no_allocate.v2.u32 {%0, %1}, [%2];" : "=r"(v.x), "=r"(v.y) : "l"(p));
-  return v;
-}
-template <> KF_INLINE unsigned kf_ldna(const unsigned *__restrict__ p) {
-  unsigned v;
-  asm("ld.global.nc.L1::no_allocate.u32 %0, [%1];" : "=r"(v) : "l"(p));
-  return v;
-}
-// Loads whose lines are first to leave L1 (.L1::evict_first), for words of 4
-// bytes or more (KFUSE_ROW_STREAM=evict_first).
-template <typename T> KF_INLINE T kf_ldef(const T *__restrict__ p) { return __ldg(p); }
-template <> KF_INLINE uint4 kf_ldef(const uint4 *__restrict__ p) {
-  uint4 v;
-  asm("ld.global.nc.L1::evict_first.v4.u32 {%0, %1, %2, %3}, [%4];"
-      : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(p));
-  return v;
-}
-template <> KF_INLINE uint2 kf_ldef(const uint2 *__restrict__ p) {
-  uint2 v;
-  asm("ld.global.nc.L1::evict_first.v2.u32 {%0, %1}, [%2];" : "=r"(v.x), "=r"(v.y) : "l"(p));
-  return v;
-}
-template <> KF_INLINE unsigned kf_ldef(const unsigned *__restrict__ p) {
-  unsigned v;
-  asm("ld.global.nc.L1::evict_first.u32 %0, [%1];" : "=r"(v) : "l"(p));
-  return v;
-}
+// Loads with an L1 eviction hint, for words of 4 bytes or more (smaller
+// ones go the plain way), so that a row read once does not push out of L1
+// the weights every row reads again: kf_ldna does not allocate
+// (.L1::no_allocate, KFUSE_ROW_STREAM=loads), kf_ldef allocates lines that
+// go first (.L1::evict_first, KFUSE_ROW_STREAM=evict_first).
+#define KF_LD_HINT(NAME, HINT)                                                           \
+  template <typename T> KF_INLINE T NAME(const T *__restrict__ p) { return __ldg(p); }   \
+  template <> KF_INLINE uint4 NAME(const uint4 *__restrict__ p) {                        \
+    uint4 v;                                                                             \
+    asm("ld.global.nc." HINT ".v4.u32 {%0, %1, %2, %3}, [%4];"                           \
+        : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(p));                          \
+    return v;                                                                            \
+  }                                                                                      \
+  template <> KF_INLINE uint2 NAME(const uint2 *__restrict__ p) {                        \
+    uint2 v;                                                                             \
+    asm("ld.global.nc." HINT ".v2.u32 {%0, %1}, [%2];" : "=r"(v.x), "=r"(v.y) : "l"(p)); \
+    return v;                                                                            \
+  }                                                                                      \
+  template <> KF_INLINE unsigned NAME(const unsigned *__restrict__ p) {                  \
+    unsigned v;                                                                          \
+    asm("ld.global.nc." HINT ".u32 %0, [%1];" : "=r"(v) : "l"(p));                       \
+    return v;                                                                            \
+  }
+KF_LD_HINT(kf_ldna, "L1::no_allocate")
+KF_LD_HINT(kf_ldef, "L1::evict_first")
 template <typename S, int W, typename C>
 KF_INLINE void kf_stv(S *__restrict__ p, const C (&src)[W]) {
   kf_pack<S, W> k;
