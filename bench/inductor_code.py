@@ -1,0 +1,84 @@
+#!/usr/bin/env python3
+"""inductor_code.py - what torch.compile generates for the suite's row
+workloads: the Triton kernels Inductor writes for softmax and layernorm on
+8192x8192 (f32 and bf16), with the launch configurations it weighed, so
+that kfuse's row kernels can be compared with the one that beats them
+(layernorm_f32: torch.compile 0.131 ms, kfuse 0.134 ms; docs/status.md).
+
+  python3 bench/inductor_code.py [--out DIR] [--rows 8192] [--cols 8192]
+
+Writes DIR/inductor_<workload>.py (the generated wrapper and kernels) and
+prints, per workload, the median time of the compiled function and the
+lines of its code that carry the launch choices (reduction heuristics,
+size hints, XBLOCK/RBLOCK, num_warps). Needs a GPU and PyTorch with
+Triton; run on the GPU machine (scripts/gpu-perf.sh's environment).
+"""
+import argparse
+import os
+import re
+import sys
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--out", default=os.environ.get("OUT", "out"))
+    ap.add_argument("--rows", type=int, default=8192)
+    ap.add_argument("--cols", type=int, default=8192)
+    args = ap.parse_args()
+    try:
+        import torch
+        from torch._inductor.utils import run_and_get_code
+    except ImportError as e:  # no PyTorch, or one without Inductor
+        print("inductor_code.py: %s" % e, file=sys.stderr)
+        return 1
+    if not torch.cuda.is_available():
+        print("inductor_code.py: no CUDA device", file=sys.stderr)
+        return 1
+    os.makedirs(args.out, exist_ok=True)
+    shape = (args.rows, args.cols)
+
+    def softmax(x):
+        return torch.softmax(x, -1)
+
+    def layernorm(x, w, b):
+        return torch.nn.functional.layer_norm(x, (x.shape[-1],), w, b, 1e-5)
+
+    interesting = re.compile(
+        r"@triton_heuristics\.|reduction\(|size_hints|XBLOCK|RBLOCK|R0_BLOCK|num_warps|"
+        r"num_stages|def triton_|\.run\(|grid=")
+    for name, fn, dt in (("softmax_f32", softmax, torch.float32),
+                         ("softmax_bf16", softmax, torch.bfloat16),
+                         ("layernorm_f32", layernorm, torch.float32),
+                         ("layernorm_bf16", layernorm, torch.bfloat16)):
+        x = torch.randn(shape, device="cuda", dtype=dt)
+        ins = (x,) if fn is softmax else (
+            x, torch.randn(shape[-1], device="cuda", dtype=dt),
+            torch.randn(shape[-1], device="cuda", dtype=dt))
+        torch._dynamo.reset()
+        cfn = torch.compile(fn)
+        _, codes = run_and_get_code(cfn, *ins)
+        path = os.path.join(args.out, "inductor_%s.py" % name)
+        with open(path, "w") as f:
+            f.write("\n\n# ---- next generated module ----\n\n".join(codes))
+        for _ in range(10):
+            cfn(*ins)
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        times = []
+        for _ in range(50):
+            start.record()
+            cfn(*ins)
+            end.record()
+            end.synchronize()
+            times.append(start.elapsed_time(end))
+        times.sort()
+        print("== %s: torch.compile %.4f ms (median of 50); code in %s" %
+              (name, times[len(times) // 2], path))
+        for code in codes:
+            for line in code.splitlines():
+                if interesting.search(line):
+                    print("   " + line.strip()[:160])
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
