@@ -146,6 +146,10 @@ KF_INLINE unsigned kf_bf16x2_rn(float lo, float hi) {
   }
 KF_LD_HINT(kf_ldna, "L1::no_allocate")
 KF_LD_HINT(kf_ldef, "L1::evict_first")
+// Brings the line holding p into L1, with no register (KFUSE_ROW_PREFETCH).
+KF_INLINE void kf_prefetch_l1(const void *p) {
+  asm volatile("prefetch.global.L1 [%0];" ::"l"(p));
+}
 template <typename S, int W, typename C>
 KF_INLINE void kf_stv(S *__restrict__ p, const C (&src)[W]) {
   kf_pack<S, W> k;

@@ -296,7 +296,8 @@ END_TEST
 
 /* The off-by-default row variants (staged rows by bulk copies in one or two
  * buffers and by each thread's cp.async, the persistent grid alone, the
- * output phase recomputing, held loads first to leave L1) still generate
+ * output phase recomputing, held loads first to leave L1, the weights
+ * prefetched into L1) still generate
  * what they say and compile with NVRTC: f32 softmax (32 KB rows: one
  * buffer, not staged by thread), bf16 layernorm (16 KB: two) and add +
  * rmsnorm (two bf16 inputs). */
@@ -313,6 +314,7 @@ START_TEST(staged_row_variants_compile) {
       {"KFUSE_ROW_PERSIST", "dynamic", "layernorm.yaml", "r = kf_part0_k0_row_take(i), i++"},
       {"KFUSE_ROW_RECOMPUTE", "1", "softmax.yaml", "kf_fresh(kf_in_at(x0[kk], j))"},
       {"KFUSE_ROW_STREAM", "evict_first", "layernorm.yaml", "= kf_ldef(q + i)"},
+      {"KFUSE_ROW_PREFETCH", "1", "layernorm.yaml", "kf_prefetch_l1(p2 + c0)"},
   };
   for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
     setenv(cases[c].var, cases[c].value, 1);

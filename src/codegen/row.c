@@ -662,6 +662,32 @@ static void emit_row_outputs(row_emit *re) {
   if (any) cg_puts(&re->body, "  }\n");
 }
 
+/* KFUSE_ROW_PREFETCH=1: held rows prefetch the per-column inputs that
+ * every row reads again (layernorm's w and b) into L1 right after loading
+ * the row, so that the output phase, which reads them only after the last
+ * reduction, finds them there instead of waiting on L2 (a knob for
+ * measurements; no registers: prefetch.global.L1). */
+static bool prefetch_columns(void) {
+  const char *e = getenv("KFUSE_ROW_PREFETCH");
+  return e && !strcmp(e, "1");
+}
+
+static void emit_prefetch_columns(row_emit *re) {
+  const fuse_kernel *k = re->a->k;
+  if (!prefetch_columns() || re->ri.fallback) return;
+  for (int i = 0; i < k->n_inputs; i++) {
+    int32_t v = k->inputs[i];
+    const ir_node *n = &re->a->g->nodes[v];
+    if (numel_of(n) != k->cols || k->rows == 1) continue;
+    cg_printf(&re->body,
+              "  // input %%%d, read again by every row: into L1 while the row is reduced\n"
+              "#pragma unroll\n  for (int kk = 0; kk < NV; kk++) {\n"
+              "    const int c0 = (kk * G + lane) * W;\n"
+              "    if (FULL || c0 < COLS) kf_prefetch_l1(p%d + c0);\n  }\n",
+              (int)v, (int)v);
+  }
+}
+
 /* Registers for the full-row inputs, loaded once per row and kept in their
  * storage type (16-bit words stay packed: half the registers of floats, so
  * more rows per SM and more bytes in flight); converted where used. Staged
@@ -702,6 +728,7 @@ static void emit_hold(row_emit *re) {
     size_t wb = kf_dtype_size(n->dtype) * (size_t)re->ri.lanes;
     cg_printf(&re->align, " && kf_aligned(p%d, %d)", (int)v, (int)(wb > 16 ? 16 : wb));
   }
+  emit_prefetch_columns(re);
   cg_row_stage_after_loads(re->a, &re->ri.st, re->gen.idx, &re->body);
 }
 
