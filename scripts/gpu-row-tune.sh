@@ -33,8 +33,9 @@ tune() {
     for t in $THREADS; do
       for b in $BLOCKS; do
         for w in $WAVES; do
-          # shellcheck disable=SC2086 # $variant: space-separated VAR=VALUE pairs
-          j=$(env $variant KFUSE_ROW_THREADS=$t KFUSE_ROW_MIN_BLOCKS=$b KFUSE_ROW_WAVES=$w \
+          # $variant (space-separated VAR=VALUE pairs) last: it overrides the sweep
+          # shellcheck disable=SC2086
+          j=$(env KFUSE_ROW_THREADS=$t KFUSE_ROW_MIN_BLOCKS=$b KFUSE_ROW_WAVES=$w $variant \
             "$KFUSE" bench "bench/graphs/$g.yaml" --json --iters "$ITERS" 2>&1) || status=1
           ms=$(printf '%s' "$j" | python3 -c 'import json, sys
 d = json.load(sys.stdin)
