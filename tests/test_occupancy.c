@@ -68,6 +68,20 @@ static kf_graph *sum_of_squares(kf_ctx *ctx) {
   return g;
 }
 
+/* s = sum(exp(y) * y + 1): one fused reduce kernel of four home nodes. */
+static kf_graph *prologue_sum(kf_ctx *ctx) {
+  kf_graph *g;
+  ck_assert_int_eq(kf_graph_create(ctx, &g), KF_OK);
+  int64_t shape[1] = {N};
+  kf_value y = kf_input(g, "y", KF_F32, 1, shape);
+  kf_value t = kf_add(g, kf_mul(g, kf_exp(g, y), y), kf_scalar(g, 1.0, KF_F32));
+  kf_value s = kf_sum(g, t, 0, NULL, false);
+  kf_set_name(g, s, "s");
+  kf_set_output(g, s);
+  ck_assert_int_eq(kf_graph_status(g), KF_OK);
+  return g;
+}
+
 typedef struct run {
   kf_ctx *ctx;
   kf_graph *g;
@@ -75,11 +89,11 @@ typedef struct run {
   int compiled_launches; /* after kf_compile, before loading */
 } run;
 
-static run compile_and_load(double drop) {
+static run compile_and_load_graph(double drop, kf_graph *(*make)(kf_ctx *)) {
   run r;
   ck_assert_int_eq(kf_ctx_create(&r.ctx), KF_OK);
   kf_ctx_set_log(r.ctx, capture, NULL);
-  r.g = sum_of_squares(r.ctx);
+  r.g = make(r.ctx);
   kf_options opt;
   kf_options_init(&opt);
   opt.arch = "sm_90";
@@ -89,6 +103,8 @@ static run compile_and_load(double drop) {
   ck_assert_msg(kf_plan_load(r.plan) == KF_OK, "%s", kf_plan_errmsg(r.plan));
   return r;
 }
+
+static run compile_and_load(double drop) { return compile_and_load_graph(drop, sum_of_squares); }
 
 static void run_free(run *r) {
   kf_plan_destroy(r->plan);
@@ -121,7 +137,7 @@ START_TEST(fuser_split_constraint) {
   ck_assert_int_eq(fuse_plan_build(g, &fo, &fused, err, sizeof err), KF_OK);
   ck_assert_int_eq(fused->n_kernels, 1);
   const fuse_kernel *k = &fused->kernels[0];
-  fuse_split req = {k->nodes, k->n_nodes, "k0_row: occupancy 25% vs parts 50%, limit 20%"};
+  fuse_split req = {k->nodes, k->n_nodes, "k0_row: occupancy 25% vs parts 50%, limit 20%", 0};
   fo.splits = &req;
   fo.n_splits = 1;
   ck_assert_int_eq(fuse_plan_build(g, &fo, &split, err, sizeof err), KF_OK);
@@ -138,12 +154,39 @@ START_TEST(fuser_split_constraint) {
   ck_assert_ptr_nonnull(strstr(d->text, "occupancy 25% vs parts 50%, limit 20%; split into"));
   ck_assert_ptr_ne(split->options.splits, &req); /* the plan keeps its own copy */
   int32_t bad = 9999;
-  fuse_split wrong = {&bad, 1, ""};
+  fuse_split wrong = {&bad, 1, "", 0};
   fo.splits = &wrong;
   fuse_plan *none = NULL;
   ck_assert_int_eq(fuse_plan_build(g, &fo, &none, err, sizeof err), KF_ERR_INVALID_ARG);
   ck_assert_ptr_null(none);
   ck_assert_ptr_nonnull(strstr(err, "names node 9999"));
+  /* In two: the nodes before the cut and those after never share a kernel,
+   * those of one side still fuse (fewer kernels than nodes) */
+  int32_t cut = k->n_nodes / 2;
+  fuse_split half = {k->nodes, k->n_nodes, "k0_row: spills", cut};
+  fo.splits = &half;
+  fuse_plan *two = NULL;
+  ck_assert_int_eq(fuse_plan_build(g, &fo, &two, err, sizeof err), KF_OK);
+  ck_assert_int_ge(two->n_kernels, 2);
+  ck_assert_int_lt(two->n_kernels, k->n_nodes);
+  for (int i = 0; i < two->n_kernels; i++) {
+    char why[256];
+    ck_assert_msg(fuse_kernel_legal(two, i, why, sizeof why), "%s", why);
+  }
+  for (int32_t a = 0; a < cut; a++)
+    for (int32_t b = cut; b < k->n_nodes; b++)
+      ck_assert_int_ne(two->kernel_of[k->nodes[a]], two->kernel_of[k->nodes[b]]);
+  d = NULL;
+  for (int i = 0; i < two->n_decisions && !d; i++)
+    if (strcmp(two->decisions[i].rule, "occupancy-split") == 0 && two->decisions[i].accepted)
+      d = &two->decisions[i];
+  ck_assert_ptr_nonnull(d);
+  ck_assert_msg(strstr(d->text, "k0_row: spills; split in two before "), "%s", d->text);
+  fuse_split outside = {k->nodes, k->n_nodes, "", k->n_nodes};
+  fo.splits = &outside;
+  ck_assert_int_eq(fuse_plan_build(g, &fo, &none, err, sizeof err), KF_ERR_INVALID_ARG);
+  ck_assert_ptr_nonnull(strstr(err, "cuts at"));
+  fuse_plan_free(two);
   fuse_plan_free(fused);
   fuse_plan_free(split);
   kf_graph_destroy(g);
@@ -152,9 +195,10 @@ START_TEST(fuser_split_constraint) {
 END_TEST
 
 /* Random graphs: split the largest kernel (and then, in a second round, the
- * largest of the result too); every plan keeps the fuser's invariants and
- * no two nodes of one split share a kernel. */
-static void check_split_seed(uint64_t seed) {
+ * largest of the result too), every node apart (halve false) or in two at
+ * the middle (halve true); every plan keeps the fuser's invariants and no
+ * two nodes of one split that must stay apart share a kernel. */
+static void check_split_seed(uint64_t seed, bool halve) {
   kf_graph *g = fz_random_graph(seed, 6 + (int)(seed % 25));
   if (!g) return;
   fuse_options fo;
@@ -168,7 +212,8 @@ static void check_split_seed(uint64_t seed) {
     for (int k = 1; k < prev->n_kernels; k++)
       if (prev->kernels[k].n_nodes > prev->kernels[big].n_nodes) big = k;
     if (prev->kernels[big].n_nodes < 2) break;
-    req[round] = (fuse_split){prev->kernels[big].nodes, prev->kernels[big].n_nodes, "test"};
+    int32_t n = prev->kernels[big].n_nodes;
+    req[round] = (fuse_split){prev->kernels[big].nodes, n, "test", halve ? n / 2 : 0};
     fo.splits = req;
     fo.n_splits = round + 1;
     fuse_plan *p = plans[round + 1] = fz_plan_opts(g, &fo);
@@ -181,7 +226,8 @@ static void check_split_seed(uint64_t seed) {
       for (int32_t a = 0; a < sp->n_nodes; a++)
         for (int32_t b = a + 1; b < sp->n_nodes; b++)
           ck_assert_msg(p->kernel_of[sp->nodes[a]] != p->kernel_of[sp->nodes[b]] ||
-                            p->kernel_of[sp->nodes[a]] < 0,
+                            p->kernel_of[sp->nodes[a]] < 0 ||
+                            (sp->cut > 0 && (a < sp->cut) == (b < sp->cut)),
                         "seed %llu: split %d nodes %d and %d share a kernel",
                         (unsigned long long)seed, s, sp->nodes[a], sp->nodes[b]);
     }
@@ -191,7 +237,10 @@ static void check_split_seed(uint64_t seed) {
 }
 
 START_TEST(random_graphs_split) {
-  for (uint64_t seed = 0; seed < 600; seed++) check_split_seed(seed);
+  for (uint64_t seed = 0; seed < 600; seed++) {
+    check_split_seed(seed, false);
+    check_split_seed(seed, true);
+  }
 }
 END_TEST
 
@@ -248,6 +297,23 @@ START_TEST(spills_are_split) {
   ck_assert_ptr_nonnull(d);
   ck_assert_msg(strstr(d->text, "1024 B spills"), "%s", d->text);
   ck_assert_msg(strstr(T.log, "spills 1024 bytes per thread"), "%s", T.log);
+  run_free(&r);
+}
+END_TEST
+
+START_TEST(split_in_two_keeps_each_side_fused) {
+  /* Four home nodes (exp, mul, add, sum) at 12.5% occupancy: the split is
+   * in two where the fewest bytes cross (before the sum: one full-size
+   * value), not four kernels; the pointwise side is at full occupancy, so
+   * no further round splits it. */
+  rt_fake_set_kernel("k0_reduce", 255, 0, 0);
+  run r = compile_and_load_graph(0.20, prologue_sum);
+  ck_assert_int_eq(r.compiled_launches, 1);
+  ck_assert_int_eq(kf_plan_num_launches(r.plan), 2);
+  const fuse_decision *d = find_decision(r.plan, "occupancy-split");
+  ck_assert_ptr_nonnull(d);
+  ck_assert_msg(strstr(d->text, "; split in two before %4 into 2 kernels: k0_pointwise, k1_reduce"),
+                "%s", d->text);
   run_free(&r);
 }
 END_TEST
@@ -339,6 +405,7 @@ static Suite *make_suite(void) {
   tcase_add_test(tc, random_graphs_split);
   tcase_add_test(tc, low_occupancy_is_split_then_cached);
   tcase_add_test(tc, spills_are_split);
+  tcase_add_test(tc, split_in_two_keeps_each_side_fused);
   tcase_add_test(tc, small_spills_kept_when_split_moves_more_bytes);
   tcase_add_test(tc, within_limit_is_kept_without_measuring);
   tcase_add_test(tc, suspicious_but_parts_no_better_is_kept_and_cached);

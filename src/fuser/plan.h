@@ -93,14 +93,18 @@ typedef struct fuse_decision {
   char text[224];    /* "k2 into k5: ... (bytes 4.0 MB -> 2.0 MB)" */
 } fuse_decision;
 
-/* A kernel that occupancy feedback split (src/fuser/split.c): its home
- * nodes may no longer share a kernel (nor a recomputed copy), so each runs
- * in a part of its own or joins other work. `why` carries the runtime's
- * measurements for the decision log. */
+/* A kernel that occupancy feedback split (src/fuser/split.c). With cut 0
+ * its home nodes may no longer share a kernel (nor a recomputed copy), so
+ * each runs in a part of its own or joins other work. With 0 < cut <
+ * n_nodes the split is in two: nodes[0..cut) and nodes[cut..n_nodes) (in
+ * the kernel's order, which is the graph's, so the first side only feeds
+ * the second) may not share a kernel, while the nodes of one side still
+ * fuse. `why` carries the runtime's measurements for the decision log. */
 typedef struct fuse_split {
   int32_t *nodes;
   int32_t n_nodes;
   char why[160];
+  int32_t cut;
 } fuse_split;
 
 typedef struct fuse_options {

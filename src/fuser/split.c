@@ -38,6 +38,11 @@ kf_status fuse_splits_adopt(fuse_plan *plan, char *err, size_t errsize) {
       return KF_ERR_OUT_OF_MEMORY;
     }
     own[i].n_nodes = src[i].n_nodes;
+    if (src[i].cut < 0 || src[i].cut >= (src[i].n_nodes > 0 ? src[i].n_nodes : 1)) {
+      snprintf(err, errsize, "bad fusion options: split %d cuts at %d of %d nodes", (int)i,
+               (int)src[i].cut, (int)src[i].n_nodes);
+      return KF_ERR_INVALID_ARG;
+    }
     for (int32_t j = 0; j < src[i].n_nodes; j++) {
       int32_t v = src[i].nodes[j];
       if (v < 0 || v >= plan->graph->n_nodes) {
@@ -60,24 +65,29 @@ void fuse_splits_free(fuse_plan *plan) {
 }
 
 /* Splits are few and small (the nodes of a handful of kernels), so each
- * is simply scanned against the set's member marks. */
+ * is simply scanned against the set's member marks: a set is refused when
+ * it holds two nodes of a split that may not share a kernel (any two with
+ * cut 0, one from each side with a cut). */
 bool fuse_split_refuses(fuse_legal_ctx *lc, const fuse_set *set, fuse_shape_info *info) {
   (void)set;
   for (int32_t s = 0; s < lc->opt->n_splits; s++) {
     const fuse_split *sp = &lc->opt->splits[s];
-    int32_t first = -1;
+    int32_t side[2] = {-1, -1}; /* a member before the cut, one after */
     for (int32_t j = 0; j < sp->n_nodes; j++) {
       int32_t v = sp->nodes[j];
       if (!fuse_marked(&lc->members, v)) continue;
-      if (first < 0) {
-        first = v;
+      int k = sp->cut > 0 && j >= sp->cut;
+      int32_t other = sp->cut > 0 ? side[!k] : side[0];
+      if (other < 0) {
+        if (side[k] < 0) side[k] = v;
         continue;
       }
       char b1[64], b2[64];
       snprintf(info->rule, sizeof info->rule, "occupancy-split");
       snprintf(info->why, sizeof info->why,
-               "%s and %s were split apart by occupancy feedback (split %d)",
-               fuse_value_label(lc->g, first, b1, sizeof b1),
+               sp->cut > 0 ? "%s and %s are on two sides of an occupancy split (split %d)"
+                           : "%s and %s were split apart by occupancy feedback (split %d)",
+               fuse_value_label(lc->g, other, b1, sizeof b1),
                fuse_value_label(lc->g, v, b2, sizeof b2), (int)s);
       return true;
     }
@@ -101,7 +111,13 @@ void fuse_splits_log(fuse_plan *plan) {
                        plan->kernels[k].name);
       if (w > 0 && (size_t)w < sizeof names - len) len += (size_t)w;
     }
-    fuse_decide(plan, true, "occupancy-split", "%s; split into %d kernels: %s", sp->why, parts,
-                names);
+    char at[96] = "";
+    if (sp->cut > 0) {
+      char b1[64];
+      snprintf(at, sizeof at, " in two before %s",
+               fuse_value_label(plan->graph, sp->nodes[sp->cut], b1, sizeof b1));
+    }
+    fuse_decide(plan, true, "occupancy-split", "%s; split%s into %d kernels: %s", sp->why, at,
+                parts, names);
   }
 }

@@ -154,6 +154,7 @@ typedef struct occ_cand {
   bool known; /* rec.lowest came from the cache */
   bool split;
   double ratio; /* bytes of the plan with this kernel split / bytes now */
+  int32_t cut;  /* the split in two of its home nodes (fuse_split.cut) */
   char why[160];
 } occ_cand;
 
@@ -184,9 +185,25 @@ static void describe(occ_cand *c, const char *entry, double drop) {
              entry, 100 * f->occupancy, f->regs, f->local_bytes, f->blocks_per_sm, f->block);
 }
 
+static int cmp_node(const void *a, const void *b) {
+  int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+  return (x > y) - (x < y);
+}
+
+/* The home nodes of k (recomputed copies stay free to go anywhere) in
+ * graph order, into out (k->n_nodes + 1 entries); returns how many. Graph
+ * order is topological, so a cut puts producers before consumers. */
+static int32_t home_nodes(const fuse_kernel *k, int32_t *out) {
+  int32_t n = 0;
+  for (int32_t j = 0; j < k->n_nodes; j++)
+    if (!k->recomputed[j]) out[n++] = k->nodes[j];
+  qsort(out, (size_t)n, sizeof *out, cmp_node);
+  return n;
+}
+
 /* The splits a plan already has (borrowed) plus one per selected candidate:
- * its home nodes (recomputed copies stay free to go anywhere). Free with
- * splits_free. */
+ * its home nodes in graph order, cut in two at the candidate's cut. Free
+ * with splits_free. */
 static fuse_split *splits_with(const fuse_plan *fp, const occ_cand *c, int nc, bool only_split,
                                int32_t *n_out) {
   int32_t n = fp->options.n_splits;
@@ -202,8 +219,8 @@ static fuse_split *splits_with(const fuse_plan *fp, const occ_cand *c, int nc, b
       free(s);
       return NULL;
     }
-    for (int32_t j = 0; j < k->n_nodes; j++)
-      if (!k->recomputed[j]) s[n].nodes[s[n].n_nodes++] = k->nodes[j];
+    s[n].n_nodes = home_nodes(k, s[n].nodes);
+    s[n].cut = c[i].cut > 0 && c[i].cut < s[n].n_nodes ? c[i].cut : 0;
     snprintf(s[n].why, sizeof s[n].why, "%s", c[i].why);
     n++;
   }
@@ -330,6 +347,44 @@ static double split_bytes_ratio(const kf_plan *plan, const occ_cand *c) {
   return r;
 }
 
+/* The cut of a candidate's home nodes that leaves the plan the fewest
+ * bytes to move: a split in two keeps each side fused, where splitting
+ * every node apart sends every value between them through memory; if a
+ * side is still bad, the next round of feedback splits it again. Up to 16
+ * evenly spaced cuts are planned (the fuser takes microseconds to a few
+ * milliseconds a plan); 0 (every node apart) when none plans. The first of
+ * equal cuts wins, so the choice is the same in every process (the cached
+ * decisions are applied by choosing it again). */
+enum { CUTS_TRIED = 16 };
+static int32_t best_cut(const kf_plan *plan, occ_cand *c) {
+  int32_t nh = 0;
+  for (int32_t j = 0; j < c->k->n_nodes; j++) nh += !c->k->recomputed[j];
+  if (nh < 3) return 0; /* two nodes: in two is apart */
+  int32_t best = 0, steps = nh - 1 < CUTS_TRIED ? nh - 1 : CUTS_TRIED;
+  int64_t best_bytes = INT64_MAX;
+  for (int32_t t = 1; t <= steps; t++) {
+    c->cut = (int32_t)(((int64_t)t * nh) / (steps + 1));
+    if (c->cut < 1 || c->cut >= nh) continue;
+    int32_t n = 0;
+    fuse_split *s = splits_with(plan->fuse, c, 1, false, &n);
+    if (!s) break;
+    fuse_options fo = plan->fuse->options;
+    fo.splits = s;
+    fo.n_splits = n;
+    fuse_plan *fp = NULL;
+    char err[256];
+    if (fuse_plan_build(plan->graph, &fo, &fp, err, sizeof err) == KF_OK &&
+        fp->bytes_fused < best_bytes) {
+      best_bytes = fp->bytes_fused;
+      best = c->cut;
+    }
+    fuse_plan_free(fp);
+    splits_free(plan->fuse, s, n);
+  }
+  c->cut = best;
+  return best;
+}
+
 /* Whether the model predicts the split to be faster; says why not. */
 static bool split_pays(const occ_cand *c, const rt_occ *parts, char *why, size_t size) {
   double t_fused = 1.0 / occ_efficiency(&c->rec.fused);
@@ -368,6 +423,7 @@ static int find_candidates(kf_plan *plan, occ_cand *c) {
     ci->launch = i;
     ci->k = k;
     ci->rec.fused = *o;
+    best_cut(plan, ci);
     ci->ratio = split_bytes_ratio(plan, ci);
     /* Parts at full occupancy without spills are the best a split can get:
      * when even they lose, nothing is compiled or measured. */
@@ -490,6 +546,7 @@ bool rt_occupancy_apply_cached(kf_plan *plan, const cg_program *prog) {
                              plan->options.occupancy_drop, verdict, sizeof verdict))
       continue;
     c[nc] = (occ_cand){.launch = i, .k = k, .rec = rec, .known = true, .split = true};
+    best_cut(plan, &c[nc]);
     c[nc].ratio = split_bytes_ratio(plan, &c[nc]);
     if (!split_pays(&c[nc], rec.n_parts > 0 ? &rec.lowest : &rec.fused, gate, sizeof gate))
       continue;

@@ -186,7 +186,7 @@ kf_status rt_occupancy_measure(kf_plan *plan, int launch);
 bool rt_occupancy_decide(const rt_occ *fused, const rt_occ *parts, int n_parts, double drop,
                          char *why, size_t size);
 /* Rounds of split-and-reload one kf_plan_load may take (never a loop). */
-#define RT_OCC_ROUNDS 2
+#define RT_OCC_ROUNDS 4
 /* false when options.occupancy_drop <= 0 or KFUSE_NO_OCCUPANCY_SPLIT=1. */
 bool rt_occupancy_split_enabled(const kf_plan *plan);
 /* After a load: compares each suspicious fused kernel (spills, or
