@@ -15,7 +15,13 @@ set -uo pipefail
 # shellcheck source=scripts/gpu-common.sh
 . "$(dirname "$0")/gpu-common.sh"
 plain="KFUSE_ROW_STAGE=0"
-VARIANTS=${VARIANTS:-$plain;KFUSE_ROW_RECOMPUTE=1;KFUSE_ROW_RECOMPUTE=1 KFUSE_ROW_MIN_BLOCKS=6;KFUSE_ROW_STREAM=evict_first;KFUSE_ROW_PREFETCH=1;KFUSE_ROW_PREFETCH=1 KFUSE_ROW_STREAM=evict_first;$plain;KFUSE_ROW_PERSIST=1;KFUSE_ROW_PERSIST=dynamic;KFUSE_ROW_PERSIST=1 KFUSE_PERSIST_WAVES=2;KFUSE_ROW_STAGE=thread;$plain}
+default="$plain;KFUSE_ROW_RECOMPUTE=1;KFUSE_ROW_RECOMPUTE=1 KFUSE_ROW_MIN_BLOCKS=6"
+default="$default;KFUSE_ROW_STREAM=evict_first;KFUSE_ROW_PREFETCH=1"
+default="$default;KFUSE_ROW_PREFETCH=1 KFUSE_ROW_STREAM=evict_first;$plain"
+default="$default;KFUSE_ROW_PERSIST=1;KFUSE_ROW_PERSIST=dynamic"
+default="$default;KFUSE_ROW_PERSIST=dynamic KFUSE_ROW_STAGE=2"
+default="$default;KFUSE_ROW_PERSIST=1 KFUSE_PERSIST_WAVES=2;$plain"
+VARIANTS=${VARIANTS:-$default}
 status=0
 VARIANTS=$VARIANTS BLOCKS=0 ITERS=${ITERS:-100} OUT=$OUT bash "$root/scripts/gpu-row-tune.sh" ||
   status=1

@@ -550,17 +550,24 @@ KF_INLINE void kf_mbar_expect(unsigned long long *bar, unsigned bytes) {
   asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;"
                ::"r"(kf_smem_addr(bar)), "r"(bytes) : "memory");
 }
+// An arrival with no bytes (a stage whose row is past the end).
+KF_INLINE void kf_mbar_arrive(unsigned long long *bar) {
+  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(kf_smem_addr(bar)) : "memory");
+}
 // Waits until the phase of parity `parity` has completed (all its bytes in).
 // try_wait may suspend the thread for a while; NS > 0 also sleeps NS ns
-// between tries (KFUSE_ROW_STAGE_SLEEP, a knob for measurements).
+// between tries (KFUSE_ROW_STAGE_SLEEP, a knob for measurements). A phase
+// that never completes (a bug) traps after 2^30 tries instead of hanging
+// the GPU: the launch fails with an illegal-instruction error.
 template <int NS> KF_INLINE void kf_mbar_wait(unsigned long long *bar, unsigned parity) {
-  for (;;) {
+  for (unsigned tries = 0;; tries++) {
     unsigned done;
     asm volatile("{\n .reg .pred kf_p;\n"
                  " mbarrier.try_wait.parity.shared::cta.b64 kf_p, [%1], %2;\n"
                  " selp.u32 %0, 1, 0, kf_p;\n}"
                  : "=r"(done) : "r"(kf_smem_addr(bar)), "r"(parity) : "memory");
     if (done) return;
+    if (tries == 1u << 30) __trap();
     if (NS > 0) __nanosleep(NS);
   }
 }

@@ -303,24 +303,33 @@ END_TEST
  * rmsnorm (two bf16 inputs). */
 START_TEST(staged_row_variants_compile) {
   static const struct {
-    const char *var, *value, *file, *marker;
+    const char *var, *value, *var2, *value2, *file, *marker; /* var2: NULL or a second knob */
   } cases[] = {
-      {"KFUSE_ROW_STAGE", "1", "softmax.yaml", "kf_bulk_g2s(kf_part0_k0_row_s0[slot], p0 + r * 8192, 32768u"},
-      {"KFUSE_ROW_STAGE", "2", "layernorm.yaml", "kf_part0_k0_row_s0[2][8192]"},
-      {"KFUSE_ROW_STAGE", "2", "add_rmsnorm.yaml", "kf_part0_k0_row_s1[1][8192]"},
-      {"KFUSE_ROW_STAGE", "thread", "layernorm.yaml", "kf_cp_async16(kf_part0_k0_row_s0[slot]"},
-      {"KFUSE_ROW_STAGE", "thread", "softmax.yaml", "r += (int)8192 * 1"}, /* not staged */
-      {"KFUSE_ROW_PERSIST", "1", "layernorm.yaml", "r += (int)gridDim.x * 1"},
-      {"KFUSE_ROW_PERSIST", "dynamic", "layernorm.yaml", "r = kf_part0_k0_row_take(i), i++"},
-      {"KFUSE_ROW_RECOMPUTE", "1", "softmax.yaml", "kf_fresh(kf_in_at(x0[kk], j))"},
-      {"KFUSE_ROW_STREAM", "evict_first", "layernorm.yaml", "= kf_ldef(q + i)"},
-      {"KFUSE_ROW_PREFETCH", "1", "layernorm.yaml", "kf_prefetch_l1(p2 + c0)"},
+      {"KFUSE_ROW_STAGE", "1", NULL, NULL, "softmax.yaml",
+       "kf_bulk_g2s(kf_part0_k0_row_s0[slot], p0 + r * 8192, 32768u"},
+      {"KFUSE_ROW_STAGE", "2", NULL, NULL, "layernorm.yaml", "kf_part0_k0_row_s0[2][8192]"},
+      {"KFUSE_ROW_STAGE", "2", NULL, NULL, "add_rmsnorm.yaml", "kf_part0_k0_row_s1[1][8192]"},
+      {"KFUSE_ROW_STAGE", "thread", NULL, NULL, "layernorm.yaml",
+       "kf_cp_async16(kf_part0_k0_row_s0[slot]"},
+      /* f32 rows: two buffers do not fit, so not staged */
+      {"KFUSE_ROW_STAGE", "thread", NULL, NULL, "softmax.yaml", "r += (int)8192 * 1"},
+      {"KFUSE_ROW_PERSIST", "1", NULL, NULL, "layernorm.yaml", "r += (int)gridDim.x * 1"},
+      {"KFUSE_ROW_PERSIST", "dynamic", NULL, NULL, "layernorm.yaml",
+       "r = kf_part0_k0_row_take(i), i++"},
+      {"KFUSE_ROW_PERSIST", "dynamic", "KFUSE_ROW_STAGE", "2", "layernorm.yaml",
+       "r = kf_part0_k0_row_row_of[slot];"},
+      {"KFUSE_ROW_RECOMPUTE", "1", NULL, NULL, "softmax.yaml",
+       "kf_fresh(kf_in_at(x0[kk], j))"},
+      {"KFUSE_ROW_STREAM", "evict_first", NULL, NULL, "layernorm.yaml", "= kf_ldef(q + i)"},
+      {"KFUSE_ROW_PREFETCH", "1", NULL, NULL, "layernorm.yaml", "kf_prefetch_l1(p2 + c0)"},
   };
   for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
     setenv(cases[c].var, cases[c].value, 1);
+    if (cases[c].var2) setenv(cases[c].var2, cases[c].value2, 1);
     char *srcs[4];
     int n = example_sources(cases[c].file, srcs, 4);
     unsetenv(cases[c].var);
+    if (cases[c].var2) unsetenv(cases[c].var2);
     ck_assert_int_eq(n, 1);
     ck_assert_msg(strstr(srcs[0], cases[c].marker), "%s=%s %s: no '%s'", cases[c].var,
                   cases[c].value, cases[c].file, cases[c].marker);

@@ -909,7 +909,8 @@ static kf_status fill(row_emit *re) {
                      {"top", sh.top.s ? sh.top.s : ""},
                      {"advance", sh.advance.s ? sh.advance.s : ""},
                      {"finish", sh.finish.s ? sh.finish.s : ""}};
-  if (st == KF_OK && !cg_fill(a->out, cg_row_stage_template(&re->ri.st) ? "row_staged.cu" : "row.cu", holes,
+  const char *tmpl = cg_row_stage_template(&re->ri.st) ? "row_staged.cu" : "row.cu";
+  if (st == KF_OK && !cg_fill(a->out, tmpl, holes,
                               (int)(sizeof holes / sizeof holes[0]), a->err, a->errsize))
     st = KF_ERR_INTERNAL;
   if (st == KF_OK && (params.oom || args.oom || call.oom || sh.stage.oom || sh.init.oom ||

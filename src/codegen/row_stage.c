@@ -100,7 +100,9 @@ row_stage cg_row_stage_plan(const cg_emit_args *a, bool hold, int group, int rpb
   }
   bool persist = persist_only() && hold && rpb == 1 && group > 32 && a->part->alone;
   s.persistent = s.bytes > 0 || persist;
-  s.dynamic = !s.bytes && persist && persist_dynamic();
+  /* dynamic rows: on the plain persistent grid, or with two bulk stages
+   * (thread 0 takes the row after next as it starts its copies) */
+  s.dynamic = persist_dynamic() && (s.bytes ? s.stages == 2 && !s.by_thread : persist);
   return s;
 }
 
@@ -111,6 +113,9 @@ const char *cg_row_stage_words(const row_stage *s) {
   if (s->by_thread)
     return ", staged in 2 buffers: each thread copies its chunks of the next row into shared "
            "memory (cp.async) while this one lands and is worked on";
+  if (s->stages == 2 && s->dynamic)
+    return ", staged in 2 buffers: the next row (taken from a launch-wide counter) bulk-copied "
+           "into shared memory while this one lands and is worked on";
   if (s->stages == 2)
     return ", staged in 2 buffers: the next row bulk-copied into shared memory while this one "
            "lands and is worked on";
@@ -164,12 +169,25 @@ static void bulk_decls(const cg_emit_args *a, const row_stage *s, const char *id
               (int)v, (int)v, (long long)k->cols,
               (long long)k->cols * (long long)kf_dtype_size(n->dtype), fn);
   }
+  /* dynamic rows: the stage's row number goes with it (written before the
+   * arrival, which releases it to the waiting threads), and a row past the
+   * end still arrives, with no bytes, so that the waiters learn to stop */
+  if (s->dynamic)
+    cg_printf(out,
+              "__shared__ %s %s_row_of[2];\n", idx, fn);
   cg_printf(out,
             "__shared__ unsigned long long %s_bar[%d];\n"
-            "KF_INLINE void %s_stage(%s r, int slot, %s) {\n"
-            "  if (r >= %lld%s) return;\n%s"
-            "  kf_mbar_expect(&%s_bar[slot], %lldu);\n%s}\n",
-            fn, s->stages, fn, idx, params, (long long)k->rows, a->part->index64 ? "LL" : "",
+            "KF_INLINE void %s_stage(%s r, int slot, %s) {\n",
+            fn, s->stages, fn, idx, params);
+  if (s->dynamic)
+    cg_printf(out,
+              "  %s_row_of[slot] = r;\n"
+              "  if (r >= %lld%s) {\n    kf_mbar_arrive(&%s_bar[slot]);\n    return;\n  }\n",
+              fn, (long long)k->rows, a->part->index64 ? "LL" : "", fn);
+  else
+    cg_printf(out, "  if (r >= %lld%s) return;\n", (long long)k->rows,
+              a->part->index64 ? "LL" : "");
+  cg_printf(out, "%s  kf_mbar_expect(&%s_bar[slot], %lldu);\n%s}\n",
             stage_fence() ? "  kf_fence_async_smem();\n" : "", fn, (long long)s->bytes,
             copies.s ? copies.s : "");
   if (copies.oom) out->oom = true;
@@ -224,22 +242,29 @@ static void thread_decls(const cg_emit_args *a, const row_stage *s, int group, i
  * it). The last block out resets both counters for the next launch (after
  * a fence: every block's last take comes before its count of blocks
  * done). __device__ variables start at zero when the module loads. */
-static void dynamic_decls(const cg_emit_args *a, const char *idx, row_stage_holes *h) {
+static void dynamic_counters(const cg_emit_args *a, row_stage_holes *h) {
   const char *fn = a->part->fn;
   cg_printf(&h->stage,
             "// Dynamic rows: the rows handed out past the first gridDim.x, the blocks done.\n"
-            "__device__ unsigned %s_taken;\n__device__ unsigned %s_done;\n"
-            "KF_INLINE %s %s_take(unsigned i) {\n"
-            "  __shared__ %s next[2];\n"
-            "  if (threadIdx.x == 0) next[i & 1] = (%s)gridDim.x + (%s)atomicAdd(&%s_taken, 1u);\n"
-            "  __syncthreads();\n  return next[i & 1];\n}\n",
-            fn, fn, idx, fn, idx, idx, idx, fn);
-  cg_printf(&h->advance, "r = %s_take(i)", fn);
+            "__device__ unsigned %s_taken;\n__device__ unsigned %s_done;\n",
+            fn, fn);
   cg_printf(&h->finish,
             "  if (threadIdx.x == 0) {\n    __threadfence();\n"
             "    if (atomicAdd(&%s_done, 1u) == gridDim.x - 1) { // the last block out\n"
             "      %s_taken = 0;\n      %s_done = 0;\n    }\n  }\n",
             fn, fn, fn);
+}
+
+static void dynamic_decls(const cg_emit_args *a, const char *idx, row_stage_holes *h) {
+  const char *fn = a->part->fn;
+  dynamic_counters(a, h);
+  cg_printf(&h->stage,
+            "KF_INLINE %s %s_take(unsigned i) {\n"
+            "  __shared__ %s next[2];\n"
+            "  if (threadIdx.x == 0) next[i & 1] = (%s)gridDim.x + (%s)atomicAdd(&%s_taken, 1u);\n"
+            "  __syncthreads();\n  return next[i & 1];\n}\n",
+            idx, fn, idx, idx, idx, fn);
+  cg_printf(&h->advance, "r = %s_take(i)", fn);
 }
 
 void cg_row_stage_holes_free(row_stage_holes *h) {
@@ -255,7 +280,7 @@ void cg_row_stage_holes(const cg_emit_args *a, const row_stage *s, int group, in
                         row_stage_holes *h) {
   const char *fn = a->part->fn;
   cg_buf *stage = &h->stage, *init = &h->init, *top = &h->top;
-  if (s->dynamic) {
+  if (s->dynamic && !s->bytes) {
     dynamic_decls(a, idx, h);
     return;
   }
@@ -270,11 +295,27 @@ void cg_row_stage_holes(const cg_emit_args *a, const row_stage *s, int group, in
               fn, idx, args);
     return;
   }
+  if (s->dynamic) dynamic_counters(a, h);
   bulk_decls(a, s, idx, params, stage);
   cg_printf(init,
             "  if (threadIdx.x == 0)\n    for (int s = 0; s < %d; s++) kf_mbar_init(&%s_bar[s]);\n"
             "  __syncthreads();\n  if (threadIdx.x == 0) %s_stage(bid, 0, %s);\n",
             s->stages, fn, fn, args);
+  if (s->dynamic) {
+    /* thread 0 takes the row after next at the top of each row; the row's
+     * number comes with its stage (<fn>_row_of), past the end to stop */
+    cg_buf_free(&h->advance);
+    cg_printf(&h->advance, "(void)0");
+    cg_printf(top,
+              "    if (threadIdx.x == 0)\n"
+              "      %s_stage((%s)gridDim.x + (%s)atomicAdd(&%s_taken, 1u), slot ^ 1, %s);\n"
+              "    kf_mbar_wait<%d>(&%s_bar[slot], (i >> 1) & 1);\n"
+              "    r = %s_row_of[slot];\n"
+              "    if (r >= %lld%s) break;\n",
+              fn, idx, idx, fn, args, stage_sleep(), fn, fn, (long long)a->k->rows,
+              a->part->index64 ? "LL" : "");
+    return;
+  }
   if (s->stages == 2)
     cg_printf(top, "    if (threadIdx.x == 0) %s_stage(r + (%s)gridDim.x, slot ^ 1, %s);\n", fn,
               idx, args);

@@ -274,36 +274,51 @@ END_TEST
 
 /* Dynamic rows (KFUSE_ROW_PERSIST=dynamic: a persistent grid whose blocks
  * take their next row from a launch-wide counter, reset by the last block
- * out): more rows than resident blocks, the same plan run three times (a
- * counter not reset would make the later runs skip rows: their outputs
- * stay poisoned), and the special rows through check_rows. */
+ * out), on their own and with two bulk-copy stages (KFUSE_ROW_STAGE=2: the
+ * row number travels with its stage, a row past the end arrives empty):
+ * more rows than resident blocks, the same plan run three times (a counter
+ * not reset would make the later runs skip rows: their outputs stay
+ * poisoned), and the special rows through check_rows. */
 START_TEST(dynamic_rows) {
   int64_t rows = 1201;
+  int failed = 0;
+  static const struct {
+    const char *stage, *marker;
+  } ways[] = {{NULL, "r = kf_part0_k0_row_take(i)"}, {"2", "_row_of[slot] = r;"}};
   setenv("KFUSE_ROW_PERSIST", "dynamic", 1);
-  int failed = !staged_and_striding(G_SOFTMAX, KF_BF16, rows, 8192, "_taken, 1u)");
-  kf_graph *g = row_graph(G_LAYERNORM, KF_BF16, rows, 8192);
-  kf_options opt;
-  kf_options_init(&opt);
-  kf_plan *plan = NULL;
-  ck_assert_int_eq(kf_compile(G_ctx, g, &opt, &plan), KF_OK);
-  run_io io;
-  io_setup(g, &io, 77);
-  ck_assert(io_bound(g, &io));
-  ck_assert_int_eq(kf_graph_run_reference(g, io.hin, io.n_in, io.href, io.n_out), KF_OK);
-  for (int run = 0; run < 3; run++) {
-    io_poison(&io);
-    ck_assert_msg(kf_plan_run(plan, io.din, io.n_in, io.dout, io.n_out, NULL) == KF_OK, "%s",
-                  kf_plan_errmsg(plan));
-    io_fetch(&io);
-    char what[64];
-    snprintf(what, sizeof what, "dynamic rows layernorm bf16, run %d", run + 1);
-    failed += io_check(g, &io, what);
+  for (size_t w = 0; w < sizeof ways / sizeof ways[0]; w++) {
+    if (ways[w].stage)
+      setenv("KFUSE_ROW_STAGE", ways[w].stage, 1);
+    else
+      unsetenv("KFUSE_ROW_STAGE");
+    failed += !staged_and_striding(G_SOFTMAX, KF_BF16, rows, 8192, ways[w].marker);
+    kf_graph *g = row_graph(G_LAYERNORM, KF_BF16, rows, 8192);
+    kf_options opt;
+    kf_options_init(&opt);
+    kf_plan *plan = NULL;
+    ck_assert_int_eq(kf_compile(G_ctx, g, &opt, &plan), KF_OK);
+    run_io io;
+    io_setup(g, &io, 77);
+    ck_assert(io_bound(g, &io));
+    ck_assert_int_eq(kf_graph_run_reference(g, io.hin, io.n_in, io.href, io.n_out), KF_OK);
+    for (int run = 0; run < 3; run++) {
+      io_poison(&io);
+      ck_assert_msg(kf_plan_run(plan, io.din, io.n_in, io.dout, io.n_out, NULL) == KF_OK, "%s",
+                    kf_plan_errmsg(plan));
+      io_fetch(&io);
+      char what[96];
+      snprintf(what, sizeof what, "dynamic rows%s layernorm bf16, run %d",
+               ways[w].stage ? ", staged" : "", run + 1);
+      failed += io_check(g, &io, what);
+    }
+    io_free(&io);
+    kf_plan_destroy(plan);
+    kf_graph_destroy(g);
+    failed += check_rows(G_SOFTMAX, KF_BF16, rows, 8192, 0);
+    failed += check_rows(G_MINSHIFT, KF_BF16, rows, 8192, 0);
   }
-  io_free(&io);
-  kf_plan_destroy(plan);
-  kf_graph_destroy(g);
-  failed += check_rows(G_SOFTMAX, KF_BF16, rows, 8192, 0);
-  failed += check_rows(G_RATIO, KF_F32, rows, 8192, 0);
+  failed += check_rows(G_RATIO, KF_F32, rows, 8192, 0); /* persistent only: 2 x 32 KB */
+  unsetenv("KFUSE_ROW_STAGE");
   unsetenv("KFUSE_ROW_PERSIST");
   ck_assert_int_eq(failed, 0);
 }
