@@ -20,18 +20,18 @@ static const char *stage_knob(void) {
   return e && (!strcmp(e, "1") || !strcmp(e, "2") || !strcmp(e, "thread")) ? e : NULL;
 }
 
-/* KFUSE_ROW_PERSIST=1: the persistent grid without staging (the threads
- * load their rows as usual), for telling the grid's effect from the
- * staging's. */
+/* KFUSE_ROW_PERSIST=1 or dynamic: the persistent grid without staging
+ * (the threads load their rows as usual), for telling the grid's effect
+ * from the staging's. */
 static bool persist_only(void) {
   const char *e = getenv("KFUSE_ROW_PERSIST");
   return e && (!strcmp(e, "1") || !strcmp(e, "dynamic"));
 }
 
-/* KFUSE_ROW_PERSIST=dynamic: the persistent grid without staging, each
- * block taking its next row from a launch-wide counter instead of striding
- * by gridDim.x, so that faster SMs take more rows (as a grid of one block
- * per row gets from the block scheduler). */
+/* KFUSE_ROW_PERSIST=dynamic: each block of a persistent grid takes its
+ * next row from a launch-wide counter instead of striding by gridDim.x, so
+ * that faster SMs take more rows (as a grid of one block per row gets from
+ * the block scheduler); with or without two bulk stages. */
 static bool persist_dynamic(void) {
   const char *e = getenv("KFUSE_ROW_PERSIST");
   return e && !strcmp(e, "dynamic");
@@ -109,7 +109,7 @@ row_stage cg_row_stage_plan(const cg_emit_args *a, bool hold, int group, int rpb
 bool cg_row_stage_template(const row_stage *s) { return s->bytes > 0 || s->dynamic; }
 
 const char *cg_row_stage_words(const row_stage *s) {
-  if (!s->bytes) return "";
+  if (!s->bytes) return s->dynamic ? ", rows taken from a launch-wide counter" : "";
   if (s->by_thread)
     return ", staged in 2 buffers: each thread copies its chunks of the next row into shared "
            "memory (cp.async) while this one lands and is worked on";

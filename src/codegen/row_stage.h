@@ -17,9 +17,9 @@ typedef struct row_stage {
   bool persistent; /* strides over rows by gridDim.x, on the grid the
                       runtime fits to the resident blocks: when staged,
                       or with KFUSE_ROW_PERSIST=1 alone */
-  bool dynamic;    /* persistent, not staged, each block taking its next
-                      row from a launch-wide counter (KFUSE_ROW_PERSIST=
-                      dynamic): faster SMs take more rows */
+  bool dynamic;    /* persistent, each block taking its next row from a
+                      launch-wide counter (KFUSE_ROW_PERSIST=dynamic; not
+                      staged, or two bulk stages): faster SMs take more */
 } row_stage;
 
 /* The staging of row kernel a->k: rows held in registers (hold), `group`
