@@ -329,60 +329,54 @@ static double occ_efficiency(const rt_occ *o) {
   return e > 1e-3 ? e : 1e-3;
 }
 
-/* Bytes of the plan with candidate c split, over the plan's bytes now. */
-static double split_bytes_ratio(const kf_plan *plan, const occ_cand *c) {
+/* The bytes the plan moves with candidate c split (at c->cut), or -1 when
+ * that does not plan. */
+static int64_t split_bytes(const kf_plan *plan, const occ_cand *c) {
   int32_t n = 0;
   fuse_split *s = splits_with(plan->fuse, c, 1, false, &n);
-  if (!s) return 1e9;
+  if (!s) return -1;
   fuse_options fo = plan->fuse->options;
   fo.splits = s;
   fo.n_splits = n;
   fuse_plan *fp = NULL;
   char err[256];
-  double r = 1e9;
-  if (fuse_plan_build(plan->graph, &fo, &fp, err, sizeof err) == KF_OK && plan->fuse->bytes_fused > 0)
-    r = (double)fp->bytes_fused / (double)plan->fuse->bytes_fused;
+  int64_t bytes = -1;
+  if (fuse_plan_build(plan->graph, &fo, &fp, err, sizeof err) == KF_OK) bytes = fp->bytes_fused;
   fuse_plan_free(fp);
   splits_free(plan->fuse, s, n);
-  return r;
+  return bytes;
 }
 
 /* The cut of a candidate's home nodes that leaves the plan the fewest
- * bytes to move: a split in two keeps each side fused, where splitting
- * every node apart sends every value between them through memory; if a
- * side is still bad, the next round of feedback splits it again. Up to 16
- * evenly spaced cuts are planned (the fuser takes microseconds to a few
- * milliseconds a plan); 0 (every node apart) when none plans. The first of
- * equal cuts wins, so the choice is the same in every process (the cached
- * decisions are applied by choosing it again). */
+ * bytes to move (c->cut), and those bytes over the plan's now (c->ratio;
+ * 1e9 when no split plans). A split in two keeps each side fused, where
+ * splitting every node apart sends every value between them through
+ * memory; if a side is still bad, the next round of feedback splits it
+ * again. Up to 16 evenly spaced cuts are planned (the fuser takes
+ * microseconds to a few milliseconds a plan); every node apart (cut 0)
+ * for two nodes or when no cut plans. The first of equal cuts wins, so the
+ * choice is the same in every process (the cached decisions are applied
+ * by choosing it again). */
 enum { CUTS_TRIED = 16 };
-static int32_t best_cut(const kf_plan *plan, occ_cand *c) {
+static void choose_split(const kf_plan *plan, occ_cand *c) {
   int32_t nh = 0;
   for (int32_t j = 0; j < c->k->n_nodes; j++) nh += !c->k->recomputed[j];
-  if (nh < 3) return 0; /* two nodes: in two is apart */
-  int32_t best = 0, steps = nh - 1 < CUTS_TRIED ? nh - 1 : CUTS_TRIED;
-  int64_t best_bytes = INT64_MAX;
+  int32_t steps = nh < 3 ? 0 : nh - 1 < CUTS_TRIED ? nh - 1 : CUTS_TRIED;
+  int32_t best = 0;
+  int64_t best_bytes = -1;
   for (int32_t t = 1; t <= steps; t++) {
     c->cut = (int32_t)(((int64_t)t * nh) / (steps + 1));
-    if (c->cut < 1 || c->cut >= nh) continue;
-    int32_t n = 0;
-    fuse_split *s = splits_with(plan->fuse, c, 1, false, &n);
-    if (!s) break;
-    fuse_options fo = plan->fuse->options;
-    fo.splits = s;
-    fo.n_splits = n;
-    fuse_plan *fp = NULL;
-    char err[256];
-    if (fuse_plan_build(plan->graph, &fo, &fp, err, sizeof err) == KF_OK &&
-        fp->bytes_fused < best_bytes) {
-      best_bytes = fp->bytes_fused;
+    int64_t b = split_bytes(plan, c);
+    if (b >= 0 && (best_bytes < 0 || b < best_bytes)) {
+      best_bytes = b;
       best = c->cut;
     }
-    fuse_plan_free(fp);
-    splits_free(plan->fuse, s, n);
   }
   c->cut = best;
-  return best;
+  if (best_bytes < 0) best_bytes = split_bytes(plan, c);
+  c->ratio = best_bytes >= 0 && plan->fuse->bytes_fused > 0
+                 ? (double)best_bytes / (double)plan->fuse->bytes_fused
+                 : 1e9;
 }
 
 /* Whether the model predicts the split to be faster; says why not. */
@@ -423,8 +417,7 @@ static int find_candidates(kf_plan *plan, occ_cand *c) {
     ci->launch = i;
     ci->k = k;
     ci->rec.fused = *o;
-    best_cut(plan, ci);
-    ci->ratio = split_bytes_ratio(plan, ci);
+    choose_split(plan, ci);
     /* Parts at full occupancy without spills are the best a split can get:
      * when even they lose, nothing is compiled or measured. */
     rt_occ best = {.occupancy = 1.0};
@@ -546,8 +539,7 @@ bool rt_occupancy_apply_cached(kf_plan *plan, const cg_program *prog) {
                              plan->options.occupancy_drop, verdict, sizeof verdict))
       continue;
     c[nc] = (occ_cand){.launch = i, .k = k, .rec = rec, .known = true, .split = true};
-    best_cut(plan, &c[nc]);
-    c[nc].ratio = split_bytes_ratio(plan, &c[nc]);
+    choose_split(plan, &c[nc]);
     if (!split_pays(&c[nc], rec.n_parts > 0 ? &rec.lowest : &rec.fused, gate, sizeof gate))
       continue;
     describe(&c[nc], prog->launches[i].src.entry, plan->options.occupancy_drop);
