@@ -388,10 +388,16 @@ static void red_call(row_emit *re, cg_buf *b, const char *dst, const char *r, co
  * measured slower and are gone (performance.md, S1). */
 static const char *held_load(void) {
   const char *e = getenv("KFUSE_ROW_STREAM");
-  return !e                       ? "__ldg"
-         : !strcmp(e, "loads")       ? "kf_ldna"
-         : !strcmp(e, "evict_first") ? "kf_ldef"
-                                     : "__ldg";
+  if (e && !strcmp(e, "loads")) return "kf_ldna";
+  if (e && !strcmp(e, "evict_first")) return "kf_ldef";
+  return "__ldg";
+}
+
+/* How element j of chunk kk of held input v is read: from its registers,
+ * through kf_fresh when the compiler must not merge it with earlier reads
+ * (KFUSE_ROW_RECOMPUTE). */
+static void held_read(int32_t v, bool fresh, char *out, size_t size) {
+  snprintf(out, size, fresh ? "kf_fresh(kf_in_at(x%d[kk], j))" : "kf_in_at(x%d[kk], j)", (int)v);
 }
 
 /* Whether value v is bound (held or cached) at context key already. */
@@ -581,10 +587,10 @@ static void fresh_held_reads(row_emit *re) {
     cg_bind *b = &re->gen.binds[i];
     int32_t v = b->value;
     char held[48];
-    snprintf(held, sizeof held, "kf_in_at(x%d[kk], j)", (int)v);
+    held_read(v, false, held, sizeof held);
     if (strcmp(b->expr, held) || strcmp(cg_compute_type(re->a->g->nodes[v].dtype), "float"))
       continue;
-    snprintf(b->expr, sizeof b->expr, "kf_fresh(%s)", held);
+    held_read(v, true, b->expr, sizeof b->expr);
   }
 }
 
@@ -723,7 +729,7 @@ static void emit_hold(row_emit *re) {
     row_ctx(n, re->cols, &c);
     char key[512], expr[64];
     cg_ctx_key(&c, key, sizeof key);
-    snprintf(expr, sizeof expr, "kf_in_at(x%d[kk], j)", (int)v);
+    held_read(v, false, expr, sizeof expr);
     cg_gen_bind(&re->gen, v, key, expr);
     size_t wb = kf_dtype_size(n->dtype) * (size_t)re->ri.lanes;
     cg_printf(&re->align, " && kf_aligned(p%d, %d)", (int)v, (int)(wb > 16 ? 16 : wb));
