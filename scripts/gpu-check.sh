@@ -132,12 +132,21 @@ gpu_suites=""
 for f in "$build"/tests/test_gpu_*; do
   case ${f##*/} in *.*) ;; *) [ -x "$f" ] && gpu_suites="$gpu_suites $f" ;; esac
 done
+missing=""
 if [ -n "${SANITIZE_SUITES:-}" ]; then # e.g. "rows runtime": only those suites
   chosen=""
-  for s in $SANITIZE_SUITES; do chosen="$chosen $build/tests/test_gpu_$s"; done
+  for s in $SANITIZE_SUITES; do
+    if [ -x "$build/tests/test_gpu_$s" ]; then
+      chosen="$chosen $build/tests/test_gpu_$s"
+    else
+      missing="$missing $s"
+    fi
+  done
   gpu_suites=$chosen
 fi
-if [ "${SANITIZE:-1}" = 0 ]; then
+if [ -n "$missing" ]; then
+  row "sanitizers" "FAIL" 0 "SANITIZE_SUITES names no such suite:$missing (tests/test_gpu_<name>)"
+elif [ "${SANITIZE:-1}" = 0 ]; then
   row "sanitizers" "SKIP" 0 "SANITIZE=0"
 elif [ $build_rc != 0 ] || [ ! -x "$sanitizer" ]; then
   row "sanitizers" "SKIP" 0 "no build or no compute-sanitizer"
