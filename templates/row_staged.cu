@@ -3,8 +3,8 @@
 // is persistent (the runtime launches as many blocks as are resident, each
 // striding over rows by gridDim.x), and the block's next row is copied into
 // shared memory while the block reduces and stores the current one, which
-// its threads load from there into registers. Two ways (row.c,
-// emit_stage): thread 0 bulk-copies whole rows (cp.async.bulk, one per
+// its threads load from there into registers. Two ways (row_stage.c,
+// bulk_decls and thread_decls): thread 0 bulk-copies whole rows (cp.async.bulk, one per
 // held input, completing on the stage's mbarrier), in STAGES buffers; or
 // each thread copies its own chunks (cp.async, two buffers) and waits for
 // its own copies. Without staging a block has no load in flight between
