@@ -557,17 +557,24 @@ KF_INLINE void kf_mbar_arrive(unsigned long long *bar) {
 // Waits until the phase of parity `parity` has completed (all its bytes in).
 // try_wait may suspend the thread for a while; NS > 0 also sleeps NS ns
 // between tries (KFUSE_ROW_STAGE_SLEEP, a knob for measurements). A phase
-// that never completes (a bug) traps after 2^30 tries instead of hanging
-// the GPU: the launch fails with an illegal-instruction error.
+// that never completes (a bug) traps after 2 s of the global timer (a copy
+// takes microseconds) instead of hanging the GPU: the launch fails. Counted
+// in time, not tries: how long one try may suspend is up to the hardware.
 template <int NS> KF_INLINE void kf_mbar_wait(unsigned long long *bar, unsigned parity) {
-  for (unsigned tries = 0;; tries++) {
+  unsigned long long start = 0;
+  for (;;) {
     unsigned done;
     asm volatile("{\n .reg .pred kf_p;\n"
                  " mbarrier.try_wait.parity.shared::cta.b64 kf_p, [%1], %2;\n"
                  " selp.u32 %0, 1, 0, kf_p;\n}"
                  : "=r"(done) : "r"(kf_smem_addr(bar)), "r"(parity) : "memory");
     if (done) return;
-    if (tries == 1u << 30) __trap();
+    unsigned long long now;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
+    if (!start)
+      start = now;
+    else if (now - start > 2000000000ull)
+      __trap();
     if (NS > 0) __nanosleep(NS);
   }
 }
