@@ -67,11 +67,19 @@ START_TEST(softmax_rows) {
   ck_assert_ptr_nonnull(strstr(src.source, "block per row"));
   ck_assert_ptr_nonnull(strstr(src.source, "row held in registers"));
   cg_launch_src_free(&src);
-  /* bf16: 4 accesses of 8 per thread, 256 threads; the row is held in its
-   * storage type and the exp computed for the sum is reused by the output */
+  /* bf16 of 8192 columns: 8 accesses of 8 per thread, 128 threads, the
+   * row held in its storage type (64 elements in 32 words per thread: no
+   * room left to keep the exp as well) */
   row_case(KF_BF16, 8192, 8192, 0, "softmax_bf16_8192", &src);
-  ck_assert_int_eq(src.block, 256);
+  ck_assert_int_eq(src.block, 128);
   ck_assert_int_eq(src.grid, 8192);
+  ck_assert_ptr_nonnull(strstr(src.source, "kf_pack<kf_bf16, W> x"));
+  ck_assert_ptr_null(strstr(src.source, "reused reduction operands"));
+  cg_launch_src_free(&src);
+  /* 4096 columns: 4 accesses of 8 per thread, 128 threads; the exp
+   * computed for the sum is kept for the output */
+  row_case(KF_BF16, 8192, 4096, 0, "softmax_bf16_4096", &src);
+  ck_assert_int_eq(src.block, 128);
   ck_assert_ptr_nonnull(strstr(src.source, "kf_pack<kf_bf16, W> x"));
   ck_assert_ptr_nonnull(strstr(src.source, "reused reduction operands"));
   ck_assert_ptr_nonnull(strstr(src.source, "float h4[NV][W];"));

@@ -217,12 +217,20 @@ static void choose(cg_emit_args *a, row_info *ri) {
   if (w > 8) w = 8;
   while (w > 1 && k->cols % w) w /= 2;
   ri->lanes = w;
-  /* about 4 accesses of W per thread (16 f32 or 32 bf16 elements): the
-   * per-row reduction overhead is shared by more elements and bf16 rows take
-   * 256 threads, 4 resident rows per SM instead of 3 of 512 (ptxas: 64
-   * registers); a warp per row up to 1024 columns */
+  /* about 4 accesses of W per thread for 4-byte and wider types (16 f32
+   * elements: 512 threads for 8192 f32 columns), 8 for 2-byte types (64
+   * bf16 elements: 128 threads for 8192 columns). The per-row reduction
+   * overhead is shared by more elements, and 2-byte rows stay packed two
+   * to a register, so 8 accesses hold 32 words. H200, 8192 columns, same
+   * run: softmax_bf16 0.0716 ms at 256 threads, 0.0701 at 128 (96
+   * registers, 5 resident rows per SM instead of 4), 0.0819 at 512;
+   * layernorm_bf16 0.0721 -> 0.0710, add_rmsnorm_bf16 0.1350 -> 0.1341;
+   * f32 rows flat from 128 to 1024 threads (docs/performance.md, R3).
+   * Shorter 2-byte rows keep 4 accesses (at least 128 threads; not
+   * measured otherwise). A warp per row up to 1024 columns. */
+  const int64_t accesses = w >= 8 && k->cols >= 128 * 8 * w ? 8 : 4;
   int64_t gsz = 32;
-  while (gsz < 512 && gsz * 4 * w < k->cols) gsz *= 2;
+  while (gsz < 512 && gsz * accesses * w < k->cols) gsz *= 2;
   if (k->cols <= 1024) gsz = 32;
   else if (threads_override()) gsz = threads_override();
   int64_t ept = cg_ceil_div(k->cols, gsz * w) * w;

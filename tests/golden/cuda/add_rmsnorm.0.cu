@@ -1,15 +1,15 @@
-/* kfuse generated kernel kf_k0_row: 1 part, 8192 blocks x 256 threads.
+/* kfuse generated kernel kf_k0_row: 1 part, 8192 blocks x 128 threads.
  * part kf_part0_k0_row = kernel k0_row (row), 9 ops:
  *   %3 h=add(%0,%1) %4 hf=cast(%3) %5 sq=mul(%4,%4) %6 ms=mean(%5)
  *   %8 me=add(%6,%7) %9 iv=rsqrt(%8) %10 n=mul(%4,%9) %11 nb=cast(%10)
  *   %12 o=mul(%11,%2)
- *  decisions: row: 8192 rows x 8192 cols, block per row (256 threads per row, 1 rows per block), 8 lanes per access, row held in registers, 32-bit index, 8192 blocks x 256 threads
+ *  decisions: row: 8192 rows x 8192 cols, block per row (128 threads per row, 1 rows per block), 8 lanes per access, row held in registers, 32-bit index, 8192 blocks x 128 threads
  * index: 32-bit (largest offset 67108863); widest access 16 bytes
  */
 // [templates/common.cuh: the prelude, not repeated in golden files]
 
 // row.cu - row kernel: 8192 rows of 8192 columns, each row reduced by
-// a group of 256 threads (1 rows per block: a warp per row for short
+// a group of 128 threads (1 rows per block: a warp per row for short
 // rows, a block per row for long ones), grid-stride over rows. Each thread
 // owns chunks of W consecutive columns: chunk kk covers columns
 // (kk * G + lane) * W .. + W - 1. When the row fits in registers
@@ -24,7 +24,7 @@
 // params, args, body, aligned, fallback, fallback_call.
 template <int W>
 KF_INLINE void kf_part0_k0_row_row(int r, int lane, const kf_bf16 *__restrict__ p0, const kf_bf16 *__restrict__ p1, const kf_bf16 *__restrict__ p2, kf_bf16 *__restrict__ p3, kf_bf16 *__restrict__ p12) {
-  enum { G = 256, COLS = 8192, NV = (COLS + G * W - 1) / (G * W),
+  enum { G = 128, COLS = 8192, NV = (COLS + G * W - 1) / (G * W),
          FULL = COLS % (G * W) == 0 };
   __shared__ float kf_smf[64];
   (void)kf_smf;
@@ -73,7 +73,7 @@ KF_INLINE void kf_part0_k0_row_row(int r, int lane, const kf_bf16 *__restrict__ 
     }
   }
   }
-    red6 = kf_block_allreduce<kf_red_sum<float>, G, 256, true>(acc, kf_smf);
+    red6 = kf_block_allreduce<kf_red_sum<float>, G, 128, true>(acc, kf_smf);
     red6 = kf_div(red6, 8192.0f);
   }
   // outputs
@@ -114,7 +114,7 @@ KF_INLINE void kf_part0_k0_row_row(int r, int lane, const kf_bf16 *__restrict__ 
 // The fallback for unaligned pointers: W = 1, inputs re-read per phase,
 // loops not unrolled (compiles fast; runs only on unaligned tensors).
 KF_INLINE void kf_part0_k0_row_row1(int r, int lane, const kf_bf16 *__restrict__ p0, const kf_bf16 *__restrict__ p1, const kf_bf16 *__restrict__ p2, kf_bf16 *__restrict__ p3, kf_bf16 *__restrict__ p12) {
-  enum { G = 256, COLS = 8192, W = 1, NV = (COLS + G - 1) / G, FULL = COLS % G == 0 };
+  enum { G = 128, COLS = 8192, W = 1, NV = (COLS + G - 1) / G, FULL = COLS % G == 0 };
   __shared__ float kf_smf[64];
   (void)kf_smf;
   // phase: %6 mean
@@ -142,7 +142,7 @@ KF_INLINE void kf_part0_k0_row_row1(int r, int lane, const kf_bf16 *__restrict__
     }
   }
   }
-    red6 = kf_block_allreduce<kf_red_sum<float>, G, 256, true>(acc, kf_smf);
+    red6 = kf_block_allreduce<kf_red_sum<float>, G, 128, true>(acc, kf_smf);
     red6 = kf_div(red6, 8192.0f);
   }
   // outputs
@@ -181,9 +181,9 @@ KF_INLINE void kf_part0_k0_row_row1(int r, int lane, const kf_bf16 *__restrict__
 }
 
 KF_INLINE void kf_part0_k0_row(unsigned bid, const kf_bf16 *__restrict__ p0, const kf_bf16 *__restrict__ p1, const kf_bf16 *__restrict__ p2, kf_bf16 *__restrict__ p3, kf_bf16 *__restrict__ p12) {
-  if (threadIdx.x >= 256) return;
-  const int lane = threadIdx.x % 256;
-  const int grp = threadIdx.x / 256;
+  if (threadIdx.x >= 128) return;
+  const int lane = threadIdx.x % 128;
+  const int grp = threadIdx.x / 128;
   const bool vec = 8 > 1 && kf_aligned(p0, 16) && kf_aligned(p1, 16) && kf_aligned(p3, 16) && kf_aligned(p2, 16) && kf_aligned(p12, 16);
   for (int r = (int)bid * 1 + grp; r < 8192; r += (int)8192 * 1) {
     if (vec)
@@ -200,9 +200,9 @@ KF_INLINE void kf_part0_k0_row(unsigned bid, const kf_bf16 *__restrict__ p0, con
 // generic body; then the pointers come packed in one struct parameter (up
 // to 32764 bytes on sm_70+) that the body indexes by part, and each group
 // finds its part by a binary search over baked block starts.
-// Every part runs with at most 256 threads; the threads a part
+// Every part runs with at most 128 threads; the threads a part
 // does not use return at once.
 // Holes: entry, THREADS, decls, params, route.
-extern "C" __global__ void __launch_bounds__(256) kf_k0_row(const kf_bf16 *__restrict__ p0, const kf_bf16 *__restrict__ p1, const kf_bf16 *__restrict__ p2, kf_bf16 *__restrict__ p3, kf_bf16 *__restrict__ p12) {
+extern "C" __global__ void __launch_bounds__(128) kf_k0_row(const kf_bf16 *__restrict__ p0, const kf_bf16 *__restrict__ p1, const kf_bf16 *__restrict__ p2, kf_bf16 *__restrict__ p3, kf_bf16 *__restrict__ p12) {
   kf_part0_k0_row(blockIdx.x, p0, p1, p2, p3, p12);
 }
