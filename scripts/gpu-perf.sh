@@ -4,7 +4,7 @@
 # SANITIZE=0 is enough): host overhead (bench_host), warm starts
 # (bench_warm), the cold compile of every suite graph alone with an empty
 # cache, the tuning sweeps (pointwise grid waves on chain8, threads per row
-# on layernorm_f32), then the suite against PyTorch (bench/suite.py, which
+# on softmax_bf16 and layernorm_f32), then the suite against PyTorch (bench/suite.py, which
 # writes perf.md and perf.json). Writes $OUT/perf.txt and the suite's files.
 #   OUT=out scripts/gpu-perf.sh
 set -uo pipefail
@@ -28,10 +28,12 @@ status=0
     printf 'waves=%s ' "$w"
     KFUSE_PW_WAVES=$w kfuse bench bench/graphs/chain8.yaml --json || status=1
   done
-  echo "== threads per row (layernorm_f32): KFUSE_ROW_THREADS"
-  for t in 256 512 1024; do
-    printf 'threads=%s ' "$t"
-    KFUSE_ROW_THREADS=$t kfuse bench bench/graphs/layernorm_f32.yaml --json || status=1
+  echo "== threads per row (softmax_bf16, layernorm_f32): KFUSE_ROW_THREADS"
+  for g in softmax_bf16 layernorm_f32; do
+    for t in 128 256 512; do
+      printf '%s threads=%s ' "$g" "$t"
+      KFUSE_ROW_THREADS=$t kfuse bench "bench/graphs/$g.yaml" --json || status=1
+    done
   done
 } >"$OUT/perf.txt" 2>&1
 KFUSE_CACHE_DIR=$(mktemp -d) OUT=$OUT python3 bench/suite.py >"$OUT/suite.txt" 2>&1 || status=1
