@@ -297,7 +297,7 @@ END_TEST
 /* The off-by-default row variants (staged rows by bulk copies in one or two
  * buffers and by each thread's cp.async, the persistent grid alone, the
  * output phase recomputing, held loads first to leave L1, the weights
- * prefetched into L1) still generate
+ * prefetched into L1, rows never held) still generate
  * what they say and compile with NVRTC: f32 softmax (32 KB rows: one
  * buffer, not staged by thread), bf16 layernorm (16 KB: two) and add +
  * rmsnorm (two bf16 inputs). */
@@ -322,6 +322,8 @@ START_TEST(staged_row_variants_compile) {
        "kf_fresh(kf_in_at(x0[kk], j))"},
       {"KFUSE_ROW_STREAM", "evict_first", NULL, NULL, "layernorm.yaml", "= kf_ldef(q + i)"},
       {"KFUSE_ROW_PREFETCH", "1", NULL, NULL, "layernorm.yaml", "kf_prefetch_l1(p2 + c0)"},
+      /* never held: the looped form, mean and variance in one pass */
+      {"KFUSE_ROW_HOLD", "0", NULL, NULL, "layernorm.yaml", "looped: inputs re-read per phase, paired"},
   };
   for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
     setenv(cases[c].var, cases[c].value, 1);

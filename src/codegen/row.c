@@ -191,6 +191,15 @@ static bool recompute(void) {
   return e && !strcmp(e, "1");
 }
 
+/* KFUSE_ROW_HOLD=0: rows are never held in registers; every row kernel
+ * takes the looped form (inputs read again per phase, from L2 while the
+ * row is still there; paired phases in one pass), as Inductor's two-pass
+ * layernorm does. A knob for measuring the two forms on the same rows. */
+static bool hold_allowed(void) {
+  const char *e = getenv("KFUSE_ROW_HOLD");
+  return !(e && !strcmp(e, "0"));
+}
+
 /* Registers per thread (32-bit words) that held rows may take: past about
  * 64 the kernel's occupancy drops below 3 blocks of 512 per SM. */
 enum { ROW_HOLD_WORDS = 64 };
@@ -239,7 +248,7 @@ static void choose(cg_emit_args *a, row_info *ri) {
     gsz *= 2;
     ept = cg_ceil_div(k->cols, gsz * w) * w;
   }
-  ri->hold = (int64_t)held * ept <= 4 * ROW_HOLD_WORDS;
+  ri->hold = (int64_t)held * ept <= 4 * ROW_HOLD_WORDS && hold_allowed();
   if (!ri->hold) gsz = 512;
   ri->cache = ri->hold && (int64_t)(held + cache_bytes(a)) * ept <= 4 * ROW_HOLD_WORDS &&
               !recompute();
