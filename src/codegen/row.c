@@ -157,8 +157,9 @@ static int threads_override(void) {
 }
 
 /* KFUSE_ROW_MIN_BLOCKS=N (1..32) asks ptxas for N resident blocks per SM
- * of held row kernels too (__launch_bounds__(threads, N)): a tuning knob
- * for measurements; the runtime's occupancy report shows any spill. */
+ * of held row kernels too (__launch_bounds__(threads, N)), and of looped
+ * ones instead of full occupancy: a tuning knob for measurements; the
+ * runtime's occupancy report shows any spill. */
 static int min_blocks_override(void) {
   const char *e = getenv("KFUSE_ROW_MIN_BLOCKS");
   if (!e || !*e) return 0;
@@ -274,9 +275,9 @@ kf_status cg_plan_row(cg_emit_args *a) {
    * few nodes (softmax, layernorm: 5-13): a long fused chain needs more
    * registers, and forcing 32 would spill it. The runtime's occupancy
    * report shows any spill. */
-  if (!ri.hold && k->n_nodes <= ROW_BOUND_NODES)
+  if (!ri.hold && k->n_nodes <= ROW_BOUND_NODES && !min_blocks_override())
     p->min_blocks = a->t->max_threads_per_sm / (int)p->threads;
-  else if (ri.hold && min_blocks_override())
+  else if (min_blocks_override())
     p->min_blocks = min_blocks_override() < a->t->max_threads_per_sm / (int)p->threads
                         ? min_blocks_override()
                         : a->t->max_threads_per_sm / (int)p->threads;
@@ -339,11 +340,25 @@ static void pass_close(row_emit *re, row_pass *ps) {
   re->gen.code = ps->saved;
 }
 
+/* The unroll pragma of a looped row's chunk loops: 2 (two chunks' loads
+ * in flight per thread), or KFUSE_ROW_UNROLL=N (1, 2, 4 or 8; 0 = unrolled
+ * completely), a knob for measuring the looped form with more loads in
+ * flight. */
+static const char *looped_unroll(void) {
+  static const char *const pragmas[] = {"#pragma unroll", "#pragma unroll 1", "#pragma unroll 2",
+                                        "#pragma unroll 4", "#pragma unroll 8"};
+  const char *e = getenv("KFUSE_ROW_UNROLL");
+  if (!e || !*e) return pragmas[2];
+  long v = strtol(e, NULL, 10);
+  if (v == 0) return pragmas[0];
+  return v == 1 ? pragmas[1] : v == 4 ? pragmas[3] : v == 8 ? pragmas[4] : pragmas[2];
+}
+
 /* Opens the chunk loop; element code then goes into gen at indent 4. */
 static void chunk_open(row_emit *re, cg_buf *decl, cg_buf *pre) {
   cg_gen *gen = &re->gen;
   gen->indent = 1;
-  cg_line(gen, re->ri.fallback ? "#pragma unroll 1" : re->ri.hold ? "#pragma unroll" : "#pragma unroll 2");
+  cg_line(gen, re->ri.fallback ? "#pragma unroll 1" : re->ri.hold ? "#pragma unroll" : looped_unroll());
   cg_line(gen, "for (int kk = 0; kk < NV; kk++) {");
   cg_line(gen, "  const int c0 = (kk * G + lane) * W;");
   cg_line(gen, "  if (FULL || c0 < COLS) {");
