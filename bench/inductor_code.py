@@ -5,7 +5,7 @@ workloads: the Triton kernels Inductor writes for softmax and layernorm on
 that kfuse's row kernels can be compared with the one that beats them
 (layernorm_f32: torch.compile 0.131 ms, kfuse 0.134 ms; docs/status.md).
 
-  python3 bench/inductor_code.py [--out DIR] [--rows 8192] [--cols 8192]
+  python3 bench/inductor_code.py [--out DIR] [--rows 8192] [--cols 8192] [--only W,...]
 
 Writes DIR/inductor_<workload>.py (the generated wrapper and kernels) and
 prints, per workload, the median time of the compiled function and the
@@ -24,7 +24,12 @@ def main():
     ap.add_argument("--out", default=os.environ.get("OUT", "out"))
     ap.add_argument("--rows", type=int, default=8192)
     ap.add_argument("--cols", type=int, default=8192)
+    ap.add_argument("--only", default=None,
+                    help="comma-separated workloads (softmax_f32, softmax_bf16, layernorm_f32, "
+                         "layernorm_bf16); a second run under ncu finds Inductor's tuned "
+                         "choice in its cache and launches only that kernel")
     args = ap.parse_args()
+    only = set(args.only.split(",")) if args.only else None
     try:
         import torch
         from torch._inductor.utils import run_and_get_code
@@ -50,6 +55,8 @@ def main():
                          ("softmax_bf16", softmax, torch.bfloat16),
                          ("layernorm_f32", layernorm, torch.float32),
                          ("layernorm_bf16", layernorm, torch.bfloat16)):
+        if only and name not in only:
+            continue
         x = torch.randn(shape, device="cuda", dtype=dt)
         ins = (x,) if fn is softmax else (
             x, torch.randn(shape[-1], device="cuda", dtype=dt),
