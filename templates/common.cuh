@@ -146,6 +146,37 @@ KF_INLINE unsigned kf_bf16x2_rn(float lo, float hi) {
   }
 KF_LD_HINT(kf_ldna, "L1::no_allocate")
 KF_LD_HINT(kf_ldef, "L1::evict_first")
+// Loads with an L2 eviction policy (createpolicy, sm_80+; plain before):
+// kf_ldl2ef marks the lines first to leave L2, as Inductor marks the last
+// read of a row (KFUSE_ROW_STREAM=l2_evict_first).
+#if __CUDA_ARCH__ >= 800
+#define KF_L2POL(POLICY) \
+  "{\n .reg .b64 kf_pol;\n createpolicy.fractional.L2::" POLICY ".b64 kf_pol, 1.0;\n"
+#define KF_LD_L2(NAME, POLICY)                                                             \
+  template <typename T> KF_INLINE T NAME(const T *__restrict__ p) { return __ldg(p); }     \
+  template <> KF_INLINE uint4 NAME(const uint4 *__restrict__ p) {                          \
+    uint4 v;                                                                               \
+    asm(KF_L2POL(POLICY) " ld.global.nc.L2::cache_hint.v4.u32 {%0, %1, %2, %3}, [%4], kf_pol;\n}" \
+        : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(p));                            \
+    return v;                                                                              \
+  }                                                                                        \
+  template <> KF_INLINE uint2 NAME(const uint2 *__restrict__ p) {                          \
+    uint2 v;                                                                               \
+    asm(KF_L2POL(POLICY) " ld.global.nc.L2::cache_hint.v2.u32 {%0, %1}, [%2], kf_pol;\n}"  \
+        : "=r"(v.x), "=r"(v.y) : "l"(p));                                                  \
+    return v;                                                                              \
+  }                                                                                        \
+  template <> KF_INLINE unsigned NAME(const unsigned *__restrict__ p) {                    \
+    unsigned v;                                                                            \
+    asm(KF_L2POL(POLICY) " ld.global.nc.L2::cache_hint.u32 %0, [%1], kf_pol;\n}"           \
+        : "=r"(v) : "l"(p));                                                               \
+    return v;                                                                              \
+  }
+#else
+#define KF_LD_L2(NAME, POLICY) \
+  template <typename T> KF_INLINE T NAME(const T *__restrict__ p) { return __ldg(p); }
+#endif
+KF_LD_L2(kf_ldl2ef, "evict_first")
 // Brings the line holding p into L1, with no register (KFUSE_ROW_PREFETCH).
 KF_INLINE void kf_prefetch_l1(const void *p) {
   asm volatile("prefetch.global.L1 [%0];" ::"l"(p));

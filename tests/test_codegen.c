@@ -321,6 +321,7 @@ START_TEST(staged_row_variants_compile) {
       {"KFUSE_ROW_RECOMPUTE", "1", NULL, NULL, "softmax.yaml",
        "kf_fresh(kf_in_at(x0[kk], j))"},
       {"KFUSE_ROW_STREAM", "evict_first", NULL, NULL, "layernorm.yaml", "= kf_ldef(q + i)"},
+      {"KFUSE_ROW_STREAM", "l2_evict_first", NULL, NULL, "layernorm.yaml", "= kf_ldl2ef(q + i)"},
       {"KFUSE_ROW_PREFETCH", "1", NULL, NULL, "layernorm.yaml", "kf_prefetch_l1(p2 + c0)"},
       /* never held: the looped form, mean and variance in one pass */
       {"KFUSE_ROW_HOLD", "0", NULL, NULL, "layernorm.yaml", "looped: inputs re-read per phase, paired"},

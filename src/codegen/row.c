@@ -416,12 +416,14 @@ static void red_call(row_emit *re, cg_buf *b, const char *dst, const char *r, co
  * rows read once do not evict the weights every row reads again:
  * KFUSE_ROW_STREAM=loads kf_ldna (not allocating in L1: 1.5-5% slower,
  * performance.md L1), KFUSE_ROW_STREAM=evict_first kf_ldef (allocating, but
- * first to go; not yet timed). Streaming (.cs) loads and stores were
+ * first to go; 4-8% slower, K1), KFUSE_ROW_STREAM=l2_evict_first kf_ldl2ef
+ * (first to leave L2, as Inductor's last read of a row). Streaming (.cs) loads and stores were
  * measured slower and are gone (performance.md, S1). */
 static const char *held_load(void) {
   const char *e = getenv("KFUSE_ROW_STREAM");
   if (e && !strcmp(e, "loads")) return "kf_ldna";
   if (e && !strcmp(e, "evict_first")) return "kf_ldef";
+  if (e && !strcmp(e, "l2_evict_first")) return "kf_ldl2ef";
   return "__ldg";
 }
 
