@@ -190,8 +190,15 @@ else
 fi
 
 # ---- 5. summary -------------------------------------------------------------------------
+# The commit, marked when the tracked files differ from it: a copy of a
+# working tree (the lent GPU machine's) may carry an older .git than its
+# files.
+rev=$(git -C "$root" rev-parse --short HEAD 2>/dev/null)
+if [ -n "$rev" ] && ! git -C "$root" diff --quiet HEAD -- 2>/dev/null; then
+  rev="$rev (tracked files changed since)"
+fi
 {
-  echo "kfuse gpu-check $(git -C "$root" rev-parse --short HEAD 2>/dev/null) on $(hostname)"
+  echo "kfuse gpu-check $rev on $(hostname)"
   nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>/dev/null
   "$build/kfuse" info 2>/dev/null
   echo
