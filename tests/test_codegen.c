@@ -324,7 +324,8 @@ START_TEST(staged_row_variants_compile) {
       {"KFUSE_ROW_STREAM", "l2_evict_first", NULL, NULL, "layernorm.yaml", "= kf_ldl2ef(q + i)"},
       {"KFUSE_ROW_PREFETCH", "1", NULL, NULL, "layernorm.yaml", "kf_prefetch_l1(p2 + c0)"},
       /* never held: the looped form, mean and variance in one pass */
-      {"KFUSE_ROW_HOLD", "0", NULL, NULL, "layernorm.yaml", "looped: inputs re-read per phase, paired"},
+      {"KFUSE_ROW_HOLD", "0", NULL, NULL, "layernorm.yaml",
+       "looped: inputs re-read per phase, paired"},
   };
   for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
     setenv(cases[c].var, cases[c].value, 1);

@@ -345,20 +345,26 @@ static void pass_close(row_emit *re, row_pass *ps) {
  * completely), a knob for measuring the looped form with more loads in
  * flight. */
 static const char *looped_unroll(void) {
-  static const char *const pragmas[] = {"#pragma unroll", "#pragma unroll 1", "#pragma unroll 2",
-                                        "#pragma unroll 4", "#pragma unroll 8"};
   const char *e = getenv("KFUSE_ROW_UNROLL");
-  if (!e || !*e) return pragmas[2];
-  long v = strtol(e, NULL, 10);
-  if (v == 0) return pragmas[0];
-  return v == 1 ? pragmas[1] : v == 4 ? pragmas[3] : v == 8 ? pragmas[4] : pragmas[2];
+  char *end;
+  long v = e && *e ? strtol(e, &end, 10) : 2;
+  if (e && *e && *end) v = 2; /* not a number */
+  switch (v) {
+    case 0: return "#pragma unroll";
+    case 1: return "#pragma unroll 1";
+    case 4: return "#pragma unroll 4";
+    case 8: return "#pragma unroll 8";
+    default: return "#pragma unroll 2";
+  }
 }
 
 /* Opens the chunk loop; element code then goes into gen at indent 4. */
 static void chunk_open(row_emit *re, cg_buf *decl, cg_buf *pre) {
   cg_gen *gen = &re->gen;
   gen->indent = 1;
-  cg_line(gen, re->ri.fallback ? "#pragma unroll 1" : re->ri.hold ? "#pragma unroll" : looped_unroll());
+  cg_line(gen, re->ri.fallback ? "#pragma unroll 1"
+               : re->ri.hold  ? "#pragma unroll"
+                              : looped_unroll());
   cg_line(gen, "for (int kk = 0; kk < NV; kk++) {");
   cg_line(gen, "  const int c0 = (kk * G + lane) * W;");
   cg_line(gen, "  if (FULL || c0 < COLS) {");
@@ -416,9 +422,10 @@ static void red_call(row_emit *re, cg_buf *b, const char *dst, const char *r, co
  * rows read once do not evict the weights every row reads again:
  * KFUSE_ROW_STREAM=loads kf_ldna (not allocating in L1: 1.5-5% slower,
  * performance.md L1), KFUSE_ROW_STREAM=evict_first kf_ldef (allocating, but
- * first to go; 4-8% slower, K1), KFUSE_ROW_STREAM=l2_evict_first kf_ldl2ef
- * (first to leave L2, as Inductor's last read of a row). Streaming (.cs) loads and stores were
- * measured slower and are gone (performance.md, S1). */
+ * first to go: 2-5% slower, K1), KFUSE_ROW_STREAM=l2_evict_first kf_ldl2ef
+ * (first to leave L2, as Inductor's last read of a row: 4% slower, K3).
+ * Streaming (.cs) loads and stores were measured slower and are gone
+ * (performance.md, S1). */
 static const char *held_load(void) {
   const char *e = getenv("KFUSE_ROW_STREAM");
   if (e && !strcmp(e, "loads")) return "kf_ldna";
