@@ -36,6 +36,16 @@ static inline void ref_iter_init(ref_iter *it, int rank, const int64_t *dim,
   }
 }
 
+/* Moves the walk to its k-th element (row-major over dim). */
+static inline void ref_iter_seek(ref_iter *it, int64_t k) {
+  it->off = 0;
+  for (int d = it->rank - 1; d >= 0; d--) {
+    it->idx[d] = it->dim[d] > 0 ? k % it->dim[d] : 0;
+    k = it->dim[d] > 0 ? k / it->dim[d] : 0;
+    it->off += it->idx[d] * it->stride[d];
+  }
+}
+
 static inline void ref_iter_next(ref_iter *it) {
   for (int d = it->rank - 1; d >= 0; d--) {
     it->off += it->stride[d];
@@ -64,14 +74,28 @@ void ref_put_i(ref_buf *o, int64_t k, int64_t v, kf_dtype dt);
 int64_t ref_sat_int(double v, kf_dtype dt);
 
 /* Evaluators, one per kind. `n` is the node, `a` its operands' buffers,
- * `out` its buffer, allocated for n's dtype and element count. */
-void ref_eval_unary(const kf_graph *g, const ir_node *n, const ref_buf *const *a, ref_buf *out);
-void ref_eval_binary(const kf_graph *g, const ir_node *n, const ref_buf *const *a, ref_buf *out);
-void ref_eval_where(const kf_graph *g, const ir_node *n, const ref_buf *const *a, ref_buf *out);
-void ref_eval_clamp(const kf_graph *g, const ir_node *n, const ref_buf *const *a, ref_buf *out);
-void ref_eval_cast(const kf_graph *g, const ir_node *n, const ref_buf *const *a, ref_buf *out);
-void ref_eval_reduce(const kf_graph *g, const ir_node *n, const ref_buf *const *a, ref_buf *out);
-void ref_eval_layout(const kf_graph *g, const ir_node *n, const ref_buf *const *a, ref_buf *out);
-void ref_eval_matmul(const kf_graph *g, const ir_node *n, const ref_buf *const *a, ref_buf *out);
+ * `out` its buffer, allocated for n's dtype and element count. Each
+ * computes the part [p0, p1) of its node's extent (ref_extent): output
+ * elements for the elementwise and layout ops, indices of the first kept
+ * axis for reductions, output rows for matmul. Parts are disjoint in
+ * `out`, and every output element is computed by the same sequence of
+ * operations however the extent is split, so results do not depend on the
+ * number of threads (ref_parallel.c). */
+typedef void ref_eval_fn(const kf_graph *g, const ir_node *n, const ref_buf *const *a,
+                         ref_buf *out, int64_t p0, int64_t p1);
+ref_eval_fn ref_eval_unary, ref_eval_binary, ref_eval_where, ref_eval_clamp, ref_eval_cast,
+    ref_eval_reduce, ref_eval_layout, ref_eval_matmul;
+
+/* The extent a node's evaluator splits, and the input elements one unit of
+ * it reads (so that parts are sized by work). */
+int64_t ref_extent(const kf_graph *g, const ir_node *n, int64_t *work_per_unit);
+
+/* Runs fn over [0, extent) in parts on up to KFUSE_REF_THREADS threads
+ * (default: the online processors, at most 16), each part at least
+ * KFUSE_REF_GRAIN units of work (default 65536) where work_per_unit is
+ * the work of one unit; in the calling thread alone when one part is
+ * enough or a thread cannot be started. */
+void ref_parallel(ref_eval_fn *fn, const kf_graph *g, const ir_node *n, const ref_buf *const *a,
+                  ref_buf *out, int64_t extent, int64_t work_per_unit);
 
 #endif /* KF_IR_REF_H */

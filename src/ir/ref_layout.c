@@ -21,11 +21,14 @@ void ref_bcast_strides(int rin, const int64_t *in, int rout, const int64_t *out,
   }
 }
 
-/* out[k] = x[source offset of the k-th element of a walk over n's shape]. */
-static void gather(const ir_node *n, const int64_t *stride, const ref_buf *x, ref_buf *out) {
+/* out[k] = x[source offset of the k-th element of a walk over n's shape],
+ * for k in [p0, p1). */
+static void gather(const ir_node *n, const int64_t *stride, const ref_buf *x, ref_buf *out,
+                   int64_t p0, int64_t p1) {
   ref_iter it;
   ref_iter_init(&it, n->rank, n->shape, stride);
-  for (int64_t k = 0; k < out->n; k++) {
+  ref_iter_seek(&it, p0);
+  for (int64_t k = p0; k < p1; k++) {
     if (out->f)
       out->f[k] = x->f[it.off];
     else
@@ -36,26 +39,27 @@ static void gather(const ir_node *n, const int64_t *stride, const ref_buf *x, re
 
 /* Layout ops move values without changing them: the operand already has the
  * node's dtype, so nothing is rounded. */
-void ref_eval_layout(const kf_graph *g, const ir_node *n, const ref_buf *const *a, ref_buf *out) {
+void ref_eval_layout(const kf_graph *g, const ir_node *n, const ref_buf *const *a, ref_buf *out,
+                     int64_t p0, int64_t p1) {
   const ir_node *x = &g->nodes[n->args[0]];
   int64_t stride[KF_MAX_RANK];
   switch (n->op) {
     case IR_OP_RESHAPE: /* same row-major order */
       if (out->f)
-        memcpy(out->f, a[0]->f, (size_t)out->n * sizeof *out->f);
+        memcpy(out->f + p0, a[0]->f + p0, (size_t)(p1 - p0) * sizeof *out->f);
       else
-        memcpy(out->i, a[0]->i, (size_t)out->n * sizeof *out->i);
+        memcpy(out->i + p0, a[0]->i + p0, (size_t)(p1 - p0) * sizeof *out->i);
       return;
     case IR_OP_TRANSPOSE: { /* output axis d is input axis perm[d] */
       int64_t in[KF_MAX_RANK];
       ref_dense_strides(x->rank, x->shape, in);
       for (int d = 0; d < n->rank; d++) stride[d] = in[n->perm[d]];
-      gather(n, stride, a[0], out);
+      gather(n, stride, a[0], out, p0, p1);
       return;
     }
     case IR_OP_BROADCAST_TO:
       ref_bcast_strides(x->rank, x->shape, n->rank, n->shape, stride);
-      gather(n, stride, a[0], out);
+      gather(n, stride, a[0], out, p0, p1);
       return;
     default:
       return;

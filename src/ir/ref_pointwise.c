@@ -111,10 +111,11 @@ static int64_t binary_i(ir_op op, int64_t a, int64_t b) {
 
 /* The column is chosen by the operand's dtype, the rounding by the node's
  * (comparisons read floats and give bool). */
-void ref_eval_unary(const kf_graph *g, const ir_node *n, const ref_buf *const *a, ref_buf *out) {
+void ref_eval_unary(const kf_graph *g, const ir_node *n, const ref_buf *const *a, ref_buf *out,
+                    int64_t p0, int64_t p1) {
   const ir_node *x = &g->nodes[n->args[0]];
   bool fin = ir_dtype_is_float(x->dtype);
-  for (int64_t k = 0; k < out->n; k++) {
+  for (int64_t k = p0; k < p1; k++) {
     if (fin)
       ref_put_f(out, k, unary_f(n->op, a[0]->f[k]), n->dtype);
     else
@@ -122,7 +123,8 @@ void ref_eval_unary(const kf_graph *g, const ir_node *n, const ref_buf *const *a
   }
 }
 
-void ref_eval_binary(const kf_graph *g, const ir_node *n, const ref_buf *const *a, ref_buf *out) {
+void ref_eval_binary(const kf_graph *g, const ir_node *n, const ref_buf *const *a, ref_buf *out,
+                     int64_t p0, int64_t p1) {
   const ir_node *x = &g->nodes[n->args[0]], *y = &g->nodes[n->args[1]];
   int64_t sx[KF_MAX_RANK], sy[KF_MAX_RANK];
   ref_bcast_strides(x->rank, x->shape, n->rank, n->shape, sx);
@@ -130,8 +132,10 @@ void ref_eval_binary(const kf_graph *g, const ir_node *n, const ref_buf *const *
   ref_iter ix, iy;
   ref_iter_init(&ix, n->rank, n->shape, sx);
   ref_iter_init(&iy, n->rank, n->shape, sy);
+  ref_iter_seek(&ix, p0);
+  ref_iter_seek(&iy, p0);
   bool fin = ir_dtype_is_float(x->dtype);
-  for (int64_t k = 0; k < out->n; k++) {
+  for (int64_t k = p0; k < p1; k++) {
     if (fin)
       ref_put_f(out, k, binary_f(n->op, a[0]->f[ix.off], a[1]->f[iy.off]), n->dtype);
     else
@@ -143,16 +147,18 @@ void ref_eval_binary(const kf_graph *g, const ir_node *n, const ref_buf *const *
 
 /* ---- where, clamp, cast ------------------------------------------------------ */
 
-void ref_eval_where(const kf_graph *g, const ir_node *n, const ref_buf *const *a, ref_buf *out) {
+void ref_eval_where(const kf_graph *g, const ir_node *n, const ref_buf *const *a, ref_buf *out,
+                    int64_t p0, int64_t p1) {
   ref_iter it[3];
   for (int j = 0; j < 3; j++) {
     const ir_node *x = &g->nodes[n->args[j]];
     int64_t s[KF_MAX_RANK];
     ref_bcast_strides(x->rank, x->shape, n->rank, n->shape, s);
     ref_iter_init(&it[j], n->rank, n->shape, s);
+    ref_iter_seek(&it[j], p0);
   }
   /* a and b already hold values of the node's dtype: no rounding. */
-  for (int64_t k = 0; k < out->n; k++) {
+  for (int64_t k = p0; k < p1; k++) {
     int pick = a[0]->i[it[0].off] ? 1 : 2;
     if (out->f)
       out->f[k] = a[pick]->f[it[pick].off];
@@ -165,10 +171,11 @@ void ref_eval_where(const kf_graph *g, const ir_node *n, const ref_buf *const *a
 /* Integer bounds: the smallest integer >= lo and the largest <= hi, so that
  * comparisons stay exact for int64 values beyond 2^53. A NaN bound bounds
  * nothing, as in the float path. A bound outside dt's range saturates. */
-static void clamp_int(const ref_buf *x, ref_buf *out, double lo, double hi, kf_dtype dt) {
+static void clamp_int(const ref_buf *x, ref_buf *out, double lo, double hi, kf_dtype dt,
+                      int64_t p0, int64_t p1) {
   int64_t lo_i = isnan(lo) ? INT64_MIN : ref_sat_int(ceil(lo), KF_I64);
   int64_t hi_i = isnan(hi) ? INT64_MAX : ref_sat_int(floor(hi), KF_I64);
-  for (int64_t k = 0; k < out->n; k++) {
+  for (int64_t k = p0; k < p1; k++) {
     int64_t v = x->i[k];
     if (v < lo_i) v = lo_i;
     if (v > hi_i) v = hi_i;
@@ -177,13 +184,14 @@ static void clamp_int(const ref_buf *x, ref_buf *out, double lo, double hi, kf_d
   }
 }
 
-void ref_eval_clamp(const kf_graph *g, const ir_node *n, const ref_buf *const *a, ref_buf *out) {
+void ref_eval_clamp(const kf_graph *g, const ir_node *n, const ref_buf *const *a, ref_buf *out,
+                    int64_t p0, int64_t p1) {
   (void)g;
   if (!out->f) {
-    clamp_int(a[0], out, n->lo, n->hi, n->dtype);
+    clamp_int(a[0], out, n->lo, n->hi, n->dtype, p0, p1);
     return;
   }
-  for (int64_t k = 0; k < out->n; k++) {
+  for (int64_t k = p0; k < p1; k++) {
     double v = a[0]->f[k]; /* NaN fails both tests and stays NaN */
     if (v < n->lo) v = n->lo;
     if (v > n->hi) v = n->hi;
@@ -194,9 +202,10 @@ void ref_eval_clamp(const kf_graph *g, const ir_node *n, const ref_buf *const *a
 /* Float sources go through ref_put_f (truncate, saturate, NaN gives 0;
  * bool is v != 0), integer sources through ref_put_i (integers wrap, floats
  * are rounded once from the exact integer). */
-void ref_eval_cast(const kf_graph *g, const ir_node *n, const ref_buf *const *a, ref_buf *out) {
+void ref_eval_cast(const kf_graph *g, const ir_node *n, const ref_buf *const *a, ref_buf *out,
+                   int64_t p0, int64_t p1) {
   const ir_node *x = &g->nodes[n->args[0]];
-  for (int64_t k = 0; k < out->n; k++) {
+  for (int64_t k = p0; k < p1; k++) {
     if (ir_dtype_is_float(x->dtype))
       ref_put_f(out, k, a[0]->f[k], n->dtype);
     else

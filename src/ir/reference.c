@@ -201,6 +201,7 @@ static kf_status eval_node(ref_run *r, kf_value v, const kf_host_tensor *inputs)
   const ref_buf *a[3] = {NULL, NULL, NULL};
   for (int j = 0; j < n->nargs && j < 3; j++) a[j] = &r->bufs[n->args[j]];
   ref_buf *out = &r->bufs[v];
+  ref_eval_fn *fn = NULL;
   switch (ir_ops[n->op].kind) {
     case KIND_SOURCE:
       if (n->op == IR_OP_CONST) {
@@ -210,31 +211,24 @@ static kf_status eval_node(ref_run *r, kf_value v, const kf_host_tensor *inputs)
       for (int i = 0; i < g->n_inputs; i++)
         if (g->inputs[i] == v) read_input(&inputs[i], out);
       return KF_OK;
-    case KIND_UNARY:
-      ref_eval_unary(g, n, a, out);
-      return KF_OK;
-    case KIND_BINARY:
-      ref_eval_binary(g, n, a, out);
-      return KF_OK;
-    case KIND_REDUCE:
-      ref_eval_reduce(g, n, a, out);
-      return KF_OK;
-    case KIND_LAYOUT:
-      ref_eval_layout(g, n, a, out);
-      return KF_OK;
-    case KIND_MATMUL:
-      ref_eval_matmul(g, n, a, out);
-      return KF_OK;
+    case KIND_UNARY: fn = ref_eval_unary; break;
+    case KIND_BINARY: fn = ref_eval_binary; break;
+    case KIND_REDUCE: fn = ref_eval_reduce; break;
+    case KIND_LAYOUT: fn = ref_eval_layout; break;
+    case KIND_MATMUL: fn = ref_eval_matmul; break;
     case KIND_POINTWISE:
-      if (n->op == IR_OP_WHERE)
-        ref_eval_where(g, n, a, out);
-      else if (n->op == IR_OP_CLAMP)
-        ref_eval_clamp(g, n, a, out);
-      else
-        ref_eval_cast(g, n, a, out);
-      return KF_OK;
+      fn = n->op == IR_OP_WHERE ? ref_eval_where
+           : n->op == IR_OP_CLAMP ? ref_eval_clamp
+                                  : ref_eval_cast;
+      break;
     default:
       break;
+  }
+  if (fn) {
+    int64_t work;
+    int64_t extent = ref_extent(g, n, &work);
+    ref_parallel(fn, g, n, a, out, extent, work);
+    return KF_OK;
   }
   char label[300];
   return ir_error(g, KF_ERR_INTERNAL, "kf_graph_run_reference: %s: op '%s' cannot be evaluated",
