@@ -11,21 +11,25 @@
 #include "fuser_util.h"
 #include "ref_util.h"
 
+/* A zeroed host tensor of value v of g (its dtype and shape). */
+static void host_like(kf_graph *g, kf_value v, kf_host_tensor *t) {
+  memset(t, 0, sizeof *t);
+  t->dtype = kf_value_dtype(g, v);
+  t->rank = kf_value_rank(g, v);
+  memcpy(t->shape, kf_value_shape(g, v), sizeof t->shape);
+  int64_t n = ref_numel(t);
+  t->data = calloc((size_t)(n > 0 ? n : 1), kf_dtype_size(t->dtype));
+  ck_assert_ptr_nonnull(t->data);
+}
+
 /* Seeded inputs for every input of g: floats in [-4, 4) with a few
  * specials, integers in [-1000, 1000), bools. */
 static void fill_inputs(kf_graph *g, kf_host_tensor *ins, uint64_t seed) {
   uint64_t s = seed * 6364136223846793005ull + 1442695040888963407ull;
   for (int i = 0; i < kf_graph_num_inputs(g); i++) {
-    kf_value v = kf_graph_input(g, i);
     kf_host_tensor *t = &ins[i];
-    memset(t, 0, sizeof *t);
-    t->dtype = kf_value_dtype(g, v);
-    t->rank = kf_value_rank(g, v);
-    memcpy(t->shape, kf_value_shape(g, v), sizeof t->shape);
-    int64_t n = ref_numel(t);
-    t->data = calloc((size_t)(n > 0 ? n : 1), kf_dtype_size(t->dtype));
-    ck_assert_ptr_nonnull(t->data);
-    for (int64_t k = 0; k < n; k++) {
+    host_like(g, kf_graph_input(g, i), t);
+    for (int64_t k = 0; k < ref_numel(t); k++) {
       s = s * 6364136223846793005ull + 1442695040888963407ull;
       double u = (double)(s >> 11) / 9007199254740992.0; /* [0, 1) */
       double x = ir_dtype_is_float(t->dtype) ? 8 * u - 4 : floor(2000 * u) - 1000;
@@ -36,17 +40,7 @@ static void fill_inputs(kf_graph *g, kf_host_tensor *ins, uint64_t seed) {
 }
 
 static void alloc_outputs(kf_graph *g, kf_host_tensor *outs) {
-  for (int j = 0; j < kf_graph_num_outputs(g); j++) {
-    kf_value v = kf_graph_output(g, j);
-    kf_host_tensor *t = &outs[j];
-    memset(t, 0, sizeof *t);
-    t->dtype = kf_value_dtype(g, v);
-    t->rank = kf_value_rank(g, v);
-    memcpy(t->shape, kf_value_shape(g, v), sizeof t->shape);
-    int64_t n = ref_numel(t);
-    t->data = calloc((size_t)(n > 0 ? n : 1), kf_dtype_size(t->dtype));
-    ck_assert_ptr_nonnull(t->data);
-  }
+  for (int j = 0; j < kf_graph_num_outputs(g); j++) host_like(g, kf_graph_output(g, j), &outs[j]);
 }
 
 static void free_tensors(kf_host_tensor *t, int n) {
