@@ -7,7 +7,7 @@
 
 #include "check_main.h"
 #include "runtime/nvrtc.h"
-#include "runtime/threadpool.h"
+#include "core/pool.h"
 
 static const char *ok_src =
     "extern \"C\" __global__ void scale(const float* __restrict__ a, float* b, int n) {\n"
@@ -136,35 +136,35 @@ static void add_index(void *arg, int i) {
 }
 
 START_TEST(pool_runs_every_index_once) {
-  rt_pool *pool = rt_pool_create(4);
+  core_pool *pool = core_pool_create(4);
   ck_assert_ptr_nonnull(pool);
-  ck_assert_int_eq(rt_pool_size(pool), 4);
+  ck_assert_int_eq(core_pool_size(pool), 4);
   for (int round = 0; round < 50; round++) {
     _Atomic long sum = 0;
-    rt_pool_for(pool, 1000, add_index, &sum);
+    core_pool_for(pool, 1000, add_index, &sum);
     ck_assert_int_eq(sum, 1000L * 1001 / 2);
   }
   _Atomic long serial = 0;
-  rt_pool_for(NULL, 10, add_index, &serial);
+  core_pool_for(NULL, 10, add_index, &serial);
   ck_assert_int_eq(serial, 55);
-  rt_pool_destroy(pool);
-  rt_pool_destroy(NULL);
+  core_pool_destroy(pool);
+  core_pool_destroy(NULL);
 }
 END_TEST
 
-static rt_pool *shared_pool;
+static core_pool *shared_pool;
 
 static void *caller(void *arg) {
   for (int round = 0; round < 100; round++) {
     _Atomic long sum = 0;
-    rt_pool_for(shared_pool, 37, add_index, &sum);
+    core_pool_for(shared_pool, 37, add_index, &sum);
     if (sum != 37L * 38 / 2) *(int *)arg = 1;
   }
   return NULL;
 }
 
 START_TEST(pool_serves_concurrent_callers) {
-  shared_pool = rt_pool_create(2);
+  shared_pool = core_pool_create(2);
   pthread_t t[6];
   int bad[6] = {0};
   for (int i = 0; i < 6; i++) pthread_create(&t[i], NULL, caller, &bad[i]);
@@ -172,7 +172,7 @@ START_TEST(pool_serves_concurrent_callers) {
     pthread_join(t[i], NULL);
     ck_assert_int_eq(bad[i], 0);
   }
-  rt_pool_destroy(shared_pool);
+  core_pool_destroy(shared_pool);
 }
 END_TEST
 

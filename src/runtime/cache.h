@@ -33,7 +33,7 @@ bool cache_key_eq(cache_key a, cache_key b);
 /* ---- per-context state (cache_state.c) ---------------------------------- */
 
 typedef struct cache_mem_entry cache_mem_entry;
-struct rt_pool;
+struct core_pool;
 
 #define CACHE_MEM_BUCKETS 256
 
@@ -46,7 +46,7 @@ struct cache_state {
   uint64_t mem_bytes;     /* image bytes held in memory */
   uint64_t mem_max_bytes; /* KFUSE_CACHE_MEM_MAX_MB (default 256 MiB) */
   uint64_t mem_tick;      /* use clock: least recently used goes first */
-  struct rt_pool *pool; /* compile workers, created at the first plan */
+  struct core_pool *pool; /* compile workers, created at the first plan */
   /* disk */
   pthread_mutex_t disk_lock; /* serializes opening and eviction scans */
   bool disk_checked;         /* the folder was resolved and checked */
@@ -64,7 +64,7 @@ struct cache_state {
  * only on out of memory. Thread-safe. */
 struct cache_state *cache_state_get(kf_ctx *ctx);
 /* The context's compile pool (created at first use; NULL: run serially). */
-struct rt_pool *cache_state_pool(struct cache_state *cs);
+struct core_pool *cache_state_pool(struct cache_state *cs);
 
 /* ---- memory (cache_mem.c) ----------------------------------------------- */
 

@@ -9,7 +9,7 @@
 #include <xxhash.h>
 
 #include "runtime/cache.h"
-#include "runtime/threadpool.h"
+#include "core/pool.h"
 
 void cache_state_destroy(struct cache_state *cache);
 
@@ -87,18 +87,18 @@ struct cache_state *cache_state_get(kf_ctx *ctx) {
   return cs;
 }
 
-struct rt_pool *cache_state_pool(struct cache_state *cs) {
+struct core_pool *cache_state_pool(struct cache_state *cs) {
   pthread_mutex_lock(&cs->lock);
   /* cores - 1 workers: the calling thread is the last one */
-  if (!cs->pool && rt_cpu_count() > 1) cs->pool = rt_pool_create(rt_cpu_count() - 1);
-  struct rt_pool *pool = cs->pool;
+  if (!cs->pool && core_cpu_count() > 1) cs->pool = core_pool_create(core_cpu_count() - 1);
+  struct core_pool *pool = cs->pool;
   pthread_mutex_unlock(&cs->lock);
   return pool;
 }
 
 void cache_state_destroy(struct cache_state *cache) {
   if (!cache) return;
-  rt_pool_destroy(cache->pool);
+  core_pool_destroy(cache->pool);
   cache_mem_destroy(cache);
   pthread_mutex_destroy(&cache->disk_lock);
   pthread_cond_destroy(&cache->ready);

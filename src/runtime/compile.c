@@ -15,7 +15,7 @@
 #include "runtime/cache.h"
 #include "runtime/nvrtc.h"
 #include "runtime/rt.h"
-#include "runtime/threadpool.h"
+#include "core/pool.h"
 
 static double now_ms(void) {
   struct timespec t;
@@ -160,8 +160,8 @@ kf_status rt_compile_program(kf_ctx *ctx, cg_program *prog, char *err, size_t er
   compile_job job = {.ctx = ctx, .cs = cs, .prog = prog, .disk = cache_disk_ready(cs),
                      .order = longest_first(prog)};
   core_progress_begin(&job.progress, ctx, "compiling kernels", prog->n_launches);
-  rt_pool *pool = prog->n_launches > 1 ? cache_state_pool(cs) : NULL;
-  rt_pool_for(pool, prog->n_launches, compile_one, &job);
+  core_pool *pool = prog->n_launches > 1 ? cache_state_pool(cs) : NULL;
+  core_pool_for(pool, prog->n_launches, compile_one, &job);
   core_progress_end(&job.progress);
   free(job.order);
   kf_compile_stats *s = &prog->stats;

@@ -1,39 +1,39 @@
-/* threadpool.c - a pthread pool running parallel-for batches from a queue;
+/* pool.c - a pthread pool running parallel-for batches from a queue;
  * callers help with their own batch so progress never depends on workers. */
-#include "runtime/threadpool.h"
+#include "core/pool.h"
 
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <unistd.h>
 
-typedef struct rt_batch {
+typedef struct core_batch {
   void (*fn)(void *arg, int i);
   void *arg;
   int n;
   int next; /* next index to hand out */
   int done; /* indices finished */
-  struct rt_batch *link;
-} rt_batch;
+  struct core_batch *link;
+} core_batch;
 
-struct rt_pool {
+struct core_pool {
   pthread_mutex_t lock;
   pthread_cond_t work; /* a batch was queued, or stopping */
   pthread_cond_t idle; /* some batch finished an index */
-  rt_batch *head, *tail;
+  core_batch *head, *tail;
   bool stop;
   int n_threads;
   pthread_t *threads;
 };
 
-int rt_cpu_count(void) {
+int core_cpu_count(void) {
   long n = sysconf(_SC_NPROCESSORS_ONLN);
   return n < 1 ? 1 : (int)n;
 }
 
 /* Takes one index of the front batch; pool->lock held. false: queue empty. */
-static bool take(rt_pool *pool, rt_batch **batch, int *index) {
-  rt_batch *b = pool->head;
+static bool take(core_pool *pool, core_batch **batch, int *index) {
+  core_batch *b = pool->head;
   if (!b) return false;
   *batch = b;
   *index = b->next++;
@@ -44,7 +44,7 @@ static bool take(rt_pool *pool, rt_batch **batch, int *index) {
   return true;
 }
 
-static void finish(rt_pool *pool, rt_batch *b) {
+static void finish(core_pool *pool, core_batch *b) {
   pthread_mutex_lock(&pool->lock);
   b->done++;
   if (b->done == b->n) pthread_cond_broadcast(&pool->idle);
@@ -52,10 +52,10 @@ static void finish(rt_pool *pool, rt_batch *b) {
 }
 
 static void *worker(void *p) {
-  rt_pool *pool = p;
+  core_pool *pool = p;
   pthread_mutex_lock(&pool->lock);
   for (;;) {
-    rt_batch *b;
+    core_batch *b;
     int i;
     while (!pool->stop && !take(pool, &b, &i)) pthread_cond_wait(&pool->work, &pool->lock);
     if (pool->stop) break;
@@ -68,10 +68,10 @@ static void *worker(void *p) {
   return NULL;
 }
 
-rt_pool *rt_pool_create(int n_threads) {
-  if (n_threads <= 0) n_threads = rt_cpu_count();
+core_pool *core_pool_create(int n_threads) {
+  if (n_threads <= 0) n_threads = core_cpu_count();
   if (n_threads > 32) n_threads = 32;
-  rt_pool *pool = calloc(1, sizeof *pool);
+  core_pool *pool = calloc(1, sizeof *pool);
   if (!pool) return NULL;
   pool->threads = calloc((size_t)n_threads, sizeof *pool->threads);
   if (!pool->threads) {
@@ -86,13 +86,13 @@ rt_pool *rt_pool_create(int n_threads) {
     pool->n_threads++;
   }
   if (pool->n_threads == 0) {
-    rt_pool_destroy(pool);
+    core_pool_destroy(pool);
     return NULL;
   }
   return pool;
 }
 
-void rt_pool_destroy(rt_pool *pool) {
+void core_pool_destroy(core_pool *pool) {
   if (!pool) return;
   pthread_mutex_lock(&pool->lock);
   pool->stop = true;
@@ -106,17 +106,17 @@ void rt_pool_destroy(rt_pool *pool) {
   free(pool);
 }
 
-int rt_pool_size(const rt_pool *pool) {
+int core_pool_size(const core_pool *pool) {
   return pool ? pool->n_threads : 0;
 }
 
-void rt_pool_for(rt_pool *pool, int n, void (*fn)(void *arg, int i), void *arg) {
+void core_pool_for(core_pool *pool, int n, void (*fn)(void *arg, int i), void *arg) {
   if (n <= 0) return;
   if (!pool || n == 1) {
     for (int i = 0; i < n; i++) fn(arg, i);
     return;
   }
-  rt_batch b = {fn, arg, n, 0, 0, NULL};
+  core_batch b = {fn, arg, n, 0, 0, NULL};
   pthread_mutex_lock(&pool->lock);
   if (pool->tail)
     pool->tail->link = &b;
@@ -128,7 +128,7 @@ void rt_pool_for(rt_pool *pool, int n, void (*fn)(void *arg, int i), void *arg) 
   while (b.next < b.n) {
     int i = b.next++;
     if (b.next == b.n) { /* unlink b: it may sit anywhere in the queue */
-      rt_batch **pp = &pool->head, *prev = NULL;
+      core_batch **pp = &pool->head, *prev = NULL;
       while (*pp != &b) {
         prev = *pp;
         pp = &(*pp)->link;
