@@ -90,12 +90,22 @@ ref_eval_fn ref_eval_unary, ref_eval_binary, ref_eval_where, ref_eval_clamp, ref
  * it reads (so that parts are sized by work). */
 int64_t ref_extent(const kf_graph *g, const ir_node *n, int64_t *work_per_unit);
 
-/* Runs fn over [0, extent) in parts on up to KFUSE_REF_THREADS threads
- * (default: the online processors, at most 16), each part at least
- * KFUSE_REF_GRAIN units of work (default 65536) where work_per_unit is
- * the work of one unit; in the calling thread alone when one part is
- * enough or a thread cannot be started. */
-void ref_parallel(ref_eval_fn *fn, const kf_graph *g, const ir_node *n, const ref_buf *const *a,
-                  ref_buf *out, int64_t extent, int64_t work_per_unit);
+/* The threads of one reference run: KFUSE_REF_THREADS (1..64; default the
+ * online processors, at most 16) in all, the calling thread included, and
+ * the least work per part, KFUSE_REF_GRAIN (default 65536). The pool's
+ * workers start at the first node worth splitting. */
+typedef struct ref_workers {
+  struct core_pool *pool;
+  int threads;
+  int64_t grain;
+} ref_workers;
+void ref_workers_init(ref_workers *w);
+void ref_workers_free(ref_workers *w);
+
+/* Runs fn over [0, extent) in parts of at least w->grain units of work
+ * (work_per_unit each), at most w->threads of them; on the calling thread
+ * alone when one part is enough or no worker could start. */
+void ref_parallel(ref_workers *w, ref_eval_fn *fn, const kf_graph *g, const ir_node *n,
+                  const ref_buf *const *a, ref_buf *out, int64_t extent, int64_t work_per_unit);
 
 #endif /* KF_IR_REF_H */

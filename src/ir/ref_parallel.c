@@ -1,26 +1,17 @@
 /* ref_parallel.c - the reference interpreter's nodes evaluated in parts on
  * several threads. A node's extent (ref_extent) splits into contiguous
  * parts of about equal work; each part runs the node's evaluator on its own
- * range, writing only its own outputs, and the calling thread waits for
- * all of them. The results are the same bits on any number of threads
- * (ref.h). Reference runs of large graphs (a GPU test's 10^7-element
- * checks) were bound by one core. */
-#include <pthread.h>
+ * range, writing only its own outputs, on the workers of one run's pool
+ * (core/pool.h, started at the first node worth splitting), the calling
+ * thread taking part. The results are the same bits on any number of
+ * threads (ref.h). Reference runs of large graphs (a GPU test's
+ * 10^7-element checks) were bound by one core. */
 #include <stdlib.h>
-#include <unistd.h>
 
+#include "core/pool.h"
 #include "ir/ref.h"
 
 enum { REF_MAX_THREADS = 64, REF_DEFAULT_THREADS = 16, REF_DEFAULT_GRAIN = 65536 };
-
-typedef struct ref_part {
-  ref_eval_fn *fn;
-  const kf_graph *g;
-  const ir_node *n;
-  const ref_buf *const *a;
-  ref_buf *out;
-  int64_t p0, p1;
-} ref_part;
 
 static long env_long(const char *name, long lo, long hi, long dflt) {
   const char *e = getenv(name);
@@ -30,46 +21,50 @@ static long env_long(const char *name, long lo, long hi, long dflt) {
   return *end || v < lo || v > hi ? dflt : v;
 }
 
-/* KFUSE_REF_THREADS (1..64), else the online processors, at most 16. */
-static int ref_threads(void) {
-  long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-  if (cpus < 1) cpus = 1;
-  if (cpus > REF_DEFAULT_THREADS) cpus = REF_DEFAULT_THREADS;
-  return (int)env_long("KFUSE_REF_THREADS", 1, REF_MAX_THREADS, cpus);
+void ref_workers_init(ref_workers *w) {
+  int cpus = core_cpu_count();
+  w->pool = NULL;
+  w->threads = (int)env_long("KFUSE_REF_THREADS", 1, REF_MAX_THREADS,
+                             cpus < REF_DEFAULT_THREADS ? cpus : REF_DEFAULT_THREADS);
+  w->grain = env_long("KFUSE_REF_GRAIN", 1, 1L << 30, REF_DEFAULT_GRAIN);
 }
 
-static void *run_part(void *arg) {
-  ref_part *p = arg;
-  p->fn(p->g, p->n, p->a, p->out, p->p0, p->p1);
-  return NULL;
+void ref_workers_free(ref_workers *w) {
+  core_pool_destroy(w->pool);
+  w->pool = NULL;
 }
 
-void ref_parallel(ref_eval_fn *fn, const kf_graph *g, const ir_node *n, const ref_buf *const *a,
-                  ref_buf *out, int64_t extent, int64_t work_per_unit) {
+typedef struct ref_job {
+  ref_eval_fn *fn;
+  const kf_graph *g;
+  const ir_node *n;
+  const ref_buf *const *a;
+  ref_buf *out;
+  int64_t extent;
+  int parts;
+} ref_job;
+
+static void run_part(void *arg, int i) {
+  const ref_job *j = arg;
+  j->fn(j->g, j->n, j->a, j->out, j->extent * i / j->parts, j->extent * (i + 1) / j->parts);
+}
+
+void ref_parallel(ref_workers *w, ref_eval_fn *fn, const kf_graph *g, const ir_node *n,
+                  const ref_buf *const *a, ref_buf *out, int64_t extent, int64_t work_per_unit) {
   if (extent <= 0) return;
-  int64_t grain = env_long("KFUSE_REF_GRAIN", 1, 1L << 30, REF_DEFAULT_GRAIN);
-  int64_t work = extent * (work_per_unit > 0 ? work_per_unit : 1);
-  int64_t parts = work / grain;
-  if (parts > ref_threads()) parts = ref_threads();
+  int64_t parts = extent * (work_per_unit > 0 ? work_per_unit : 1) / w->grain;
+  if (parts > w->threads) parts = w->threads;
   if (parts > extent) parts = extent;
-  if (parts <= 1) {
+  /* the workers start with the first node worth splitting; without them
+   * (no thread could start) every node runs on the calling thread */
+  if (parts > 1 && !w->pool) {
+    w->pool = core_pool_create(w->threads - 1);
+    if (!w->pool) w->threads = 1;
+  }
+  if (parts <= 1 || !w->pool) {
     fn(g, n, a, out, 0, extent);
     return;
   }
-  ref_part part[REF_MAX_THREADS];
-  pthread_t tid[REF_MAX_THREADS];
-  bool started[REF_MAX_THREADS] = {false};
-  for (int64_t i = 0; i < parts; i++)
-    part[i] = (ref_part){fn, g, n, a, out, extent * i / parts, extent * (i + 1) / parts};
-  /* parts 1.. on their own threads, part 0 here; a part whose thread
-   * cannot start runs here too */
-  for (int64_t i = 1; i < parts; i++)
-    started[i] = pthread_create(&tid[i], NULL, run_part, &part[i]) == 0;
-  run_part(&part[0]);
-  for (int64_t i = 1; i < parts; i++) {
-    if (started[i])
-      pthread_join(tid[i], NULL);
-    else
-      run_part(&part[i]);
-  }
+  ref_job job = {fn, g, n, a, out, extent, (int)parts};
+  core_pool_for(w->pool, job.parts, run_part, &job);
 }

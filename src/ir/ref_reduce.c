@@ -172,9 +172,9 @@ int64_t ref_extent(const kf_graph *g, const ir_node *n, int64_t *work_per_unit) 
   }
   if (ir_ops[n->op].kind == KIND_MATMUL) {
     const ir_node *x = &g->nodes[n->args[0]];
-    int64_t M = x->shape[x->rank - 2], K = x->shape[x->rank - 1], N = n->shape[n->rank - 1];
+    int64_t K = x->shape[x->rank - 1], N = n->shape[n->rank - 1];
     *work_per_unit = K * N > 1 ? K * N : 1;
-    return M > 0 ? numel / (N > 0 ? N : 1) : 0;
+    return N > 0 ? numel / N : 0; /* batches x M rows */
   }
   return numel;
 }

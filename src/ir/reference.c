@@ -16,6 +16,7 @@ typedef struct ref_run {
   bool *live;         /* needed by some output */
   int64_t held, peak; /* bytes of values held now, and at most */
   int32_t computed;   /* values evaluated (dead ones are skipped) */
+  ref_workers workers;
 } ref_run;
 
 /* ---- checking the caller's tensors ------------------------------------------- */
@@ -227,7 +228,7 @@ static kf_status eval_node(ref_run *r, kf_value v, const kf_host_tensor *inputs)
   if (fn) {
     int64_t work;
     int64_t extent = ref_extent(g, n, &work);
-    ref_parallel(fn, g, n, a, out, extent, work);
+    ref_parallel(&r->workers, fn, g, n, a, out, extent, work);
     return KF_OK;
   }
   char label[300];
@@ -258,9 +259,11 @@ kf_status kf_graph_run_reference(kf_graph *g, const kf_host_tensor *inputs, int 
   kf_status st = check_args(g, inputs, n_inputs, outputs, n_outputs);
   if (st != KF_OK) return st;
   size_t nn = (size_t)g->n_nodes;
-  ref_run r = {
-      g, calloc(nn, sizeof(ref_buf)), malloc(nn * sizeof(int32_t)), calloc(nn, sizeof(bool)), 0, 0,
-      0};
+  ref_run r = {.g = g,
+               .bufs = calloc(nn, sizeof(ref_buf)),
+               .last_use = malloc(nn * sizeof(int32_t)),
+               .live = calloc(nn, sizeof(bool))};
+  ref_workers_init(&r.workers);
   if (!r.bufs || !r.last_use || !r.live) {
     st = ir_error(g, KF_ERR_OUT_OF_MEMORY, "kf_graph_run_reference: out of memory");
   } else {
@@ -277,5 +280,6 @@ kf_status kf_graph_run_reference(kf_graph *g, const kf_host_tensor *inputs, int 
   free(r.bufs);
   free(r.last_use);
   free(r.live);
+  ref_workers_free(&r.workers);
   return st;
 }
