@@ -121,62 +121,43 @@ KF_INLINE unsigned kf_bf16x2_rn(float lo, float hi) {
 #endif
   return u;
 }
-// Loads with an L1 eviction hint, for words of 4 bytes or more (smaller
-// ones go the plain way), so that a row read once does not push out of L1
-// the weights every row reads again: kf_ldna does not allocate
+// Loads with a cache hint, for words of 4 bytes or more (smaller ones go
+// the plain way): PRE and POST wrap `ld.global.nc.QUAL ... [p]`. With an L1
+// eviction hint, so that a row read once does not push out of L1 the
+// weights every row reads again: kf_ldna does not allocate
 // (.L1::no_allocate, KFUSE_ROW_STREAM=loads), kf_ldef allocates lines that
-// go first (.L1::evict_first, KFUSE_ROW_STREAM=evict_first).
-#define KF_LD_HINT(NAME, HINT)                                                           \
+// go first (.L1::evict_first, KFUSE_ROW_STREAM=evict_first). With an L2
+// eviction policy (createpolicy, sm_80+; plain before): kf_ldl2ef marks the
+// lines first to leave L2, as Inductor marks the last read of a row
+// (KFUSE_ROW_STREAM=l2_evict_first).
+#define KF_LD_ASM(NAME, PRE, QUAL, POST)                                                 \
   template <typename T> KF_INLINE T NAME(const T *__restrict__ p) { return __ldg(p); }   \
   template <> KF_INLINE uint4 NAME(const uint4 *__restrict__ p) {                        \
     uint4 v;                                                                             \
-    asm("ld.global.nc." HINT ".v4.u32 {%0, %1, %2, %3}, [%4];"                           \
+    asm(PRE "ld.global.nc." QUAL ".v4.u32 {%0, %1, %2, %3}, [%4]" POST                   \
         : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(p));                          \
     return v;                                                                            \
   }                                                                                      \
   template <> KF_INLINE uint2 NAME(const uint2 *__restrict__ p) {                        \
     uint2 v;                                                                             \
-    asm("ld.global.nc." HINT ".v2.u32 {%0, %1}, [%2];" : "=r"(v.x), "=r"(v.y) : "l"(p)); \
+    asm(PRE "ld.global.nc." QUAL ".v2.u32 {%0, %1}, [%2]" POST : "=r"(v.x), "=r"(v.y)    \
+        : "l"(p));                                                                       \
     return v;                                                                            \
   }                                                                                      \
   template <> KF_INLINE unsigned NAME(const unsigned *__restrict__ p) {                  \
     unsigned v;                                                                          \
-    asm("ld.global.nc." HINT ".u32 %0, [%1];" : "=r"(v) : "l"(p));                       \
+    asm(PRE "ld.global.nc." QUAL ".u32 %0, [%1]" POST : "=r"(v) : "l"(p));               \
     return v;                                                                            \
   }
-KF_LD_HINT(kf_ldna, "L1::no_allocate")
-KF_LD_HINT(kf_ldef, "L1::evict_first")
-// Loads with an L2 eviction policy (createpolicy, sm_80+; plain before):
-// kf_ldl2ef marks the lines first to leave L2, as Inductor marks the last
-// read of a row (KFUSE_ROW_STREAM=l2_evict_first).
+KF_LD_ASM(kf_ldna, "", "L1::no_allocate", ";")
+KF_LD_ASM(kf_ldef, "", "L1::evict_first", ";")
 #if __CUDA_ARCH__ >= 800
-#define KF_L2POL(POLICY) \
-  "{\n .reg .b64 kf_pol;\n createpolicy.fractional.L2::" POLICY ".b64 kf_pol, 1.0;\n"
-#define KF_LD_L2(NAME, POLICY)                                                             \
-  template <typename T> KF_INLINE T NAME(const T *__restrict__ p) { return __ldg(p); }     \
-  template <> KF_INLINE uint4 NAME(const uint4 *__restrict__ p) {                          \
-    uint4 v;                                                                               \
-    asm(KF_L2POL(POLICY) " ld.global.nc.L2::cache_hint.v4.u32 {%0, %1, %2, %3}, [%4], kf_pol;\n}" \
-        : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(p));                            \
-    return v;                                                                              \
-  }                                                                                        \
-  template <> KF_INLINE uint2 NAME(const uint2 *__restrict__ p) {                          \
-    uint2 v;                                                                               \
-    asm(KF_L2POL(POLICY) " ld.global.nc.L2::cache_hint.v2.u32 {%0, %1}, [%2], kf_pol;\n}"  \
-        : "=r"(v.x), "=r"(v.y) : "l"(p));                                                  \
-    return v;                                                                              \
-  }                                                                                        \
-  template <> KF_INLINE unsigned NAME(const unsigned *__restrict__ p) {                    \
-    unsigned v;                                                                            \
-    asm(KF_L2POL(POLICY) " ld.global.nc.L2::cache_hint.u32 %0, [%1], kf_pol;\n}"           \
-        : "=r"(v) : "l"(p));                                                               \
-    return v;                                                                              \
-  }
+KF_LD_ASM(kf_ldl2ef,
+          "{\n .reg .b64 kf_pol;\n createpolicy.fractional.L2::evict_first.b64 kf_pol, 1.0;\n ",
+          "L2::cache_hint", ", kf_pol;\n}")
 #else
-#define KF_LD_L2(NAME, POLICY) \
-  template <typename T> KF_INLINE T NAME(const T *__restrict__ p) { return __ldg(p); }
+template <typename T> KF_INLINE T kf_ldl2ef(const T *__restrict__ p) { return __ldg(p); }
 #endif
-KF_LD_L2(kf_ldl2ef, "evict_first")
 // Brings the line holding p into L1, with no register (KFUSE_ROW_PREFETCH).
 KF_INLINE void kf_prefetch_l1(const void *p) {
   asm volatile("prefetch.global.L1 [%0];" ::"l"(p));
