@@ -33,6 +33,7 @@ def main():
     try:
         import torch
         from torch._inductor.utils import run_and_get_code
+        from timing import median_ms
     except ImportError as e:  # no PyTorch, or one without Inductor
         print("inductor_code.py: %s" % e, file=sys.stderr)
         return 1
@@ -67,23 +68,10 @@ def main():
         path = os.path.join(args.out, "inductor_%s.py" % name)
         with open(path, "w") as f:
             f.write("\n\n# ---- next generated module ----\n\n".join(codes))
-        for _ in range(10):
-            cfn(*ins)
-        # back to back, an event pair around each call, one synchronize at
-        # the end (as bench/suite.py's median_ms): a synchronize per call
-        # would put the host's launch path between the events (session 5
-        # measured 0.163 ms that way for a 0.13 ms kernel)
-        evs = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True))
-               for _ in range(50)]
-        torch.cuda.synchronize()
-        for start, end in evs:
-            start.record()
-            cfn(*ins)
-            end.record()
-        torch.cuda.synchronize()
-        times = sorted(start.elapsed_time(end) for start, end in evs)
-        print("== %s: torch.compile %.4f ms (median of 50); code in %s" %
-              (name, times[len(times) // 2], path))
+        # 10 warm-up calls, then 50 timed back to back (the 61st launch is
+        # the last: ncu's --launch-skip 30 lands among the timed ones)
+        ms = median_ms(lambda: cfn(*ins), warmup=10, iters=50)
+        print("== %s: torch.compile %.4f ms (median of 50); code in %s" % (name, ms, path))
         for code in codes:
             for line in code.splitlines():
                 if interesting.search(line):

@@ -13,7 +13,6 @@ counts each input read once and each output written once.
 import argparse
 import json
 import os
-import statistics
 import sys
 import time
 
@@ -22,40 +21,14 @@ import torch
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
 import gen_graphs  # noqa: E402
 import kfuse  # noqa: E402
+from timing import loop_us, median_ms  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 GRAPHS = os.path.join(HERE, "graphs")
 dev = "cuda"
-
-
-def median_ms(fn, warmup=5, iters=40):
-    for _ in range(warmup):
-        fn()
-    torch.cuda.synchronize()
-    ev = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True))
-          for _ in range(iters)]
-    for s, e in ev:
-        s.record()
-        fn()
-        e.record()
-    torch.cuda.synchronize()
-    return statistics.median(s.elapsed_time(e) for s, e in ev)
-
-
-def loop_us(fn, n=1000):
-    """End-to-end time per call of n back-to-back calls (host overhead included)."""
-    for _ in range(20):
-        fn()
-    torch.cuda.synchronize()
-    s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    s.record()
-    t0 = time.perf_counter()
-    for _ in range(n):
-        fn()
-    host = (time.perf_counter() - t0) / n * 1e6
-    e.record()
-    torch.cuda.synchronize()
-    return s.elapsed_time(e) / n * 1000.0, host
+# Workloads moving at least this many bytes also get the copy of their own
+# bytes and the back-to-back loop; below it a copy is launch-bound too.
+SIZED_BYTES = 64 << 20
 
 
 def copy_gbps(moved=2 << 30):
@@ -191,7 +164,7 @@ def run_one(name, make, fn, target, copy, args, rows, details):
     # Also one event pair over 100 back-to-back runs: the time per run
     # with no event between runs (session 5: layernorm_f32's per-run pairs
     # put kfuse 3% behind torch.compile, whose kernel ncu times the same).
-    if mb >= 64 << 20:
+    if mb >= SIZED_BYTES:
         r["kfuse_loop_ms"] = loop_us(lambda: bound.run(stream), n=100)[0] / 1000.0
     if not args.no_compile:
         cfn = torch.compile(fn)
@@ -200,7 +173,7 @@ def run_one(name, make, fn, target, copy, args, rows, details):
         torch.cuda.synchronize()
         r["torch_compile_first_s"] = time.perf_counter() - t0
         r["compile_ms"] = median_ms(lambda: cfn(*ins))
-        if mb >= 64 << 20:
+        if mb >= SIZED_BYTES:
             r["compile_loop_ms"] = loop_us(lambda: cfn(*ins), n=100)[0] / 1000.0
     if name == "axpby200":
         xs, ys = ins[0::2], ins[1::2]
@@ -217,7 +190,7 @@ def run_one(name, make, fn, target, copy, args, rows, details):
         r["plain_us_per_run"], r["plain_host_us"] = loop_us(lambda: bound.run(stream))
     r["gbps"] = mb / r["kfuse_ms"] / 1e6
     r["pct_copy"] = 100.0 * r["gbps"] / copy
-    if r["bytes"] >= 64 << 20:  # below that a copy is launch-bound too
+    if mb >= SIZED_BYTES:
         r["same_size_copy_gbps"] = copy_gbps(r["bytes"])
         r["pct_same_size_copy"] = 100.0 * r["gbps"] / r["same_size_copy_gbps"]
     r["target_pct"] = target * 100 if target else None
