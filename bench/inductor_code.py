@@ -29,7 +29,11 @@ def main():
                          "layernorm_bf16); a second run under ncu finds Inductor's tuned "
                          "choice in its cache and launches only that kernel")
     args = ap.parse_args()
+    names = ("softmax_f32", "softmax_bf16", "layernorm_f32", "layernorm_bf16")
     only = set(args.only.split(",")) if args.only else None
+    if only and not only <= set(names):
+        ap.error("--only: no workload %s (there are %s)" %
+                 (", ".join(sorted(only - set(names))), ", ".join(names)))
     try:
         import torch
         from torch._inductor.utils import run_and_get_code
@@ -52,10 +56,8 @@ def main():
     interesting = re.compile(
         r"@triton_heuristics\.|reduction\(|size_hints|XBLOCK|RBLOCK|R0_BLOCK|num_warps|"
         r"num_stages|def triton_|\.run\(|grid=")
-    for name, fn, dt in (("softmax_f32", softmax, torch.float32),
-                         ("softmax_bf16", softmax, torch.bfloat16),
-                         ("layernorm_f32", layernorm, torch.float32),
-                         ("layernorm_bf16", layernorm, torch.bfloat16)):
+    for name, fn, dt in zip(names, (softmax, softmax, layernorm, layernorm),
+                            (torch.float32, torch.bfloat16, torch.float32, torch.bfloat16)):
         if only and name not in only:
             continue
         x = torch.randn(shape, device="cuda", dtype=dt)
