@@ -191,6 +191,7 @@ static kf_status emit_parts(const kf_graph *g, const cg_target *t, cg_part *part
     out->index64 |= parts[i].index64;
   }
   out->persistent = n == 1 && parts[0].persistent;
+  if (n == 1) out->smem_bytes = parts[0].smem;
   for (int i = 0; i < n; i++) {
     parts[i].launch_threads = (int)out->block;
     cg_emit_args a = {g, parts[i].k, t, &parts[i], body, err, errsize};

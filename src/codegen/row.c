@@ -167,6 +167,17 @@ static int min_blocks_override(void) {
   return v >= 1 && v <= 32 ? (int)v : 0;
 }
 
+/* KFUSE_ROW_SMEM_PAD=BYTES (1..227 KB) gives each row block that much
+ * dynamic shared memory it does not use: a tuning knob that caps the
+ * resident blocks per SM from above (80000 leaves 2 blocks of 512 threads
+ * per SM on sm_90, Inductor's layernorm occupancy), which
+ * KFUSE_ROW_MIN_BLOCKS cannot. The decisions line names it. */
+static uint32_t smem_pad(const cg_target *t) {
+  const char *e = getenv("KFUSE_ROW_SMEM_PAD");
+  long v = e && *e ? strtol(e, NULL, 10) : 0;
+  return v >= 1 && v <= t->max_smem_per_block ? (uint32_t)v : 0;
+}
+
 /* Waves of resident blocks in a row grid (grid-stride over rows beyond
  * them): 32, or KFUSE_ROW_WAVES=N (1..1024, a tuning knob). With 8, f32
  * rows of 512 threads got 4224 blocks for 8192 rows: most ran two rows,
@@ -281,6 +292,7 @@ kf_status cg_plan_row(cg_emit_args *a) {
     p->min_blocks = min_blocks_override() < a->t->max_threads_per_sm / (int)p->threads
                         ? min_blocks_override()
                         : a->t->max_threads_per_sm / (int)p->threads;
+  p->smem = smem_pad(a->t);
   int64_t cap = (int64_t)a->t->sm_count * (a->t->max_threads_per_sm / p->threads) * row_waves();
   p->blocks = (uint32_t)cg_min64(cg_ceil_div(k->rows, ri.rpb), cap < 1 ? 1 : cap);
   p->persistent = ri.st.persistent;
@@ -289,7 +301,7 @@ kf_status cg_plan_row(cg_emit_args *a) {
   cg_index_type(reach, &p->index64);
   snprintf(p->decisions, sizeof p->decisions,
            "row: %lld rows x %lld cols, %s (%d threads per row, %d rows per block), %d lanes "
-           "per access, %s%s%s, %s index, %u blocks x %u threads%s",
+           "per access, %s%s%s, %s index, %u blocks x %u threads%s%s",
            (long long)k->rows, (long long)k->cols, ri.group == 32 ? "warp per row" : "block per row",
            ri.group, ri.rpb, ri.lanes,
            ri.hold               ? "row held in registers"
@@ -299,7 +311,8 @@ kf_status cg_plan_row(cg_emit_args *a) {
            ri.cache && cache_bytes(a) ? " (reused reduction operands too)" : "",
            cg_row_stage_words(&ri.st),
            p->index64 ? "64-bit" : "32-bit", p->blocks, p->threads,
-           ri.st.persistent ? " at most (persistent: as many as are resident)" : "");
+           ri.st.persistent ? " at most (persistent: as many as are resident)" : "",
+           p->smem ? ", unused shared memory padding (KFUSE_ROW_SMEM_PAD)" : "");
   return KF_OK;
 }
 

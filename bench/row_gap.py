@@ -1,0 +1,126 @@
+#!/usr/bin/env python3
+"""row_gap.py - where kfuse's row kernels lose to torch.compile's between
+runs: one row workload of the suite (default layernorm_f32) timed by
+kfuse (a bound plan) and torch.compile on the same tensors, in several
+ways, so that a gap seen in one timing can be told from the kernels
+themselves (docs/status.md: layernorm_f32 0.134 ms against Inductor's
+0.1305, while ncu times the two kernels within 0.4%).
+
+  python3 bench/row_gap.py [--workload layernorm_f32] [--runs 3000]
+
+Prints, for kfuse and torch.compile:
+  - the median of per-run event pairs, each side timed alone (the suite's way);
+  - the same with the two interleaved run by run (any drift of clocks or
+    temperature hits both alike);
+  - the time per run of 100 back-to-back runs under one event pair, five
+    times, alternating;
+  - a long loop of --runs runs under one event pair, with the SM clock,
+    memory clock, power and temperature sampled by nvidia-smi every 50 ms
+    during it (medians), to see whether one side runs at lower clocks.
+Needs a GPU, PyTorch with Triton and KFUSE_LIB (scripts/gpu-perf.sh's
+environment).
+"""
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import time
+
+import torch
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(HERE, "..", "python"))
+import kfuse  # noqa: E402
+import suite  # noqa: E402
+from timing import loop_us, median_ms  # noqa: E402
+
+
+def interleaved(fa, fb, iters=60):
+    """Medians of per-run event pairs, a and b alternating run by run."""
+    for _ in range(5):
+        fa()
+        fb()
+    torch.cuda.synchronize()
+    ev = [[torch.cuda.Event(enable_timing=True) for _ in range(4)] for _ in range(iters)]
+    for e in ev:
+        e[0].record()
+        fa()
+        e[1].record()
+        e[2].record()
+        fb()
+        e[3].record()
+    torch.cuda.synchronize()
+    return (statistics.median(e[0].elapsed_time(e[1]) for e in ev),
+            statistics.median(e[2].elapsed_time(e[3]) for e in ev))
+
+
+def sampled_loop(fn, runs):
+    """ms per run of `runs` back-to-back runs, and nvidia-smi's medians of
+    SM clock, memory clock, power and temperature while they ran."""
+    q = "clocks.sm,clocks.mem,power.draw,temperature.gpu"
+    smi = subprocess.Popen(["nvidia-smi", "--query-gpu=" + q, "--format=csv,noheader,nounits",
+                            "-lms", "50"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                           text=True)
+    time.sleep(0.3)
+    ms = loop_us(fn, n=runs)[0] / 1000.0
+    smi.terminate()
+    out, _ = smi.communicate()
+    rows = []
+    for line in out.splitlines():
+        try:
+            rows.append([float(v) for v in line.split(",")])
+        except ValueError:
+            pass
+    med = [statistics.median(c) for c in zip(*rows)] if rows else []
+    return ms, med, len(rows)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--workload", default="layernorm_f32")
+    ap.add_argument("--runs", type=int, default=3000)
+    args = ap.parse_args()
+    found = [w for w in suite.workloads() if w[0] == args.workload]
+    if not found:
+        ap.error("no workload %s" % args.workload)
+    name, make, fn, _ = found[0]
+    ins = make()
+    plan = kfuse.compile_yaml(os.path.join(suite.GRAPHS, name + ".yaml"))
+    outs = plan.empty_outputs()
+    bound = plan.bind(ins, outs)
+    stream = torch.cuda.current_stream().cuda_stream
+    cfn = torch.compile(fn)
+    ref = cfn(*ins)
+    plan.run(ins, outs)
+    torch.cuda.synchronize()
+    err = max(suite.rel_err(o, r) for o, r in zip(outs, ref))
+    mb = suite.nbytes(ins) + suite.nbytes(outs)
+    sides = (("kfuse", lambda: bound.run(stream)), ("torch.compile", lambda: cfn(*ins)))
+    print("%s: %.1f MB moved, max rel err kfuse vs torch.compile %.2e" % (name, mb / 1e6, err))
+    for label, f in sides:
+        print("  alone, per-run event pairs: %-13s %.4f ms" % (label, median_ms(f, iters=60)))
+    a, b = interleaved(sides[0][1], sides[1][1])
+    print("  interleaved, per-run event pairs: kfuse %.4f ms, torch.compile %.4f ms" % (a, b))
+    loops = {label: [] for label, _ in sides}
+    for _ in range(5):
+        for label, f in sides:
+            loops[label].append(loop_us(f, n=100)[0] / 1000.0)
+    for label, _ in sides:
+        print("  100 back-to-back runs, one event pair (5 times): %-13s %s" %
+              (label, " ".join("%.4f" % v for v in loops[label])))
+    for label, f in sides:
+        ms, med, n = sampled_loop(f, args.runs)
+        print("  %d back-to-back runs: %-13s %.4f ms/run; nvidia-smi medians of %d samples: "
+              "SM %s MHz, mem %s MHz, %s W, %s C" %
+              (args.runs, label, ms, n, *(("%.0f" % v) for v in med)) if med else
+              "  %d back-to-back runs: %-13s %.4f ms/run (no nvidia-smi samples)" %
+              (args.runs, label, ms))
+    print("  GB/s at the interleaved medians: kfuse %.0f, torch.compile %.0f" %
+          (mb / a / 1e6, mb / b / 1e6))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
