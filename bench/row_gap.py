@@ -6,13 +6,14 @@ ways, so that a gap seen in one timing can be told from the kernels
 themselves (docs/status.md: layernorm_f32 0.134 ms against Inductor's
 0.1305, while ncu times the two kernels within 0.4%).
 
-  python3 bench/row_gap.py [--workload layernorm_f32] [--runs 3000]
+  python3 bench/row_gap.py [--workload layernorm_f32] [--runs 20000]
 
 Prints, for kfuse and torch.compile:
-  - the median of per-run event pairs, each side timed alone (the suite's way);
+  - per-run event pairs, each side timed alone (the suite's way): mean,
+    10th percentile, median and 90th percentile of 200 runs;
   - the same with the two interleaved run by run (any drift of clocks or
     temperature hits both alike);
-  - the time per run of 100 back-to-back runs under one event pair, five
+  - the time per run of 100 back-to-back runs under one event pair, ten
     times, alternating;
   - a long loop of --runs runs under one event pair, with the SM clock,
     memory clock, power and temperature sampled by nvidia-smi every 50 ms
@@ -34,11 +35,33 @@ sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "..", "python"))
 import kfuse  # noqa: E402
 import suite  # noqa: E402
-from timing import loop_us, median_ms  # noqa: E402
+from timing import loop_us  # noqa: E402
 
 
-def interleaved(fa, fb, iters=60):
-    """Medians of per-run event pairs, a and b alternating run by run."""
+def spread(ts):
+    """mean, p10, median, p90 of a list of times (ms)."""
+    q = statistics.quantiles(ts, n=10)
+    return "mean %.4f  p10 %.4f  median %.4f  p90 %.4f" % (statistics.fmean(ts), q[0],
+                                                            statistics.median(ts), q[-1])
+
+
+def pairs_alone(fn, iters=200):
+    """Per-run event pairs of back-to-back runs, every time kept."""
+    for _ in range(5):
+        fn()
+    torch.cuda.synchronize()
+    ev = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True))
+          for _ in range(iters)]
+    for s, e in ev:
+        s.record()
+        fn()
+        e.record()
+    torch.cuda.synchronize()
+    return [s.elapsed_time(e) for s, e in ev]
+
+
+def interleaved(fa, fb, iters=200):
+    """Per-run event pairs, a and b alternating run by run: both lists."""
     for _ in range(5):
         fa()
         fb()
@@ -52,8 +75,7 @@ def interleaved(fa, fb, iters=60):
         fb()
         e[3].record()
     torch.cuda.synchronize()
-    return (statistics.median(e[0].elapsed_time(e[1]) for e in ev),
-            statistics.median(e[2].elapsed_time(e[3]) for e in ev))
+    return ([e[0].elapsed_time(e[1]) for e in ev], [e[2].elapsed_time(e[3]) for e in ev])
 
 
 def sampled_loop(fn, runs):
@@ -80,7 +102,7 @@ def sampled_loop(fn, runs):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--workload", default="layernorm_f32")
-    ap.add_argument("--runs", type=int, default=3000)
+    ap.add_argument("--runs", type=int, default=20000)
     args = ap.parse_args()
     found = [w for w in suite.workloads() if w[0] == args.workload]
     if not found:
@@ -100,16 +122,19 @@ def main():
     sides = (("kfuse", lambda: bound.run(stream)), ("torch.compile", lambda: cfn(*ins)))
     print("%s: %.1f MB moved, max rel err kfuse vs torch.compile %.2e" % (name, mb / 1e6, err))
     for label, f in sides:
-        print("  alone, per-run event pairs: %-13s %.4f ms" % (label, median_ms(f, iters=60)))
-    a, b = interleaved(sides[0][1], sides[1][1])
-    print("  interleaved, per-run event pairs: kfuse %.4f ms, torch.compile %.4f ms" % (a, b))
+        print("  alone, 200 per-run event pairs: %-13s %s" % (label, spread(pairs_alone(f))))
+    ta, tb = interleaved(sides[0][1], sides[1][1])
+    print("  interleaved, 200 per-run event pairs each: kfuse         %s" % spread(ta))
+    print("  interleaved, 200 per-run event pairs each: torch.compile %s" % spread(tb))
+    a, b = statistics.median(ta), statistics.median(tb)
     loops = {label: [] for label, _ in sides}
-    for _ in range(5):
+    for _ in range(10):
         for label, f in sides:
             loops[label].append(loop_us(f, n=100)[0] / 1000.0)
     for label, _ in sides:
-        print("  100 back-to-back runs, one event pair (5 times): %-13s %s" %
-              (label, " ".join("%.4f" % v for v in loops[label])))
+        print("  100 back-to-back runs, one event pair (10 times, alternating): %-13s "
+              "median %.4f: %s" % (label, statistics.median(loops[label]),
+                                   " ".join("%.4f" % v for v in loops[label])))
     for label, f in sides:
         ms, med, n = sampled_loop(f, args.runs)
         print("  %d back-to-back runs: %-13s %.4f ms/run; nvidia-smi medians of %d samples: "

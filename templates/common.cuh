@@ -541,6 +541,48 @@ KF_INLINE T kf_block_allreduce(T v, T *sm) {
   v = lane < N / 32 ? sm[lane] : R::id();
   return kf_warp_allreduce<R>(v);
 }
+// ---- rows split over a thread block cluster (sm_90) ----------------------
+// A row held by a cluster of S blocks (row_split.cu): after its block
+// reduction, block q's result goes to its slot in shared memory; a cluster
+// barrier (release / acquire: the slots are then visible cluster-wide); then
+// every thread reads the S slots, its own block's and the others' through
+// mapa + ld.shared::cluster, and combines them in rank order, the same
+// order in every block, so every block gets the same bits. A slot is
+// written again only after a later cluster barrier (a row's reductions use
+// distinct slots; a row of one reduction ends with a barrier), which every
+// block reaches after reading it.
+#if __CUDA_ARCH__ >= 900
+KF_INLINE unsigned kf_cluster_rank() {
+  unsigned r;
+  asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(r));
+  return r;
+}
+KF_INLINE void kf_cluster_sync() {
+  asm volatile("barrier.cluster.arrive.release.aligned;\n\t"
+               "barrier.cluster.wait.acquire.aligned;" ::: "memory");
+}
+// The value at p (a shared variable) in the shared memory of block `rank`
+// of the cluster, read as 32-bit words.
+template <typename T> KF_INLINE T kf_dsmem_ld(const T *p, unsigned rank) {
+  unsigned a;
+  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;"
+               : "=r"(a) : "r"((unsigned)__cvta_generic_to_shared(p)), "r"(rank));
+  union { T v; unsigned w[sizeof(T) / 4]; } u;
+#pragma unroll
+  for (int i = 0; i < (int)(sizeof(T) / 4); i++)
+    asm volatile("ld.shared::cluster.u32 %0, [%1];" : "=r"(u.w[i]) : "r"(a + 4 * i) : "memory");
+  return u.v;
+}
+// v: this block's result (every thread has it); slot: this reduction's slot.
+template <typename R, int S, typename T> KF_INLINE T kf_cluster_allreduce(T v, T *slot) {
+  if (threadIdx.x == 0) *slot = v;
+  kf_cluster_sync();
+  T acc = kf_dsmem_ld(slot, 0);
+#pragma unroll
+  for (int q = 1; q < S; q++) acc = R::op(acc, kf_dsmem_ld(slot, (unsigned)q));
+  return acc;
+}
+#endif
 // ---- staged rows (sm_90) ----------------------------------------------------
 // A row kernel with its rows staged (row_staged.cu): the bulk-copy engine
 // copies a block's next row from global to shared memory (cp.async.bulk, one

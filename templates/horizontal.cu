@@ -7,6 +7,7 @@
 // finds its part by a binary search over baked block starts.
 // Every part runs with at most {{THREADS}} threads; the threads a part
 // does not use return at once.
-// Holes: entry, THREADS, decls, params, route.
-{{decls}}extern "C" __global__ void __launch_bounds__({{THREADS}}) {{entry}}({{params}}) {
+// Holes: entry, cluster (__cluster_dims__ of a row split over a cluster, or
+// nothing), THREADS, decls, params, route.
+{{decls}}extern "C" __global__ void {{cluster}}__launch_bounds__({{THREADS}}) {{entry}}({{params}}) {
 {{route}}}

@@ -15,7 +15,7 @@
 template <int W>
 KF_INLINE void {{fn}}_row({{IDX}} r, int lane, {{params}}) {
   enum { G = {{G}}, COLS = {{COLS}}, NV = (COLS + G * W - 1) / (G * W),
-         FULL = COLS % (G * W) == 0 };
+         FULL = COLS % (G * W) == 0, kf_cb = 0 /* first column: the block holds the row */ };
 {{body}}}
 
 {{fallback}}

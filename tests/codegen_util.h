@@ -138,14 +138,20 @@ static inline double tu_nvrtc(const char *src, const char *name) {
   return (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6;
 }
 
-/* Emits launch L of tp for sm_90 into out; fails the test on error. */
-static inline void tu_emit(const kf_graph *g, tu_plan *tp, int L, cg_launch_src *out) {
+/* Emits launch L of tp for `arch` into out; fails the test on error. */
+static inline void tu_emit_arch(const kf_graph *g, tu_plan *tp, int L, const char *arch,
+                                cg_launch_src *out) {
   cg_target t;
-  ck_assert(cg_target_from_arch("sm_90", &t));
+  ck_assert(cg_target_from_arch(arch, &t));
   char err[512] = "";
   kf_status st = cg_emit_launch(g, &tp->plan, L, &t, out, err, sizeof err);
   ck_assert_msg(st == KF_OK, "cg_emit_launch: %s (%s)", kf_status_name(st), err);
   ck_assert_ptr_nonnull(out->source);
+}
+
+/* Emits launch L of tp for sm_90 into out; fails the test on error. */
+static inline void tu_emit(const kf_graph *g, tu_plan *tp, int L, cg_launch_src *out) {
+  tu_emit_arch(g, tp, L, "sm_90", out);
 }
 
 /* Emits and compiles every launch of tp. */

@@ -131,6 +131,97 @@ START_TEST(long_rows_loop) {
 }
 END_TEST
 
+/* How many times needle occurs in hay. */
+static int count_of(const char *hay, const char *needle) {
+  int n = 0;
+  for (const char *p = strstr(hay, needle); p; p = strstr(p + 1, needle)) n++;
+  return n;
+}
+
+/* Rows one block cannot hold, on sm_90: held by a cluster of 8 blocks,
+ * each reduction finished across the cluster; a row of one reduction ends
+ * with a cluster barrier (its slot is written again by the next row); a
+ * per-row output is stored by the rank 0 block only. Not on sm_80, not
+ * with KFUSE_ROW_SPLIT=0, not where the columns do not split evenly. */
+START_TEST(split_rows) {
+  cg_launch_src src;
+  row_case(KF_F32, 512, 131072, 0, "softmax_f32_131072_split", &src);
+  ck_assert_ptr_nonnull(strstr(src.source, "__cluster_dims__(8, 1, 1) __launch_bounds__(512)"));
+  ck_assert_ptr_nonnull(strstr(src.source, "8 blocks per row, 16384 columns each"));
+  ck_assert_ptr_nonnull(strstr(src.source, "kf_cluster_allreduce<kf_red_max<float>, 8>("));
+  ck_assert_ptr_nonnull(strstr(src.source, "kf_cluster_allreduce<kf_red_sum<float>, 8>("));
+  ck_assert_ptr_nonnull(strstr(src.source, "COLS = 16384"));
+  ck_assert_int_eq(src.grid, 512 * 8);
+  ck_assert_int_eq(src.block, 512);
+  int two = count_of(src.source, "kf_cluster_sync();");
+  cg_launch_src_free(&src);
+  row_case(KF_BF16, 64, 262144, 1, "layernorm_bf16_262144_split", &src);
+  ck_assert_ptr_nonnull(strstr(src.source, "kf_pack<kf_bf16, W> x"));
+  ck_assert_ptr_nonnull(strstr(src.source, "kf_cluster_allreduce<kf_red_sum<float>, 8>("));
+  cg_launch_src_free(&src);
+  /* add + rmsnorm: one reduction per row, then a cluster barrier (bf16:
+   * two f32 inputs of 131072 columns need more than 32 words per thread
+   * in 8 blocks of 512, and take the looped form) */
+  row_case(KF_BF16, 32, 131072, 2, "add_rmsnorm_bf16_131072_split", &src);
+  ck_assert_ptr_nonnull(strstr(src.source, "__cluster_dims__(8, 1, 1)"));
+  ck_assert_int_eq(count_of(src.source, "kf_cluster_sync();"), two + 1);
+  cg_launch_src_free(&src);
+  /* not on sm_80 */
+  kf_graph *g = new_graph();
+  int64_t shape[2] = {64, 131072};
+  kf_value x = kf_input(g, "x", KF_F32, 2, shape);
+  int32_t outs[1] = {kf_softmax(g, x, -1)};
+  kf_set_output(g, outs[0]);
+  tu_plan tp;
+  memset(&tp, 0, sizeof tp);
+  fuse_kernel *k = one_kernel(&tp, g, FK_ROW, outs, 1);
+  k->rows = 64;
+  k->cols = 131072;
+  tu_emit_arch(g, &tp, 0, "sm_80", &src);
+  ck_assert_ptr_null(strstr(src.source, "__cluster_dims__("));
+  ck_assert_ptr_nonnull(strstr(src.source, "looped"));
+  cg_launch_src_free(&src);
+  /* nor with the knob off */
+  setenv("KFUSE_ROW_SPLIT", "0", 1);
+  tu_emit(g, &tp, 0, &src);
+  unsetenv("KFUSE_ROW_SPLIT");
+  ck_assert_ptr_null(strstr(src.source, "__cluster_dims__("));
+  ck_assert_ptr_nonnull(strstr(src.source, "looped"));
+  cg_launch_src_free(&src);
+  kf_graph_destroy(g);
+  /* 131076 columns: not a whole number of 4-lane accesses per block */
+  row_case(KF_F32, 16, 131076, 0, "softmax_f32_131076", &src);
+  ck_assert_ptr_null(strstr(src.source, "__cluster_dims__("));
+  cg_launch_src_free(&src);
+}
+END_TEST
+
+/* A per-row output of a split row: stored once, by the rank 0 block. */
+START_TEST(split_row_output) {
+  kf_graph *g = new_graph();
+  int64_t shape[2] = {64, 131072};
+  kf_value x = kf_input(g, "x", KF_F32, 2, shape);
+  int ax = -1;
+  kf_value m = kf_mean(g, x, 1, &ax, true);
+  kf_value d = kf_sub(g, x, m);
+  kf_value mx = kf_max(g, kf_abs(g, d), 1, &ax, false);
+  kf_set_output(g, d);
+  kf_set_output(g, mx);
+  tu_plan tp;
+  memset(&tp, 0, sizeof tp);
+  int32_t outs[2] = {d, mx};
+  fuse_kernel *k = one_kernel(&tp, g, FK_ROW, outs, 2);
+  k->rows = 64;
+  k->cols = 131072;
+  cg_launch_src src;
+  compile_one(g, &tp, "split_row_output", &src);
+  ck_assert_ptr_nonnull(strstr(src.source, "__cluster_dims__(8, 1, 1)"));
+  ck_assert_ptr_nonnull(strstr(src.source, "if (lane == 0 && kf_cb == 0)"));
+  cg_launch_src_free(&src);
+  kf_graph_destroy(g);
+}
+END_TEST
+
 /* How cg_row_online pairs max(x) and sum(exp(x - max)) over a [2-D] x of
  * dtype dt, the max kept with keepdim or not. */
 /* The one-input kernel of every node from x + 1 to last (nodes: room for
@@ -375,6 +466,8 @@ static Suite *make_suite(void) {
   tcase_set_timeout(tc, 120);
   tcase_add_test(tc, softmax_rows);
   tcase_add_test(tc, long_rows_loop);
+  tcase_add_test(tc, split_rows);
+  tcase_add_test(tc, split_row_output);
   tcase_add_test(tc, online_pairs_match_exactly);
   tcase_add_test(tc, norm_rows);
   tcase_add_test(tc, row_with_row_output);

@@ -175,6 +175,8 @@ typedef struct cg_part {
   int min_blocks;      /* > 0: resident blocks per SM asked of ptxas
                           (__launch_bounds__ second argument; one-part launches) */
   bool alone;          /* the only part of its launch (set before planning) */
+  int cluster;         /* > 1: blocks per thread block cluster (a split row,
+                          one-part launches: __cluster_dims__ on the entry) */
   bool persistent;     /* strides by gridDim.x: see cg_launch_src.persistent */
   char decisions[512]; /* for the header comment */
 } cg_part;

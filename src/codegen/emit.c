@@ -146,12 +146,16 @@ static kf_status assemble(const kf_graph *g, cg_part *parts, int n, const cg_buf
       snprintf(th, sizeof th, "%u, %d", out->block, parts[0].min_blocks);
     else
       snprintf(th, sizeof th, "%u", out->block);
+    char cl[40] = "";
+    if (n == 1 && parts[0].cluster > 1)
+      snprintf(cl, sizeof cl, "__cluster_dims__(%d, 1, 1) ", parts[0].cluster);
     cg_hole holes[] = {{"entry", out->entry},
+                       {"cluster", cl},
                        {"THREADS", th},
                        {"decls", decls->s ? decls->s : ""},
                        {"params", params->s ? params->s : ""},
                        {"route", route->s ? route->s : ""}};
-    if (!cg_fill(&src, "horizontal.cu", holes, 5, err, errsize)) st = KF_ERR_INTERNAL;
+    if (!cg_fill(&src, "horizontal.cu", holes, 6, err, errsize)) st = KF_ERR_INTERNAL;
   }
   bool oom = route->oom || params->oom || decls->oom || body->oom;
   out->source = cg_buf_take(&src);

@@ -16,6 +16,8 @@ typedef struct row_info {
   bool hold;       /* full-row inputs held in registers (storage type) */
   bool cache;      /* reduction operands reused later kept in registers */
   bool fallback;   /* the unaligned path: W = 1, looped, loops not unrolled */
+  int split;       /* > 1: the row held by a cluster of this many blocks, each
+                      holding cols / split columns (sm_90; row_split.cu) */
   row_stage st;    /* staged rows (row_stage.h): off by default */
 } row_info;
 
@@ -216,6 +218,56 @@ static bool hold_allowed(void) {
  * 64 the kernel's occupancy drops below 3 blocks of 512 per SM. */
 enum { ROW_HOLD_WORDS = 64 };
 
+/* A row split over a cluster holds at most this many words per thread, so
+ * that two blocks of 512 threads stay resident per SM (a cluster of 8
+ * then spans four SMs, and 33 rows are in flight on an H200). */
+enum { ROW_SPLIT_WORDS = 32 };
+
+/* KFUSE_ROW_SPLIT=0: rows too long for one block's registers take the
+ * looped form even on sm_90 (a knob for measuring the two forms). */
+static bool split_allowed(void) {
+  const char *e = getenv("KFUSE_ROW_SPLIT");
+  return !(e && !strcmp(e, "0"));
+}
+
+/* Threads per row for `cols` columns of W lanes: about `accesses` accesses
+ * of W per thread, a power of two from 32 to 512. */
+static int64_t group_for(int64_t cols, int w, int64_t accesses) {
+  int64_t gsz = 32;
+  while (gsz < 512 && gsz * accesses * w < cols) gsz *= 2;
+  return gsz;
+}
+
+/* 2-byte rows of at least 8192 columns take 8 accesses per thread, others
+ * 4 (see choose). */
+static int64_t accesses_for(int64_t cols, int w) { return w >= 8 && cols >= 128 * 8 * w ? 8 : 4; }
+
+/* For a row that one block cannot hold: the smallest cluster (2, 4 or 8
+ * blocks, the portable sizes) whose blocks each hold cols / S columns in at
+ * most ROW_SPLIT_WORDS words per thread with at most 512 threads; 0 when
+ * none does (then the looped form). sm_90 only, a kernel alone in its
+ * launch (the cluster shape is the entry's), whole lanes per block. */
+static int split_for(const cg_emit_args *a, size_t held, int w, int64_t *group) {
+  const fuse_kernel *k = a->k;
+  if (a->t->cc_major < 9 || !a->part->alone || !split_allowed() || !hold_allowed()) return 0;
+  for (int S = 2; S <= 8; S *= 2) {
+    if (k->cols % ((int64_t)S * w)) continue;
+    int64_t slice = k->cols / S;
+    if (slice <= 1024) continue;
+    int64_t gsz = group_for(slice, w, accesses_for(slice, w));
+    int64_t ept = cg_ceil_div(slice, gsz * w) * w;
+    while ((int64_t)held * ept > 4 * ROW_SPLIT_WORDS && gsz < 512) {
+      gsz *= 2;
+      ept = cg_ceil_div(slice, gsz * w) * w;
+    }
+    if ((int64_t)held * ept <= 4 * ROW_SPLIT_WORDS) {
+      *group = gsz;
+      return S;
+    }
+  }
+  return 0;
+}
+
 /* Looped row kernels of at most this many nodes ask for full occupancy. */
 enum { ROW_BOUND_NODES = 16 };
 
@@ -249,9 +301,7 @@ static void choose(cg_emit_args *a, row_info *ri) {
    * f32 rows flat from 128 to 1024 threads (docs/performance.md, R3).
    * Shorter 2-byte rows keep 4 accesses (at least 128 threads; not
    * measured otherwise). A warp per row up to 1024 columns. */
-  const int64_t accesses = w >= 8 && k->cols >= 128 * 8 * w ? 8 : 4;
-  int64_t gsz = 32;
-  while (gsz < 512 && gsz * accesses * w < k->cols) gsz *= 2;
+  int64_t gsz = group_for(k->cols, w, accesses_for(k->cols, w));
   if (k->cols <= 1024) gsz = 32;
   else if (threads_override()) gsz = threads_override();
   int64_t ept = cg_ceil_div(k->cols, gsz * w) * w;
@@ -261,13 +311,25 @@ static void choose(cg_emit_args *a, row_info *ri) {
     ept = cg_ceil_div(k->cols, gsz * w) * w;
   }
   ri->hold = (int64_t)held * ept <= 4 * ROW_HOLD_WORDS && hold_allowed();
+  ri->split = 1;
+  int64_t sg = 0;
+  int S = ri->hold ? 0 : split_for(a, held, w, &sg);
+  if (S > 1) {
+    ri->split = S;
+    ri->hold = true;
+    gsz = sg;
+    ept = cg_ceil_div(k->cols / S, gsz * w) * w;
+  }
   if (!ri->hold) gsz = 512;
-  ri->cache = ri->hold && (int64_t)(held + cache_bytes(a)) * ept <= 4 * ROW_HOLD_WORDS &&
+  ri->cache = ri->hold &&
+              (int64_t)(held + cache_bytes(a)) * ept <=
+                  4 * (ri->split > 1 ? ROW_SPLIT_WORDS : ROW_HOLD_WORDS) &&
               !recompute();
   ri->group = (int)gsz;
   ri->rpb = gsz == 32 ? 8 : 1;
   ri->fallback = false;
-  ri->st = cg_row_stage_plan(a, ri->hold, ri->group, ri->rpb, ri->lanes);
+  ri->st = ri->split > 1 ? (row_stage){.stages = 1}
+                         : cg_row_stage_plan(a, ri->hold, ri->group, ri->rpb, ri->lanes);
 }
 
 kf_status cg_plan_row(cg_emit_args *a) {
@@ -294,21 +356,31 @@ kf_status cg_plan_row(cg_emit_args *a) {
                         : a->t->max_threads_per_sm / (int)p->threads;
   p->smem = smem_pad(a->t);
   int64_t cap = (int64_t)a->t->sm_count * (a->t->max_threads_per_sm / p->threads) * row_waves();
-  p->blocks = (uint32_t)cg_min64(cg_ceil_div(k->rows, ri.rpb), cap < 1 ? 1 : cap);
+  /* a split row: a cluster of ri.split blocks per row, whole clusters */
+  int64_t per = ri.split > 1 ? ri.split : 1;
+  cap = cap / per * per;
+  p->blocks = (uint32_t)cg_min64(cg_ceil_div(k->rows, ri.rpb) * per, cap < per ? per : cap);
+  p->cluster = ri.split > 1 ? ri.split : 0;
   p->persistent = ri.st.persistent;
   p->max_offset = k->rows * k->cols - 1;
-  int64_t reach = k->rows * k->cols + (int64_t)p->blocks * ri.rpb * k->cols;
+  int64_t reach = k->rows * k->cols + (int64_t)p->blocks / per * ri.rpb * k->cols;
   cg_index_type(reach, &p->index64);
+  char split_text[128] = "";
+  if (ri.split > 1)
+    snprintf(split_text, sizeof split_text,
+             " (%d blocks per row, %lld columns each, partials exchanged in shared memory)",
+             ri.split, (long long)(k->cols / ri.split));
   snprintf(p->decisions, sizeof p->decisions,
            "row: %lld rows x %lld cols, %s (%d threads per row, %d rows per block), %d lanes "
-           "per access, %s%s%s, %s index, %u blocks x %u threads%s%s",
+           "per access, %s%s%s%s, %s index, %u blocks x %u threads%s%s",
            (long long)k->rows, (long long)k->cols, ri.group == 32 ? "warp per row" : "block per row",
            ri.group, ri.rpb, ri.lanes,
-           ri.hold               ? "row held in registers"
+           ri.split > 1          ? "row held in the registers of a thread block cluster"
+           : ri.hold             ? "row held in registers"
            : online_pairs(a) > 0 ? "looped: inputs re-read per phase, paired phases in one "
                                    "pass (online softmax / Welford)"
                                  : "looped: inputs re-read per phase",
-           ri.cache && cache_bytes(a) ? " (reused reduction operands too)" : "",
+           ri.cache && cache_bytes(a) ? " (reused reduction operands too)" : "", split_text,
            cg_row_stage_words(&ri.st),
            p->index64 ? "64-bit" : "32-bit", p->blocks, p->threads,
            ri.st.persistent ? " at most (persistent: as many as are resident)" : "",
@@ -379,8 +451,8 @@ static void chunk_open(row_emit *re, cg_buf *decl, cg_buf *pre) {
                : re->ri.hold  ? "#pragma unroll"
                               : looped_unroll());
   cg_line(gen, "for (int kk = 0; kk < NV; kk++) {");
-  cg_line(gen, "  const int c0 = (kk * G + lane) * W;");
-  cg_line(gen, "  if (FULL || c0 < COLS) {");
+  cg_line(gen, "  const int c0 = kf_cb + (kk * G + lane) * W;");
+  cg_line(gen, "  if (FULL || c0 < kf_cb + COLS) {");
   gen->pre = pre;
   gen->pre_decl = decl;
   gen->indent = 4;
@@ -424,11 +496,17 @@ static bool one_barrier(void) {
 static void red_call(row_emit *re, cg_buf *b, const char *dst, const char *r, const char *t,
                      const char *acc, const char *sm) {
   int i = re->i_red++;
-  bool split = one_barrier() && re->ri.group > 32;
-  bool lead = !split || (i == 0 && re->n_red % 2);
-  cg_printf(b, "    %s = kf_block_allreduce<%s<%s>, G, %d, %s>(%s, %s%s);\n", dst, r, t,
-            re->a->part->launch_threads, lead ? "true" : "false", acc, sm,
-            split && i % 2 ? " + 32" : "");
+  bool halves = one_barrier() && re->ri.group > 32;
+  bool lead = !halves || (i == 0 && re->n_red % 2);
+  char blk[256];
+  snprintf(blk, sizeof blk, "kf_block_allreduce<%s<%s>, G, %d, %s>(%s, %s%s)", r, t,
+           re->a->part->launch_threads, lead ? "true" : "false", acc, sm,
+           halves && i % 2 ? " + 32" : "");
+  if (re->ri.split > 1) /* then across the cluster, through slot i ("kf_sc" + sm's type) */
+    cg_printf(b, "    %s = kf_cluster_allreduce<%s<%s>, %d>(%s, kf_sc%s + %d);\n", dst, r, t,
+              re->ri.split, blk, sm + 5, i);
+  else
+    cg_printf(b, "    %s = %s;\n", dst, blk);
 }
 
 /* The load of a held row's words: __ldg; knobs for measurements, so that
@@ -497,8 +575,8 @@ static void emit_packed_minmax(row_emit *re, int32_t v, int32_t x) {
             "  // phase: %%%d %s (bf16 pairs)\n  float red%d;\n  {\n"
             "    unsigned acc = %s;\n"
             "#pragma unroll\n    for (int kk = 0; kk < NV; kk++) {\n"
-            "      const int c0 = (kk * G + lane) * W;\n"
-            "      if (FULL || c0 < COLS) {\n#pragma unroll\n"
+            "      const int c0 = kf_cb + (kk * G + lane) * W;\n"
+            "      if (FULL || c0 < kf_cb + COLS) {\n#pragma unroll\n"
             "        for (int i = 0; i < W / 2; i++) acc = kf_%s_bf16x2(acc, kf_word32(x%d[kk], i));\n"
             "      }\n    }\n",
             (int)v, ir_ops[n->op].name, (int)v, mx ? "0xff80ff80u" : "0x7f807f80u",
@@ -707,7 +785,8 @@ static void emit_row_outputs(row_emit *re) {
     int32_t v = k->outputs[i];
     const ir_node *n = &g->nodes[v];
     if (numel_of(n) == k->rows * k->cols) continue;
-    if (!any) cg_puts(&re->body, "  if (lane == 0) {\n");
+    if (!any) cg_puts(&re->body, re->ri.split > 1 ? "  if (lane == 0 && kf_cb == 0) {\n"
+                                                  : "  if (lane == 0) {\n");
     any = true;
     if (numel_of(n) != k->rows) {
       cg_gen_fail(&re->gen, "output %%%d has neither a row's nor a value per row's shape", (int)v);
@@ -742,8 +821,8 @@ static void emit_prefetch_columns(row_emit *re) {
     cg_printf(&re->body,
               "  // input %%%d, read again by every row: into L1 while the row is reduced\n"
               "#pragma unroll\n  for (int kk = 0; kk < NV; kk++) {\n"
-              "    const int c0 = (kk * G + lane) * W;\n"
-              "    if (FULL || c0 < COLS) kf_prefetch_l1(p%d + c0);\n  }\n",
+              "    const int c0 = kf_cb + (kk * G + lane) * W;\n"
+              "    if (FULL || c0 < kf_cb + COLS) kf_prefetch_l1(p%d + c0);\n  }\n",
               (int)v, (int)v);
   }
 }
@@ -771,8 +850,8 @@ static void emit_hold(row_emit *re) {
     }
     cg_printf(&re->body,
               "  kf_pack<%s, W> x%d[NV];\n#pragma unroll\n  for (int kk = 0; kk < NV; kk++) {\n"
-              "    const int c0 = (kk * G + lane) * W;\n"
-              "    if (FULL || c0 < COLS) {\n"
+              "    const int c0 = kf_cb + (kk * G + lane) * W;\n"
+              "    if (FULL || c0 < kf_cb + COLS) {\n"
               "      typedef typename kf_pack<%s, W>::word word;\n"
               "      const word *q = reinterpret_cast<const word *>(%s);\n"
               "#pragma unroll\n"
@@ -816,6 +895,8 @@ static void emit_shared(row_emit *re) {
     else
       cg_printf(&re->body, "  %s *kf_sm%c = 0;\n", types[t], letters[t]);
     cg_printf(&re->body, "  (void)kf_sm%c;\n", letters[t]);
+    if (re->ri.split > 1) /* a slot per reduction of the row, read cluster-wide */
+      cg_printf(&re->body, "  __shared__ %s kf_sc%c[%d];\n", types[t], letters[t], re->n_red);
   }
   if (!pairs(re)) return;
   /* the one-pass pairs' states: kf_smo<f|d> (softmax), kf_smw<f|d> (Welford) */
@@ -871,6 +952,9 @@ static void emit_body(row_emit *re) {
   }
   emit_outputs(re);
   emit_row_outputs(re);
+  /* a row of one reduction would write its slot for the next row before
+   * the other blocks of the cluster have read it */
+  if (re->ri.split > 1 && re->n_red == 1) cg_puts(&re->body, "  kf_cluster_sync();\n");
 }
 
 static kf_status body_status(row_emit *re) {
@@ -898,6 +982,7 @@ static kf_status emit_fallback(const row_emit *hot, const char *params, cg_buf *
   re.ri.lanes = 1;
   re.ri.hold = re.ri.cache = false;
   re.ri.fallback = true;
+  re.ri.split = 1; /* whole rows, in the cluster's rank 0 block */
   re.ri.st = (row_stage){.stages = 1};
   re.cols = hot->cols;
   const char *idx = a->part->index64 ? "long long" : "int";
@@ -911,7 +996,8 @@ static kf_status emit_fallback(const row_emit *hot, const char *params, cg_buf *
               "// The fallback for unaligned pointers: W = 1, inputs re-read per phase,\n"
               "// loops not unrolled (compiles fast; runs only on unaligned tensors).\n"
               "KF_INLINE void %s_row1(%s r, int lane, %s) {\n"
-              "  enum { G = %d, COLS = %lld, W = 1, NV = (COLS + G - 1) / G, FULL = COLS %% G == 0 };\n"
+              "  enum { G = %d, COLS = %lld, W = 1, NV = (COLS + G - 1) / G, FULL = COLS %% G == 0,\n"
+              "         kf_cb = 0 };\n"
               "%s}\n",
               a->part->fn, idx, params, re.ri.group, (long long)re.cols,
               re.body.s ? re.body.s : "");
@@ -936,7 +1022,7 @@ static kf_status fill(row_emit *re) {
     cg_printf(&call, "%s_row<1>(r, lane, %s)", p->fn, args.s ? args.s : "");
   char rows[32], cols[32], gs[16], rpb[16], th[16], bl[16], la[16], w[16];
   snprintf(rows, sizeof rows, "%lld%s", (long long)k->rows, p->index64 ? "LL" : "");
-  snprintf(cols, sizeof cols, "%lld", (long long)k->cols);
+  snprintf(cols, sizeof cols, "%lld", (long long)(k->cols / re->ri.split));
   snprintf(gs, sizeof gs, "%d", re->ri.group);
   snprintf(rpb, sizeof rpb, "%d", re->ri.rpb);
   snprintf(th, sizeof th, "%u", p->threads);
@@ -946,7 +1032,8 @@ static kf_status fill(row_emit *re) {
     snprintf(bl, sizeof bl, "%u", p->blocks);
   snprintf(la, sizeof la, "%d", p->launch_threads);
   snprintf(w, sizeof w, "%d", re->ri.lanes);
-  char stages[8];
+  char stages[8], split[8];
+  snprintf(split, sizeof split, "%d", re->ri.split);
   snprintf(stages, sizeof stages, "%d", re->ri.st.stages);
   row_stage_holes sh;
   memset(&sh, 0, sizeof sh);
@@ -965,11 +1052,14 @@ static kf_status fill(row_emit *re) {
                      {"aligned", re->align.s ? re->align.s + 4 : "true"},
                      {"stage", sh.stage.s ? sh.stage.s : ""},
                      {"STAGES", stages},
+                     {"SPLIT", split},
                      {"init", sh.init.s ? sh.init.s : ""},
                      {"top", sh.top.s ? sh.top.s : ""},
                      {"advance", sh.advance.s ? sh.advance.s : ""},
                      {"finish", sh.finish.s ? sh.finish.s : ""}};
-  const char *tmpl = cg_row_stage_template(&re->ri.st) ? "row_staged.cu" : "row.cu";
+  const char *tmpl = re->ri.split > 1                     ? "row_split.cu"
+                     : cg_row_stage_template(&re->ri.st) ? "row_staged.cu"
+                                                          : "row.cu";
   if (st == KF_OK && !cg_fill(a->out, tmpl, holes,
                               (int)(sizeof holes / sizeof holes[0]), a->err, a->errsize))
     st = KF_ERR_INTERNAL;

@@ -169,8 +169,10 @@ static int check_rows(int which, kf_dtype dt, int64_t rows, int64_t cols, size_t
   return (bad != 0) + (special_bad != 0) + (other_bad != 0);
 }
 
-/* Rows too long for registers: 131072 f32 (4 lanes x 512 threads x 64
- * chunks), 262144 bf16, 65536 f64; an odd length with 1-lane chunks. */
+/* Rows too long for one block's registers: 131072 f32, 262144 bf16,
+ * 65536 f64. On sm_90 most are held by a cluster of 8 blocks (16384 f32
+ * columns each; ratio's two inputs are too many and loop); an odd length
+ * loops with 1-lane chunks everywhere. */
 START_TEST(looped_rows) {
   int64_t rows = gpu_small() ? 6 : 32;
   int failed = 0;
@@ -182,6 +184,30 @@ START_TEST(looped_rows) {
   failed += check_rows(G_LAYERNORM, KF_BF16, rows, 262144, 0);
   failed += check_rows(G_LAYERNORM, KF_F32, rows, 100003, 0);
   failed += check_rows(G_SOFTMAX, KF_F32, rows, 100003, 0);
+  ck_assert_int_eq(failed, 0);
+}
+END_TEST
+
+/* The looped form on the rows a cluster would hold (KFUSE_ROW_SPLIT=0),
+ * and the clusters with more rows than clusters in the grid
+ * (KFUSE_ROW_WAVES=1: 66 clusters of 8 on an H200, so each takes two
+ * rows or more), where a row's slots are written again for the next row:
+ * min_shift has one reduction per row (the row ends with a cluster
+ * barrier), variance_sum a per-row output. */
+START_TEST(split_rows) {
+  int64_t rows = gpu_small() ? 6 : 32, many = gpu_small() ? 6 : 150;
+  int failed = 0;
+  setenv("KFUSE_ROW_SPLIT", "0", 1);
+  failed += check_rows(G_SOFTMAX, KF_F32, rows, 131072, 0);
+  failed += check_rows(G_LAYERNORM, KF_F32, rows, 131072, 0);
+  failed += check_rows(G_LAYERNORM, KF_BF16, rows, 262144, 0);
+  unsetenv("KFUSE_ROW_SPLIT");
+  setenv("KFUSE_ROW_WAVES", "1", 1);
+  failed += check_rows(G_SOFTMAX, KF_F32, many, 131072, 0);
+  failed += check_rows(G_MINSHIFT, KF_F32, many, 131072, 0);
+  failed += check_rows(G_VARSUM, KF_F32, many, 131072, 0);
+  failed += check_rows(G_LAYERNORM, KF_BF16, many, 262144, 0);
+  unsetenv("KFUSE_ROW_WAVES");
   ck_assert_int_eq(failed, 0);
 }
 END_TEST
@@ -370,6 +396,7 @@ static Suite *make_suite(void) {
   tcase_add_test(tc, row_knobs);
   tcase_add_test(tc, dynamic_rows);
   tcase_add_test(tc, looped_rows);
+  tcase_add_test(tc, split_rows);
   tcase_add_test(tc, unaligned_fallback_rows);
   suite_add_tcase(s, tc);
   return s;

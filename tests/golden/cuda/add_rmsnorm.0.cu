@@ -25,14 +25,14 @@
 template <int W>
 KF_INLINE void kf_part0_k0_row_row(int r, int lane, const kf_bf16 *__restrict__ p0, const kf_bf16 *__restrict__ p1, const kf_bf16 *__restrict__ p2, kf_bf16 *__restrict__ p3, kf_bf16 *__restrict__ p12) {
   enum { G = 128, COLS = 8192, NV = (COLS + G * W - 1) / (G * W),
-         FULL = COLS % (G * W) == 0 };
+         FULL = COLS % (G * W) == 0, kf_cb = 0 /* first column: the block holds the row */ };
   __shared__ float kf_smf[64];
   (void)kf_smf;
   kf_pack<kf_bf16, W> x0[NV];
 #pragma unroll
   for (int kk = 0; kk < NV; kk++) {
-    const int c0 = (kk * G + lane) * W;
-    if (FULL || c0 < COLS) {
+    const int c0 = kf_cb + (kk * G + lane) * W;
+    if (FULL || c0 < kf_cb + COLS) {
       typedef typename kf_pack<kf_bf16, W>::word word;
       const word *q = reinterpret_cast<const word *>(p0 + (r * 8192 + c0));
 #pragma unroll
@@ -42,8 +42,8 @@ KF_INLINE void kf_part0_k0_row_row(int r, int lane, const kf_bf16 *__restrict__ 
   kf_pack<kf_bf16, W> x1[NV];
 #pragma unroll
   for (int kk = 0; kk < NV; kk++) {
-    const int c0 = (kk * G + lane) * W;
-    if (FULL || c0 < COLS) {
+    const int c0 = kf_cb + (kk * G + lane) * W;
+    if (FULL || c0 < kf_cb + COLS) {
       typedef typename kf_pack<kf_bf16, W>::word word;
       const word *q = reinterpret_cast<const word *>(p1 + (r * 8192 + c0));
 #pragma unroll
@@ -56,8 +56,8 @@ KF_INLINE void kf_part0_k0_row_row(int r, int lane, const kf_bf16 *__restrict__ 
     float acc = kf_red_sum<float>::id();
   #pragma unroll
   for (int kk = 0; kk < NV; kk++) {
-    const int c0 = (kk * G + lane) * W;
-    if (FULL || c0 < COLS) {
+    const int c0 = kf_cb + (kk * G + lane) * W;
+    if (FULL || c0 < kf_cb + COLS) {
     {
       const int c = c0;
       (void)c;
@@ -79,8 +79,8 @@ KF_INLINE void kf_part0_k0_row_row(int r, int lane, const kf_bf16 *__restrict__ 
   // outputs
   #pragma unroll
   for (int kk = 0; kk < NV; kk++) {
-    const int c0 = (kk * G + lane) * W;
-    if (FULL || c0 < COLS) {
+    const int c0 = kf_cb + (kk * G + lane) * W;
+    if (FULL || c0 < kf_cb + COLS) {
     float o3[W];
   float r9[W];
     float o12[W];
@@ -114,7 +114,8 @@ KF_INLINE void kf_part0_k0_row_row(int r, int lane, const kf_bf16 *__restrict__ 
 // The fallback for unaligned pointers: W = 1, inputs re-read per phase,
 // loops not unrolled (compiles fast; runs only on unaligned tensors).
 KF_INLINE void kf_part0_k0_row_row1(int r, int lane, const kf_bf16 *__restrict__ p0, const kf_bf16 *__restrict__ p1, const kf_bf16 *__restrict__ p2, kf_bf16 *__restrict__ p3, kf_bf16 *__restrict__ p12) {
-  enum { G = 128, COLS = 8192, W = 1, NV = (COLS + G - 1) / G, FULL = COLS % G == 0 };
+  enum { G = 128, COLS = 8192, W = 1, NV = (COLS + G - 1) / G, FULL = COLS % G == 0,
+         kf_cb = 0 };
   __shared__ float kf_smf[64];
   (void)kf_smf;
   // phase: %6 mean
@@ -123,8 +124,8 @@ KF_INLINE void kf_part0_k0_row_row1(int r, int lane, const kf_bf16 *__restrict__
     float acc = kf_red_sum<float>::id();
   #pragma unroll 1
   for (int kk = 0; kk < NV; kk++) {
-    const int c0 = (kk * G + lane) * W;
-    if (FULL || c0 < COLS) {
+    const int c0 = kf_cb + (kk * G + lane) * W;
+    if (FULL || c0 < kf_cb + COLS) {
     {
       const int c = c0;
       (void)c;
@@ -148,8 +149,8 @@ KF_INLINE void kf_part0_k0_row_row1(int r, int lane, const kf_bf16 *__restrict__
   // outputs
   #pragma unroll 1
   for (int kk = 0; kk < NV; kk++) {
-    const int c0 = (kk * G + lane) * W;
-    if (FULL || c0 < COLS) {
+    const int c0 = kf_cb + (kk * G + lane) * W;
+    if (FULL || c0 < kf_cb + COLS) {
     float o3[W];
     float o12[W];
     {
@@ -202,7 +203,8 @@ KF_INLINE void kf_part0_k0_row(unsigned bid, const kf_bf16 *__restrict__ p0, con
 // finds its part by a binary search over baked block starts.
 // Every part runs with at most 128 threads; the threads a part
 // does not use return at once.
-// Holes: entry, THREADS, decls, params, route.
+// Holes: entry, cluster (__cluster_dims__ of a row split over a cluster, or
+// nothing), THREADS, decls, params, route.
 extern "C" __global__ void __launch_bounds__(128) kf_k0_row(const kf_bf16 *__restrict__ p0, const kf_bf16 *__restrict__ p1, const kf_bf16 *__restrict__ p2, kf_bf16 *__restrict__ p3, kf_bf16 *__restrict__ p12) {
   kf_part0_k0_row(blockIdx.x, p0, p1, p2, p3, p12);
 }

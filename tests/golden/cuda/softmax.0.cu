@@ -23,14 +23,14 @@
 template <int W>
 KF_INLINE void kf_part0_k0_row_row(int r, int lane, const float *__restrict__ p0, float *__restrict__ p5) {
   enum { G = 512, COLS = 8192, NV = (COLS + G * W - 1) / (G * W),
-         FULL = COLS % (G * W) == 0 };
+         FULL = COLS % (G * W) == 0, kf_cb = 0 /* first column: the block holds the row */ };
   __shared__ float kf_smf[64];
   (void)kf_smf;
   kf_pack<float, W> x0[NV];
 #pragma unroll
   for (int kk = 0; kk < NV; kk++) {
-    const int c0 = (kk * G + lane) * W;
-    if (FULL || c0 < COLS) {
+    const int c0 = kf_cb + (kk * G + lane) * W;
+    if (FULL || c0 < kf_cb + COLS) {
       typedef typename kf_pack<float, W>::word word;
       const word *q = reinterpret_cast<const word *>(p0 + (r * 8192 + c0));
 #pragma unroll
@@ -43,8 +43,8 @@ KF_INLINE void kf_part0_k0_row_row(int r, int lane, const float *__restrict__ p0
     float acc = kf_red_max<float>::id();
   #pragma unroll
   for (int kk = 0; kk < NV; kk++) {
-    const int c0 = (kk * G + lane) * W;
-    if (FULL || c0 < COLS) {
+    const int c0 = kf_cb + (kk * G + lane) * W;
+    if (FULL || c0 < kf_cb + COLS) {
     {
       const int c = c0;
       (void)c;
@@ -66,8 +66,8 @@ KF_INLINE void kf_part0_k0_row_row(int r, int lane, const float *__restrict__ p0
     float acc = kf_red_sum<float>::id();
   #pragma unroll
   for (int kk = 0; kk < NV; kk++) {
-    const int c0 = (kk * G + lane) * W;
-    if (FULL || c0 < COLS) {
+    const int c0 = kf_cb + (kk * G + lane) * W;
+    if (FULL || c0 < kf_cb + COLS) {
     {
       const int c = c0;
       (void)c;
@@ -88,8 +88,8 @@ KF_INLINE void kf_part0_k0_row_row(int r, int lane, const float *__restrict__ p0
   // outputs
   #pragma unroll
   for (int kk = 0; kk < NV; kk++) {
-    const int c0 = (kk * G + lane) * W;
-    if (FULL || c0 < COLS) {
+    const int c0 = kf_cb + (kk * G + lane) * W;
+    if (FULL || c0 < kf_cb + COLS) {
     float o5[W];
     bool kf_bad = false;
     {
@@ -124,7 +124,8 @@ KF_INLINE void kf_part0_k0_row_row(int r, int lane, const float *__restrict__ p0
 // The fallback for unaligned pointers: W = 1, inputs re-read per phase,
 // loops not unrolled (compiles fast; runs only on unaligned tensors).
 KF_INLINE void kf_part0_k0_row_row1(int r, int lane, const float *__restrict__ p0, float *__restrict__ p5) {
-  enum { G = 512, COLS = 8192, W = 1, NV = (COLS + G - 1) / G, FULL = COLS % G == 0 };
+  enum { G = 512, COLS = 8192, W = 1, NV = (COLS + G - 1) / G, FULL = COLS % G == 0,
+         kf_cb = 0 };
   __shared__ float kf_smf[64];
   (void)kf_smf;
   // phase: %1 max
@@ -133,8 +134,8 @@ KF_INLINE void kf_part0_k0_row_row1(int r, int lane, const float *__restrict__ p
     float acc = kf_red_max<float>::id();
   #pragma unroll 1
   for (int kk = 0; kk < NV; kk++) {
-    const int c0 = (kk * G + lane) * W;
-    if (FULL || c0 < COLS) {
+    const int c0 = kf_cb + (kk * G + lane) * W;
+    if (FULL || c0 < kf_cb + COLS) {
     {
       const int c = c0;
       (void)c;
@@ -156,8 +157,8 @@ KF_INLINE void kf_part0_k0_row_row1(int r, int lane, const float *__restrict__ p
     float acc = kf_red_sum<float>::id();
   #pragma unroll 1
   for (int kk = 0; kk < NV; kk++) {
-    const int c0 = (kk * G + lane) * W;
-    if (FULL || c0 < COLS) {
+    const int c0 = kf_cb + (kk * G + lane) * W;
+    if (FULL || c0 < kf_cb + COLS) {
     {
       const int c = c0;
       (void)c;
@@ -178,8 +179,8 @@ KF_INLINE void kf_part0_k0_row_row1(int r, int lane, const float *__restrict__ p
   // outputs
   #pragma unroll 1
   for (int kk = 0; kk < NV; kk++) {
-    const int c0 = (kk * G + lane) * W;
-    if (FULL || c0 < COLS) {
+    const int c0 = kf_cb + (kk * G + lane) * W;
+    if (FULL || c0 < kf_cb + COLS) {
     float o5[W];
     {
       const int c = c0;
@@ -222,7 +223,8 @@ KF_INLINE void kf_part0_k0_row(unsigned bid, const float *__restrict__ p0, float
 // finds its part by a binary search over baked block starts.
 // Every part runs with at most 512 threads; the threads a part
 // does not use return at once.
-// Holes: entry, THREADS, decls, params, route.
+// Holes: entry, cluster (__cluster_dims__ of a row split over a cluster, or
+// nothing), THREADS, decls, params, route.
 extern "C" __global__ void __launch_bounds__(512) kf_k0_row(const float *__restrict__ p0, float *__restrict__ p5) {
   kf_part0_k0_row(blockIdx.x, p0, p5);
 }
