@@ -35,7 +35,7 @@ sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "..", "python"))
 import kfuse  # noqa: E402
 import suite  # noqa: E402
-from timing import loop_us  # noqa: E402
+from timing import event_times, loop_us  # noqa: E402
 
 
 def spread(ts):
@@ -43,21 +43,6 @@ def spread(ts):
     q = statistics.quantiles(ts, n=10)
     return "mean %.4f  p10 %.4f  median %.4f  p90 %.4f" % (statistics.fmean(ts), q[0],
                                                             statistics.median(ts), q[-1])
-
-
-def pairs_alone(fn, iters=200):
-    """Per-run event pairs of back-to-back runs, every time kept."""
-    for _ in range(5):
-        fn()
-    torch.cuda.synchronize()
-    ev = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True))
-          for _ in range(iters)]
-    for s, e in ev:
-        s.record()
-        fn()
-        e.record()
-    torch.cuda.synchronize()
-    return [s.elapsed_time(e) for s, e in ev]
 
 
 def interleaved(fa, fb, iters=200):
@@ -122,7 +107,8 @@ def main():
     sides = (("kfuse", lambda: bound.run(stream)), ("torch.compile", lambda: cfn(*ins)))
     print("%s: %.1f MB moved, max rel err kfuse vs torch.compile %.2e" % (name, mb / 1e6, err))
     for label, f in sides:
-        print("  alone, 200 per-run event pairs: %-13s %s" % (label, spread(pairs_alone(f))))
+        times = event_times(f, iters=200)
+        print("  alone, 200 per-run event pairs: %-13s %s" % (label, spread(times)))
     ta, tb = interleaved(sides[0][1], sides[1][1])
     print("  interleaved, 200 per-run event pairs each: kfuse         %s" % spread(ta))
     print("  interleaved, 200 per-run event pairs each: torch.compile %s" % spread(tb))

@@ -1,13 +1,15 @@
 """timing.py - CUDA event timings shared by the bench scripts (suite.py,
-inductor_code.py): a median of per-call event pairs over back-to-back
-calls, and the time per call of a loop under one event pair."""
+inductor_code.py, row_gap.py): per-call event pairs over back-to-back
+calls (each time, or their median), and the time per call of a loop under
+one event pair."""
 import statistics
 import time
 
 import torch
 
 
-def median_ms(fn, warmup=5, iters=40):
+def event_times(fn, warmup=5, iters=40):
+    """ms of each of `iters` back-to-back calls, each between its own event pair."""
     for _ in range(warmup):
         fn()
     torch.cuda.synchronize()
@@ -18,7 +20,11 @@ def median_ms(fn, warmup=5, iters=40):
         fn()
         e.record()
     torch.cuda.synchronize()
-    return statistics.median(s.elapsed_time(e) for s, e in ev)
+    return [s.elapsed_time(e) for s, e in ev]
+
+
+def median_ms(fn, warmup=5, iters=40):
+    return statistics.median(event_times(fn, warmup, iters))
 
 
 def loop_us(fn, n=1000):

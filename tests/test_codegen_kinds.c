@@ -23,9 +23,13 @@ static fuse_kernel *one_kernel(tu_plan *tp, kf_graph *g, fuse_kind kind, const i
   return tu_kernel(tp, g, kind, nodes, n, outs, n_outs);
 }
 
+/* The arch of the source compile_one keeps (every launch is compiled for
+ * sm_90 first). */
+static const char *G_keep_arch = "sm_90";
+
 static void compile_one(kf_graph *g, tu_plan *tp, const char *what, cg_launch_src *keep) {
   tu_emit_compile_all(g, tp, what);
-  if (keep) tu_emit(g, tp, 0, keep);
+  if (keep) tu_emit_arch(g, tp, 0, G_keep_arch, keep);
 }
 
 static void row_case(kf_dtype dt, int64_t rows, int64_t cols, int which, const char *what,
@@ -131,6 +135,29 @@ START_TEST(long_rows_loop) {
 }
 END_TEST
 
+/* Rows of x (shape) minus their mean, and the largest deviation per row (a
+ * per-row output) over the middle axis, as one row kernel of rows x cols;
+ * compiled, kept in src. */
+static void row_output_case(int rank, const int64_t *shape, int64_t rows, int64_t cols,
+                            const char *what, cg_launch_src *src) {
+  kf_graph *g = new_graph();
+  kf_value x = kf_input(g, "x", KF_F32, rank, shape);
+  int ax = -1;
+  kf_value m = kf_mean(g, x, 1, &ax, true);
+  kf_value d = kf_sub(g, x, m);
+  kf_value mx = kf_max(g, kf_abs(g, d), 1, &ax, false);
+  kf_set_output(g, d);
+  kf_set_output(g, mx);
+  tu_plan tp;
+  memset(&tp, 0, sizeof tp);
+  int32_t outs[2] = {d, mx};
+  fuse_kernel *k = one_kernel(&tp, g, FK_ROW, outs, 2);
+  k->rows = rows;
+  k->cols = cols;
+  compile_one(g, &tp, what, src);
+  kf_graph_destroy(g);
+}
+
 /* How many times needle occurs in hay. */
 static int count_of(const char *hay, const char *needle) {
   int n = 0;
@@ -166,29 +193,19 @@ START_TEST(split_rows) {
   ck_assert_ptr_nonnull(strstr(src.source, "__cluster_dims__(8, 1, 1)"));
   ck_assert_int_eq(count_of(src.source, "kf_cluster_sync();"), two + 1);
   cg_launch_src_free(&src);
-  /* not on sm_80 */
-  kf_graph *g = new_graph();
-  int64_t shape[2] = {64, 131072};
-  kf_value x = kf_input(g, "x", KF_F32, 2, shape);
-  int32_t outs[1] = {kf_softmax(g, x, -1)};
-  kf_set_output(g, outs[0]);
-  tu_plan tp;
-  memset(&tp, 0, sizeof tp);
-  fuse_kernel *k = one_kernel(&tp, g, FK_ROW, outs, 1);
-  k->rows = 64;
-  k->cols = 131072;
-  tu_emit_arch(g, &tp, 0, "sm_80", &src);
+  /* not on sm_80, nor with the knob off */
+  G_keep_arch = "sm_80";
+  row_case(KF_F32, 64, 131072, 0, "softmax_f32_131072_sm80", &src);
+  G_keep_arch = "sm_90";
   ck_assert_ptr_null(strstr(src.source, "__cluster_dims__("));
   ck_assert_ptr_nonnull(strstr(src.source, "looped"));
   cg_launch_src_free(&src);
-  /* nor with the knob off */
   setenv("KFUSE_ROW_SPLIT", "0", 1);
-  tu_emit(g, &tp, 0, &src);
+  row_case(KF_F32, 64, 131072, 0, "softmax_f32_131072_nosplit", &src);
   unsetenv("KFUSE_ROW_SPLIT");
   ck_assert_ptr_null(strstr(src.source, "__cluster_dims__("));
   ck_assert_ptr_nonnull(strstr(src.source, "looped"));
   cg_launch_src_free(&src);
-  kf_graph_destroy(g);
   /* 131076 columns: not a whole number of 4-lane accesses per block */
   row_case(KF_F32, 16, 131076, 0, "softmax_f32_131076", &src);
   ck_assert_ptr_null(strstr(src.source, "__cluster_dims__("));
@@ -198,27 +215,12 @@ END_TEST
 
 /* A per-row output of a split row: stored once, by the rank 0 block. */
 START_TEST(split_row_output) {
-  kf_graph *g = new_graph();
-  int64_t shape[2] = {64, 131072};
-  kf_value x = kf_input(g, "x", KF_F32, 2, shape);
-  int ax = -1;
-  kf_value m = kf_mean(g, x, 1, &ax, true);
-  kf_value d = kf_sub(g, x, m);
-  kf_value mx = kf_max(g, kf_abs(g, d), 1, &ax, false);
-  kf_set_output(g, d);
-  kf_set_output(g, mx);
-  tu_plan tp;
-  memset(&tp, 0, sizeof tp);
-  int32_t outs[2] = {d, mx};
-  fuse_kernel *k = one_kernel(&tp, g, FK_ROW, outs, 2);
-  k->rows = 64;
-  k->cols = 131072;
   cg_launch_src src;
-  compile_one(g, &tp, "split_row_output", &src);
+  int64_t shape[2] = {64, 131072};
+  row_output_case(2, shape, 64, 131072, "split_row_output", &src);
   ck_assert_ptr_nonnull(strstr(src.source, "__cluster_dims__(8, 1, 1)"));
   ck_assert_ptr_nonnull(strstr(src.source, "if (lane == 0 && kf_cb == 0)"));
   cg_launch_src_free(&src);
-  kf_graph_destroy(g);
 }
 END_TEST
 
@@ -305,26 +307,11 @@ END_TEST
 
 /* A per-row output (the row means) next to a full-row one. */
 START_TEST(row_with_row_output) {
-  kf_graph *g = new_graph();
-  int64_t shape[3] = {4, 256, 2048};
-  kf_value x = kf_input(g, "x", KF_F32, 3, shape);
-  int ax = -1;
-  kf_value m = kf_mean(g, x, 1, &ax, true);
-  kf_value d = kf_sub(g, x, m);
-  kf_value mx = kf_max(g, kf_abs(g, d), 1, &ax, false);
-  kf_set_output(g, d);
-  kf_set_output(g, mx);
-  tu_plan tp;
-  memset(&tp, 0, sizeof tp);
-  int32_t outs[2] = {d, mx};
-  fuse_kernel *k = one_kernel(&tp, g, FK_ROW, outs, 2);
-  k->rows = 1024;
-  k->cols = 2048;
   cg_launch_src src;
-  compile_one(g, &tp, "row_outputs", &src);
+  int64_t shape[3] = {4, 256, 2048};
+  row_output_case(3, shape, 1024, 2048, "row_outputs", &src);
   ck_assert_ptr_nonnull(strstr(src.source, "if (lane == 0)"));
   cg_launch_src_free(&src);
-  kf_graph_destroy(g);
 }
 END_TEST
 
