@@ -15,6 +15,8 @@ Prints, for kfuse and torch.compile:
     temperature hits both alike);
   - the time per run of 100 back-to-back runs under one event pair, ten
     times, alternating;
+  - kfuse writing into outputs at 8 other addresses (100-run loops): how
+    much the placement of the written rows moves the time;
   - a long loop of --runs runs under one event pair, with the SM clock,
     memory clock, power and temperature sampled by nvidia-smi every 50 ms
     during it (medians), to see whether one side runs at lower clocks.
@@ -121,6 +123,24 @@ def main():
         print("  100 back-to-back runs, one event pair (10 times, alternating): %-13s "
               "median %.4f: %s" % (label, statistics.median(loops[label]),
                                    " ".join("%.4f" % v for v in loops[label])))
+    # kfuse writing to outputs at other addresses: DRAM placement of the
+    # written rows against the read ones (torch.compile's output moves with
+    # the caching allocator; kfuse's stays where plan.empty_outputs put it)
+    sweep, keep = [], []
+    for k in range(8):
+        keep.append(torch.empty((k * 3 + 1) << 20, dtype=torch.uint8, device="cuda"))
+        o = plan.empty_outputs()
+        keep.append(o)
+        b2 = plan.bind(ins, o)
+        f2 = lambda b2=b2: b2.run(stream)  # noqa: E731
+        t = statistics.median(loop_us(f2, n=100)[0] / 1000.0 for _ in range(3))
+        sweep.append((t, o[0].data_ptr() % (1 << 30)))
+    print("  kfuse, 100 back-to-back runs into outputs at 8 other addresses (ms per run, "
+          "address mod 1 GiB): " + ", ".join("%.4f @%#x" % v for v in sweep))
+    print("  kfuse over those addresses: min %.4f, median %.4f, max %.4f" %
+          (min(v[0] for v in sweep), statistics.median(v[0] for v in sweep),
+           max(v[0] for v in sweep)))
+    del keep
     for label, f in sides:
         ms, med, n = sampled_loop(f, args.runs)
         print("  %d back-to-back runs: %-13s %.4f ms/run; nvidia-smi medians of %d samples: "

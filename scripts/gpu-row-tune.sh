@@ -9,7 +9,8 @@
 # ceiling. Writes $OUT/row-tune.txt.
 #   OUT=out scripts/gpu-row-tune.sh
 # Environment: BLOCKS ("0 4 5 6"), THREADS ("0"), WAVES ("0"), ITERS (50),
-# KFUSE (the kfuse binary; default the one on PATH), GRAPHS (the
+# KFUSE (the kfuse binary; default the one on PATH), DIR (where the graphs
+# are: bench/graphs; bench/long_rows for the long rows), GRAPHS (the
 # five row graphs of bench/graphs), VARIANTS (";"-separated settings, each
 # space-separated VAR=VALUE pairs exported for its rows, e.g.
 # "KFUSE_ROW_STAGE=0;KFUSE_ROW_STAGE=thread;KFUSE_ROW_STAGE=0": an A/B in
@@ -23,6 +24,7 @@ THREADS=${THREADS:-0}
 WAVES=${WAVES:-0}
 KFUSE=${KFUSE:-kfuse}
 ITERS=${ITERS:-50}
+DIR=${DIR:-bench/graphs}
 GRAPHS=${GRAPHS:-softmax_bf16 layernorm_bf16 add_rmsnorm_bf16 softmax_f32 layernorm_f32}
 VARIANTS=${VARIANTS:-}
 variant=""
@@ -36,7 +38,7 @@ tune() {
           # $variant (space-separated VAR=VALUE pairs) last: it overrides the sweep
           # shellcheck disable=SC2086
           j=$(env KFUSE_ROW_THREADS=$t KFUSE_ROW_MIN_BLOCKS=$b KFUSE_ROW_WAVES=$w $variant \
-            "$KFUSE" bench "bench/graphs/$g.yaml" --json --iters "$ITERS" 2>&1) || status=1
+            "$KFUSE" bench "$DIR/$g.yaml" --json --iters "$ITERS" 2>&1) || status=1
           ms=$(printf '%s' "$j" | python3 -c 'import json, sys
 d = json.load(sys.stdin)
 print("%10.4f %7.1f%%" % (d["fused_ms"], d["pct_of_copy"]))' 2>/dev/null) ||

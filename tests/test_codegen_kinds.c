@@ -45,6 +45,9 @@ static void row_case(kf_dtype dt, int64_t rows, int64_t cols, int which, const c
     kf_value w = kf_input(g, "w", dt, 1, ws);
     kf_value b = kf_input(g, "b", dt, 1, ws);
     outs[0] = kf_layernorm(g, x, w, b, 1e-5);
+  } else if (which == 3) {
+    int ax = -1;
+    outs[0] = kf_sub(g, x, kf_max(g, x, 1, &ax, true));
   } else {
     kf_value res = kf_input(g, "res", dt, 2, shape);
     kf_value w = kf_input(g, "w", dt, 1, ws);
@@ -182,16 +185,25 @@ START_TEST(split_rows) {
   ck_assert_int_eq(src.block, 512);
   int two = count_of(src.source, "kf_cluster_sync();");
   cg_launch_src_free(&src);
-  row_case(KF_BF16, 64, 262144, 1, "layernorm_bf16_262144_split", &src);
-  ck_assert_ptr_nonnull(strstr(src.source, "kf_pack<kf_bf16, W> x"));
+  row_case(KF_F32, 64, 131072, 1, "layernorm_f32_131072_split", &src);
   ck_assert_ptr_nonnull(strstr(src.source, "kf_cluster_allreduce<kf_red_sum<float>, 8>("));
   cg_launch_src_free(&src);
-  /* add + rmsnorm: one reduction per row, then a cluster barrier (bf16:
-   * two f32 inputs of 131072 columns need more than 32 words per thread
-   * in 8 blocks of 512, and take the looped form) */
-  row_case(KF_BF16, 32, 131072, 2, "add_rmsnorm_bf16_131072_split", &src);
+  /* x - max(x): one reduction per row, then a cluster barrier */
+  row_case(KF_F32, 32, 131072, 3, "shift_f32_131072_split", &src);
   ck_assert_ptr_nonnull(strstr(src.source, "__cluster_dims__(8, 1, 1)"));
   ck_assert_int_eq(count_of(src.source, "kf_cluster_sync();"), two + 1);
+  cg_launch_src_free(&src);
+  /* 2-byte and 8-byte rows loop (measured slower held by a cluster);
+   * two f32 inputs of 131072 columns need more than 32 words per thread
+   * in 8 blocks of 512 */
+  row_case(KF_BF16, 64, 262144, 1, "layernorm_bf16_262144", &src);
+  ck_assert_ptr_null(strstr(src.source, "__cluster_dims__("));
+  cg_launch_src_free(&src);
+  row_case(KF_F64, 8, 65536, 0, "softmax_f64_65536", &src);
+  ck_assert_ptr_null(strstr(src.source, "__cluster_dims__("));
+  cg_launch_src_free(&src);
+  row_case(KF_F32, 32, 131072, 2, "add_rmsnorm_f32_131072", &src);
+  ck_assert_ptr_null(strstr(src.source, "__cluster_dims__("));
   cg_launch_src_free(&src);
   /* not on sm_80, nor with the knob off */
   G_keep_arch = "sm_80";
