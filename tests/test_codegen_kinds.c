@@ -181,7 +181,7 @@ START_TEST(split_rows) {
   ck_assert_ptr_nonnull(strstr(src.source, "kf_cluster_allreduce<kf_red_max<float>, 8>("));
   ck_assert_ptr_nonnull(strstr(src.source, "kf_cluster_allreduce<kf_red_sum<float>, 8>("));
   ck_assert_ptr_nonnull(strstr(src.source, "COLS = 16384"));
-  ck_assert_int_eq(src.grid, 512 * 8);
+  ck_assert_int_eq(src.grid, 132 * 4 * 4); /* 4 waves of 4 blocks per SM: 264 clusters */
   ck_assert_int_eq(src.block, 512);
   int two = count_of(src.source, "kf_cluster_sync();");
   cg_launch_src_free(&src);

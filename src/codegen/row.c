@@ -185,11 +185,16 @@ static uint32_t smem_pad(const cg_target *t) {
  * rows of 512 threads got 4224 blocks for 8192 rows: most ran two rows,
  * the last 256 one, a ragged tail; 32 gives a block per row (H200:
  * softmax_f32 0.1345 -> 0.1323 ms, layernorm_f32 0.1362 -> 0.1346 ms;
- * docs/performance.md, G1). */
-static int64_t row_waves(void) {
+ * docs/performance.md, G1). Rows held by a cluster take 4 (counted in
+ * blocks of 512 as if 4 were resident per SM: 264 clusters for 512 rows of
+ * 131072 f32, about two rows each), measured faster than a cluster per row,
+ * whose launches wait for 8 free slots in one GPC: softmax f32 0.1743 ->
+ * 0.1676 ms, layernorm f32 0.1933 -> 0.1779 (1 and 2 waves: 0.1900 and
+ * 0.1717; performance.md, "Rows held by a cluster"). */
+static int64_t row_waves(bool split) {
   const char *e = getenv("KFUSE_ROW_WAVES");
   long v = e && *e ? strtol(e, NULL, 10) : 0;
-  return v >= 1 && v <= 1024 ? v : 32;
+  return v >= 1 && v <= 1024 ? v : split ? 4 : 32;
 }
 
 /* KFUSE_ROW_RECOMPUTE=1: the output phase of a held row computes its
@@ -374,7 +379,8 @@ kf_status cg_plan_row(cg_emit_args *a) {
                         ? min_blocks_override()
                         : a->t->max_threads_per_sm / (int)p->threads;
   p->smem = smem_pad(a->t);
-  int64_t cap = (int64_t)a->t->sm_count * (a->t->max_threads_per_sm / p->threads) * row_waves();
+  int64_t cap =
+      (int64_t)a->t->sm_count * (a->t->max_threads_per_sm / p->threads) * row_waves(ri.split > 1);
   /* a split row: a cluster of ri.split blocks per row, whole clusters */
   int64_t per = ri.split > 1 ? ri.split : 1;
   cap = cap / per * per;
