@@ -90,13 +90,17 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--workload", default="layernorm_f32")
     ap.add_argument("--runs", type=int, default=20000)
+    ap.add_argument("--mode", default="plain", choices=("plain", "streams", "graph"),
+                    help="kfuse's launch mode")
+    ap.add_argument("--quick", action="store_true",
+                    help="only the per-run pairs and the alternating loops")
     args = ap.parse_args()
     found = [w for w in suite.workloads() if w[0] == args.workload]
     if not found:
         ap.error("no workload %s" % args.workload)
     name, make, fn, _ = found[0]
     ins = make()
-    plan = kfuse.compile_yaml(os.path.join(suite.GRAPHS, name + ".yaml"))
+    plan = kfuse.compile_yaml(os.path.join(suite.GRAPHS, name + ".yaml"), mode=args.mode)
     outs = plan.empty_outputs()
     bound = plan.bind(ins, outs)
     stream = torch.cuda.current_stream().cuda_stream
@@ -107,7 +111,9 @@ def main():
     err = max(suite.rel_err(o, r) for o, r in zip(outs, ref))
     mb = suite.nbytes(ins) + suite.nbytes(outs)
     sides = (("kfuse", lambda: bound.run(stream)), ("torch.compile", lambda: cfn(*ins)))
-    print("%s: %.1f MB moved, max rel err kfuse vs torch.compile %.2e" % (name, mb / 1e6, err))
+    knobs = " ".join("%s=%s" % kv for kv in sorted(os.environ.items()) if kv[0].startswith("KFUSE_ROW"))
+    print("%s: %.1f MB moved, max rel err kfuse vs torch.compile %.2e; kfuse mode %s %s" %
+          (name, mb / 1e6, err, args.mode, knobs))
     for label, f in sides:
         times = event_times(f, iters=200)
         print("  alone, 200 per-run event pairs: %-13s %s" % (label, spread(times)))
@@ -123,6 +129,8 @@ def main():
         print("  100 back-to-back runs, one event pair (10 times, alternating): %-13s "
               "median %.4f: %s" % (label, statistics.median(loops[label]),
                                    " ".join("%.4f" % v for v in loops[label])))
+    if args.quick:
+        return 0
     # kfuse writing to outputs at other addresses: DRAM placement of the
     # written rows against the read ones (torch.compile's output moves with
     # the caching allocator; kfuse's stays where plan.empty_outputs put it)
