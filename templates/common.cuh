@@ -162,6 +162,17 @@ template <typename T> KF_INLINE T kf_ldl2ef(const T *__restrict__ p) { return __
 KF_INLINE void kf_prefetch_l1(const void *p) {
   asm volatile("prefetch.global.L1 [%0];" ::"l"(p));
 }
+// Starts bringing `bytes` (a multiple of 16) from p (16-byte aligned) into
+// L2, with no register and nothing to wait for: one instruction for a whole
+// row on sm_90 (cp.async.bulk.prefetch.L2; KFUSE_ROW_L2PF); nothing before.
+KF_INLINE void kf_prefetch_l2_bulk(const void *p, unsigned bytes) {
+#if __CUDA_ARCH__ >= 900
+  asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(p), "r"(bytes) : "memory");
+#else
+  (void)p;
+  (void)bytes;
+#endif
+}
 template <typename S, int W, typename C>
 KF_INLINE void kf_stv(S *__restrict__ p, const C (&src)[W]) {
   kf_pack<S, W> k;

@@ -852,6 +852,39 @@ static void emit_prefetch_columns(row_emit *re) {
   }
 }
 
+/* KFUSE_ROW_L2PF=D (1..65536 rows): a held row's block first starts the
+ * bulk prefetch into L2 of the row D rows ahead (sm_90, one instruction
+ * per full-row input), which a block about one wave later takes: its loads
+ * then hit L2, and memory stays busy while blocks reduce. Issued when the
+ * block is done with its row: at the start, the address took ptxas from 40
+ * to 44 registers (2 blocks of 512 per SM instead of 3). A knob for
+ * measurements; 0 or unset: off. */
+static int64_t l2_prefetch_rows(void) {
+  const char *e = getenv("KFUSE_ROW_L2PF");
+  long v = e && *e ? strtol(e, NULL, 10) : 0;
+  return v >= 1 && v <= 65536 ? v : 0;
+}
+
+static void emit_prefetch_next_rows(row_emit *re) {
+  const fuse_kernel *k = re->a->k;
+  int64_t d = l2_prefetch_rows();
+  if (!d || re->ri.fallback || re->ri.split > 1 || re->ri.st.bytes || re->ri.group <= 32 ||
+      re->a->t->cc_major < 9)
+    return;
+  for (int i = 0; i < k->n_inputs; i++) {
+    int32_t v = k->inputs[i];
+    const ir_node *n = &re->a->g->nodes[v];
+    int64_t bytes = re->cols * (int64_t)kf_dtype_size(n->dtype);
+    if (numel_of(n) != k->rows * k->cols || bytes % 16 || bytes > (1LL << 31)) continue;
+    cg_printf(&re->body,
+              "  // input %%%d: the row %lld ahead into L2 (KFUSE_ROW_L2PF)\n"
+              "  if (lane == 0 && r + %lld < %lld)\n"
+              "    kf_prefetch_l2_bulk(p%d + (long long)(r + %lld) * %lld, %lldu);\n",
+              (int)v, (long long)d, (long long)d, (long long)k->rows, (int)v, (long long)d,
+              (long long)re->cols, (long long)bytes);
+  }
+}
+
 /* Registers for the full-row inputs, loaded once per row and kept in their
  * storage type (16-bit words stay packed: half the registers of floats, so
  * more rows per SM and more bytes in flight); converted where used. Staged
@@ -977,6 +1010,7 @@ static void emit_body(row_emit *re) {
   }
   emit_outputs(re);
   emit_row_outputs(re);
+  if (re->ri.hold) emit_prefetch_next_rows(re); /* at the end: no register then */
   /* a row of one reduction would write its slot for the next row before
    * the other blocks of the cluster have read it */
   if (re->ri.split > 1 && re->n_red == 1) cg_puts(&re->body, "  kf_cluster_sync();\n");
