@@ -225,6 +225,31 @@ START_TEST(split_rows) {
 }
 END_TEST
 
+/* KFUSE_ROW_L2PF=D: a held row's block ends with the bulk L2 prefetch of
+ * the row D ahead (after its stores: no register held for it); not for
+ * rows held by a cluster. */
+START_TEST(row_l2_prefetch) {
+  cg_launch_src src;
+  setenv("KFUSE_ROW_L2PF", "792", 1);
+  row_case(KF_F32, 8192, 8192, 1, "layernorm_f32_l2pf", &src);
+  const char *pf = strstr(src.source, "kf_prefetch_l2_bulk(p0 + (long long)(r + 792) * 8192, 32768u);");
+  ck_assert_ptr_nonnull(pf);
+  ck_assert_ptr_nonnull(strstr(src.source, "if (lane == 0 && r + 792 < 8192)"));
+  const char *st = strstr(src.source, "kf_stv<float, W>(p");
+  ck_assert(st != NULL && st < pf);
+  /* w and b are not full rows */
+  ck_assert_ptr_null(strstr(src.source, "kf_prefetch_l2_bulk(p1"));
+  cg_launch_src_free(&src);
+  row_case(KF_F32, 64, 131072, 0, "softmax_f32_split_l2pf", &src);
+  ck_assert_ptr_null(strstr(src.source, "kf_prefetch_l2_bulk(p"));
+  cg_launch_src_free(&src);
+  unsetenv("KFUSE_ROW_L2PF");
+  row_case(KF_F32, 8192, 8192, 1, "layernorm_f32", &src);
+  ck_assert_ptr_null(strstr(src.source, "kf_prefetch_l2_bulk(p"));
+  cg_launch_src_free(&src);
+}
+END_TEST
+
 /* A per-row output of a split row: stored once, by the rank 0 block. */
 START_TEST(split_row_output) {
   cg_launch_src src;
@@ -467,6 +492,7 @@ static Suite *make_suite(void) {
   tcase_add_test(tc, long_rows_loop);
   tcase_add_test(tc, split_rows);
   tcase_add_test(tc, split_row_output);
+  tcase_add_test(tc, row_l2_prefetch);
   tcase_add_test(tc, online_pairs_match_exactly);
   tcase_add_test(tc, norm_rows);
   tcase_add_test(tc, row_with_row_output);

@@ -352,15 +352,17 @@ END_TEST
 
 /* Off-by-default knobs that change held rows' code but not their results:
  * the output phase computing its values again (KFUSE_ROW_RECOMPUTE=1),
- * held loads first to leave L1 (KFUSE_ROW_STREAM=evict_first) and the
- * weights prefetched into L1 (KFUSE_ROW_PREFETCH=1), on the special rows
- * too. */
+ * held loads first to leave L1 (KFUSE_ROW_STREAM=evict_first), the
+ * weights prefetched into L1 (KFUSE_ROW_PREFETCH=1) and the row 8 ahead
+ * into L2 (KFUSE_ROW_L2PF=8: prefetched for every row but the last 8), on
+ * the special rows too. */
 START_TEST(row_knobs) {
   int64_t rows = gpu_small() ? 6 : 64;
   int failed = 0;
   static const char *const knobs[][2] = {{"KFUSE_ROW_RECOMPUTE", "1"},
                                          {"KFUSE_ROW_STREAM", "evict_first"},
-                                         {"KFUSE_ROW_PREFETCH", "1"}};
+                                         {"KFUSE_ROW_PREFETCH", "1"},
+                                         {"KFUSE_ROW_L2PF", "8"}};
   for (size_t i = 0; i < sizeof knobs / sizeof knobs[0]; i++) {
     setenv(knobs[i][0], knobs[i][1], 1);
     failed += check_rows(G_SOFTMAX, KF_BF16, rows, 8192, 0);
