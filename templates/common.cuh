@@ -162,6 +162,11 @@ template <typename T> KF_INLINE T kf_ldl2ef(const T *__restrict__ p) { return __
 KF_INLINE void kf_prefetch_l1(const void *p) {
   asm volatile("prefetch.global.L1 [%0];" ::"l"(p));
 }
+// How many rows ahead a held row's block prefetches into L2 (set by the
+// runtime at load time from the kernel's resident blocks; 0: none).
+extern "C" {
+__device__ int kf_l2pf_rows;
+}
 // Starts bringing `bytes` (a multiple of 16) from p (16-byte aligned) into
 // L2, with no register and nothing to wait for: one instruction for a whole
 // row on sm_90 (cp.async.bulk.prefetch.L2; KFUSE_ROW_L2PF); nothing before.

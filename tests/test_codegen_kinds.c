@@ -225,9 +225,10 @@ START_TEST(split_rows) {
 }
 END_TEST
 
-/* KFUSE_ROW_L2PF=D: a held row's block ends with the bulk L2 prefetch of
- * the row D ahead (after its stores: no register held for it); not for
- * rows held by a cluster. */
+/* A held row's block ends with the bulk L2 prefetch of the row
+ * kf_l2pf_rows ahead (after its stores: no register held for it), the
+ * distance the runtime sets (l2_prefetch); KFUSE_ROW_L2PF=D fixes it in
+ * the code, =0 turns it off; not in rows held by a cluster, nor on sm_80. */
 START_TEST(row_l2_prefetch) {
   cg_launch_src src;
   setenv("KFUSE_ROW_L2PF", "792", 1);
@@ -243,9 +244,24 @@ START_TEST(row_l2_prefetch) {
   row_case(KF_F32, 64, 131072, 0, "softmax_f32_split_l2pf", &src);
   ck_assert_ptr_null(strstr(src.source, "kf_prefetch_l2_bulk(p"));
   cg_launch_src_free(&src);
+  ck_assert(!src.l2_prefetch);
+  cg_launch_src_free(&src);
+  setenv("KFUSE_ROW_L2PF", "0", 1);
+  row_case(KF_F32, 8192, 8192, 1, "layernorm_f32_no_l2pf", &src);
+  ck_assert_ptr_null(strstr(src.source, "kf_prefetch_l2_bulk(p"));
+  ck_assert(!src.l2_prefetch);
+  cg_launch_src_free(&src);
   unsetenv("KFUSE_ROW_L2PF");
   row_case(KF_F32, 8192, 8192, 1, "layernorm_f32", &src);
+  ck_assert_ptr_nonnull(strstr(src.source, "if (lane == 0 && kf_l2pf_rows > 0 && r + kf_l2pf_rows < 8192)"));
+  ck_assert_ptr_nonnull(strstr(src.source, "kf_prefetch_l2_bulk(p0 + (long long)(r + kf_l2pf_rows) * 8192, 32768u);"));
+  ck_assert(src.l2_prefetch);
+  cg_launch_src_free(&src);
+  G_keep_arch = "sm_80";
+  row_case(KF_F32, 8192, 8192, 1, "layernorm_f32_sm80", &src);
+  G_keep_arch = "sm_90";
   ck_assert_ptr_null(strstr(src.source, "kf_prefetch_l2_bulk(p"));
+  ck_assert(!src.l2_prefetch);
   cg_launch_src_free(&src);
 }
 END_TEST

@@ -341,6 +341,38 @@ START_TEST(persistent_grid_fits_resident_blocks) {
 }
 END_TEST
 
+/* A kernel that prefetches rows into L2 (l2_prefetch) gets its distance
+ * at load: 64 registers x 256 threads is 4 blocks per SM on the fake's 132
+ * SMs, 528 resident, and a sixteenth more: 561. A kernel without it is not
+ * touched; a global that cannot be found leaves the distance at 0 (no
+ * prefetch) and the plan loads and runs. */
+START_TEST(l2_prefetch_distance_set_at_load) {
+  for (int c = 0; c < 3; c++) {
+    finish();
+    memset(&F, 0, sizeof F);
+    rt_fake_reset();
+    rt_driver_override(rt_fake_driver());
+    build(0);
+    rt_fake_set_kernel("k0_exp_heavy", 64, 0, 0);
+    F.src[L_A].l2_prefetch = c != 1;
+    if (c == 2) rt_fake_fail("ModuleGetGlobal", 1, CUDA_ERROR_NOT_FOUND, false);
+    ck_assert_int_eq(load(), KF_OK);
+    ck_assert_int_eq(run(NULL), KF_OK);
+    int g = rt_fake_find(0, "ModuleGetGlobal", "kf_l2pf_rows");
+    int m = rt_fake_find(0, "MemcpyHtoD", "int=561");
+    if (c == 0) {
+      ck_assert_int_ge(g, 0);
+      ck_assert_int_gt(m, g);
+    } else {
+      ck_assert_int_lt(m, 0);
+      if (c == 1) ck_assert_int_lt(g, 0);
+    }
+    rt_fake_fail("none", 0, CUDA_SUCCESS, false);
+  }
+  finish();
+}
+END_TEST
+
 START_TEST(callers_context_is_used) {
   finish();
   memset(&F, 0, sizeof F);
@@ -1206,6 +1238,7 @@ static Suite *make_suite(void) {
   tcase_add_test(tc, load_and_run_plain);
   tcase_add_test(tc, big_shared_memory_opt_in);
   tcase_add_test(tc, persistent_grid_fits_resident_blocks);
+  tcase_add_test(tc, l2_prefetch_distance_set_at_load);
   tcase_add_test(tc, callers_context_is_used);
   tcase_add_test(tc, validation_before_launch);
   tcase_add_test(tc, pointer_check_cached);

@@ -178,6 +178,7 @@ typedef struct cg_part {
   int cluster;         /* > 1: blocks per thread block cluster (a split row,
                           one-part launches: __cluster_dims__ on the entry) */
   bool persistent;     /* strides by gridDim.x: see cg_launch_src.persistent */
+  bool l2_prefetch;    /* reads kf_l2pf_rows: see cg_launch_src.l2_prefetch */
   char decisions[512]; /* for the header comment */
 } cg_part;
 

@@ -52,6 +52,11 @@ typedef struct cg_launch_src {
    * the runtime launches min(grid, resident blocks per SM x SMs) blocks,
    * from the occupancy of the loaded kernel; any grid is correct. */
   bool persistent;
+  /* The kernel prefetches rows ahead into L2 by the module global
+   * `kf_l2pf_rows` (an int: how many rows ahead; 0, as loaded, turns it
+   * off): the runtime sets it at load time from the kernel's resident
+   * blocks (templates/common.cuh, docs/runtime.md). */
+  bool l2_prefetch;
 } cg_launch_src;
 
 /* Generates the launch `launch` of `plan`. out is the caller's; release its

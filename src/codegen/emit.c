@@ -203,6 +203,7 @@ static kf_status emit_parts(const kf_graph *g, const cg_target *t, cg_part *part
     if (st != KF_OK) return st;
     cg_puts(body, "\n");
     if (parts[i].vec_bytes > out->vec_bytes) out->vec_bytes = parts[i].vec_bytes;
+    out->l2_prefetch |= parts[i].l2_prefetch;
     if (!merge_params(out, &parts[i])) return KF_ERR_OUT_OF_MEMORY;
   }
   return body->oom ? KF_ERR_OUT_OF_MEMORY : KF_OK;

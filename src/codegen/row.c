@@ -852,36 +852,52 @@ static void emit_prefetch_columns(row_emit *re) {
   }
 }
 
-/* KFUSE_ROW_L2PF=D (1..65536 rows): a held row's block first starts the
- * bulk prefetch into L2 of the row D rows ahead (sm_90, one instruction
- * per full-row input), which a block about one wave later takes: its loads
- * then hit L2, and memory stays busy while blocks reduce. Issued when the
- * block is done with its row: at the start, the address took ptxas from 40
- * to 44 registers (2 blocks of 512 per SM instead of 3). A knob for
- * measurements; 0 or unset: off. */
-static int64_t l2_prefetch_rows(void) {
+/* A held row's block ends by starting the bulk prefetch into L2 of the row
+ * D rows ahead (sm_90, cp.async.bulk.prefetch.L2: one instruction per
+ * full-row input), which a block about one wave later takes: its loads then
+ * hit L2, and memory stays busy while blocks reduce. D must be just above
+ * the resident blocks R (H200, same run: D = 1.06 R made softmax_f32 2.1%
+ * faster, layernorm_f32 2.1%, softmax_bf16 1.1%, layernorm_bf16 2.5%;
+ * D = 1.8 R made f32 rows 15-20% slower, the prefetched rows leaving L2
+ * before use; performance.md K5), and R is known only once the kernel is
+ * loaded: D is the module global kf_l2pf_rows, which the runtime sets
+ * (rt_plan.c). Issued when the block is done with its row: at the start,
+ * the address took ptxas from 40 to 44 registers (2 blocks of 512 per SM
+ * instead of 3). KFUSE_ROW_L2PF=0 turns it off, =D fixes D in the code (a
+ * knob for measurements). */
+static int64_t l2_prefetch_fixed(bool *off) {
   const char *e = getenv("KFUSE_ROW_L2PF");
-  long v = e && *e ? strtol(e, NULL, 10) : 0;
+  long v = e && *e ? strtol(e, NULL, 10) : -1;
+  *off = v == 0;
   return v >= 1 && v <= 65536 ? v : 0;
 }
 
 static void emit_prefetch_next_rows(row_emit *re) {
   const fuse_kernel *k = re->a->k;
-  int64_t d = l2_prefetch_rows();
-  if (!d || re->ri.fallback || re->ri.split > 1 || re->ri.st.bytes || re->ri.group <= 32 ||
-      re->a->t->cc_major < 9)
+  bool off;
+  int64_t fixed = l2_prefetch_fixed(&off);
+  /* alone in its launch: the distance counts the launch's resident blocks */
+  if (off || re->ri.fallback || re->ri.split > 1 || re->ri.st.bytes || re->ri.group <= 32 ||
+      re->a->t->cc_major < 9 || !re->a->part->alone)
     return;
+  char d[32], on[40] = "";
+  if (fixed)
+    snprintf(d, sizeof d, "%lld", (long long)fixed);
+  else
+    snprintf(d, sizeof d, "kf_l2pf_rows");
+  if (!fixed) snprintf(on, sizeof on, " && %s > 0", d);
   for (int i = 0; i < k->n_inputs; i++) {
     int32_t v = k->inputs[i];
     const ir_node *n = &re->a->g->nodes[v];
     int64_t bytes = re->cols * (int64_t)kf_dtype_size(n->dtype);
     if (numel_of(n) != k->rows * k->cols || bytes % 16 || bytes > (1LL << 31)) continue;
     cg_printf(&re->body,
-              "  // input %%%d: the row %lld ahead into L2 (KFUSE_ROW_L2PF)\n"
-              "  if (lane == 0 && r + %lld < %lld)\n"
-              "    kf_prefetch_l2_bulk(p%d + (long long)(r + %lld) * %lld, %lldu);\n",
-              (int)v, (long long)d, (long long)d, (long long)k->rows, (int)v, (long long)d,
-              (long long)re->cols, (long long)bytes);
+              "  // input %%%d: the row %s ahead into L2 (emit_prefetch_next_rows)\n"
+              "  if (lane == 0%s && r + %s < %lld)\n"
+              "    kf_prefetch_l2_bulk(p%d + (long long)(r + %s) * %lld, %lldu);\n",
+              (int)v, d, on, d, (long long)k->rows, (int)v, d, (long long)re->cols,
+              (long long)bytes);
+    re->a->part->l2_prefetch |= !fixed;
   }
 }
 

@@ -45,6 +45,7 @@
   X(ModuleLoadData, cuModuleLoadData, PFN_cuModuleLoadData_v2000)                \
   X(ModuleUnload, cuModuleUnload, PFN_cuModuleUnload_v2000)                      \
   X(ModuleGetFunction, cuModuleGetFunction, PFN_cuModuleGetFunction_v2000)       \
+  X(ModuleGetGlobal, cuModuleGetGlobal, PFN_cuModuleGetGlobal_v3020)             \
   X(FuncSetAttribute, cuFuncSetAttribute, PFN_cuFuncSetAttribute_v9000)          \
   X(FuncGetAttribute, cuFuncGetAttribute, PFN_cuFuncGetAttribute_v2020)          \
   X(OccupancyMaxActiveBlocksPerMultiprocessor,                                   \

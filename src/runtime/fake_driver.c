@@ -362,6 +362,17 @@ static CUresult f_MemFree(CUdeviceptr p) {
   return CUDA_ERROR_INVALID_VALUE;
 }
 
+/* Every module's globals at one fake address per module and name length. */
+static CUresult f_ModuleGetGlobal(CUdeviceptr *p, size_t *bytes, CUmodule m, const char *name) {
+  INJECT("ModuleGetGlobal");
+  if (hkind(m) != K_MODULE || !name) return CUDA_ERROR_INVALID_HANDLE;
+  if (strcmp(name, "kf_l2pf_rows")) return CUDA_ERROR_NOT_FOUND;
+  if (p) *p = (CUdeviceptr)(0x7f0000000000ull + ((unsigned long long)hid(m) << 8));
+  if (bytes) *bytes = sizeof(int);
+  logf_("ModuleGetGlobal %s", name);
+  return CUDA_SUCCESS;
+}
+
 static CUresult f_MemGetInfo(size_t *free_b, size_t *total) {
   *free_b = (size_t)140000000000ull;
   *total = (size_t)150754820096ull;
@@ -369,8 +380,12 @@ static CUresult f_MemGetInfo(size_t *free_b, size_t *total) {
 }
 
 static CUresult f_MemcpyHtoD(CUdeviceptr d, const void *h, size_t n) {
-  (void)h;
-  logf_("MemcpyHtoD %#llx bytes=%zu", (unsigned long long)d, n);
+  int v = 0;
+  if (h && n == sizeof v) memcpy(&v, h, sizeof v);
+  if (n == sizeof v)
+    logf_("MemcpyHtoD %#llx bytes=%zu int=%d", (unsigned long long)d, n, v);
+  else
+    logf_("MemcpyHtoD %#llx bytes=%zu", (unsigned long long)d, n);
   return CUDA_SUCCESS;
 }
 
@@ -589,6 +604,7 @@ static const rt_driver fake_table = {
     .MemFree = f_MemFree,
     .MemGetInfo = f_MemGetInfo,
     .MemcpyHtoD = f_MemcpyHtoD,
+    .ModuleGetGlobal = f_ModuleGetGlobal,
     .MemcpyDtoH = f_MemcpyDtoH,
     .MemsetD8 = f_MemsetD8,
     .MemsetD32 = f_MemsetD32,

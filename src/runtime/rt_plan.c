@@ -177,6 +177,30 @@ static void fit_persistent(const rt_state *rt, rt_launch *l) {
   l->grid = (uint32_t)((l->grid + per - 1) / per);
 }
 
+/* A kernel that prefetches rows ahead into L2 (cg_launch_src.l2_prefetch)
+ * gets its distance in the module global kf_l2pf_rows: its resident blocks
+ * (one row each) and a sixteenth more, the row a block will take about a
+ * wave later (codegen/row.c, emit_prefetch_next_rows; performance.md K5).
+ * Left at 0 (no prefetch, the same results) where the global cannot be
+ * set. */
+static void set_l2_prefetch(kf_plan *plan, rt_state *rt, rt_launch *l) {
+  int64_t resident = (int64_t)l->occ.blocks_per_sm * rt->info.sm_count;
+  int rows = (int)(resident + resident / 16);
+  CUdeviceptr p = 0;
+  size_t size = 0;
+  CUresult r = rt->drv->ModuleGetGlobal(&p, &size, l->mod, "kf_l2pf_rows");
+  if (r == CUDA_SUCCESS && size == sizeof rows && rows > 0)
+    r = rt->drv->MemcpyHtoD(p, &rows, sizeof rows);
+  if (r != CUDA_SUCCESS || size != sizeof rows)
+    core_log(plan->ctx, KF_LOG_WARN, LOG_RUNTIME,
+             "%s: the L2 prefetch distance was not set (CUDA error %d): no prefetch", l->entry,
+             (int)r);
+  else
+    core_log(plan->ctx, KF_LOG_DEBUG, LOG_RUNTIME,
+             "%s: prefetches the row %d ahead into L2 (%lld resident blocks)", l->entry, rows,
+             (long long)resident);
+}
+
 kf_status rt_plan_load_images(kf_plan *plan, const rt_image *images, int n) {
   rt_state *rt;
   bool pushed;
@@ -197,6 +221,7 @@ kf_status rt_plan_load_images(kf_plan *plan, const rt_image *images, int n) {
     st = load_one(plan, rt, &rp->launches[i], &images[i]);
     if (st == KF_OK) st = rt_occupancy_measure(plan, i);
     if (st == KF_OK && images[i].src->persistent) fit_persistent(rt, &rp->launches[i]);
+    if (st == KF_OK && images[i].src->l2_prefetch) set_l2_prefetch(plan, rt, &rp->launches[i]);
   }
   if (st == KF_OK) st = rt_schedule(plan, plan->options.streams);
   if (st == KF_OK) st = ensure_workspace(plan, rt);

@@ -109,6 +109,12 @@ KF_INLINE void kf_part0_k0_row_row(int r, int lane, const kf_bf16 *__restrict__ 
     kf_stv<kf_bf16, W>(p12 + (r * 8192 + c0), o12);
   }
   }
+  // input %0: the row kf_l2pf_rows ahead into L2 (emit_prefetch_next_rows)
+  if (lane == 0 && kf_l2pf_rows > 0 && r + kf_l2pf_rows < 8192)
+    kf_prefetch_l2_bulk(p0 + (long long)(r + kf_l2pf_rows) * 8192, 16384u);
+  // input %1: the row kf_l2pf_rows ahead into L2 (emit_prefetch_next_rows)
+  if (lane == 0 && kf_l2pf_rows > 0 && r + kf_l2pf_rows < 8192)
+    kf_prefetch_l2_bulk(p1 + (long long)(r + kf_l2pf_rows) * 8192, 16384u);
 }
 
 // The fallback for unaligned pointers: W = 1, inputs re-read per phase,

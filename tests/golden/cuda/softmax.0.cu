@@ -119,6 +119,9 @@ KF_INLINE void kf_part0_k0_row_row(int r, int lane, const float *__restrict__ p0
     kf_stv<float, W>(p5 + (r * 8192 + c0), o5);
   }
   }
+  // input %0: the row kf_l2pf_rows ahead into L2 (emit_prefetch_next_rows)
+  if (lane == 0 && kf_l2pf_rows > 0 && r + kf_l2pf_rows < 8192)
+    kf_prefetch_l2_bulk(p0 + (long long)(r + kf_l2pf_rows) * 8192, 32768u);
 }
 
 // The fallback for unaligned pointers: W = 1, inputs re-read per phase,
