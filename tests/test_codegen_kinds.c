@@ -196,15 +196,19 @@ START_TEST(split_rows) {
   /* 2-byte and 8-byte rows loop (measured slower held by a cluster);
    * two f32 inputs of 131072 columns need more than 32 words per thread
    * in 8 blocks of 512 */
-  row_case(KF_BF16, 64, 262144, 1, "layernorm_bf16_262144", &src);
-  ck_assert_ptr_null(strstr(src.source, "__cluster_dims__("));
-  cg_launch_src_free(&src);
-  row_case(KF_F64, 8, 65536, 0, "softmax_f64_65536", &src);
-  ck_assert_ptr_null(strstr(src.source, "__cluster_dims__("));
-  cg_launch_src_free(&src);
-  row_case(KF_F32, 32, 131072, 2, "add_rmsnorm_f32_131072", &src);
-  ck_assert_ptr_null(strstr(src.source, "__cluster_dims__("));
-  cg_launch_src_free(&src);
+  static const struct {
+    kf_dtype dt;
+    int64_t rows, cols;
+    int which;
+    const char *what;
+  } looped[] = {{KF_BF16, 64, 262144, 1, "layernorm_bf16_262144"},
+                {KF_F64, 8, 65536, 0, "softmax_f64_65536"},
+                {KF_F32, 32, 131072, 2, "add_rmsnorm_f32_131072"}};
+  for (size_t i = 0; i < sizeof looped / sizeof looped[0]; i++) {
+    row_case(looped[i].dt, looped[i].rows, looped[i].cols, looped[i].which, looped[i].what, &src);
+    ck_assert_msg(!strstr(src.source, "__cluster_dims__("), "%s", looped[i].what);
+    cg_launch_src_free(&src);
+  }
   /* not on sm_80, nor with the knob off */
   G_keep_arch = "sm_80";
   row_case(KF_F32, 64, 131072, 0, "softmax_f32_131072_sm80", &src);

@@ -301,6 +301,17 @@ START_TEST(big_shared_memory_opt_in) {
 }
 END_TEST
 
+/* A new fake driver and plan whose first kernel takes 64 registers x 256
+ * threads: 4 blocks per SM on the fake's 132 SMs, 528 resident. */
+static void fresh_heavy_plan(void) {
+  finish();
+  memset(&F, 0, sizeof F);
+  rt_fake_reset();
+  rt_driver_override(rt_fake_driver());
+  build(0);
+  rt_fake_set_kernel("k0_exp_heavy", 64, 0, 0);
+}
+
 /* A persistent launch (a kernel striding by gridDim.x: staged rows) gets
  * one block per resident slot, evened out: 64 registers x 256 threads is 4
  * blocks per SM, 528 slots on the fake's 132 SMs, so 8192 rows become 512
@@ -317,12 +328,7 @@ START_TEST(persistent_grid_fits_resident_blocks) {
                {100, NULL, true, 100},
                {8192, NULL, false, 8192}};
   for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
-    finish();
-    memset(&F, 0, sizeof F);
-    rt_fake_reset();
-    rt_driver_override(rt_fake_driver());
-    build(0);
-    rt_fake_set_kernel("k0_exp_heavy", 64, 0, 0);
+    fresh_heavy_plan();
     F.src[L_A].grid = cases[c].grid;
     F.src[L_A].persistent = cases[c].persistent;
     if (cases[c].waves)
@@ -348,12 +354,7 @@ END_TEST
  * prefetch) and the plan loads and runs. */
 START_TEST(l2_prefetch_distance_set_at_load) {
   for (int c = 0; c < 3; c++) {
-    finish();
-    memset(&F, 0, sizeof F);
-    rt_fake_reset();
-    rt_driver_override(rt_fake_driver());
-    build(0);
-    rt_fake_set_kernel("k0_exp_heavy", 64, 0, 0);
+    fresh_heavy_plan();
     F.src[L_A].l2_prefetch = c != 1;
     if (c == 2) rt_fake_fail("ModuleGetGlobal", 1, CUDA_ERROR_NOT_FOUND, false);
     ck_assert_int_eq(load(), KF_OK);
