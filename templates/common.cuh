@@ -568,6 +568,11 @@ KF_INLINE T kf_block_allreduce(T v, T *sm) {
 // distinct slots; a row of one reduction ends with a barrier), which every
 // block reaches after reading it.
 #if __CUDA_ARCH__ >= 900
+// The shared-memory address of p (the cluster and staged-row code's
+// operands).
+KF_INLINE unsigned kf_smem_addr(const void *p) {
+  return (unsigned)__cvta_generic_to_shared(p);
+}
 KF_INLINE unsigned kf_cluster_rank() {
   unsigned r;
   asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(r));
@@ -582,7 +587,7 @@ KF_INLINE void kf_cluster_sync() {
 template <typename T> KF_INLINE T kf_dsmem_ld(const T *p, unsigned rank) {
   unsigned a;
   asm volatile("mapa.shared::cluster.u32 %0, %1, %2;"
-               : "=r"(a) : "r"((unsigned)__cvta_generic_to_shared(p)), "r"(rank));
+               : "=r"(a) : "r"(kf_smem_addr(p)), "r"(rank));
   union { T v; unsigned w[sizeof(T) / 4]; } u;
 #pragma unroll
   for (int i = 0; i < (int)(sizeof(T) / 4); i++)
@@ -606,9 +611,6 @@ template <typename R, int S, typename T> KF_INLINE T kf_cluster_allreduce(T v, T
 // mbarrier counts the bytes landed (expect_tx, then complete_tx by the copy)
 // and the threads wait on its phase parity.
 #if __CUDA_ARCH__ >= 900
-KF_INLINE unsigned kf_smem_addr(const void *p) {
-  return (unsigned)__cvta_generic_to_shared(p);
-}
 // One arrival per phase (the thread that starts the copies); the fence makes
 // the initialized barrier visible to the copy engine (async proxy).
 KF_INLINE void kf_mbar_init(unsigned long long *bar) {

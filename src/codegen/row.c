@@ -247,6 +247,21 @@ static int64_t group_for(int64_t cols, int w, int64_t accesses) {
  * 4 (see choose). */
 static int64_t accesses_for(int64_t cols, int w) { return w >= 8 && cols >= 128 * 8 * w ? 8 : 4; }
 
+/* Elements per thread of `cols` columns over gsz threads of W lanes. */
+static int64_t per_thread(int64_t cols, int64_t gsz, int w) { return cg_ceil_div(cols, gsz * w) * w; }
+
+/* Doubles *gsz (up to max_g) while the held bytes per thread exceed
+ * `words` 32-bit words; returns the elements per thread it ends with. */
+static int64_t fit_group(int64_t cols, int w, size_t held, int words, int64_t max_g,
+                         int64_t *gsz) {
+  int64_t ept = per_thread(cols, *gsz, w);
+  while ((int64_t)held * ept > 4 * words && *gsz < max_g) {
+    *gsz *= 2;
+    ept = per_thread(cols, *gsz, w);
+  }
+  return ept;
+}
+
 /* KFUSE_ROW_SPLIT_THREADS=N (a power of two, 128..1024) sets the threads of
  * each block of a cluster-held row (a knob for measurements). */
 static int64_t split_threads(void) {
@@ -265,27 +280,21 @@ static int64_t split_threads(void) {
  * bf16 columns lose 27% (101 registers: one block of 512 per SM) and f64
  * rows took 74 registers, which the occupancy check splits
  * (performance.md, "Rows held by a cluster"). */
-static int split_for(const cg_emit_args *a, size_t held, size_t minsz, int w, int64_t *group) {
+static int split_for(const cg_emit_args *a, size_t held, size_t minsz, int w, int64_t *group,
+                     int64_t *ept) {
   const fuse_kernel *k = a->k;
-  if (a->t->cc_major < 9 || !a->part->alone || !split_allowed() || !hold_allowed() ||
-      minsz != 4 || held % 4)
+  if (a->t->cc_major < 9 || !a->part->alone || !split_allowed() || !hold_allowed() || minsz != 4)
     return 0;
   for (int S = 2; S <= 8; S *= 2) {
     if (k->cols % ((int64_t)S * w)) continue;
     int64_t slice = k->cols / S;
     if (slice <= 1024) continue;
-    int64_t gsz = group_for(slice, w, accesses_for(slice, w));
-    int64_t ept = cg_ceil_div(slice, gsz * w) * w;
-    while ((int64_t)held * ept > 4 * ROW_SPLIT_WORDS && gsz < 512) {
-      gsz *= 2;
-      ept = cg_ceil_div(slice, gsz * w) * w;
-    }
-    if (split_threads()) {
-      gsz = split_threads();
-      ept = cg_ceil_div(slice, gsz * w) * w;
-    }
-    if ((int64_t)held * ept <= 4 * ROW_SPLIT_WORDS) {
+    int64_t gsz = split_threads() ? split_threads() : group_for(slice, w, accesses_for(slice, w));
+    int64_t e = split_threads() ? per_thread(slice, gsz, w)
+                                : fit_group(slice, w, held, ROW_SPLIT_WORDS, 512, &gsz);
+    if ((int64_t)held * e <= 4 * ROW_SPLIT_WORDS) {
       *group = gsz;
+      *ept = e;
       return S;
     }
   }
@@ -328,22 +337,12 @@ static void choose(cg_emit_args *a, row_info *ri) {
   int64_t gsz = group_for(k->cols, w, accesses_for(k->cols, w));
   if (k->cols <= 1024) gsz = 32;
   else if (threads_override()) gsz = threads_override();
-  int64_t ept = cg_ceil_div(k->cols, gsz * w) * w;
   /* registers for held inputs: at most ROW_HOLD_WORDS words per thread */
-  while ((int64_t)held * ept > 4 * ROW_HOLD_WORDS && gsz < 1024) {
-    gsz *= 2;
-    ept = cg_ceil_div(k->cols, gsz * w) * w;
-  }
+  int64_t ept = fit_group(k->cols, w, held, ROW_HOLD_WORDS, 1024, &gsz);
   ri->hold = (int64_t)held * ept <= 4 * ROW_HOLD_WORDS && hold_allowed();
-  ri->split = 1;
-  int64_t sg = 0;
-  int S = ri->hold ? 0 : split_for(a, held, minsz, w, &sg);
-  if (S > 1) {
-    ri->split = S;
-    ri->hold = true;
-    gsz = sg;
-    ept = cg_ceil_div(k->cols / S, gsz * w) * w;
-  }
+  int S = ri->hold ? 0 : split_for(a, held, minsz, w, &gsz, &ept);
+  ri->split = S > 1 ? S : 1;
+  if (S > 1) ri->hold = true;
   if (!ri->hold) gsz = 512;
   ri->cache = ri->hold &&
               (int64_t)(held + cache_bytes(a)) * ept <=
@@ -382,10 +381,10 @@ kf_status cg_plan_row(cg_emit_args *a) {
   int64_t cap =
       (int64_t)a->t->sm_count * (a->t->max_threads_per_sm / p->threads) * row_waves(ri.split > 1);
   /* a split row: a cluster of ri.split blocks per row, whole clusters */
-  int64_t per = ri.split > 1 ? ri.split : 1;
+  int64_t per = ri.split;
   cap = cap / per * per;
   p->blocks = (uint32_t)cg_min64(cg_ceil_div(k->rows, ri.rpb) * per, cap < per ? per : cap);
-  p->cluster = ri.split > 1 ? ri.split : 0;
+  p->cluster = ri.split;
   p->persistent = ri.st.persistent;
   p->max_offset = k->rows * k->cols - 1;
   int64_t reach = k->rows * k->cols + (int64_t)p->blocks / per * ri.rpb * k->cols;
@@ -876,16 +875,14 @@ static void emit_prefetch_next_rows(row_emit *re) {
   const fuse_kernel *k = re->a->k;
   bool off;
   int64_t fixed = l2_prefetch_fixed(&off);
-  /* alone in its launch: the distance counts the launch's resident blocks */
-  if (off || re->ri.fallback || re->ri.split > 1 || re->ri.st.bytes || re->ri.group <= 32 ||
+  /* held rows, a block per row, alone in the launch (the distance counts the
+   * launch's resident blocks), not staged, not split */
+  if (off || !re->ri.hold || re->ri.split > 1 || re->ri.st.bytes || re->ri.group <= 32 ||
       re->a->t->cc_major < 9 || !re->a->part->alone)
     return;
-  char d[32], on[40] = "";
-  if (fixed)
-    snprintf(d, sizeof d, "%lld", (long long)fixed);
-  else
-    snprintf(d, sizeof d, "kf_l2pf_rows");
-  if (!fixed) snprintf(on, sizeof on, " && %s > 0", d);
+  char d[32] = "kf_l2pf_rows"; /* the distance: set by the runtime, or fixed */
+  const char *on = fixed ? "" : " && kf_l2pf_rows > 0";
+  if (fixed) snprintf(d, sizeof d, "%lld", (long long)fixed);
   for (int i = 0; i < k->n_inputs; i++) {
     int32_t v = k->inputs[i];
     const ir_node *n = &re->a->g->nodes[v];
@@ -1026,7 +1023,7 @@ static void emit_body(row_emit *re) {
   }
   emit_outputs(re);
   emit_row_outputs(re);
-  if (re->ri.hold) emit_prefetch_next_rows(re); /* at the end: no register then */
+  emit_prefetch_next_rows(re); /* at the end: no register then */
   /* a row of one reduction would write its slot for the next row before
    * the other blocks of the cluster have read it */
   if (re->ri.split > 1 && re->n_red == 1) cg_puts(&re->body, "  kf_cluster_sync();\n");
