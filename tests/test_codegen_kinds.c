@@ -261,6 +261,15 @@ START_TEST(row_l2_prefetch) {
   ck_assert_ptr_nonnull(strstr(src.source, "kf_prefetch_l2_bulk(p0 + (long long)(r + kf_l2pf_rows) * 8192, 32768u);"));
   ck_assert(src.l2_prefetch);
   cg_launch_src_free(&src);
+  /* a value that is not a distance is the default, not "off" */
+  static const char *const bad[] = {"abc", "-3", "70000", "12x"};
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    setenv("KFUSE_ROW_L2PF", bad[i], 1);
+    row_case(KF_F32, 8192, 8192, 1, "layernorm_f32_bad_l2pf", &src);
+    ck_assert_msg(src.l2_prefetch, "KFUSE_ROW_L2PF=%s", bad[i]);
+    cg_launch_src_free(&src);
+  }
+  unsetenv("KFUSE_ROW_L2PF");
   G_keep_arch = "sm_80";
   row_case(KF_F32, 8192, 8192, 1, "layernorm_f32_sm80", &src);
   G_keep_arch = "sm_90";

@@ -862,11 +862,13 @@ static void emit_prefetch_columns(row_emit *re) {
  * loaded: D is the module global kf_l2pf_rows, which the runtime sets
  * (rt_plan.c). Issued when the block is done with its row: at the start,
  * the address took ptxas from 40 to 44 registers (2 blocks of 512 per SM
- * instead of 3). KFUSE_ROW_L2PF=0 turns it off, =D fixes D in the code (a
- * knob for measurements). */
+ * instead of 3). KFUSE_ROW_L2PF=0 turns it off, =D (1..65536) fixes D in
+ * the code (a knob for measurements); any other value is the default. */
 static int64_t l2_prefetch_fixed(bool *off) {
   const char *e = getenv("KFUSE_ROW_L2PF");
-  long v = e && *e ? strtol(e, NULL, 10) : -1;
+  char *end = NULL;
+  long v = e && *e ? strtol(e, &end, 10) : -1;
+  if (end && *end) v = -1; /* not a number: the default */
   *off = v == 0;
   return v >= 1 && v <= 65536 ? v : 0;
 }
