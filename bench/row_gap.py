@@ -17,6 +17,10 @@ Prints, for kfuse and torch.compile:
     times, alternating;
   - kfuse writing into outputs at 8 other addresses (100-run loops): how
     much the placement of the written rows moves the time;
+  - with --cupti, instead of the above: the kernels' own start and end
+    on the GPU (CUPTI, through torch.profiler) under per-run pairs and in
+    a loop, so that a gap in event timing is placed in the kernel or
+    between kernels;
   - a long loop of --runs runs under one event pair, with the SM clock,
     memory clock, power and temperature sampled by nvidia-smi every 50 ms
     during it (medians), to see whether one side runs at lower clocks.
@@ -24,10 +28,12 @@ Needs a GPU, PyTorch with Triton and KFUSE_LIB (scripts/gpu-perf.sh's
 environment).
 """
 import argparse
+import json
 import os
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 
 import torch
@@ -86,6 +92,54 @@ def sampled_loop(fn, runs):
     return ms, med, len(rows)
 
 
+def kernel_spans(fn, runs, pairs):
+    """The GPU's own start and end of each kernel (CUPTI through
+    torch.profiler), for `runs` back-to-back calls of fn, each between its
+    own event pair when `pairs`: the kernels' durations, the idle gaps
+    between consecutive kernels, and the event pairs' times, all in us.
+    Tells whether a difference in event timing sits in the kernel or
+    between kernels."""
+    from torch.profiler import ProfilerActivity, profile
+    for _ in range(10):
+        fn()
+    torch.cuda.synchronize()
+    ev = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True))
+          for _ in range(runs if pairs else 1)]
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        if pairs:
+            for s, e in ev:
+                s.record()
+                fn()
+                e.record()
+        else:
+            ev[0][0].record()
+            for _ in range(runs):
+                fn()
+            ev[0][1].record()
+        torch.cuda.synchronize()
+    with tempfile.NamedTemporaryFile(suffix=".json") as f:
+        prof.export_chrome_trace(f.name)
+        trace = json.load(open(f.name))
+    ks = sorted((float(e["ts"]), float(e["dur"])) for e in trace.get("traceEvents", [])
+                if e.get("cat") == "kernel")
+    durs = [d for _, d in ks]
+    gaps = [b[0] - (a[0] + a[1]) for a, b in zip(ks, ks[1:])]
+    evs = [s.elapsed_time(e) * 1000.0 for s, e in ev]
+    if not pairs:
+        evs = [evs[0] / runs]
+    return durs, gaps, evs
+
+
+def spans_line(label, mode, durs, gaps, evs):
+    def st(v):
+        if len(v) < 2:
+            return "%.2f" % v[0] if v else "-"
+        q = statistics.quantiles(v, n=10)
+        return "median %.2f p10 %.2f p90 %.2f" % (statistics.median(v), q[0], q[-1])
+    return ("  CUPTI %-13s %-5s %d kernels: duration %s | gap to next %s | event pair us %s" %
+            (label, mode, len(durs), st(durs), st(gaps), st(evs)))
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--workload", default="layernorm_f32")
@@ -94,6 +148,9 @@ def main():
                     help="kfuse's launch mode")
     ap.add_argument("--quick", action="store_true",
                     help="only the per-run pairs and the alternating loops")
+    ap.add_argument("--cupti", action="store_true",
+                    help="only the kernels' own start and end times (torch.profiler), "
+                         "per-run pairs against a loop")
     args = ap.parse_args()
     found = [w for w in suite.workloads() if w[0] == args.workload]
     if not found:
@@ -114,6 +171,13 @@ def main():
     knobs = " ".join("%s=%s" % kv for kv in sorted(os.environ.items()) if kv[0].startswith("KFUSE_ROW"))
     print("%s: %.1f MB moved, max rel err kfuse vs torch.compile %.2e; kfuse mode %s %s" %
           (name, mb / 1e6, err, args.mode, knobs))
+    if args.cupti:
+        for _ in range(2):
+            for label, f in sides:
+                for pairs in (True, False):
+                    print(spans_line(label, "pairs" if pairs else "loop",
+                                     *kernel_spans(f, 200, pairs)))
+        return 0
     for label, f in sides:
         times = event_times(f, iters=200)
         print("  alone, 200 per-run event pairs: %-13s %s" % (label, spread(times)))
