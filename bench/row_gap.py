@@ -92,6 +92,17 @@ def sampled_loop(fn, runs):
     return ms, med, len(rows)
 
 
+def launcher_line():
+    """The versions, and whether Inductor launches its kernels with
+    programmatic dependent launch (which lets a kernel start while the
+    one before it drains: a difference in launch gaps, not in kernels)."""
+    import triton
+    from torch._inductor import config as ic
+    pdl = getattr(getattr(ic, "triton", None), "enable_pdl", "absent")
+    return "  torch %s, triton %s, inductor config.triton.enable_pdl=%s" % (
+        torch.__version__, triton.__version__, pdl)
+
+
 def kernel_spans(fn, runs, pairs):
     """The GPU's own start and end of each kernel (CUPTI through
     torch.profiler), for `runs` back-to-back calls of fn, each between its
@@ -171,6 +182,7 @@ def main():
     knobs = " ".join("%s=%s" % kv for kv in sorted(os.environ.items()) if kv[0].startswith("KFUSE_ROW"))
     print("%s: %.1f MB moved, max rel err kfuse vs torch.compile %.2e; kfuse mode %s %s" %
           (name, mb / 1e6, err, args.mode, knobs))
+    print(launcher_line())
     if args.cupti:
         for _ in range(2):
             for label, f in sides:
