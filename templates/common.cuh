@@ -178,6 +178,18 @@ KF_INLINE void kf_prefetch_l2_bulk(const void *p, unsigned bytes) {
   (void)bytes;
 #endif
 }
+// Programmatic dependent launch (sm_90; docs/runtime.md): the runtime may
+// launch a kernel while the kernel ahead of it in the stream still drains.
+// Every block first lets the kernel after it begin its launch (so that its
+// blocks take the SM slots this grid's last wave leaves, instead of
+// launching only once this grid is gone), then waits until the kernel
+// ahead has finished and its writes are visible, before touching memory.
+// Both are no-ops for a kernel launched without the attribute.
+KF_INLINE void kf_grid_dep_sync() {
+#if __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.launch_dependents;\n\tgriddepcontrol.wait;" ::: "memory");
+#endif
+}
 template <typename S, int W, typename C>
 KF_INLINE void kf_stv(S *__restrict__ p, const C (&src)[W]) {
   kf_pack<S, W> k;

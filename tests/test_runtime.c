@@ -283,6 +283,37 @@ START_TEST(load_and_run_plain) {
 }
 END_TEST
 
+/* Plain runs launch with programmatic dependent launch on sm_90 with a
+ * CUDA 12.3+ driver (the fake's) unless KFUSE_PDL=0 (read at load); the
+ * launches streams mode forks never do (an event orders them, not the
+ * kernel ahead in their stream). */
+START_TEST(programmatic_dependent_launch) {
+  ck_assert_int_eq(load(), KF_OK);
+  ck_assert_int_eq(run(CALLER), KF_OK);
+  ck_assert_int_eq(rt_fake_count_prefix("LaunchKernel"), NL);
+  for (int i = rt_fake_find(0, "LaunchKernel", NULL); i >= 0;
+       i = rt_fake_find(i + 1, "LaunchKernel", NULL)) {
+    const char *line = rt_fake_line(i);
+    size_t n = strlen(line);
+    ck_assert_msg(n > 4 && !strcmp(line + n - 4, " pdl"), "not a PDL launch: %s", line);
+  }
+  setenv("KFUSE_PDL", "0", 1);
+  ck_assert_int_eq(load(), KF_OK);
+  unsetenv("KFUSE_PDL");
+  int before = rt_fake_count();
+  ck_assert_int_eq(run(CALLER), KF_OK);
+  ck_assert_int_eq(rt_fake_count_prefix("LaunchKernel"), 2 * NL);
+  ck_assert_int_eq(rt_fake_find(before, "LaunchKernel", " pdl"), -1);
+  ck_assert_int_eq(kf_plan_set_mode(F.plan, KF_MODE_STREAMS), KF_OK);
+  ck_assert_int_eq(load(), KF_OK);
+  before = rt_fake_count();
+  ck_assert_int_eq(run(CALLER), KF_OK);
+  ck_assert_int_ge(rt_fake_find(before, "LaunchKernel", "stream=s1"), 0);
+  ck_assert_int_eq(rt_fake_find(before, "LaunchKernel", " pdl"), -1);
+  finish();
+}
+END_TEST
+
 START_TEST(big_shared_memory_opt_in) {
   finish();
   memset(&F, 0, sizeof F);
@@ -1245,6 +1276,7 @@ static Suite *make_suite(void) {
   tcase_add_test(tc, pointer_check_cached);
   tcase_add_test(tc, schedule_critical_path);
   tcase_add_test(tc, streams_fork_join_order);
+  tcase_add_test(tc, programmatic_dependent_launch);
   tcase_add_test(tc, workspace_reuse_orders_launches);
   tcase_add_test(tc, graph_build_once_update_in_place);
   tcase_add_test(tc, oom_on_load_then_usable);

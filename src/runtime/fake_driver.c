@@ -518,6 +518,24 @@ static CUresult f_LaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned 
   return CUDA_SUCCESS;
 }
 
+/* Logged as a LaunchKernel line ending in " pdl" when the launch carries
+ * programmatic stream serialization (the only attribute kfuse sets). */
+static CUresult f_LaunchKernelEx(const CUlaunchConfig *c, CUfunction f, void **params,
+                                 void **extra) {
+  char b[32], a[512];
+  (void)extra;
+  INJECT("LaunchKernel");
+  if (hkind(f) != K_FUNC) return CUDA_ERROR_INVALID_HANDLE;
+  bool pdl = false;
+  for (unsigned i = 0; i < c->numAttrs; i++)
+    if (c->attrs[i].id == CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION)
+      pdl = c->attrs[i].value.programmaticStreamSerializationAllowed != 0;
+  logf_("LaunchKernel fn=%s grid=%u block=%u smem=%u stream=%s args=%s%s", fname(f), c->gridDimX,
+        c->blockDimX, c->sharedMemBytes, hname(c->hStream, b, sizeof b),
+        args_str(params, a, sizeof a), pdl ? " pdl" : "");
+  return CUDA_SUCCESS;
+}
+
 static CUresult f_GraphCreate(CUgraph *g, unsigned int flags) {
   char b[32];
   (void)flags;
@@ -622,6 +640,7 @@ static const rt_driver fake_table = {
     .EventSynchronize = f_EventSynchronize,
     .EventElapsedTime = f_EventElapsedTime,
     .LaunchKernel = f_LaunchKernel,
+    .LaunchKernelEx = f_LaunchKernelEx,
     .GraphCreate = f_GraphCreate,
     .GraphAddKernelNode = f_GraphAddKernelNode,
     .GraphInstantiateWithFlags = f_GraphInstantiateWithFlags,

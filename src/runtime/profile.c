@@ -77,7 +77,7 @@ static kf_status run_timed(prof_run *p) {
     if (st != KF_OK) break;
     /* rt_launch_one opens the "launch ENTRY" span itself. */
     r = p->d->EventRecord(p->start[L], s);
-    if (r == CUDA_SUCCESS) st = rt_launch_one(p->plan, L, s);
+    if (r == CUDA_SUCCESS) st = rt_launch_one(p->plan, L, s, false);
     if (r == CUDA_SUCCESS && st == KF_OK) r = p->d->EventRecord(p->end[L], s);
     if (r != CUDA_SUCCESS) st = prof_fail(p, r, "cuEventRecord");
     /* The caller's stream waits for every launch, so its sync covers all. */

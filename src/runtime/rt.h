@@ -115,6 +115,7 @@ struct rt_plan {
   bool ws_owned;    /* allocated by kfuse (freed by kfuse) */
   bool ws_caller;   /* handed in by kf_plan_set_workspace */
   kf_run_mode mode;
+  bool pdl; /* plain runs launch with programmatic dependent launch (rt_pdl_wanted) */
   /* validation cache (launch.c), kept across reloads: per tensor slot the
    * address the driver last vouched for; checked_set: those addresses, as
    * a set, passed every check (overlaps too), so a run bringing them again
@@ -165,7 +166,13 @@ kf_status rt_validate_ex(kf_plan *plan, rt_state *rt, const kf_tensor *in, int n
                          const kf_tensor *out, int n_out, bool ask_driver);
 void rt_bind_args(kf_plan *plan, const kf_tensor *in, const kf_tensor *out);
 kf_status rt_run_plain(kf_plan *plan, CUstream stream);
-kf_status rt_launch_one(kf_plan *plan, int i, CUstream stream);
+/* Launch i on stream; with pdl, it may begin while the kernel ahead of it
+ * in the stream drains (its blocks wait in kf_grid_dep_sync). */
+kf_status rt_launch_one(kf_plan *plan, int i, CUstream stream, bool pdl);
+/* Whether plain runs on this device use programmatic dependent launch:
+ * sm_90 or newer, a driver of CUDA 12.3 or newer (stream capture records
+ * such launches from 12.3 on), and KFUSE_PDL not 0. */
+bool rt_pdl_wanted(const rt_state *rt);
 
 /* streams.c */
 /* Computes dependencies, costs, the critical path and stream assignment

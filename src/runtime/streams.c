@@ -241,7 +241,7 @@ kf_status rt_run_streams(kf_plan *plan, CUstream stream) {
   for (int L = 0; L < rp->n_launches && st == KF_OK; L++) {
     rt_launch *l = &rp->launches[L];
     st = wait_deps(plan, L, pool);
-    if (st == KF_OK) st = rt_launch_one(plan, L, pool[l->stream]);
+    if (st == KF_OK) st = rt_launch_one(plan, L, pool[l->stream], false);
     if (st == KF_OK && l->done) {
       CUresult r = d->EventRecord(l->done, pool[l->stream]);
       if (r != CUDA_SUCCESS) st = rt_fail(plan->ctx, plan, rp->rt, r, "cuEventRecord");
