@@ -7,10 +7,10 @@
 // finds its part by a binary search over baked block starts.
 // Every part runs with at most {{THREADS}} threads; the threads a part
 // does not use return at once.
-// Every block starts with kf_grid_dep_sync: nothing is read or written
-// before the kernel ahead in the stream is done (common.cuh).
+// Every block starts with kf_grid_dep_sync (the dep hole; nothing with
+// KFUSE_PDL=0): nothing is read or written before the kernel ahead in the
+// stream is done (common.cuh).
 // Holes: entry, cluster (__cluster_dims__ of a row split over a cluster, or
-// nothing), THREADS, decls, params, route.
+// nothing), THREADS, decls, params, dep, route.
 {{decls}}extern "C" __global__ void {{cluster}}__launch_bounds__({{THREADS}}) {{entry}}({{params}}) {
-  kf_grid_dep_sync();
-{{route}}}
+{{dep}}{{route}}}

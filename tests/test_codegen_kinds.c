@@ -233,6 +233,28 @@ END_TEST
  * kf_l2pf_rows ahead (after its stores: no register held for it), the
  * distance the runtime sets (l2_prefetch); KFUSE_ROW_L2PF=D fixes it in
  * the code, =0 turns it off; not in rows held by a cluster, nor on sm_80. */
+/* Every entry starts with kf_grid_dep_sync (so the runtime may launch it
+ * with programmatic dependent launch), before anything touches memory;
+ * KFUSE_PDL=0 leaves it out, and grid_dep tells the runtime. */
+START_TEST(grid_dep_sync) {
+  cg_launch_src src;
+  row_case(KF_F32, 8192, 8192, 1, "layernorm_f32_dep", &src);
+  const char *entry = strstr(src.source, "extern \"C\" __global__");
+  ck_assert_ptr_nonnull(entry);
+  const char *body = strstr(entry, ") {\n");
+  ck_assert_ptr_nonnull(body);
+  ck_assert_msg(!strncmp(body, ") {\n  kf_grid_dep_sync();\n", 26), "entry body: %.80s", body);
+  ck_assert(src.grid_dep);
+  cg_launch_src_free(&src);
+  setenv("KFUSE_PDL", "0", 1);
+  row_case(KF_F32, 8192, 8192, 1, "layernorm_f32_no_dep", &src);
+  unsetenv("KFUSE_PDL");
+  ck_assert_ptr_null(strstr(src.source, "kf_grid_dep_sync();"));
+  ck_assert(!src.grid_dep);
+  cg_launch_src_free(&src);
+}
+END_TEST
+
 START_TEST(row_l2_prefetch) {
   cg_launch_src src;
   setenv("KFUSE_ROW_L2PF", "792", 1);
@@ -522,6 +544,7 @@ static Suite *make_suite(void) {
   tcase_add_test(tc, split_rows);
   tcase_add_test(tc, split_row_output);
   tcase_add_test(tc, row_l2_prefetch);
+  tcase_add_test(tc, grid_dep_sync);
   tcase_add_test(tc, online_pairs_match_exactly);
   tcase_add_test(tc, norm_rows);
   tcase_add_test(tc, row_with_row_output);

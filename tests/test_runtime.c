@@ -70,6 +70,7 @@ static void set_kernel(int k, int n_in, int32_t i0, int32_t i1, int32_t o, int64
   s->grid = 4;
   s->block = 256;
   s->smem_bytes = smem;
+  s->grid_dep = true; /* as generated: every kernel starts with kf_grid_dep_sync */
   F.img[k] = (rt_image){s, "FAKE-CUBIN", 11};
 }
 
@@ -284,9 +285,10 @@ START_TEST(load_and_run_plain) {
 END_TEST
 
 /* Plain runs launch with programmatic dependent launch on sm_90 with a
- * CUDA 12.3+ driver (the fake's) unless KFUSE_PDL=0 (read at load); the
- * launches streams mode forks never do (an event orders them, not the
- * kernel ahead in their stream). */
+ * CUDA 12.3+ driver (the fake's), each kernel that starts with
+ * kf_grid_dep_sync (grid_dep; a kernel without it would race with the one
+ * ahead); the launches streams mode forks never do (an event orders them,
+ * not the kernel ahead in their stream). */
 START_TEST(programmatic_dependent_launch) {
   ck_assert_int_eq(load(), KF_OK);
   ck_assert_int_eq(run(CALLER), KF_OK);
@@ -297,13 +299,14 @@ START_TEST(programmatic_dependent_launch) {
     size_t n = strlen(line);
     ck_assert_msg(n > 4 && !strcmp(line + n - 4, " pdl"), "not a PDL launch: %s", line);
   }
-  setenv("KFUSE_PDL", "0", 1);
+  F.src[1].grid_dep = false;
   ck_assert_int_eq(load(), KF_OK);
-  unsetenv("KFUSE_PDL");
   int before = rt_fake_count();
   ck_assert_int_eq(run(CALLER), KF_OK);
   ck_assert_int_eq(rt_fake_count_prefix("LaunchKernel"), 2 * NL);
-  ck_assert_int_eq(rt_fake_find(before, "LaunchKernel", " pdl"), -1);
+  ck_assert_int_ge(rt_fake_find(before, "LaunchKernel fn=k0_exp_heavy", " pdl"), 0);
+  ck_assert_int_eq(rt_fake_find(before, "LaunchKernel fn=k1_exp", " pdl"), -1);
+  ck_assert_int_ge(rt_fake_find(before, "LaunchKernel fn=k1_exp", NULL), 0);
   ck_assert_int_eq(kf_plan_set_mode(F.plan, KF_MODE_STREAMS), KF_OK);
   ck_assert_int_eq(load(), KF_OK);
   before = rt_fake_count();

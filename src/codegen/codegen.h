@@ -57,7 +57,15 @@ typedef struct cg_launch_src {
    * off): the runtime sets it at load time from the kernel's resident
    * blocks (templates/common.cuh, docs/runtime.md). */
   bool l2_prefetch;
+  /* Every block starts with kf_grid_dep_sync (templates/common.cuh): the
+   * runtime may launch it with programmatic dependent launch. Set unless
+   * KFUSE_PDL=0 (cg_pdl_enabled) at code generation. */
+  bool grid_dep;
 } cg_launch_src;
+
+/* Whether generated kernels start with kf_grid_dep_sync: KFUSE_PDL is not
+ * "0". */
+bool cg_pdl_enabled(void);
 
 /* Generates the launch `launch` of `plan`. out is the caller's; release its
  * contents with cg_launch_src_free. Errors: KF_ERR_UNSUPPORTED (a kernel

@@ -122,6 +122,11 @@ static void launch_decls(const kf_graph *g, const cg_launch_src *out, cg_buf *b)
               cg_storage_type(g->nodes[out->params[i].value].dtype), (int)out->params[i].value);
 }
 
+bool cg_pdl_enabled(void) {
+  const char *e = getenv("KFUSE_PDL");
+  return !(e && e[0] == '0' && !e[1]);
+}
+
 static kf_status assemble(const kf_graph *g, cg_part *parts, int n, const cg_buf *body,
                           const cg_buf *decls, const cg_buf *params, const cg_buf *route,
                           cg_launch_src *out, char *err, size_t errsize) {
@@ -149,13 +154,15 @@ static kf_status assemble(const kf_graph *g, cg_part *parts, int n, const cg_buf
     char cl[40] = "";
     if (n == 1 && parts[0].cluster > 1)
       snprintf(cl, sizeof cl, "__cluster_dims__(%d, 1, 1) ", parts[0].cluster);
+    out->grid_dep = cg_pdl_enabled();
     cg_hole holes[] = {{"entry", out->entry},
                        {"cluster", cl},
                        {"THREADS", th},
                        {"decls", decls->s ? decls->s : ""},
                        {"params", params->s ? params->s : ""},
+                       {"dep", out->grid_dep ? "  kf_grid_dep_sync();\n" : ""},
                        {"route", route->s ? route->s : ""}};
-    if (!cg_fill(&src, "horizontal.cu", holes, 6, err, errsize)) st = KF_ERR_INTERNAL;
+    if (!cg_fill(&src, "horizontal.cu", holes, 7, err, errsize)) st = KF_ERR_INTERNAL;
   }
   bool oom = route->oom || params->oom || decls->oom || body->oom;
   out->source = cg_buf_take(&src);

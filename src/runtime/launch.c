@@ -318,9 +318,7 @@ void rt_bind_args(kf_plan *plan, const kf_tensor *in, const kf_tensor *out) {
 }
 
 bool rt_pdl_wanted(const rt_state *rt) {
-  const char *e = getenv("KFUSE_PDL");
-  bool off = e && e[0] == '0' && !e[1];
-  return !off && rt->info.cc_major >= 9 && rt->info.driver_version >= 12030;
+  return rt->info.cc_major >= 9 && rt->info.driver_version >= 12030;
 }
 
 /* cuLaunchKernelEx with programmatic stream serialization: the launch may
@@ -351,6 +349,7 @@ kf_status rt_launch_one(kf_plan *plan, int i, CUstream stream, bool pdl) {
   /* Unwatched, a launch pays this one check (docs/performance.md). */
   bool span = rt_spans_on();
   if (span) rt_nvtx_pushf("launch %s", l->entry);
+  pdl = pdl && l->grid_dep;
   CUresult r = pdl ? launch_pdl(drv, l, stream)
                    : drv->LaunchKernel(l->fn, l->grid, 1, 1, l->block, 1, 1, l->smem, stream,
                                        l->argv, NULL);

@@ -91,6 +91,7 @@ typedef struct rt_launch {
   int64_t cost;       /* bytes moved, + 1 */
   int64_t to_sink;    /* longest cost path from here to the end */
   bool critical;
+  bool grid_dep;      /* the kernel waits in kf_grid_dep_sync: PDL allowed */
   int stream;         /* pool index in streams mode */
   CUevent done;       /* recorded after it when another stream waits */
   CUgraphNode node;
@@ -169,9 +170,10 @@ kf_status rt_run_plain(kf_plan *plan, CUstream stream);
 /* Launch i on stream; with pdl, it may begin while the kernel ahead of it
  * in the stream drains (its blocks wait in kf_grid_dep_sync). */
 kf_status rt_launch_one(kf_plan *plan, int i, CUstream stream, bool pdl);
-/* Whether plain runs on this device use programmatic dependent launch:
- * sm_90 or newer, a driver of CUDA 12.3 or newer (stream capture records
- * such launches from 12.3 on), and KFUSE_PDL not 0. */
+/* Whether plain runs on this device use programmatic dependent launch (for
+ * the kernels generated with kf_grid_dep_sync, rt_launch.grid_dep): sm_90
+ * or newer, and a driver of CUDA 12.3 or newer (stream capture records
+ * such launches from 12.3 on). */
 bool rt_pdl_wanted(const rt_state *rt);
 
 /* streams.c */

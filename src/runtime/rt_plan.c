@@ -106,6 +106,7 @@ static kf_status load_one(kf_plan *plan, rt_state *rt, rt_launch *l, const rt_im
   l->grid = src->grid;
   l->block = src->block;
   l->smem = src->smem_bytes;
+  l->grid_dep = src->grid_dep;
   l->n_params = src->n_params;
   l->binds = calloc((size_t)src->n_params + 1, sizeof *l->binds);
   l->args = calloc((size_t)src->n_params + 1, sizeof *l->args);

@@ -76,10 +76,11 @@ KF_INLINE void kf_part0_k0_pointwise(unsigned bid, const float *__restrict__ p0,
 // finds its part by a binary search over baked block starts.
 // Every part runs with at most 256 threads; the threads a part
 // does not use return at once.
-// Every block starts with kf_grid_dep_sync: nothing is read or written
-// before the kernel ahead in the stream is done (common.cuh).
+// Every block starts with kf_grid_dep_sync (the dep hole; nothing with
+// KFUSE_PDL=0): nothing is read or written before the kernel ahead in the
+// stream is done (common.cuh).
 // Holes: entry, cluster (__cluster_dims__ of a row split over a cluster, or
-// nothing), THREADS, decls, params, route.
+// nothing), THREADS, decls, params, dep, route.
 extern "C" __global__ void __launch_bounds__(256) kf_k0_pointwise(const float *__restrict__ p0, float *__restrict__ p16) {
   kf_grid_dep_sync();
   kf_part0_k0_pointwise(blockIdx.x, p0, p16);
