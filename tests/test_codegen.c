@@ -54,11 +54,12 @@ START_TEST(template_fill) {
   ck_assert_ptr_null(cg_template_text("nope.cu", err, sizeof err));
   cg_buf b = {0};
   cg_hole holes[] = {{"entry", "E"}, {"cluster", ""}, {"THREADS", "256"}, {"decls", "D;\n"},
-                     {"params", "P"}, {"route", "R"}};
-  ck_assert(cg_fill(&b, "horizontal.cu", holes, 6, err, sizeof err));
-  ck_assert_ptr_nonnull(strstr(b.s, "D;\nextern \"C\" __global__ void __launch_bounds__(256) E(P)"));
+                     {"params", "P"}, {"dep", "S;\n"}, {"route", "R"}};
+  ck_assert(cg_fill(&b, "horizontal.cu", holes, 7, err, sizeof err));
+  ck_assert_ptr_nonnull(
+      strstr(b.s, "D;\nextern \"C\" __global__ void __launch_bounds__(256) E(P) {\nS;\nR}"));
   cg_buf_free(&b);
-  ck_assert(!cg_fill(&b, "horizontal.cu", holes, 5, err, sizeof err));
+  ck_assert(!cg_fill(&b, "horizontal.cu", holes, 6, err, sizeof err));
   ck_assert_ptr_nonnull(strstr(err, "route"));
   cg_buf_free(&b);
 }
