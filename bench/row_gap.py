@@ -17,6 +17,8 @@ Prints, for kfuse and torch.compile:
     times, alternating;
   - kfuse writing into outputs at 8 other addresses (100-run loops): how
     much the placement of the written rows moves the time;
+  - with --partners, instead of the above: kfuse alone, then interleaved
+    with torch.compile's, eager's and a copy kernel on the same input;
   - with --cupti, instead of the above: the kernels' own start and end
     on the GPU (CUPTI, through torch.profiler) under per-run pairs and in
     a loop, so that a gap in event timing is placed in the kernel or
@@ -151,6 +153,22 @@ def spans_line(label, mode, durs, gaps, evs):
             (label, mode, len(durs), st(durs), st(gaps), st(evs)))
 
 
+def partners(kf, compiled, eager, ins):
+    """kfuse's per-run pairs alone, then interleaved run by run with each
+    of three other kernels reading the same input: whether a kernel ahead
+    of kfuse's (and the L2 state it leaves) moves kfuse's time, and
+    whether that depends on which kernel it is."""
+    tmp = torch.empty_like(ins[0])
+    others = (("torch.compile", compiled), ("eager", lambda: eager(*ins)),
+              ("copy of input 0", lambda: tmp.copy_(ins[0])))
+    print("  alone, 200 per-run event pairs: kfuse %s" % spread(event_times(kf, iters=200)))
+    for label, f in others:
+        ta, tb = interleaved(kf, f)
+        print("  interleaved with %-15s kfuse %s | %s median %.4f" %
+              (label + ":", spread(ta), label, statistics.median(tb)))
+    return 0
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--workload", default="layernorm_f32")
@@ -159,6 +177,9 @@ def main():
                     help="kfuse's launch mode")
     ap.add_argument("--quick", action="store_true",
                     help="only the per-run pairs and the alternating loops")
+    ap.add_argument("--partners", action="store_true",
+                    help="only kfuse's per-run pairs alone and interleaved with other "
+                         "kernels: torch.compile's, eager's and a copy of the first input")
     ap.add_argument("--cupti", action="store_true",
                     help="only the kernels' own start and end times (torch.profiler), "
                          "per-run pairs against a loop")
@@ -183,6 +204,8 @@ def main():
     print("%s: %.1f MB moved, max rel err kfuse vs torch.compile %.2e; kfuse mode %s %s" %
           (name, mb / 1e6, err, args.mode, knobs))
     print(launcher_line())
+    if args.partners:
+        return partners(sides[0][1], sides[1][1], fn, ins)
     if args.cupti:
         for _ in range(2):
             for label, f in sides:
