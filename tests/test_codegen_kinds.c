@@ -66,6 +66,12 @@ static void row_case(kf_dtype dt, int64_t rows, int64_t cols, int which, const c
   kf_graph_destroy(g);
 }
 
+static int count_of(const char *hay, const char *needle) {
+  int n = 0;
+  for (const char *p = strstr(hay, needle); p; p = strstr(p + 1, needle)) n++;
+  return n;
+}
+
 START_TEST(softmax_rows) {
   cg_launch_src src;
   row_case(KF_F32, 8192, 8192, 0, "softmax_f32_8192", &src);
@@ -82,6 +88,19 @@ START_TEST(softmax_rows) {
   ck_assert_int_eq(src.grid, 8192);
   ck_assert_ptr_nonnull(strstr(src.source, "kf_pack<kf_bf16, W> x"));
   ck_assert_ptr_null(strstr(src.source, "reused reduction operands"));
+  /* a flagged quotient's second computation: once, after the chunk loop,
+   * not unrolled, its inputs read from memory and stored one by one */
+  const char *redo = strstr(src.source, "  if (kf_bad) {");
+  ck_assert_ptr_nonnull(redo);
+  ck_assert_ptr_null(strstr(src.source, "    if (kf_bad) {")); /* not inside a chunk */
+  ck_assert_int_eq(count_of(src.source, "  if (kf_bad) {"), count_of(src.source, "  bool kf_bad = false;"));
+  ck_assert_ptr_nonnull(strstr(src.source, "  bool kf_bad = false;\n  #pragma unroll\n  for (int kk"));
+  ck_assert_ptr_nonnull(strstr(redo, "#pragma unroll 1\n  for (int kk = 0; kk < NV; kk++) {"));
+  ck_assert_ptr_nonnull(strstr(redo, "#pragma unroll 1\n    for (int j = 0; j < W; j++) {"));
+  ck_assert_ptr_nonnull(strstr(redo, "kf_ld(p0 + (r * 8192 + c))"));
+  ck_assert_ptr_nonnull(strstr(redo, "kf_div_rcp(kf_fresh("));
+  ck_assert_ptr_nonnull(strstr(redo, "kf_st(p"));
+  ck_assert_ptr_null(strstr(redo, "kf_in_at("));
   cg_launch_src_free(&src);
   /* 4096 columns: 4 accesses of 8 per thread, 128 threads; the exp
    * computed for the sum is kept for the output */
@@ -162,11 +181,6 @@ static void row_output_case(int rank, const int64_t *shape, int64_t rows, int64_
 }
 
 /* How many times needle occurs in hay. */
-static int count_of(const char *hay, const char *needle) {
-  int n = 0;
-  for (const char *p = strstr(hay, needle); p; p = strstr(p + 1, needle)) n++;
-  return n;
-}
 
 /* Rows one block cannot hold, on sm_90: held by a cluster of 8 blocks,
  * each reduction finished across the cluster; a row of one reduction ends

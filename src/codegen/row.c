@@ -711,10 +711,11 @@ static void emit_online(row_emit *re, int32_t first, int32_t second, row_online_
   cg_gen_bind(&re->gen, second, NULL, b);
 }
 
-/* The element code of the full-row outputs: o<v>[j] for each. With
- * declare, also the o arrays (into decl), their stores (into stores) and
- * the alignment checks. */
-static void output_elems(row_emit *re, cg_buf *decl, cg_buf *stores, bool declare) {
+/* The element code of the full-row outputs: o<v>[j] for each, or with
+ * scalar, each element stored at once (kf_st). With declare, also the o
+ * arrays (into decl), their stores (into stores) and the alignment
+ * checks. */
+static void output_elems(row_emit *re, cg_buf *decl, cg_buf *stores, bool declare, bool scalar) {
   const kf_graph *g = re->a->g;
   const fuse_kernel *k = re->a->k;
   for (int i = 0; i < k->n_outputs; i++) {
@@ -725,7 +726,10 @@ static void output_elems(row_emit *re, cg_buf *decl, cg_buf *stores, bool declar
     row_ctx(n, re->cols, &c);
     char name[160];
     cg_gen_stored(&re->gen, v, &c, name, sizeof name);
-    cg_line(&re->gen, "o%d[j] = %s;", (int)v, name);
+    if (scalar)
+      cg_line(&re->gen, "kf_st(p%d + (r * %lld + c), %s);", (int)v, (long long)re->cols, name);
+    else
+      cg_line(&re->gen, "o%d[j] = %s;", (int)v, name);
     if (!declare) continue;
     cg_printf(decl, "    %s o%d[W];\n", cg_compute_type(n->dtype), (int)v);
     cg_printf(stores, "    kf_stv<%s, W>(p%d + (r * %lld + c0), o%d);\n",
@@ -750,49 +754,104 @@ static void fresh_held_reads(row_emit *re) {
   }
 }
 
+/* Sets aside the binds of held and cached registers (those bound for one
+ * context), keeping the per-row values (bound for any context): code
+ * generated then reads its inputs from memory. Returns every bind, for
+ * restore_binds (NULL when out of memory: the generator has failed). */
+static cg_bind *only_row_values(cg_gen *gen, int *n_all) {
+  *n_all = gen->n_binds;
+  cg_bind *all = malloc((size_t)(gen->n_binds + 1) * sizeof *all);
+  if (!all) {
+    cg_gen_fail(gen, "out of memory");
+    return NULL;
+  }
+  memcpy(all, gen->binds, (size_t)gen->n_binds * sizeof *all);
+  int n = 0;
+  for (int i = 0; i < *n_all; i++)
+    if (!all[i].key[0]) gen->binds[n++] = all[i];
+  gen->n_binds = n;
+  return all;
+}
+
+static void restore_binds(cg_gen *gen, cg_bind *all, int n_all) {
+  if (!all) return;
+  memcpy(gen->binds, all, (size_t)n_all * sizeof *all);
+  gen->n_binds = n_all;
+  free(all);
+}
+
+/* The flagged outputs' second computation (see emit_outputs): the element
+ * code of every full-row output with the fallback division, inputs read
+ * from memory (the held and cached registers set aside), each element
+ * stored at once. */
+static void redo_elems(row_emit *re, cg_buf *out) {
+  cg_gen *gen = &re->gen;
+  cg_buf *align = gen->align, *pre = gen->pre, *pre_decl = gen->pre_decl, *code = gen->code;
+  cg_gen_reset_memo(gen);
+  int n_all;
+  cg_bind *all = only_row_values(gen, &n_all);
+  gen->pre = NULL; /* every load scalar */
+  gen->pre_decl = NULL;
+  gen->code = out;
+  gen->align = NULL; /* the checks are in already */
+  gen->div_mode = CG_DIV_REDO;
+  output_elems(re, NULL, NULL, false, true);
+  restore_binds(gen, all, n_all);
+  cg_gen_reset_memo(gen);
+  gen->align = align;
+  gen->pre = pre;
+  gen->pre_decl = pre_decl;
+  gen->code = code;
+}
+
 /* The final phase: full-row outputs, W per store. A division by a per-row
  * value skips its per-element fallback (kf_div_rcpf) and flags a NaN
- * quotient instead; a flagged chunk is computed again, whole, with the
- * fallback, before its stores. The unaligned fallback keeps the
- * per-element form (compact). */
+ * quotient in the thread's kf_bad instead; a thread that flagged one
+ * computes all its outputs again after its chunk loop, with the fallback
+ * (the same bits wherever the quick quotient was finite), and stores them
+ * over the first ones. That second computation is rare, so it is compact:
+ * emitted once, in loops that are not unrolled, reading the inputs again
+ * from memory (unchanged: no output overlaps an input). Unrolled per chunk
+ * over the held registers, as it was, it doubled the output phase's code:
+ * softmax_bf16 took 253 ms in NVRTC, 185 without it (docs/performance.md,
+ * C1). The unaligned fallback keeps the per-element form (compact). */
 static void emit_outputs(row_emit *re) {
-  cg_buf decl = {0}, pre = {0}, elems = {0}, after = {0}, stores = {0};
+  cg_buf decl = {0}, pre = {0}, elems = {0}, after = {0}, stores = {0}, redo = {0};
   cg_gen_reset_memo(&re->gen);
   fresh_held_reads(re);
   cg_puts(&re->body, "  // outputs\n");
+  /* the chunk loop goes to a buffer of its own, so that kf_bad can be
+   * declared before it once it is known to be needed */
+  cg_buf outer = re->body;
+  re->body = (cg_buf){0};
   re->gen.code = &re->body;
   chunk_open(re, &decl, &pre);
   re->gen.code = &elems;
   re->gen.div_mode = re->ri.fallback ? CG_DIV_PLAIN : CG_DIV_FLAG;
-  output_elems(re, &decl, &stores, true);
-  if (elems.s && strstr(elems.s, "kf_div_rcpf(")) {
-    cg_puts(&decl, "    bool kf_bad = false;\n");
-    cg_buf decl2 = {0}, pre2 = {0}, elems2 = {0};
-    cg_buf *align = re->gen.align;
-    cg_gen_reset_memo(&re->gen);
-    re->gen.pre = &pre2;
-    re->gen.pre_decl = &decl2;
-    re->gen.code = &elems2;
-    re->gen.align = NULL; /* the checks are in already */
-    re->gen.div_mode = CG_DIV_REDO;
-    output_elems(re, NULL, NULL, false);
-    re->gen.align = align;
-    cg_printf(&after,
-              "    if (kf_bad) { // a quotient was not finite: again, with the fallback\n"
-              "%s    {\n      const int c = c0;\n      (void)c;\n%s    }\n"
-              "#pragma unroll\n    for (int j = 0; j < W; j++) {\n      const int c = c0 + j;\n"
-              "      (void)c;\n%s    }\n    }\n",
-              decl2.s ? decl2.s : "", pre2.s ? pre2.s : "", elems2.s ? elems2.s : "");
-    if (decl2.oom || pre2.oom || elems2.oom) cg_gen_fail(&re->gen, "out of memory");
-    cg_buf_free(&decl2);
-    cg_buf_free(&pre2);
-    cg_buf_free(&elems2);
-  }
+  output_elems(re, &decl, &stores, true, false);
+  if (elems.s && strstr(elems.s, "kf_div_rcpf(")) redo_elems(re, &redo);
   cg_printf(&after, "%s", stores.s ? stores.s : "");
   if (stores.oom) cg_gen_fail(&re->gen, "out of memory");
   cg_buf_free(&stores);
   re->gen.div_mode = CG_DIV_PLAIN;
   chunk_close(re, &decl, &pre, &elems, &after);
+  cg_buf loop = re->body;
+  re->body = outer;
+  if (redo.s) cg_puts(&re->body, "  bool kf_bad = false;\n");
+  cg_puts(&re->body, loop.s ? loop.s : "");
+  if (redo.s)
+    cg_printf(&re->body,
+              "  if (kf_bad) { // a quotient was not finite: this thread's outputs again, with "
+              "the fallback\n"
+              "  #pragma unroll 1\n  for (int kk = 0; kk < NV; kk++) {\n"
+              "    const int c0 = kf_cb + (kk * G + lane) * W;\n"
+              "    if (FULL || c0 < kf_cb + COLS) {\n"
+              "#pragma unroll 1\n    for (int j = 0; j < W; j++) {\n      const int c = c0 + j;\n"
+              "      (void)c;\n%s    }\n    }\n  }\n  }\n",
+              redo.s);
+  if (loop.oom || redo.oom) cg_gen_fail(&re->gen, "out of memory");
+  cg_buf_free(&loop);
+  cg_buf_free(&redo);
 }
 
 /* Per-row outputs (one value per row), stored by the group's first lane. */

@@ -86,12 +86,12 @@ KF_INLINE void kf_part0_k0_row_row(int r, int lane, const float *__restrict__ p0
     red4 = kf_block_allreduce<kf_red_sum<float>, G, 512, false>(acc, kf_smf + 32);
   }
   // outputs
+  bool kf_bad = false;
   #pragma unroll
   for (int kk = 0; kk < NV; kk++) {
     const int c0 = kf_cb + (kk * G + lane) * W;
     if (FULL || c0 < kf_cb + COLS) {
     float o5[W];
-    bool kf_bad = false;
     {
       const int c = c0;
       (void)c;
@@ -103,20 +103,25 @@ KF_INLINE void kf_part0_k0_row_row(int r, int lane, const float *__restrict__ p0
         const float t2 = kf_div_rcpf(h3[kk][j], red4, kf_rcp_rn(red4), kf_bad);
         o5[j] = t2;
     }
-    if (kf_bad) { // a quotient was not finite: again, with the fallback
-    {
-      const int c = c0;
-      (void)c;
-    }
-#pragma unroll
+    kf_stv<float, W>(p5 + (r * 8192 + c0), o5);
+  }
+  }
+  if (kf_bad) { // a quotient was not finite: this thread's outputs again, with the fallback
+  #pragma unroll 1
+  for (int kk = 0; kk < NV; kk++) {
+    const int c0 = kf_cb + (kk * G + lane) * W;
+    if (FULL || c0 < kf_cb + COLS) {
+#pragma unroll 1
     for (int j = 0; j < W; j++) {
       const int c = c0 + j;
       (void)c;
-        const float t3 = kf_div_rcp(kf_fresh(h3[kk][j]), red4, kf_rcp_rn(red4));
-        o5[j] = t3;
+        const float t3 = kf_ld(p0 + (r * 8192 + c));
+        const float t4 = kf_sub(t3, red1);
+        const float t5 = kf_exp(t4);
+        const float t6 = kf_div_rcp(kf_fresh(t5), red4, kf_rcp_rn(red4));
+        kf_st(p5 + (r * 8192 + c), t6);
     }
     }
-    kf_stv<float, W>(p5 + (r * 8192 + c0), o5);
   }
   }
   // input %0: the row kf_l2pf_rows ahead into L2 (emit_prefetch_next_rows)
