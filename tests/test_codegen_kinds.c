@@ -66,6 +66,7 @@ static void row_case(kf_dtype dt, int64_t rows, int64_t cols, int which, const c
   kf_graph_destroy(g);
 }
 
+/* How many times needle occurs in hay. */
 static int count_of(const char *hay, const char *needle) {
   int n = 0;
   for (const char *p = strstr(hay, needle); p; p = strstr(p + 1, needle)) n++;
@@ -179,8 +180,6 @@ static void row_output_case(int rank, const int64_t *shape, int64_t rows, int64_
   compile_one(g, &tp, what, src);
   kf_graph_destroy(g);
 }
-
-/* How many times needle occurs in hay. */
 
 /* Rows one block cannot hold, on sm_90: held by a cluster of 8 blocks,
  * each reduction finished across the cluster; a row of one reduction ends
