@@ -1,6 +1,8 @@
 /* bench_host.c - host time per call of kfuse's per-run path against the
  * driver calls it makes, on a GPU: a bare cuLaunchKernel (an empty kernel,
- * and the plan's own kernel with the plan's arguments), kf_plan_run in
+ * and the plan's own kernel with the plan's arguments), the
+ * cuLaunchKernelEx with programmatic dependent launch that plain mode makes
+ * on sm_90 (docs/runtime.md), kf_plan_run in
  * plain and graph mode on a 1-launch plan (the 64-op chain on 4096 f32),
  * a bare cuGraphLaunch of a 1-node graph, and the queries a run may make.
  * Prints kfuse's added host time (issue 8: at most 1 us) and the end-to-end
@@ -36,11 +38,12 @@ typedef struct bench {
   CUfunction empty, fn; /* the empty kernel (NULL if PTX JIT failed); the plan's */
   void **argv;          /* the plan's bound arguments */
   uint32_t grid, block;
+  bool pdl; /* plain runs launch with programmatic dependent launch */
   CUgraphExec exec; /* 1 node: the plan's kernel */
   int calls;
 } bench;
 
-typedef enum what { W_EMPTY, W_KERNEL, W_PLAIN, W_GRAPH, W_GRAPHLAUNCH, W_GETCTX, W_CAPTURING } what;
+typedef enum what { W_EMPTY, W_KERNEL, W_KERNEL_PDL, W_PLAIN, W_GRAPH, W_GRAPHLAUNCH, W_GETCTX, W_CAPTURING } what;
 
 static int call(bench *b, what w) {
   CUresult r = CUDA_SUCCESS;
@@ -53,6 +56,17 @@ static int call(bench *b, what w) {
     case W_KERNEL:
       r = b->d->LaunchKernel(b->fn, b->grid, 1, 1, b->block, 1, 1, 0, b->stream, b->argv, NULL);
       break;
+    case W_KERNEL_PDL: {
+      CUlaunchAttribute at;
+      memset(&at, 0, sizeof at);
+      at.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+      at.value.programmaticStreamSerializationAllowed = 1;
+      CUlaunchConfig cfg = {.gridDimX = b->grid, .gridDimY = 1, .gridDimZ = 1,
+                            .blockDimX = b->block, .blockDimY = 1, .blockDimZ = 1,
+                            .hStream = b->stream, .attrs = &at, .numAttrs = 1};
+      r = b->d->LaunchKernelEx(&cfg, b->fn, b->argv, NULL);
+      break;
+    }
     case W_PLAIN:
     case W_GRAPH:
       return kf_plan_run(b->plan, &b->in, 1, &b->out, 1, b->stream) == KF_OK ? 0 : -1;
@@ -164,20 +178,23 @@ static int measure(bench *b, const char *stream_name) {
   printf("stream %s: median of %d batches of %d calls\n", stream_name, b->calls / BATCH, BATCH);
   double a = b->empty ? host_us(b, W_EMPTY) : -1;
   double ak = host_us(b, W_KERNEL);
+  double ax = host_us(b, W_KERNEL_PDL);
   double pl = host_us(b, W_PLAIN);
   double gr = host_us(b, W_GRAPH);
   double gl = host_us(b, W_GRAPHLAUNCH);
   double gc = host_us(b, W_GETCTX), ic = host_us(b, W_CAPTURING);
   row("(a)  cuLaunchKernel, empty kernel", a);
   row("(a') cuLaunchKernel, the plan's kernel and args", ak);
+  row("(a\") cuLaunchKernelEx, the same with PDL", ax);
   row("(b)  kf_plan_run, plain mode", pl);
   row("(c)  kf_plan_run, graph mode", gr);
   row("(d)  cuGraphLaunch, 1-node graph", gl);
   row("(e)  cuCtxGetCurrent", gc);
   row("(f)  cuStreamIsCapturing", ic);
-  printf("  kfuse adds, plain: b - a' = %+.2f us (b - a = %+.2f); graph: c - d = %+.2f us "
+  /* against the launch plain mode makes: with PDL or without */
+  printf("  kfuse adds, plain: b - %s = %+.2f us (b - a = %+.2f); graph: c - d = %+.2f us "
          "(target <= 1 us)\n",
-         pl - ak, a >= 0 ? pl - a : 0.0, gr - gl);
+         b->pdl ? "a\"" : "a'", pl - (b->pdl ? ax : ak), a >= 0 ? pl - a : 0.0, gr - gl);
   double e2e_g = end_to_end_us(b, KF_MODE_GRAPH, 1000), e2e_p = end_to_end_us(b, KF_MODE_PLAIN, 1000);
   printf("  end to end, 1000 runs back to back: graph %.2f us/run (target <= 8), plain %.2f us/run\n",
          e2e_g, e2e_p);
@@ -242,12 +259,14 @@ int main(int argc, char **argv) {
   b.argv = l->argv;
   b.grid = l->grid;
   b.block = l->block;
+  b.pdl = b.plan->rt->pdl && l->grid_dep;
   CUmodule mod = NULL;
   CUgraph graph = NULL;
   b.empty = empty_kernel(b.d, &mod);
   b.exec = one_node_graph(&b, &graph);
-  printf("bench_host: %s, %d launch(es) in the plan (grid %u, block %u), %d calls each%s\n",
-         rt->info.name, kf_plan_num_launches(b.plan), b.grid, b.block, b.calls,
+  printf("bench_host: %s, %d launch(es) in the plan (grid %u, block %u, %s), %d calls each%s\n",
+         rt->info.name, kf_plan_num_launches(b.plan), b.grid, b.block,
+         b.pdl ? "plain mode launches with PDL" : "plain mode launches without PDL", b.calls,
          b.empty ? "" : "; the empty PTX kernel did not load");
   int rc = measure(&b, "NULL (legacy default, as torch's default stream)");
   CUstream s = NULL;
