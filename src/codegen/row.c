@@ -812,9 +812,10 @@ static void redo_elems(row_emit *re, cg_buf *out) {
  * over the first ones. That second computation is rare, so it is compact:
  * emitted once, in loops that are not unrolled, reading the inputs again
  * from memory (unchanged: no output overlaps an input). Unrolled per chunk
- * over the held registers, as it was, it doubled the output phase's code:
- * softmax_bf16 took 253 ms in NVRTC, 185 without it (docs/performance.md,
- * C1). The unaligned fallback keeps the per-element form (compact). */
+ * over the held registers, as it was, it doubled the output phase's code
+ * (softmax_bf16: 245-253 ms in NVRTC then, 197-202 now; 96 registers then,
+ * 80 now; docs/performance.md, C1). The unaligned fallback keeps the
+ * per-element form (compact). */
 static void emit_outputs(row_emit *re) {
   cg_buf decl = {0}, pre = {0}, elems = {0}, after = {0}, stores = {0}, redo = {0};
   cg_gen_reset_memo(&re->gen);
