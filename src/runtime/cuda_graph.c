@@ -1,9 +1,7 @@
 /* cuda_graph.c - graph mode: the plan built once as an explicit CUDA Graph
  * (one kernel node per launch, edges from the schedule's dependencies, so
- * independent launches run concurrently; programmatic edges where plain
- * runs would use programmatic dependent launch), instantiated once,
- * replayed on the caller's stream; new tensor addresses update kernel
- * nodes in place. */
+ * independent launches run concurrently), instantiated once, replayed on
+ * the caller's stream; new tensor addresses update kernel nodes in place. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -39,21 +37,6 @@ static int collect_deps(const struct rt_plan *rp, int L, CUgraphNode *out, int n
   return n;
 }
 
-/* Edges from each of `from` into `to`, programmatic: to's blocks may
- * launch once all blocks of the kernels it follows have started, and wait
- * in kf_grid_dep_sync for their writes, as a plain run's launches do with
- * programmatic dependent launch (docs/runtime.md). */
-static CUresult add_programmatic_edges(const rt_driver *d, CUgraph g, const CUgraphNode *from,
-                                       int n, CUgraphNode to) {
-  CUgraphEdgeData e;
-  memset(&e, 0, sizeof e);
-  e.from_port = CU_GRAPH_KERNEL_NODE_PORT_PROGRAMMATIC;
-  e.type = CU_GRAPH_DEPENDENCY_TYPE_PROGRAMMATIC;
-  CUresult r = CUDA_SUCCESS;
-  for (int i = 0; i < n && r == CUDA_SUCCESS; i++) r = d->GraphAddDependencies2(g, &from[i], &to, &e, 1);
-  return r;
-}
-
 static kf_status build(kf_plan *plan) {
   struct rt_plan *rp = plan->rt;
   const rt_driver *d = rp->rt->drv;
@@ -75,16 +58,9 @@ static kf_status build(kf_plan *plan) {
     /* Every node lists all its conflicts; redundant edges cost nothing at
      * replay time, as instantiation reduces them. */
     int nd = collect_deps(rp, L, deps, 0);
-    /* every node it follows is a kernel node */
-    bool prog = nd > 0 && rp->pdl && l->grid_dep && d->GraphAddDependencies2;
     CUDA_KERNEL_NODE_PARAMS_v2 p = node_params(l);
-    r = d->GraphAddKernelNode(&l->node, rp->graph, prog ? NULL : deps, prog ? 0 : (size_t)nd, &p);
-    if (r != CUDA_SUCCESS) {
-      st = rt_fail(plan->ctx, plan, rp->rt, r, "cuGraphAddKernelNode");
-    } else if (prog) {
-      r = add_programmatic_edges(d, rp->graph, deps, nd, l->node);
-      if (r != CUDA_SUCCESS) st = rt_fail(plan->ctx, plan, rp->rt, r, "cuGraphAddDependencies");
-    }
+    r = d->GraphAddKernelNode(&l->node, rp->graph, deps, (size_t)nd, &p);
+    if (r != CUDA_SUCCESS) st = rt_fail(plan->ctx, plan, rp->rt, r, "cuGraphAddKernelNode");
   }
   free(deps);
   if (st == KF_OK) {

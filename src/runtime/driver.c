@@ -20,17 +20,15 @@ typedef struct proc_lookup {
   PFN_cuGetProcAddress_v11030 v1;
 } proc_lookup;
 
-/* sym's entry at ABI version `version` (RT_DRIVER_ABI for the required
- * table). */
-static bool lookup_one(const proc_lookup *pl, const char *sym, int version, void **fn) {
+static bool lookup_one(const proc_lookup *pl, const char *sym, void **fn) {
   CUresult r;
   *fn = NULL;
   if (pl->v2) {
     CUdriverProcAddressQueryResult q = CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
-    r = pl->v2(sym, fn, version, CU_GET_PROC_ADDRESS_DEFAULT, &q);
+    r = pl->v2(sym, fn, RT_DRIVER_ABI, CU_GET_PROC_ADDRESS_DEFAULT, &q);
     if (r == CUDA_SUCCESS && q != CU_GET_PROC_ADDRESS_SUCCESS) *fn = NULL;
   } else {
-    r = pl->v1(sym, fn, version, CU_GET_PROC_ADDRESS_DEFAULT);
+    r = pl->v1(sym, fn, RT_DRIVER_ABI, CU_GET_PROC_ADDRESS_DEFAULT);
   }
   return r == CUDA_SUCCESS && *fn != NULL;
 }
@@ -51,7 +49,7 @@ static void load_real(void) {
     return; /* the library stays loaded: unloading a driver is never safe */
   }
 #define RT_DRIVER_LOOKUP_(field, sym, type)                                        \
-  if (!lookup_one(&pl, #sym, RT_DRIVER_ABI, (void **)&real_driver.field)) {        \
+  if (!lookup_one(&pl, #sym, (void **)&real_driver.field)) {                       \
     snprintf(real_err, sizeof real_err,                                            \
              "the NVIDIA driver lacks %s (kfuse needs CUDA 12.0 or newer); "       \
              "compiling still works with --arch sm_90",                            \
@@ -60,10 +58,6 @@ static void load_real(void) {
   }
   RT_DRIVER_ENTRIES(RT_DRIVER_LOOKUP_)
 #undef RT_DRIVER_LOOKUP_
-#define RT_DRIVER_LOOKUP_OPT_(field, sym, type, version) \
-  lookup_one(&pl, #sym, version, (void **)&real_driver.field);
-  RT_DRIVER_OPTIONAL(RT_DRIVER_LOOKUP_OPT_)
-#undef RT_DRIVER_LOOKUP_OPT_
   real_driver.name = "libcuda.so.1";
   real_status = KF_OK;
 }

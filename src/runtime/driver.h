@@ -85,21 +85,11 @@
   X(GraphExecDestroy, cuGraphExecDestroy, PFN_cuGraphExecDestroy_v10000)         \
   X(GraphDestroy, cuGraphDestroy, PFN_cuGraphDestroy_v10000)
 
-/* X(field, symbol, typedef, version): entries newer than RT_DRIVER_ABI,
- * each requested at the version that brought its signature; NULL where
- * the driver lacks it, and every caller checks. */
-#define RT_DRIVER_OPTIONAL(X)                                                        \
-  X(GraphAddDependencies2, cuGraphAddDependencies, PFN_cuGraphAddDependencies_v12030, \
-    12030)
-
 typedef struct rt_driver {
   const char *name; /* "libcuda.so.1" or "fake" */
 #define RT_DRIVER_FIELD_(field, sym, type) type field;
   RT_DRIVER_ENTRIES(RT_DRIVER_FIELD_)
 #undef RT_DRIVER_FIELD_
-#define RT_DRIVER_OPT_FIELD_(field, sym, type, version) type field;
-  RT_DRIVER_OPTIONAL(RT_DRIVER_OPT_FIELD_)
-#undef RT_DRIVER_OPT_FIELD_
 } rt_driver;
 
 /* The driver table: the fake one if a test installed it, else the real one,

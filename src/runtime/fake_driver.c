@@ -562,18 +562,6 @@ static CUresult f_GraphAddKernelNode(CUgraphNode *n, CUgraph g, const CUgraphNod
   return CUDA_SUCCESS;
 }
 
-/* One line per edge: "GraphAddDependencies n1 -> n3 programmatic". */
-static CUresult f_GraphAddDependencies2(CUgraph g, const CUgraphNode *from, const CUgraphNode *to,
-                                        const CUgraphEdgeData *e, size_t n) {
-  char a[32], b[32];
-  INJECT("GraphAddDependencies");
-  if (hkind(g) != K_GRAPH) return CUDA_ERROR_INVALID_HANDLE;
-  for (size_t i = 0; i < n; i++)
-    logf_("GraphAddDependencies %s -> %s %s", hname(from[i], a, sizeof a), hname(to[i], b, sizeof b),
-          e && e[i].type == CU_GRAPH_DEPENDENCY_TYPE_PROGRAMMATIC ? "programmatic" : "default");
-  return CUDA_SUCCESS;
-}
-
 static CUresult f_GraphInstantiateWithFlags(CUgraphExec *x, CUgraph g, unsigned long long fl) {
   char b[32], c[32];
   (void)fl;
@@ -660,7 +648,6 @@ static const rt_driver fake_table = {
     .GraphExecKernelNodeSetParams = f_GraphExecKernelNodeSetParams,
     .GraphExecDestroy = f_GraphExecDestroy,
     .GraphDestroy = f_GraphDestroy,
-    .GraphAddDependencies2 = f_GraphAddDependencies2,
 };
 
 const rt_driver *rt_fake_driver(void) {
