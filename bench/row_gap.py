@@ -18,7 +18,8 @@ Prints, for kfuse and torch.compile:
   - kfuse writing into outputs at 8 other addresses (100-run loops): how
     much the placement of the written rows moves the time;
   - with --partners, instead of the above: kfuse alone, then interleaved
-    with torch.compile's, eager's and a copy kernel on the same input;
+    with torch.compile's, eager's and a copy kernel on the same input, and
+    with Triton copies whose loads are evict_last or evict_first in L2;
   - with --cupti, instead of the above: the kernels' own start and end
     on the GPU (CUPTI, through torch.profiler) under per-run pairs and in
     a loop, so that a gap in event timing is placed in the kernel or
@@ -39,6 +40,12 @@ import tempfile
 import time
 
 import torch
+
+try:
+    import triton
+    import triton.language as tl
+except ImportError:  # the Triton copies among --partners are left out
+    triton = None
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
@@ -153,6 +160,33 @@ def spans_line(label, mode, durs, gaps, evs):
             (label, mode, len(durs), st(durs), st(gaps), st(evs)))
 
 
+# Copies whose loads carry one L2 eviction policy each (--partners): does a
+# kernel that leaves lines marked evict_last in L2 (as Inductor's first
+# pass over a row does) slow the L2 prefetch of the kfuse kernel after it?
+if triton is not None:
+    @triton.jit
+    def _copy_evict_last(src, dst, n, BLOCK: tl.constexpr):
+        offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+        m = offs < n
+        tl.store(dst + offs, tl.load(src + offs, mask=m, eviction_policy="evict_last"), mask=m)
+
+    @triton.jit
+    def _copy_evict_first(src, dst, n, BLOCK: tl.constexpr):
+        offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+        m = offs < n
+        tl.store(dst + offs, tl.load(src + offs, mask=m, eviction_policy="evict_first"), mask=m)
+
+
+def triton_copies(src, dst):
+    """(label, function) for each Triton copy of src into dst."""
+    if triton is None:
+        return ()
+    n, block = src.numel(), 4096
+    grid = (triton.cdiv(n, block),)
+    return (("Triton copy, evict_last", lambda: _copy_evict_last[grid](src, dst, n, BLOCK=block)),
+            ("Triton copy, evict_first", lambda: _copy_evict_first[grid](src, dst, n, BLOCK=block)))
+
+
 def partners(kf, compiled, eager, ins):
     """kfuse's per-run pairs alone, then interleaved run by run with each
     of three other kernels reading the same input: whether a kernel ahead
@@ -160,11 +194,11 @@ def partners(kf, compiled, eager, ins):
     whether that depends on which kernel it is."""
     tmp = torch.empty_like(ins[0])
     others = (("torch.compile", compiled), ("eager", lambda: eager(*ins)),
-              ("copy of input 0", lambda: tmp.copy_(ins[0])))
+              ("copy of input 0", lambda: tmp.copy_(ins[0]))) + triton_copies(ins[0], tmp)
     print("  alone, 200 per-run event pairs: kfuse %s" % spread(event_times(kf, iters=200)))
     for label, f in others:
         ta, tb = interleaved(kf, f)
-        print("  interleaved with %-15s kfuse %s | %s median %.4f" %
+        print("  interleaved with %-25s kfuse %s | %s median %.4f" %
               (label + ":", spread(ta), label, statistics.median(tb)))
     return 0
 
