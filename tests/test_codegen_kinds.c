@@ -305,6 +305,15 @@ START_TEST(row_l2_prefetch) {
     cg_launch_src_free(&src);
   }
   unsetenv("KFUSE_ROW_L2PF");
+  /* KFUSE_ROW_L2PF_LAST=1: prefetched evict_last, the row's own lines
+   * given back the normal priority (compiled by NVRTC here) */
+  setenv("KFUSE_ROW_L2PF_LAST", "1", 1);
+  row_case(KF_F32, 8192, 8192, 1, "layernorm_f32_l2pf_last", &src);
+  unsetenv("KFUSE_ROW_L2PF_LAST");
+  ck_assert_ptr_nonnull(strstr(src.source, "  kf_l2_normal(p0 + (long long)r * 8192, 32768u, lane, G);"));
+  ck_assert_ptr_nonnull(strstr(src.source, "kf_prefetch_l2_bulk_last(p0 + (long long)(r + kf_l2pf_rows) * 8192, 32768u);"));
+  ck_assert(src.l2_prefetch);
+  cg_launch_src_free(&src);
   G_keep_arch = "sm_80";
   row_case(KF_F32, 8192, 8192, 1, "layernorm_f32_sm80", &src);
   G_keep_arch = "sm_90";
