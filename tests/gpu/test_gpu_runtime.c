@@ -1,7 +1,8 @@
 /* test_gpu_runtime.c - the runtime on a real GPU: every example graph fused
  * against the CPU reference (or, when too big for it, against the same graph
  * unfused on the GPU), plain / streams / graph modes agreeing (graph
- * mode with new addresses updated in place), a caller's capture, DLPack,
+ * mode with new addresses updated in place), a caller's capture, plain runs
+ * back to back and captured with programmatic dependent launch, DLPack,
  * a caller's workspace, and a tensor of more than 2^31 elements. Skips
  * (exit 77) without a GPU. */
 #include <dirent.h>
@@ -290,6 +291,68 @@ START_TEST(capture_into_callers_graph) {
 }
 END_TEST
 
+/* Plain mode launches with programmatic dependent launch on sm_90: each
+ * kernel may launch while the one ahead of it drains, and waits for it in
+ * kf_grid_dep_sync. Two input sets run alternately, back to back with no
+ * sync between, through one shared workspace: a kernel that read or wrote
+ * before the one ahead of it was done (in its own run or the run before)
+ * would show in the outputs of the last two runs. Then the same plain runs
+ * are captured into the caller's graph (there PDL launches become
+ * programmatic edges) and replayed. */
+START_TEST(pdl_back_to_back_and_captured) {
+  int64_t rows = gpu_small() ? 64 : 1024, cols = gpu_small() ? 256 : 1024;
+  kf_graph *g = branches_graph(rows, cols);
+  kf_options opt;
+  kf_options_init(&opt);
+  opt.fusion = false; /* a chain of launches through the workspace */
+  kf_plan *plan;
+  ck_assert_int_eq(kf_compile(G_ctx, g, &opt, &plan), KF_OK);
+  ck_assert_int_eq(kf_plan_load(plan), KF_OK);
+  run_io io[2];
+  for (int k = 0; k < 2; k++) {
+    io_setup(g, &io[k], 21 + (uint64_t)k);
+    ck_assert_int_eq(kf_graph_run_reference(g, io[k].hin, io[k].n_in, io[k].href, io[k].n_out),
+                     KF_OK);
+    io_poison(&io[k]);
+  }
+  for (int rep = 0; rep < 40; rep++) {
+    run_io *r = &io[rep % 2];
+    ck_assert_msg(kf_plan_run(plan, r->din, r->n_in, r->dout, r->n_out, NULL) == KF_OK, "%s",
+                  kf_plan_errmsg(plan));
+  }
+  for (int k = 0; k < 2; k++) {
+    io_fetch(&io[k]);
+    ck_assert_int_eq(io_check(g, &io[k], "back to back"), 0);
+  }
+  CUstream s;
+  ck_assert_int_eq(G_drv->StreamCreateWithPriority(&s, CU_STREAM_NON_BLOCKING, 0), CUDA_SUCCESS);
+  ck_assert_int_eq(G_drv->StreamBeginCapture(s, CU_STREAM_CAPTURE_MODE_GLOBAL), CUDA_SUCCESS);
+  for (int k = 0; k < 2; k++)
+    ck_assert_msg(kf_plan_run(plan, io[k].din, io[k].n_in, io[k].dout, io[k].n_out, s) == KF_OK,
+                  "%s", kf_plan_errmsg(plan));
+  CUgraph cg = NULL;
+  ck_assert_int_eq(G_drv->StreamEndCapture(s, &cg), CUDA_SUCCESS);
+  CUgraphExec x;
+  ck_assert_int_eq(G_drv->GraphInstantiateWithFlags(&x, cg, 0), CUDA_SUCCESS);
+  for (int k = 0; k < 2; k++) io_poison(&io[k]);
+  for (int rep = 0; rep < 3; rep++) ck_assert_int_eq(G_drv->GraphLaunch(x, s), CUDA_SUCCESS);
+  for (int k = 0; k < 2; k++) {
+    io_fetch(&io[k]);
+    ck_assert_int_eq(io_check(g, &io[k], "captured"), 0);
+  }
+  printf("pdl: %d launches per run with %s; 40 alternating runs back to back and a captured "
+         "pair agree with the reference\n",
+         kf_plan_num_launches(plan),
+         plan->rt->pdl ? "programmatic dependent launch" : "plain launches (no PDL here)");
+  G_drv->GraphExecDestroy(x);
+  G_drv->GraphDestroy(cg);
+  G_drv->StreamDestroy(s);
+  for (int k = 0; k < 2; k++) io_free(&io[k]);
+  kf_plan_destroy(plan);
+  kf_graph_destroy(g);
+}
+END_TEST
+
 START_TEST(dlpack_and_callers_workspace) {
   kf_graph *g = branches_graph(32, 256);
   kf_options opt;
@@ -376,6 +439,7 @@ static Suite *make_suite(void) {
   tcase_add_test(tc, unaligned_tensors);
   tcase_add_test(tc, modes_agree);
   tcase_add_test(tc, capture_into_callers_graph);
+  tcase_add_test(tc, pdl_back_to_back_and_captured);
   tcase_add_test(tc, dlpack_and_callers_workspace);
   tcase_add_test(tc, more_than_2_31_elements);
   suite_add_tcase(s, tc);
