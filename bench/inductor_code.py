@@ -2,8 +2,9 @@
 """inductor_code.py - what torch.compile generates for the suite's row
 workloads: the Triton kernels Inductor writes for softmax and layernorm on
 8192x8192 (f32 and bf16), with the launch configurations it weighed, so
-that kfuse's row kernels can be compared with the one that beats them
-(layernorm_f32: torch.compile 0.131 ms, kfuse 0.134 ms; docs/status.md).
+that kfuse's row kernels can be compared with Inductor's (layernorm_f32,
+the one workload where torch.compile is ahead by per-run event pairs:
+0.1305 against 0.1319 ms in session 7; performance.md).
 
   python3 bench/inductor_code.py [--out DIR] [--rows 8192] [--cols 8192] [--only W,...]
 

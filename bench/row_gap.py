@@ -3,8 +3,9 @@
 runs: one row workload of the suite (default layernorm_f32) timed by
 kfuse (a bound plan) and torch.compile on the same tensors, in several
 ways, so that a gap seen in one timing can be told from the kernels
-themselves (docs/status.md: layernorm_f32 0.134 ms against Inductor's
-0.1305, while ncu times the two kernels within 0.4%).
+themselves (performance.md, session 7: layernorm_f32 0.1319 ms against
+Inductor's 0.1305 by per-run event pairs, 0.1283 against 0.1299 back to
+back, and kfuse's kernel the shorter one under CUPTI).
 
   python3 bench/row_gap.py [--workload layernorm_f32] [--runs 20000]
 
