@@ -424,10 +424,16 @@ typedef struct kf_options {
                             than this fraction below its parts' (0.20);
                             <= 0: never split */
   int streams;           /* streams in KF_MODE_STREAMS (4) */
+  bool pdl;              /* plain runs on sm_90 (driver 12.3+) launch with
+                            programmatic dependent launch: each kernel may
+                            start while the one ahead drains, and waits for
+                            its writes (docs/runtime.md). false: plain
+                            launches */
 } kf_options;
 
 /* Fills defaults: fusion and horizontal packing on (unless KFUSE_NO_FUSION
- * or KFUSE_NO_HORIZONTAL is set to 1), arch NULL, KF_MODE_PLAIN, 0.20, 4. */
+ * or KFUSE_NO_HORIZONTAL is set to 1), arch NULL, KF_MODE_PLAIN, 0.20, 4,
+ * pdl on (unless KFUSE_PDL is set to 0). */
 KF_API void kf_options_init(kf_options *opt);
 
 /* Text renderings of a plan. */

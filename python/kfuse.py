@@ -44,7 +44,8 @@ class _Tensor(ctypes.Structure):
 class _Options(ctypes.Structure):
     _fields_ = [("fusion", ctypes.c_bool), ("horizontal", ctypes.c_bool),
                 ("arch", ctypes.c_char_p), ("mode", ctypes.c_int),
-                ("occupancy_drop", ctypes.c_double), ("streams", ctypes.c_int)]
+                ("occupancy_drop", ctypes.c_double), ("streams", ctypes.c_int),
+                ("pdl", ctypes.c_bool)]
 
 
 def _find_library():
@@ -139,7 +140,7 @@ class Plan:
     """A compiled graph; call it with torch tensors."""
 
     def __init__(self, ctx, graph, fusion=True, horizontal=True, mode="plain", arch=None,
-                 check=None):
+                 check=None, pdl=None):
         self.ctx = ctx
         self.check = check or os.environ.get("KFUSE_CHECK") or "new"
         if self.check not in CHECKS:
@@ -149,6 +150,8 @@ class Plan:
         opt.fusion = fusion
         opt.horizontal = horizontal
         opt.mode = MODES[mode]
+        if pdl is not None:  # None: kf_options_init's default (on unless KFUSE_PDL=0)
+            opt.pdl = bool(pdl)
         if arch:
             opt.arch = arch.encode()
         self.h = _P()
@@ -290,7 +293,7 @@ def torch_dtype(name):
 def compile_yaml(path, ctx=None, **kw):
     """Loads a graph file and compiles it for the current GPU, or for
     arch="sm_90" (any sm_XX) where there is none. Other keywords go to Plan:
-    fusion, horizontal, mode, check."""
+    fusion, horizontal, mode, check, pdl."""
     ctx = ctx or default_context()
     g = _P()
     st = _lib.kf_graph_load_yaml(ctx.h, path.encode(), ctypes.byref(g))

@@ -148,6 +148,19 @@ class Binding(unittest.TestCase):
             kfuse.compile_yaml(graph("examples/graphs/softmax.yaml"), arch="sm_90",
                                check="sometimes")
 
+    def test_options_struct(self):
+        # the ctypes mirror of kf_options is the C struct: kf_options_init
+        # fills every field, the last (pdl) included, and the defaults come
+        # back as the header gives them
+        o = kfuse._Options()
+        kfuse._lib.kf_options_init(ctypes.byref(o))
+        self.assertEqual((o.fusion, o.horizontal, o.mode, o.streams, o.pdl),
+                         (os.environ.get("KFUSE_NO_FUSION") != "1",
+                          os.environ.get("KFUSE_NO_HORIZONTAL") != "1", 0, 4,
+                          os.environ.get("KFUSE_PDL") != "0"))
+        self.assertAlmostEqual(o.occupancy_drop, 0.20)
+        kfuse.compile_yaml(graph("examples/graphs/softmax.yaml"), arch="sm_90", pdl=False)
+
     def test_torch_not_imported(self):
         self.assertNotIn("torch", sys.modules)
 

@@ -287,8 +287,8 @@ END_TEST
 /* Plain runs launch with programmatic dependent launch on sm_90 with a
  * CUDA 12.3+ driver (the fake's), each kernel that starts with
  * kf_grid_dep_sync (grid_dep; a kernel without it would race with the one
- * ahead); the launches streams mode forks never do (an event orders them,
- * not the kernel ahead in their stream). */
+ * ahead), unless kf_options.pdl is false; the launches streams mode forks
+ * never do (an event orders them, not the kernel ahead in their stream). */
 START_TEST(programmatic_dependent_launch) {
   ck_assert_int_eq(load(), KF_OK);
   ck_assert_int_eq(run(CALLER), KF_OK);
@@ -307,6 +307,22 @@ START_TEST(programmatic_dependent_launch) {
   ck_assert_int_ge(rt_fake_find(before, "LaunchKernel fn=k0_exp_heavy", " pdl"), 0);
   ck_assert_int_eq(rt_fake_find(before, "LaunchKernel fn=k1_exp", " pdl"), -1);
   ck_assert_int_ge(rt_fake_find(before, "LaunchKernel fn=k1_exp", NULL), 0);
+  /* kf_options.pdl = false: plain launches, whatever the kernels */
+  F.src[1].grid_dep = true;
+  F.plan->options.pdl = false;
+  ck_assert_int_eq(load(), KF_OK);
+  before = rt_fake_count();
+  ck_assert_int_eq(run(CALLER), KF_OK);
+  ck_assert_int_eq(rt_fake_count_prefix("LaunchKernel"), 3 * NL);
+  ck_assert_int_eq(rt_fake_find(before, "LaunchKernel", " pdl"), -1);
+  /* its default: on, unless KFUSE_PDL=0 */
+  kf_options o;
+  kf_options_init(&o);
+  ck_assert(o.pdl);
+  setenv("KFUSE_PDL", "0", 1);
+  kf_options_init(&o);
+  unsetenv("KFUSE_PDL");
+  ck_assert(!o.pdl);
   ck_assert_int_eq(kf_plan_set_mode(F.plan, KF_MODE_STREAMS), KF_OK);
   ck_assert_int_eq(load(), KF_OK);
   before = rt_fake_count();

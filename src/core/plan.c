@@ -18,6 +18,8 @@ void kf_options_init(kf_options *opt) {
   opt->mode = KF_MODE_PLAIN;
   opt->occupancy_drop = 0.20;
   opt->streams = 4;
+  const char *pdl = getenv("KFUSE_PDL");
+  opt->pdl = !(pdl && strcmp(pdl, "0") == 0);
 }
 
 kf_status core_plan_error(kf_plan *plan, kf_status st, const char *fmt, ...) {

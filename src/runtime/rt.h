@@ -116,7 +116,8 @@ struct rt_plan {
   bool ws_owned;    /* allocated by kfuse (freed by kfuse) */
   bool ws_caller;   /* handed in by kf_plan_set_workspace */
   kf_run_mode mode;
-  bool pdl; /* plain runs launch with programmatic dependent launch (rt_pdl_wanted) */
+  bool pdl; /* plain runs launch with programmatic dependent launch
+               (kf_options.pdl and rt_pdl_wanted) */
   /* validation cache (launch.c), kept across reloads: per tensor slot the
    * address the driver last vouched for; checked_set: those addresses, as
    * a set, passed every check (overlaps too), so a run bringing them again

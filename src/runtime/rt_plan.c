@@ -224,7 +224,7 @@ kf_status rt_plan_load_images(kf_plan *plan, const rt_image *images, int n) {
     if (st == KF_OK && images[i].src->persistent) fit_persistent(rt, &rp->launches[i]);
     if (st == KF_OK && images[i].src->l2_prefetch) set_l2_prefetch(plan, rt, &rp->launches[i]);
   }
-  rp->pdl = rt_pdl_wanted(rt);
+  rp->pdl = plan->options.pdl && rt_pdl_wanted(rt);
   if (st == KF_OK) st = rt_schedule(plan, plan->options.streams);
   if (st == KF_OK) st = ensure_workspace(plan, rt);
   if (st == KF_OK) {
