@@ -38,6 +38,7 @@ typedef struct bench {
   CUfunction empty, fn; /* the empty kernel (NULL if PTX JIT failed); the plan's */
   void **argv;          /* the plan's bound arguments */
   uint32_t grid, block;
+  const rt_launch *launch; /* the plan's one launch */
   bool pdl; /* plain runs launch with programmatic dependent launch */
   CUgraphExec exec; /* 1 node: the plan's kernel */
   int calls;
@@ -57,13 +58,9 @@ static int call(bench *b, what w) {
       r = b->d->LaunchKernel(b->fn, b->grid, 1, 1, b->block, 1, 1, 0, b->stream, b->argv, NULL);
       break;
     case W_KERNEL_PDL: {
+      CUlaunchConfig cfg;
       CUlaunchAttribute at;
-      memset(&at, 0, sizeof at);
-      at.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
-      at.value.programmaticStreamSerializationAllowed = 1;
-      CUlaunchConfig cfg = {.gridDimX = b->grid, .gridDimY = 1, .gridDimZ = 1,
-                            .blockDimX = b->block, .blockDimY = 1, .blockDimZ = 1,
-                            .hStream = b->stream, .attrs = &at, .numAttrs = 1};
+      rt_pdl_config(b->launch, b->stream, &cfg, &at);
       r = b->d->LaunchKernelEx(&cfg, b->fn, b->argv, NULL);
       break;
     }
@@ -259,7 +256,8 @@ int main(int argc, char **argv) {
   b.argv = l->argv;
   b.grid = l->grid;
   b.block = l->block;
-  b.pdl = b.plan->rt->pdl && l->grid_dep;
+  b.launch = l;
+  b.pdl = l->pdl;
   CUmodule mod = NULL;
   CUgraph graph = NULL;
   b.empty = empty_kernel(b.d, &mod);

@@ -317,42 +317,41 @@ void rt_bind_args(kf_plan *plan, const kf_tensor *in, const kf_tensor *out) {
   bind_io(plan, &io);
 }
 
-bool rt_pdl_wanted(const rt_state *rt) {
-  return rt->info.cc_major >= 9 && rt->info.driver_version >= 12030;
+/* The launch may overlap the end of the kernel ahead of it in the stream;
+ * the kernel's blocks wait for it in kf_grid_dep_sync (common.cuh). */
+void rt_pdl_config(const rt_launch *l, CUstream s, CUlaunchConfig *cfg, CUlaunchAttribute *attr) {
+  memset(attr, 0, sizeof *attr);
+  attr->id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+  attr->value.programmaticStreamSerializationAllowed = 1;
+  *cfg = (CUlaunchConfig){.gridDimX = l->grid,
+                          .gridDimY = 1,
+                          .gridDimZ = 1,
+                          .blockDimX = l->block,
+                          .blockDimY = 1,
+                          .blockDimZ = 1,
+                          .sharedMemBytes = l->smem,
+                          .hStream = s,
+                          .attrs = attr,
+                          .numAttrs = 1};
 }
 
-/* cuLaunchKernelEx with programmatic stream serialization: the launch may
- * overlap the end of the kernel ahead of it in the stream; the kernel's
- * blocks wait for it in kf_grid_dep_sync (templates/common.cuh). */
-static CUresult launch_pdl(const rt_driver *drv, const rt_launch *l, CUstream stream) {
-  CUlaunchAttribute attr;
-  memset(&attr, 0, sizeof attr);
-  attr.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
-  attr.value.programmaticStreamSerializationAllowed = 1;
-  CUlaunchConfig cfg = {.gridDimX = l->grid,
-                        .gridDimY = 1,
-                        .gridDimZ = 1,
-                        .blockDimX = l->block,
-                        .blockDimY = 1,
-                        .blockDimZ = 1,
-                        .sharedMemBytes = l->smem,
-                        .hStream = stream,
-                        .attrs = &attr,
-                        .numAttrs = 1};
-  return drv->LaunchKernelEx(&cfg, l->fn, l->argv, NULL);
-}
-
-kf_status rt_launch_one(kf_plan *plan, int i, CUstream stream, bool pdl) {
+kf_status rt_launch_one(kf_plan *plan, int i, CUstream stream, bool plain) {
   rt_launch *l = &plan->rt->launches[i];
   const rt_driver *drv = plan->rt->rt->drv;
   if (l->grid == 0) return KF_OK; /* an empty tensor: nothing to do */
   /* Unwatched, a launch pays this one check (docs/performance.md). */
   bool span = rt_spans_on();
   if (span) rt_nvtx_pushf("launch %s", l->entry);
-  pdl = pdl && l->grid_dep;
-  CUresult r = pdl ? launch_pdl(drv, l, stream)
-                   : drv->LaunchKernel(l->fn, l->grid, 1, 1, l->block, 1, 1, l->smem, stream,
-                                       l->argv, NULL);
+  bool pdl = plain && l->pdl;
+  CUresult r;
+  if (pdl) {
+    CUlaunchConfig cfg;
+    CUlaunchAttribute attr;
+    rt_pdl_config(l, stream, &cfg, &attr);
+    r = drv->LaunchKernelEx(&cfg, l->fn, l->argv, NULL);
+  } else {
+    r = drv->LaunchKernel(l->fn, l->grid, 1, 1, l->block, 1, 1, l->smem, stream, l->argv, NULL);
+  }
   if (span) rt_nvtx_pop();
   if (r != CUDA_SUCCESS) {
     char what[96];
@@ -364,9 +363,8 @@ kf_status rt_launch_one(kf_plan *plan, int i, CUstream stream, bool pdl) {
 
 kf_status rt_run_plain(kf_plan *plan, CUstream stream) {
   kf_status st = KF_OK;
-  bool pdl = plan->rt->pdl;
   for (int i = 0; i < plan->rt->n_launches && st == KF_OK; i++)
-    st = rt_launch_one(plan, i, stream, pdl);
+    st = rt_launch_one(plan, i, stream, true);
   return st;
 }
 

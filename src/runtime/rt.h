@@ -91,7 +91,10 @@ typedef struct rt_launch {
   int64_t cost;       /* bytes moved, + 1 */
   int64_t to_sink;    /* longest cost path from here to the end */
   bool critical;
-  bool grid_dep;      /* the kernel waits in kf_grid_dep_sync: PDL allowed */
+  bool pdl;           /* plain runs launch it with programmatic dependent
+                         launch: the plan asks (kf_options.pdl), the device
+                         allows (sm_90, driver 12.3+) and the kernel starts
+                         with kf_grid_dep_sync (cg_launch_src.grid_dep) */
   int stream;         /* pool index in streams mode */
   CUevent done;       /* recorded after it when another stream waits */
   CUgraphNode node;
@@ -116,8 +119,6 @@ struct rt_plan {
   bool ws_owned;    /* allocated by kfuse (freed by kfuse) */
   bool ws_caller;   /* handed in by kf_plan_set_workspace */
   kf_run_mode mode;
-  bool pdl; /* plain runs launch with programmatic dependent launch
-               (kf_options.pdl and rt_pdl_wanted) */
   /* validation cache (launch.c), kept across reloads: per tensor slot the
    * address the driver last vouched for; checked_set: those addresses, as
    * a set, passed every check (overlaps too), so a run bringing them again
@@ -168,14 +169,14 @@ kf_status rt_validate_ex(kf_plan *plan, rt_state *rt, const kf_tensor *in, int n
                          const kf_tensor *out, int n_out, bool ask_driver);
 void rt_bind_args(kf_plan *plan, const kf_tensor *in, const kf_tensor *out);
 kf_status rt_run_plain(kf_plan *plan, CUstream stream);
-/* Launch i on stream; with pdl, it may begin while the kernel ahead of it
- * in the stream drains (its blocks wait in kf_grid_dep_sync). */
-kf_status rt_launch_one(kf_plan *plan, int i, CUstream stream, bool pdl);
-/* Whether plain runs on this device use programmatic dependent launch (for
- * the kernels generated with kf_grid_dep_sync, rt_launch.grid_dep): sm_90
- * or newer, and a driver of CUDA 12.3 or newer (stream capture records
- * such launches from 12.3 on). */
-bool rt_pdl_wanted(const rt_state *rt);
+/* Launch i on stream. With plain (plain mode's order: each launch after the
+ * kernel ahead of it in the stream), a launch marked rt_launch.pdl may
+ * begin while that kernel drains (its blocks wait in kf_grid_dep_sync). */
+kf_status rt_launch_one(kf_plan *plan, int i, CUstream stream, bool plain);
+/* The cuLaunchKernelEx configuration of launch l on stream s with
+ * programmatic stream serialization (attr is the one attribute cfg points
+ * to): what plain mode launches, and what bench_host times bare. */
+void rt_pdl_config(const rt_launch *l, CUstream s, CUlaunchConfig *cfg, CUlaunchAttribute *attr);
 
 /* streams.c */
 /* Computes dependencies, costs, the critical path and stream assignment

@@ -99,6 +99,13 @@ static kf_status bind_params(kf_plan *plan, rt_launch *l, const cg_launch_src *s
   return KF_OK;
 }
 
+/* Programmatic dependent launch needs sm_90 or newer, and a driver of CUDA
+ * 12.3 or newer (stream capture records such launches from 12.3 on: a
+ * plain run inside a caller's capture is the same launches). */
+static bool pdl_allowed(const rt_state *rt) {
+  return rt->info.cc_major >= 9 && rt->info.driver_version >= 12030;
+}
+
 static kf_status load_one(kf_plan *plan, rt_state *rt, rt_launch *l, const rt_image *img) {
   const rt_driver *d = rt->drv;
   const cg_launch_src *src = img->src;
@@ -106,7 +113,7 @@ static kf_status load_one(kf_plan *plan, rt_state *rt, rt_launch *l, const rt_im
   l->grid = src->grid;
   l->block = src->block;
   l->smem = src->smem_bytes;
-  l->grid_dep = src->grid_dep;
+  l->pdl = plan->options.pdl && pdl_allowed(rt) && src->grid_dep;
   l->n_params = src->n_params;
   l->binds = calloc((size_t)src->n_params + 1, sizeof *l->binds);
   l->args = calloc((size_t)src->n_params + 1, sizeof *l->args);
@@ -224,7 +231,6 @@ kf_status rt_plan_load_images(kf_plan *plan, const rt_image *images, int n) {
     if (st == KF_OK && images[i].src->persistent) fit_persistent(rt, &rp->launches[i]);
     if (st == KF_OK && images[i].src->l2_prefetch) set_l2_prefetch(plan, rt, &rp->launches[i]);
   }
-  rp->pdl = plan->options.pdl && rt_pdl_wanted(rt);
   if (st == KF_OK) st = rt_schedule(plan, plan->options.streams);
   if (st == KF_OK) st = ensure_workspace(plan, rt);
   if (st == KF_OK) {

@@ -343,7 +343,8 @@ START_TEST(pdl_back_to_back_and_captured) {
   printf("pdl: %d launches per run with %s; 40 alternating runs back to back and a captured "
          "pair agree with the reference\n",
          kf_plan_num_launches(plan),
-         plan->rt->pdl ? "programmatic dependent launch" : "plain launches (no PDL here)");
+         plan->rt->launches[0].pdl ? "programmatic dependent launch"
+                                   : "plain launches (no PDL here)");
   G_drv->GraphExecDestroy(x);
   G_drv->GraphDestroy(cg);
   G_drv->StreamDestroy(s);
