@@ -143,6 +143,9 @@ static inline void tu_emit_arch(const kf_graph *g, tu_plan *tp, int L, const cha
                                 cg_launch_src *out) {
   cg_target t;
   ck_assert(cg_target_from_arch(arch, &t));
+  kf_options o; /* as kf_compile's defaults would set it (KFUSE_PDL) */
+  kf_options_init(&o);
+  t.grid_dep = o.pdl;
   char err[512] = "";
   kf_status st = cg_emit_launch(g, &tp->plan, L, &t, out, err, sizeof err);
   ck_assert_msg(st == KF_OK, "cg_emit_launch: %s (%s)", kf_status_name(st), err);

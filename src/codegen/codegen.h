@@ -15,6 +15,8 @@ typedef struct cg_target {
   int sm_count;           /* to size grid-stride grids; 132 on an H200 */
   int max_threads_per_sm; /* 2048 */
   int max_smem_per_block; /* opt-in maximum, bytes (227 KB on sm_90) */
+  bool grid_dep;          /* kernels start with kf_grid_dep_sync (true; the
+                             plan's kf_options.pdl) */
 } cg_target;
 
 /* Parses "sm_90" (also "sm_90a", "compute_90") into a target with that
@@ -58,14 +60,10 @@ typedef struct cg_launch_src {
    * blocks (templates/common.cuh, docs/runtime.md). */
   bool l2_prefetch;
   /* Every block starts with kf_grid_dep_sync (templates/common.cuh): the
-   * runtime may launch it with programmatic dependent launch. Set unless
-   * KFUSE_PDL=0 (cg_pdl_enabled) at code generation. */
+   * runtime may launch it with programmatic dependent launch. As
+   * cg_target.grid_dep asked. */
   bool grid_dep;
 } cg_launch_src;
-
-/* Whether generated kernels start with kf_grid_dep_sync: KFUSE_PDL is not
- * "0". */
-bool cg_pdl_enabled(void);
 
 /* Generates the launch `launch` of `plan`. out is the caller's; release its
  * contents with cg_launch_src_free. Errors: KF_ERR_UNSUPPORTED (a kernel

@@ -122,11 +122,6 @@ static void launch_decls(const kf_graph *g, const cg_launch_src *out, cg_buf *b)
               cg_storage_type(g->nodes[out->params[i].value].dtype), (int)out->params[i].value);
 }
 
-bool cg_pdl_enabled(void) {
-  const char *e = getenv("KFUSE_PDL");
-  return !(e && e[0] == '0' && !e[1]);
-}
-
 static kf_status assemble(const kf_graph *g, cg_part *parts, int n, const cg_buf *body,
                           const cg_buf *decls, const cg_buf *params, const cg_buf *route,
                           cg_launch_src *out, char *err, size_t errsize) {
@@ -154,7 +149,6 @@ static kf_status assemble(const kf_graph *g, cg_part *parts, int n, const cg_buf
     char cl[40] = "";
     if (n == 1 && parts[0].cluster > 1)
       snprintf(cl, sizeof cl, "__cluster_dims__(%d, 1, 1) ", parts[0].cluster);
-    out->grid_dep = cg_pdl_enabled();
     cg_hole holes[] = {{"entry", out->entry},
                        {"cluster", cl},
                        {"THREADS", th},
@@ -232,6 +226,7 @@ static kf_status emit_launch(const kf_graph *g, const fuse_plan *plan, const fus
     emit_route(parts, n, &route);
     launch_decls(g, out, &params);
   }
+  out->grid_dep = t->grid_dep;
   if (st == KF_OK) st = assemble(g, parts, n, &body, &decls, &params, &route, out, err, errsize);
   cg_buf_free(&body);
   cg_buf_free(&decls);

@@ -18,6 +18,7 @@ KF_API char *kf_plan_source(kf_plan *plan, int launch, const char *arch) {
     core_plan_error(plan, KF_ERR_INVALID_ARG, "kf_plan_source: bad arch '%s'", a);
     return NULL;
   }
+  t.grid_dep = plan->options.pdl;
   cg_launch_src src;
   char err[512] = "";
   kf_status st = cg_emit_launch(plan->graph, plan->fuse, launch, &t, &src, err, sizeof err);
