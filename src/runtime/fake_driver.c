@@ -506,34 +506,34 @@ static CUresult f_EventElapsedTime(float *ms, CUevent a, CUevent b) {
 
 /* ---- launches, graphs ---------------------------------------------------- */
 
-static CUresult f_LaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
-                               unsigned by, unsigned bz, unsigned smem, CUstream s,
-                               void **params, void **extra) {
+/* Both launch entries log one LaunchKernel line; " pdl" at its end when
+ * the launch carries programmatic stream serialization (the only attribute
+ * kfuse sets). Failures injected for "LaunchKernel" hit both. */
+static CUresult launch(CUfunction f, unsigned gx, unsigned bx, unsigned smem, CUstream s,
+                       void **params, bool pdl) {
   char b[32], a[512];
-  (void)gy, (void)gz, (void)by, (void)bz, (void)extra;
   INJECT("LaunchKernel");
   if (hkind(f) != K_FUNC) return CUDA_ERROR_INVALID_HANDLE;
-  logf_("LaunchKernel fn=%s grid=%u block=%u smem=%u stream=%s args=%s", fname(f), gx, bx, smem,
-        hname(s, b, sizeof b), args_str(params, a, sizeof a));
+  logf_("LaunchKernel fn=%s grid=%u block=%u smem=%u stream=%s args=%s%s", fname(f), gx, bx, smem,
+        hname(s, b, sizeof b), args_str(params, a, sizeof a), pdl ? " pdl" : "");
   return CUDA_SUCCESS;
 }
 
-/* Logged as a LaunchKernel line ending in " pdl" when the launch carries
- * programmatic stream serialization (the only attribute kfuse sets). */
+static CUresult f_LaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
+                               unsigned by, unsigned bz, unsigned smem, CUstream s,
+                               void **params, void **extra) {
+  (void)gy, (void)gz, (void)by, (void)bz, (void)extra;
+  return launch(f, gx, bx, smem, s, params, false);
+}
+
 static CUresult f_LaunchKernelEx(const CUlaunchConfig *c, CUfunction f, void **params,
                                  void **extra) {
-  char b[32], a[512];
   (void)extra;
-  INJECT("LaunchKernel");
-  if (hkind(f) != K_FUNC) return CUDA_ERROR_INVALID_HANDLE;
   bool pdl = false;
   for (unsigned i = 0; i < c->numAttrs; i++)
     if (c->attrs[i].id == CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION)
       pdl = c->attrs[i].value.programmaticStreamSerializationAllowed != 0;
-  logf_("LaunchKernel fn=%s grid=%u block=%u smem=%u stream=%s args=%s%s", fname(f), c->gridDimX,
-        c->blockDimX, c->sharedMemBytes, hname(c->hStream, b, sizeof b),
-        args_str(params, a, sizeof a), pdl ? " pdl" : "");
-  return CUDA_SUCCESS;
+  return launch(f, c->gridDimX, c->blockDimX, c->sharedMemBytes, c->hStream, params, pdl);
 }
 
 static CUresult f_GraphCreate(CUgraph *g, unsigned int flags) {
