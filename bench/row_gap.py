@@ -166,16 +166,10 @@ def spans_line(label, mode, durs, gaps, evs):
 # pass over a row does) slow the L2 prefetch of the kfuse kernel after it?
 if triton is not None:
     @triton.jit
-    def _copy_evict_last(src, dst, n, BLOCK: tl.constexpr):
+    def _copy(src, dst, n, BLOCK: tl.constexpr, POLICY: tl.constexpr):
         offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
         m = offs < n
-        tl.store(dst + offs, tl.load(src + offs, mask=m, eviction_policy="evict_last"), mask=m)
-
-    @triton.jit
-    def _copy_evict_first(src, dst, n, BLOCK: tl.constexpr):
-        offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
-        m = offs < n
-        tl.store(dst + offs, tl.load(src + offs, mask=m, eviction_policy="evict_first"), mask=m)
+        tl.store(dst + offs, tl.load(src + offs, mask=m, eviction_policy=POLICY), mask=m)
 
 
 def triton_copies(src, dst):
@@ -184,8 +178,9 @@ def triton_copies(src, dst):
         return ()
     n, block = src.numel(), 4096
     grid = (triton.cdiv(n, block),)
-    return (("Triton copy, evict_last", lambda: _copy_evict_last[grid](src, dst, n, BLOCK=block)),
-            ("Triton copy, evict_first", lambda: _copy_evict_first[grid](src, dst, n, BLOCK=block)))
+    return tuple(("Triton copy, %s" % p,
+                  lambda p=p: _copy[grid](src, dst, n, BLOCK=block, POLICY=p))
+                 for p in ("evict_last", "evict_first"))
 
 
 def partners(kf, compiled, eager, ins):
