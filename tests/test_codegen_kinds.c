@@ -66,6 +66,14 @@ static void row_case(kf_dtype dt, int64_t rows, int64_t cols, int which, const c
   kf_graph_destroy(g);
 }
 
+/* row_case with the environment variable var set to value for it alone. */
+static void row_case_env(const char *var, const char *value, kf_dtype dt, int64_t rows,
+                         int64_t cols, int which, const char *what, cg_launch_src *keep) {
+  setenv(var, value, 1);
+  row_case(dt, rows, cols, which, what, keep);
+  unsetenv(var);
+}
+
 /* How many times needle occurs in hay. */
 static int count_of(const char *hay, const char *needle) {
   int n = 0;
@@ -259,9 +267,7 @@ START_TEST(grid_dep_sync) {
   ck_assert_msg(!strncmp(body, ") {\n  kf_grid_dep_sync();\n", 26), "entry body: %.80s", body);
   ck_assert(src.grid_dep);
   cg_launch_src_free(&src);
-  setenv("KFUSE_PDL", "0", 1);
-  row_case(KF_F32, 8192, 8192, 1, "layernorm_f32_no_dep", &src);
-  unsetenv("KFUSE_PDL");
+  row_case_env("KFUSE_PDL", "0", KF_F32, 8192, 8192, 1, "layernorm_f32_no_dep", &src);
   ck_assert_ptr_null(strstr(src.source, "kf_grid_dep_sync();"));
   ck_assert(!src.grid_dep);
   cg_launch_src_free(&src);
@@ -299,17 +305,13 @@ START_TEST(row_l2_prefetch) {
   /* a value that is not a distance is the default, not "off" */
   static const char *const bad[] = {"abc", "-3", "70000", "12x"};
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-    setenv("KFUSE_ROW_L2PF", bad[i], 1);
-    row_case(KF_F32, 8192, 8192, 1, "layernorm_f32_bad_l2pf", &src);
+    row_case_env("KFUSE_ROW_L2PF", bad[i], KF_F32, 8192, 8192, 1, "layernorm_f32_bad_l2pf", &src);
     ck_assert_msg(src.l2_prefetch, "KFUSE_ROW_L2PF=%s", bad[i]);
     cg_launch_src_free(&src);
   }
-  unsetenv("KFUSE_ROW_L2PF");
   /* KFUSE_ROW_L2PF_LAST=1: prefetched evict_last, the row's own lines
    * given back the normal priority (compiled by NVRTC here) */
-  setenv("KFUSE_ROW_L2PF_LAST", "1", 1);
-  row_case(KF_F32, 8192, 8192, 1, "layernorm_f32_l2pf_last", &src);
-  unsetenv("KFUSE_ROW_L2PF_LAST");
+  row_case_env("KFUSE_ROW_L2PF_LAST", "1", KF_F32, 8192, 8192, 1, "layernorm_f32_l2pf_last", &src);
   ck_assert_ptr_nonnull(strstr(src.source, "  kf_l2_normal(p0 + (long long)r * 8192, 32768u, lane, G);"));
   ck_assert_ptr_nonnull(strstr(src.source, "kf_prefetch_l2_bulk_last(p0 + (long long)(r + kf_l2pf_rows) * 8192, 32768u);"));
   ck_assert(src.l2_prefetch);
