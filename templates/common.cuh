@@ -178,36 +178,6 @@ KF_INLINE void kf_prefetch_l2_bulk(const void *p, unsigned bytes) {
   (void)bytes;
 #endif
 }
-// The same, the lines brought in marked evict_last, so that they outlast
-// lines of normal priority until read (KFUSE_ROW_L2PF_LAST: a kernel ahead
-// that left evict_last lines in L2 otherwise has them evicted first).
-KF_INLINE void kf_prefetch_l2_bulk_last(const void *p, unsigned bytes) {
-#if __CUDA_ARCH__ >= 900
-  asm volatile("{\n .reg .b64 kf_pol;\n createpolicy.fractional.L2::evict_last.b64 kf_pol, 1.0;\n"
-               " cp.async.bulk.prefetch.L2.global.L2::cache_hint [%0], %1, kf_pol;\n}" ::"l"(p),
-               "r"(bytes)
-               : "memory");
-#else
-  (void)p;
-  (void)bytes;
-#endif
-}
-// Gives the 128-byte lines wholly inside [p, p + bytes) the normal L2
-// eviction priority back, thread `lane` of `n` taking every n-th line: a
-// row read after kf_prefetch_l2_bulk_last leaves nothing marked to stay.
-KF_INLINE void kf_l2_normal(const void *p, unsigned bytes, int lane, int n) {
-#if __CUDA_ARCH__ >= 800
-  const unsigned long long e = (unsigned long long)p + bytes;
-  for (unsigned long long q = (((unsigned long long)p + 127ull) & ~127ull) + 128ull * lane;
-       q + 128ull <= e; q += 128ull * n)
-    asm volatile("applypriority.global.L2::evict_normal [%0], 128;" ::"l"(q) : "memory");
-#else
-  (void)p;
-  (void)bytes;
-  (void)lane;
-  (void)n;
-#endif
-}
 // Programmatic dependent launch (sm_90; docs/runtime.md): the runtime may
 // launch a kernel while the kernel ahead of it in the stream still drains.
 // Every block first lets the kernel after it begin its launch (so that its

@@ -309,13 +309,6 @@ START_TEST(row_l2_prefetch) {
     ck_assert_msg(src.l2_prefetch, "KFUSE_ROW_L2PF=%s", bad[i]);
     cg_launch_src_free(&src);
   }
-  /* KFUSE_ROW_L2PF_LAST=1: prefetched evict_last, the row's own lines
-   * given back the normal priority (compiled by NVRTC here) */
-  row_case_env("KFUSE_ROW_L2PF_LAST", "1", KF_F32, 8192, 8192, 1, "layernorm_f32_l2pf_last", &src);
-  ck_assert_ptr_nonnull(strstr(src.source, "  kf_l2_normal(p0 + (long long)r * 8192, 32768u, lane, G);"));
-  ck_assert_ptr_nonnull(strstr(src.source, "kf_prefetch_l2_bulk_last(p0 + (long long)(r + kf_l2pf_rows) * 8192, 32768u);"));
-  ck_assert(src.l2_prefetch);
-  cg_launch_src_free(&src);
   G_keep_arch = "sm_80";
   row_case(KF_F32, 8192, 8192, 1, "layernorm_f32_sm80", &src);
   G_keep_arch = "sm_90";

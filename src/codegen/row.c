@@ -933,19 +933,9 @@ static int64_t l2_prefetch_fixed(bool *off) {
   return v >= 1 && v <= 65536 ? v : 0;
 }
 
-/* KFUSE_ROW_L2PF_LAST=1: the rows ahead are prefetched marked evict_last
- * in L2, and each block gives its own row's lines the normal priority back
- * once done with them (a knob for measurements: after a kernel that left
- * evict_last lines in L2, plain prefetched rows are evicted before use and
- * cost 3.5%; performance.md, "K5 again"). */
-static bool l2_prefetch_last(void) {
-  const char *e = getenv("KFUSE_ROW_L2PF_LAST");
-  return e && !strcmp(e, "1");
-}
-
 static void emit_prefetch_next_rows(row_emit *re) {
   const fuse_kernel *k = re->a->k;
-  bool off, last = l2_prefetch_last();
+  bool off;
   int64_t fixed = l2_prefetch_fixed(&off);
   /* held rows, a block per row, alone in the launch (the distance counts the
    * launch's resident blocks), not staged, not split */
@@ -960,14 +950,11 @@ static void emit_prefetch_next_rows(row_emit *re) {
     const ir_node *n = &re->a->g->nodes[v];
     int64_t bytes = re->cols * (int64_t)kf_dtype_size(n->dtype);
     if (numel_of(n) != k->rows * k->cols || bytes % 16 || bytes > (1LL << 31)) continue;
-    if (last)
-      cg_printf(&re->body, "  kf_l2_normal(p%d + (long long)r * %lld, %lldu, lane, G);\n", (int)v,
-                (long long)re->cols, (long long)bytes);
     cg_printf(&re->body,
               "  // input %%%d: the row %s ahead into L2 (emit_prefetch_next_rows)\n"
               "  if (lane == 0%s && r + %s < %lld)\n"
-              "    kf_prefetch_l2_bulk%s(p%d + (long long)(r + %s) * %lld, %lldu);\n",
-              (int)v, d, on, d, (long long)k->rows, last ? "_last" : "", (int)v, d,
+              "    kf_prefetch_l2_bulk(p%d + (long long)(r + %s) * %lld, %lldu);\n",
+              (int)v, d, on, d, (long long)k->rows, (int)v, d,
               (long long)re->cols, (long long)bytes);
     re->a->part->l2_prefetch |= !fixed;
   }
