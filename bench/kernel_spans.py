@@ -165,7 +165,9 @@ def inductor_kernel(cfn, ins):
     arguments Inductor passed it, the outputs of that call). Exits when the
     compiled code has more than one kernel."""
     from torch._inductor.runtime.triton_heuristics import CachingAutotuner
-    tuned = [o for o in gc.get_objects() if isinstance(o, CachingAutotuner) and o.launchers]
+    # type(), not isinstance(): the heap holds weak proxies to freed objects
+    tuned = [o for o in gc.get_objects()
+             if issubclass(type(o), CachingAutotuner) and getattr(o, "launchers", None)]
     if len(tuned) != 1:
         sys.exit("kernel_spans: torch.compile ran %d Triton kernels (%s); one is needed" %
                  (len(tuned), ", ".join(getattr(o.fn, "__name__", "?") for o in tuned)))
@@ -189,7 +191,8 @@ def patch_inductor(k, keep=None):
     """Inductor's kernel source with the trace added, imported from a file
     (Triton reads a kernel's source from its file): the JIT function. The
     patched source is also written to `keep` when given."""
-    src = k.fn.src
+    src = getattr(k.fn, "src", None) or inspect.getsource(k.fn.fn)
+    src = src[re.search(r"^def ", src, re.M).start():]
     if re.search(r"^\s+return\b", src, re.M):
         sys.exit("kernel_spans: Inductor's kernel returns early; the end timer would miss it")
     head = open(inspect.getsourcefile(k.fn.fn)).read()
@@ -197,7 +200,7 @@ def patch_inductor(k, keep=None):
     m = re.search(r"^def (\w+)\((.*?)\):\n", src, re.M | re.S)
     name = m.group(1)
     body = src[m.end():]
-    ind = re.match(r"[ \t]*", body).group(0)
+    ind = re.search(r"^([ \t]+)\S", body, re.M).group(1)
     pre = "\n".join(ind + s for s in (
         "kf_t0 = " + TR_TIME,
         "kf_c = " + TR_COUNT)) + "\n"
@@ -224,7 +227,7 @@ def patch_inductor(k, keep=None):
 
 def inductor_launch(k, jit, args, trace):
     """A function launching the patched kernel as Inductor launched its own."""
-    cfg = k.launchers[0].config
+    cfg = getattr(k.launchers[0], "config", None) or k.configs[0]
     kw = dict(cfg.kwargs)
     ints = [a for a in args if isinstance(a, int)]
     grid = (triton.cdiv(ints[0], kw.get("XBLOCK", 1)),)
