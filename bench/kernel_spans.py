@@ -12,13 +12,13 @@ yet without a profiler torch.compile's per-run event pairs are 1% shorter
 script reads the GPU's global timer from inside both kernels instead.
 
 How each side is instrumented (same scheme on both):
-  - at entry, one thread of each block takes a ticket (an atomic add on a
-    counter; run = ticket / blocks per grid) and reads %globaltimer;
-  - kfuse also reads it again after kf_grid_dep_sync (the programmatic
-    dependent launch wait);
-  - at the end, after a block barrier, one thread reads it again and
-    folds the block into its run's slots: earliest start, latest end,
-    latest start.
+  - at entry, thread 0 of each block reads %globaltimer;
+  - kfuse's reads it again after kf_grid_dep_sync (the programmatic
+    dependent launch wait), and there loads its block's run counter;
+  - at the end, after a block barrier, thread 0 reads the timer again and
+    stores the block's times for that run and the counter plus one: plain
+    stores to addresses no other block writes, no atomics (atomics on
+    shared slots, tried first, contend in one L2 slice).
 kfuse's kernel comes from its own templates with horizontal.cu (the entry)
 patched, through KFUSE_TEMPLATE_DIR, and runs through kfuse's own launch
 path (a bound plan). Inductor's kernel is the one torch.compile chose: its
@@ -56,48 +56,55 @@ import kfuse  # noqa: E402
 import suite  # noqa: E402
 from timing import event_times, loop_us  # noqa: E402
 
-MAX_RUNS = 4096
-SLOTS = 4  # per run: min start, min start after the dependency wait, max end, max start
+# The trace: a run counter per block, then each block's start, start after
+# the dependency wait and end for each run, as plain stores at addresses no
+# other block touches (atomics on shared slots contended in one L2 slice and
+# slowed the kernels they measured by 5-17%).
+MAX_RUNS = 240
+MAX_BLOCKS = 16384
 BIG = (1 << 63) - 1
 
 
 def new_trace():
-    t = torch.zeros(1 + SLOTS * MAX_RUNS, dtype=torch.int64, device="cuda")
-    reset(t)
-    return t
+    return torch.zeros(MAX_BLOCKS * (1 + 3 * MAX_RUNS), dtype=torch.int64, device="cuda")
 
 
 def reset(t):
     torch.cuda.synchronize()
-    v = t[1:].view(MAX_RUNS, SLOTS)
-    t[0] = 0
-    v[:, 0] = BIG
-    v[:, 1] = BIG
-    v[:, 2] = 0
-    v[:, 3] = 0
+    t.zero_()
     torch.cuda.synchronize()
 
 
 def read(t, runs):
-    """Per run: (span, wait, spread) in us, and the gaps between runs."""
+    """Per run, in us: the span from the first block's start to the last
+    block's end, the wait in griddepcontrol.wait (kfuse; empty otherwise),
+    the launch spread (last block start - first block start), the mean
+    block lifetime, and the gaps from one run's end to the next's start."""
     torch.cuda.synchronize()
-    v = t[1:1 + SLOTS * runs].view(runs, SLOTS).cpu().tolist()
-    span = [(r[2] - r[0]) / 1000.0 for r in v]
-    wait = [(r[1] - r[0]) / 1000.0 for r in v if r[1] != BIG]
-    spread = [(r[3] - r[0]) / 1000.0 for r in v]
-    gaps = [(b[0] - a[2]) / 1000.0 for a, b in zip(v, v[1:])]
-    return span, wait, spread, gaps
+    v = t[MAX_BLOCKS:].view(3, MAX_RUNS, MAX_BLOCKS)[:, :runs]
+    t0, t1, t2 = v[0], v[1], v[2]
+    has = t2 > 0
+    start = torch.where(has, t0, BIG).min(1).values
+    last = torch.where(has, t0, 0).max(1).values
+    end = t2.max(1).values
+    waited = torch.where(has & (t1 > 0), t1, BIG).min(1).values
+    life = ((t2 - t0) * has).sum(1) / has.sum(1).clamp(min=1)
+    start, last, end, waited = (x.tolist() for x in (start, last, end, waited))
+    span = [(e - s) / 1000.0 for s, e in zip(start, end)]
+    wait = [(w - s) / 1000.0 for s, w in zip(start, waited) if w != BIG]
+    spread = [(la - s) / 1000.0 for s, la in zip(start, last)]
+    gaps = [(b - a) / 1000.0 for a, b in zip(end, start[1:])]
+    return span, wait, spread, (life / 1000.0).tolist(), gaps
 
 
 # ---- kfuse: the entry template patched ----------------------------------------
 
-# Thread 0 of each block reads the run counter after the dependency wait
-# and keeps it in a register until the end (a load whose value is used only
-# there does not stall the block); every write is a fire-and-forget
-# reduction (red.global in PTX, no result to wait for), so a block retires
-# as soon as its work is done.
+# Thread 0 of each block reads its block's run counter after the dependency
+# wait and keeps it in a register until the end (a load whose value is used
+# only there does not stall the block); the block's times and its counter
+# are stored at the end, after a block barrier.
 KF_START = """  __shared__ unsigned long long kf_tr_t0, kf_tr_t1;
-  unsigned long long kf_tr_c = 0;
+  unsigned long long kf_tr_c = ~0ull;
   if (threadIdx.x == 0) {
     unsigned long long t0;
     asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
@@ -108,21 +115,25 @@ KF_AFTER_DEP = """  if (threadIdx.x == 0) {
     unsigned long long t1;
     asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t1));
     kf_tr_t1 = t1;
-    asm volatile("ld.volatile.global.u64 %0, [%1];" : "=l"(kf_tr_c) : "l"(KF_TR));
+    if (blockIdx.x < KF_B) kf_tr_c = *(volatile unsigned long long *)(KF_TR + blockIdx.x);
   }
 """
 KF_FOLD = """  __syncthreads();
-  if (threadIdx.x == 0) {
+  if (threadIdx.x == 0 && kf_tr_c < KF_R) {
     unsigned long long t2;
     asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t2));
-    unsigned long long *s = KF_TR + 1 + 4 * (kf_tr_c / gridDim.x);
-    asm volatile("red.global.min.u64 [%0], %1;" :: "l"(s), "l"(kf_tr_t0) : "memory");
-    asm volatile("red.global.min.u64 [%0], %1;" :: "l"(s + 1), "l"(kf_tr_t1) : "memory");
-    asm volatile("red.global.max.u64 [%0], %1;" :: "l"(s + 2), "l"(t2) : "memory");
-    asm volatile("red.global.max.u64 [%0], %1;" :: "l"(s + 3), "l"(kf_tr_t0) : "memory");
-    asm volatile("red.global.add.u64 [%0], 1;" :: "l"(KF_TR) : "memory");
+    unsigned long long *s = KF_TR + KF_B + kf_tr_c * KF_B + blockIdx.x;
+    s[0] = kf_tr_t0;
+    s[KF_R * KF_B] = kf_tr_t1;
+    s[2 * KF_R * KF_B] = t2;
+    KF_TR[blockIdx.x] = kf_tr_c + 1;
   }
 """
+
+
+def kf_fill(text, addr):
+    return (text.replace("KF_TR", "((unsigned long long *)0x%xull)" % addr)
+            .replace("KF_B", "%dull" % MAX_BLOCKS).replace("KF_R", "%dull" % MAX_RUNS))
 
 
 def kfuse_templates(addr):
@@ -137,27 +148,29 @@ def kfuse_templates(addr):
     hole = "{{dep}}{{route}}}"
     if text.count(hole) != 1:
         sys.exit("kernel_spans: horizontal.cu has no single '%s'; update the patch" % hole)
-    tr = "((unsigned long long *)0x%xull)" % addr
-    text = text.replace(hole, KF_START + "{{dep}}" + KF_AFTER_DEP.replace("KF_TR", tr) +
-                        "{{route}}" + KF_FOLD.replace("KF_TR", tr) + "}")
+    text = text.replace(hole, KF_START + "{{dep}}" + kf_fill(KF_AFTER_DEP, addr) +
+                        "{{route}}" + kf_fill(KF_FOLD, addr) + "}")
     open(path, "w").write(text)
     return dst
 
 
 # ---- Inductor: its chosen kernel, patched ---------------------------------------
 
-# The same for Triton: inline PTX, run by every thread, the reductions
-# predicated on thread 0; kf_trace is the trace's address as an integer.
+# The same for Triton: inline PTX run by every thread, the counter's load
+# and the stores predicated on thread 0 (and on the run fitting the trace);
+# kf_trace is the trace's address as an integer.
 TR_TIME = ('tl.inline_asm_elementwise("mov.u64 $0, %globaltimer;", "=l,r", '
            '[tl.program_id(0)], dtype=tl.int64, is_pure=False, pack=1)')
-TR_COUNT = ('tl.inline_asm_elementwise("ld.volatile.global.u64 $0, [$1];", "=l,l", '
-            '[kf_trace], dtype=tl.int64, is_pure=False, pack=1)')
+TR_T0 = ("{ .reg .pred kp; .reg .u32 kt; mov.u32 kt, %tid.x; setp.eq.u32 kp, kt, 0; ")
+TR_COUNT = ('tl.inline_asm_elementwise("' + TR_T0 + 'mov.u64 $0, 0xFFFFFFFFFFFFFFFF; '
+            '@kp ld.volatile.global.u64 $0, [$1]; }", "=l,l", [kf_trace + 8 * kf_pid], '
+            'dtype=tl.int64, is_pure=False, pack=1)')
 
 
-def tr_red(op, addr, val):
-    return ('tl.inline_asm_elementwise("{ .reg .pred kp; .reg .u32 kt; mov.u32 kt, %%tid.x; '
-            'setp.eq.u32 kp, kt, 0; @kp red.global.%s.u64 [$1], $2; mov.u32 $0, 0; }", '
-            '"=r,l,l", [%s, %s], dtype=tl.int32, is_pure=False, pack=1)' % (op, addr, val))
+def tr_st(addr, val):
+    return ('tl.inline_asm_elementwise("' + TR_T0 + '.reg .pred kq; setp.ne.u32 kq, $3, 0; '
+            'and.pred kp, kp, kq; @kp st.global.u64 [$1], $2; mov.u32 $0, 0; }", '
+            '"=r,l,l,r", [%s, %s, kf_ok], dtype=tl.int32, is_pure=False, pack=1)' % (addr, val))
 
 
 def inductor_kernel(cfn, ins):
@@ -203,15 +216,16 @@ def patch_inductor(k, keep=None):
     ind = re.search(r"^([ \t]+)\S", body, re.M).group(1)
     pre = "\n".join(ind + s for s in (
         "kf_t0 = " + TR_TIME,
+        "kf_pid = tl.program_id(0).to(tl.int64)",
         "kf_c = " + TR_COUNT)) + "\n"
     post = "\n".join(ind + s for s in (
         "tl.debug_barrier()",
         "kf_t2 = " + TR_TIME,
-        "kf_s = kf_trace + 8 * (1 + 4 * (kf_c // tl.num_programs(0)))",
-        tr_red("min", "kf_s", "kf_t0"),
-        tr_red("max", "kf_s + 16", "kf_t2"),
-        tr_red("max", "kf_s + 24", "kf_t0"),
-        tr_red("add", "kf_trace", "kf_t0 * 0 + 1"))) + "\n"
+        "kf_ok = ((kf_c >= 0) & (kf_c < %d) & (kf_pid < %d)).to(tl.int32)" % (MAX_RUNS, MAX_BLOCKS),
+        "kf_s = kf_trace + 8 * (%d + kf_c * %d + kf_pid)" % (MAX_BLOCKS, MAX_BLOCKS),
+        tr_st("kf_s", "kf_t0"),
+        tr_st("kf_s + %d" % (16 * MAX_RUNS * MAX_BLOCKS), "kf_t2"),
+        tr_st("kf_trace + 8 * kf_pid", "kf_c + 1"))) + "\n"
     new = ("%s\n@triton.jit\ndef %s(kf_trace, %s):\n%s%s%s" %
            (head, name, m.group(2), pre, body.rstrip() + "\n", post))
     d = tempfile.mkdtemp(prefix="kf_spans_ind_")
@@ -242,27 +256,30 @@ def med(v):
     return statistics.median(v) if v else float("nan")
 
 
+def stats(v):
+    q = statistics.quantiles(v, n=10)
+    return "%.2f us (p10 %.2f p90 %.2f)" % (med(v), q[0], q[-1])
+
+
 def measure(label, fn, trace, runs):
     """Per-run pairs, then a loop, each with the trace read back."""
     for _ in range(5):
         fn()
     reset(trace)
     pairs = event_times(fn, warmup=0, iters=runs)
-    span, wait, spread, gaps = read(trace, runs)
-    print("  %-22s per-run pairs: pair %.4f ms | span %.2f us (p10 %.2f p90 %.2f) | gap %.2f us"
-          " | launch spread %.2f us | dep wait %s" %
-          (label, med(pairs), med(span), *statistics.quantiles(span, n=10)[0:9:8], med(gaps),
-           med(spread), "%.2f us" % med(wait) if wait else "-"))
+    span, wait, spread, life, gaps = read(trace, runs)
+    print("  %-22s per-run pairs: pair %.4f ms | span %s | gap %.2f us | launch spread %.2f us"
+          " | block life %.2f us | dep wait %s" %
+          (label, med(pairs), stats(span), med(gaps), med(spread), med(life),
+           "%.2f us" % med(wait) if wait else "-"))
     reset(trace)
     per_run = loop_us(fn, n=runs)[0] / 1000.0
-    # loop_us runs 20 warm-up calls first: they hold the first 20 tickets
-    span, wait, spread, gaps = read(trace, runs + 20)
-    span, spread, gaps = span[20:], spread[20:], gaps[20:]
-    wait = wait[20:] if wait else wait
-    print("  %-22s loop of %d:     %.4f ms/run | span %.2f us (p10 %.2f p90 %.2f) | gap %.2f us"
-          " | launch spread %.2f us | dep wait %s" %
-          (label, runs, per_run, med(span), *statistics.quantiles(span, n=10)[0:9:8],
-           med(gaps), med(spread), "%.2f us" % med(wait) if wait else "-"))
+    # loop_us runs 20 warm-up calls first: they take the first 20 runs
+    span, wait, spread, life, gaps = (x[20:] for x in read(trace, runs + 20))
+    print("  %-22s loop of %d:     %.4f ms/run | span %s | gap %.2f us | launch spread %.2f us"
+          " | block life %.2f us | dep wait %s" %
+          (label, runs, per_run, stats(span), med(gaps), med(spread), med(life),
+           "%.2f us" % med(wait) if wait else "-"))
 
 
 def main():
@@ -271,8 +288,8 @@ def main():
     ap.add_argument("--runs", type=int, default=200)
     ap.add_argument("--source", help="write Inductor's patched kernel source here")
     args = ap.parse_args()
-    if args.runs + 20 > MAX_RUNS:
-        ap.error("--runs at most %d" % (MAX_RUNS - 20))
+    if args.runs + 20 > MAX_RUNS or args.runs < 10:
+        ap.error("--runs from 10 to %d" % (MAX_RUNS - 20))
     found = [w for w in suite.workloads() if w[0] == args.workload]
     if not found:
         ap.error("no workload %s" % args.workload)
