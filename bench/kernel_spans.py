@@ -27,8 +27,9 @@ by Triton with the autotuner's chosen config and launched on the arguments
 Inductor passed (captured from its run call).
 
 Printed per side and timing: the event pair (ms; the uninstrumented kernel's
-too, to show the instrumentation costs nothing measurable), the span from
-the first block's start to the last block's end (us), the gap from one
+too, to show what the instrumentation costs), the span from
+the first block's start to the last block's end (us), the tail (the last
+block's start to the end), the gap from one
 run's last block end to the next run's first block start (us), the grid's
 launch spread (last block start - first block start) and, for kfuse, the
 time blocks wait in griddepcontrol.wait. Needs a GPU, PyTorch with Triton,
@@ -269,16 +270,18 @@ def measure(label, fn, trace, runs):
     pairs = event_times(fn, warmup=0, iters=runs)
     span, wait, spread, life, gaps = read(trace, runs)
     print("  %-22s per-run pairs: pair %.4f ms | span %s | gap %.2f us | launch spread %.2f us"
-          " | block life %.2f us | dep wait %s" %
-          (label, med(pairs), stats(span), med(gaps), med(spread), med(life),
+          " | tail %.2f us | block life %.2f us | dep wait %s" %
+          (label, med(pairs), stats(span), med(gaps), med(spread),
+           med([a - b for a, b in zip(span, spread)]), med(life),
            "%.2f us" % med(wait) if wait else "-"))
     reset(trace)
     per_run = loop_us(fn, n=runs)[0] / 1000.0
     # loop_us runs 20 warm-up calls first: they take the first 20 runs
     span, wait, spread, life, gaps = (x[20:] for x in read(trace, runs + 20))
     print("  %-22s loop of %d:     %.4f ms/run | span %s | gap %.2f us | launch spread %.2f us"
-          " | block life %.2f us | dep wait %s" %
-          (label, runs, per_run, stats(span), med(gaps), med(spread), med(life),
+          " | tail %.2f us | block life %.2f us | dep wait %s" %
+          (label, runs, per_run, stats(span), med(gaps), med(spread),
+           med([a - b for a, b in zip(span, spread)]), med(life),
            "%.2f us" % med(wait) if wait else "-"))
 
 
@@ -286,6 +289,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--workload", default="layernorm_f32")
     ap.add_argument("--runs", type=int, default=200)
+    ap.add_argument("--rounds", type=int, default=2, help="rounds of the four timings")
     ap.add_argument("--source", help="write Inductor's patched kernel source here")
     args = ap.parse_args()
     if args.runs + 20 > MAX_RUNS or args.runs < 10:
@@ -338,7 +342,7 @@ def main():
     if max(errs) > 1e-4:
         print("kernel_spans: outputs differ; the timings below are not of the same work")
         return 1
-    for rnd in range(2):
+    for rnd in range(max(args.rounds, 1)):
         print("round %d" % (rnd + 1))
         for label, f in (("kfuse (uninstrumented)", lambda: bound.run(stream)),
                          ("torch.compile (uninstr.)", lambda: cfn(*ins))):
