@@ -1072,10 +1072,7 @@ static void emit_body(row_emit *re) {
   re->n_red = row_reductions(re);
   re->i_red = 0;
   emit_shared(re);
-  const char *at = getenv("KFUSE_ROW_L2PF_AT");
-  if (at && !strcmp(at, "start")) emit_prefetch_next_rows(re);
   if (re->ri.hold) emit_hold(re);
-  if (at && !strcmp(at, "hold")) emit_prefetch_next_rows(re);
   for (int i = 0; i < k->n_nodes; i++) {
     if (!is_reduce(&re->a->g->nodes[k->nodes[i]])) continue;
     int last;
@@ -1088,8 +1085,7 @@ static void emit_body(row_emit *re) {
   }
   emit_outputs(re);
   emit_row_outputs(re);
-  if (!at || (strcmp(at, "start") && strcmp(at, "hold")))
-    emit_prefetch_next_rows(re); /* at the end: no register then */
+  emit_prefetch_next_rows(re); /* at the end: no register then */
   /* a row of one reduction would write its slot for the next row before
    * the other blocks of the cluster have read it */
   if (re->ri.split > 1 && re->n_red == 1) cg_puts(&re->body, "  kf_cluster_sync();\n");
