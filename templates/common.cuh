@@ -201,28 +201,6 @@ KF_INLINE void kf_stv(S *__restrict__ p, const C (&src)[W]) {
 #pragma unroll
   for (int i = 0; i < kf_pack<S, W>::N; i++) q[i] = k.w[i];
 }
-// The same with the stored lines marked first to leave L2 (sm_80+;
-// KFUSE_ROW_STORE=l2_evict_first, a measurement knob): rows written once
-// then leave L2 room for the rows the L2 prefetch brings ahead.
-template <typename T> KF_INLINE void kf_st_l2ef(T *p, const T &v) { *p = v; }
-#if __CUDA_ARCH__ >= 800
-template <> KF_INLINE void kf_st_l2ef(uint4 *p, const uint4 &v) {
-  asm volatile("{\n .reg .b64 kf_pol;\n createpolicy.fractional.L2::evict_first.b64 kf_pol, 1.0;\n"
-               " st.global.L2::cache_hint.v4.u32 [%0], {%1, %2, %3, %4}, kf_pol;\n}" ::"l"(p),
-               "r"(v.x), "r"(v.y), "r"(v.z), "r"(v.w)
-               : "memory");
-}
-#endif
-template <typename S, int W, typename C>
-KF_INLINE void kf_stv_l2ef(S *__restrict__ p, const C (&src)[W]) {
-  kf_pack<S, W> k;
-  typedef typename kf_pack<S, W>::word word;
-#pragma unroll
-  for (int i = 0; i < W; i++) k.s[i] = kf_out<S>(src[i]);
-  word *q = reinterpret_cast<word *>(p);
-#pragma unroll
-  for (int i = 0; i < kf_pack<S, W>::N; i++) kf_st_l2ef(q + i, k.w[i]);
-}
 template <typename S> KF_INLINE S kf_ld1(const S *__restrict__ p) { return __ldg(p); }
 KF_INLINE kf_f16 kf_ld1(const kf_f16 *__restrict__ p) {
   kf_f16 h;

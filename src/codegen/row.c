@@ -732,9 +732,7 @@ static void output_elems(row_emit *re, cg_buf *decl, cg_buf *stores, bool declar
       cg_line(&re->gen, "o%d[j] = %s;", (int)v, name);
     if (!declare) continue;
     cg_printf(decl, "    %s o%d[W];\n", cg_compute_type(n->dtype), (int)v);
-    const char *sp = getenv("KFUSE_ROW_STORE"); /* measurement knob (performance.md) */
-    cg_printf(stores, "    %s<%s, W>(p%d + (r * %lld + c0), o%d);\n",
-              sp && !strcmp(sp, "l2_evict_first") ? "kf_stv_l2ef" : "kf_stv",
+    cg_printf(stores, "    kf_stv<%s, W>(p%d + (r * %lld + c0), o%d);\n",
               cg_storage_type(n->dtype), (int)v, (long long)re->cols, (int)v);
     size_t wb = kf_dtype_size(n->dtype) * (size_t)re->ri.lanes;
     cg_printf(&re->align, " && kf_aligned(p%d, %d)", (int)v, (int)(wb > 16 ? 16 : wb));
