@@ -58,7 +58,7 @@ import suite  # noqa: E402
 from timing import event_times, loop_us  # noqa: E402
 
 # The trace: a run counter per block, then each block's start, start after
-# the dependency wait and end for each run, as plain stores at addresses no
+# the dependency wait, end and SM (plus one) for each run, as plain stores at addresses no
 # other block touches (atomics on shared slots contended in one L2 slice and
 # slowed the kernels they measured by 5-17%).
 MAX_RUNS = 240
@@ -67,7 +67,7 @@ BIG = (1 << 63) - 1
 
 
 def new_trace():
-    return torch.zeros(MAX_BLOCKS * (1 + 3 * MAX_RUNS), dtype=torch.int64, device="cuda")
+    return torch.zeros(MAX_BLOCKS * (1 + 4 * MAX_RUNS), dtype=torch.int64, device="cuda")
 
 
 def reset(t):
@@ -82,7 +82,7 @@ def read(t, runs):
     the launch spread (last block start - first block start), the mean
     block lifetime, and the gaps from one run's end to the next's start."""
     torch.cuda.synchronize()
-    v = t[MAX_BLOCKS:].view(3, MAX_RUNS, MAX_BLOCKS)[:, :runs]
+    v = t[MAX_BLOCKS:].view(4, MAX_RUNS, MAX_BLOCKS)[:, :runs]
     t0, t1, t2 = v[0], v[1], v[2]
     has = t2 > 0
     start = torch.where(has, t0, BIG).min(1).values
@@ -127,6 +127,9 @@ KF_FOLD = """  __syncthreads();
     s[0] = kf_tr_t0;
     s[KF_R * KF_B] = kf_tr_t1;
     s[2 * KF_R * KF_B] = t2;
+    unsigned sm;
+    asm volatile("mov.u32 %0, %%smid;" : "=r"(sm));
+    s[3 * KF_R * KF_B] = sm + 1;
     KF_TR[blockIdx.x] = kf_tr_c + 1;
   }
 """
@@ -162,6 +165,8 @@ def kfuse_templates(addr):
 # kf_trace is the trace's address as an integer.
 TR_TIME = ('tl.inline_asm_elementwise("mov.u64 $0, %globaltimer;", "=l,r", '
            '[tl.program_id(0)], dtype=tl.int64, is_pure=False, pack=1)')
+TR_SMID = ('tl.inline_asm_elementwise("mov.u32 $0, %smid;", "=r,r", [tl.program_id(0)], '
+           'dtype=tl.int32, is_pure=False, pack=1)')
 TR_T0 = ("{ .reg .pred kp; .reg .u32 kt; mov.u32 kt, %tid.x; setp.eq.u32 kp, kt, 0; ")
 TR_COUNT = ('tl.inline_asm_elementwise("' + TR_T0 + 'mov.u64 $0, 0xFFFFFFFFFFFFFFFF; '
             '@kp ld.volatile.global.u64 $0, [$1]; }", "=l,l", [kf_trace + 8 * kf_pid], '
@@ -226,6 +231,7 @@ def patch_inductor(k, keep=None):
         "kf_s = kf_trace + 8 * (%d + kf_c * %d + kf_pid)" % (MAX_BLOCKS, MAX_BLOCKS),
         tr_st("kf_s", "kf_t0"),
         tr_st("kf_s + %d" % (16 * MAX_RUNS * MAX_BLOCKS), "kf_t2"),
+        tr_st("kf_s + %d" % (24 * MAX_RUNS * MAX_BLOCKS), TR_SMID + ".to(tl.int64) + 1"),
         tr_st("kf_trace + 8 * kf_pid", "kf_c + 1"))) + "\n"
     new = ("%s\n@triton.jit\ndef %s(kf_trace, %s):\n%s%s%s" %
            (head, name, m.group(2), pre, body.rstrip() + "\n", post))
@@ -262,12 +268,28 @@ def stats(v):
     return "%.2f us (p10 %.2f p90 %.2f)" % (med(v), q[0], q[-1])
 
 
-def measure(label, fn, trace, runs):
+def dump(trace, runs, path):
+    """Every block's start, start after the wait and end (ns from its run's
+    first start; -1 where not recorded) and SM, for the middle four runs,
+    to an .npz file: where in the grid the time goes."""
+    import numpy as np
+    torch.cuda.synchronize()
+    v = trace[MAX_BLOCKS:].view(4, MAX_RUNS, MAX_BLOCKS)[:, runs // 2:runs // 2 + 4]
+    has = v[2] > 0
+    base = torch.where(has, v[0], BIG).min(1).values[:, None]
+    t = torch.where(has.unsqueeze(0) & (v[:3] > 0), v[:3] - base, torch.full_like(v[:3], -1))
+    np.savez_compressed(path, start=t[0].cpu().numpy(), waited=t[1].cpu().numpy(),
+                        end=t[2].cpu().numpy(), sm=(v[3] - 1).cpu().numpy())
+
+
+def measure(label, fn, trace, runs, dump_to=None):
     """Per-run pairs, then a loop, each with the trace read back."""
     for _ in range(5):
         fn()
     reset(trace)
     pairs = event_times(fn, warmup=0, iters=runs)
+    if dump_to:
+        dump(trace, runs, dump_to)
     span, wait, spread, life, gaps = read(trace, runs)
     print("  %-22s per-run pairs: pair %.4f ms | span %s | gap %.2f us | launch spread %.2f us"
           " | tail %.2f us | block life %.2f us | dep wait %s" %
@@ -291,6 +313,9 @@ def main():
     ap.add_argument("--runs", type=int, default=200)
     ap.add_argument("--rounds", type=int, default=2, help="rounds of the four timings")
     ap.add_argument("--source", help="write Inductor's patched kernel source here")
+    ap.add_argument("--dump", metavar="DIR",
+                    help="write every block's times of four per-run-pair runs (first round) "
+                         "to DIR/<workload>-kfuse.npz and -inductor.npz")
     args = ap.parse_args()
     if args.runs + 20 > MAX_RUNS or args.runs < 10:
         ap.error("--runs from 10 to %d" % (MAX_RUNS - 20))
@@ -349,8 +374,10 @@ def main():
             print("  %-22s per-run pairs: pair %.4f ms; loop %.4f ms/run" %
                   (label, med(event_times(f, iters=args.runs)),
                    loop_us(f, n=args.runs)[0] / 1000.0))
-        measure("kfuse", lambda: tbound.run(stream), trace, args.runs)
-        measure("Inductor", ilaunch, trace, args.runs)
+        where = (lambda who: os.path.join(args.dump, "%s-%s.npz" % (name, who))
+                 if args.dump and rnd == 0 else None)
+        measure("kfuse", lambda: tbound.run(stream), trace, args.runs, where("kfuse"))
+        measure("Inductor", ilaunch, trace, args.runs, where("inductor"))
     return 0
 
 
