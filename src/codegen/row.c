@@ -945,13 +945,6 @@ static void emit_prefetch_next_rows(row_emit *re) {
   char d[32] = "kf_l2pf_rows"; /* the distance: set by the runtime, or fixed */
   const char *on = fixed ? "" : " && kf_l2pf_rows > 0";
   if (fixed) snprintf(d, sizeof d, "%lld", (long long)fixed);
-  /* KFUSE_ROW_L2PF_STOP=Q (1..8, a measurement knob): the last Q/4 of a
-   * distance of rows are not prefetched, so the grid's last blocks load
-   * their rows themselves */
-  const char *qs = getenv("KFUSE_ROW_L2PF_STOP");
-  int q = qs ? atoi(qs) : 0;
-  char stop[80] = "";
-  if (q >= 1 && q <= 8) snprintf(stop, sizeof stop, " + (%s * %d) / 4", d, q);
   for (int i = 0; i < k->n_inputs; i++) {
     int32_t v = k->inputs[i];
     const ir_node *n = &re->a->g->nodes[v];
@@ -959,9 +952,9 @@ static void emit_prefetch_next_rows(row_emit *re) {
     if (numel_of(n) != k->rows * k->cols || bytes % 16 || bytes > (1LL << 31)) continue;
     cg_printf(&re->body,
               "  // input %%%d: the row %s ahead into L2 (emit_prefetch_next_rows)\n"
-              "  if (lane == 0%s && r + %s%s < %lld)\n"
+              "  if (lane == 0%s && r + %s < %lld)\n"
               "    kf_prefetch_l2_bulk(p%d + (long long)(r + %s) * %lld, %lldu);\n",
-              (int)v, d, on, d, stop, (long long)k->rows, (int)v, d,
+              (int)v, d, on, d, (long long)k->rows, (int)v, d,
               (long long)re->cols, (long long)bytes);
     re->a->part->l2_prefetch |= !fixed;
   }
