@@ -31,11 +31,15 @@ too, to show what the instrumentation costs), the span from
 the first block's start to the last block's end (us), the tail (the last
 block's start to the end), the gap from one
 run's last block end to the next run's first block start (us), the grid's
-launch spread (last block start - first block start) and, for kfuse, the
-time blocks wait in griddepcontrol.wait. Needs a GPU, PyTorch with Triton,
-KFUSE_LIB (scripts/gpu-perf.sh's environment).
+launch spread (last block start - first block start), the mean block
+life and, for kfuse, the time blocks wait in griddepcontrol.wait. --dump
+DIR keeps every block's times and SM of four runs (.npz, for numpy).
+Workloads whose kfuse plan or torch.compile code has more than one kernel
+are refused. Needs a GPU, PyTorch with Triton, KFUSE_LIB
+(scripts/gpu-perf.sh's environment).
 """
 import argparse
+import atexit
 import gc
 import importlib.util
 import inspect
@@ -58,9 +62,9 @@ import suite  # noqa: E402
 from timing import event_times, loop_us  # noqa: E402
 
 # The trace: a run counter per block, then each block's start, start after
-# the dependency wait, end and SM (plus one) for each run, as plain stores at addresses no
-# other block touches (atomics on shared slots contended in one L2 slice and
-# slowed the kernels they measured by 5-17%).
+# the dependency wait, end and SM (plus one) for each run, as plain stores
+# at addresses no other block touches (atomics on shared slots contended in
+# one L2 slice and slowed the kernels they measured by 5-17%).
 MAX_RUNS = 240
 MAX_BLOCKS = 16384
 BIG = (1 << 63) - 1
@@ -236,6 +240,7 @@ def patch_inductor(k, keep=None):
     new = ("%s\n@triton.jit\ndef %s(kf_trace, %s):\n%s%s%s" %
            (head, name, m.group(2), pre, body.rstrip() + "\n", post))
     d = tempfile.mkdtemp(prefix="kf_spans_ind_")
+    atexit.register(shutil.rmtree, d, True)
     path = os.path.join(d, "kf_spans_inductor.py")
     open(path, "w").write(new)
     if keep:
@@ -331,9 +336,16 @@ def main():
     plan = kfuse.compile_yaml(graph)
     outs = plan.empty_outputs()
     bound = plan.bind(ins, outs)
-    os.environ["KFUSE_TEMPLATE_DIR"] = kfuse_templates(trace.data_ptr())
-    tplan = kfuse.compile_yaml(graph)
-    del os.environ["KFUSE_TEMPLATE_DIR"]
+    tdir = kfuse_templates(trace.data_ptr())
+    os.environ["KFUSE_TEMPLATE_DIR"] = tdir
+    try:
+        tplan = kfuse.compile_yaml(graph)
+    finally:
+        del os.environ["KFUSE_TEMPLATE_DIR"]
+        shutil.rmtree(tdir, True)
+    if tplan.launches != 1:
+        ap.error("%s: kfuse's plan has %d launches; the trace counts one kernel's blocks" %
+                 (name, tplan.launches))
     touts = tplan.empty_outputs()
     tbound = tplan.bind(ins, touts)
 
