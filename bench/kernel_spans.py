@@ -74,6 +74,11 @@ def new_trace():
     return torch.zeros(MAX_BLOCKS * (1 + 4 * MAX_RUNS), dtype=torch.int64, device="cuda")
 
 
+def per_run(t):
+    """The trace's arrays: [start, start after the wait, end, SM + 1][run][block]."""
+    return t[MAX_BLOCKS:].view(4, MAX_RUNS, MAX_BLOCKS)
+
+
 def reset(t):
     torch.cuda.synchronize()
     t.zero_()
@@ -86,7 +91,7 @@ def read(t, runs):
     the launch spread (last block start - first block start), the mean
     block lifetime, and the gaps from one run's end to the next's start."""
     torch.cuda.synchronize()
-    v = t[MAX_BLOCKS:].view(4, MAX_RUNS, MAX_BLOCKS)[:, :runs]
+    v = per_run(t)[:, :runs]
     t0, t1, t2 = v[0], v[1], v[2]
     has = t2 > 0
     start = torch.where(has, t0, BIG).min(1).values
@@ -279,12 +284,21 @@ def dump(trace, runs, path):
     to an .npz file: where in the grid the time goes."""
     import numpy as np
     torch.cuda.synchronize()
-    v = trace[MAX_BLOCKS:].view(4, MAX_RUNS, MAX_BLOCKS)[:, runs // 2:runs // 2 + 4]
+    v = per_run(trace)[:, runs // 2:runs // 2 + 4]
     has = v[2] > 0
     base = torch.where(has, v[0], BIG).min(1).values[:, None]
     t = torch.where(has.unsqueeze(0) & (v[:3] > 0), v[:3] - base, torch.full_like(v[:3], -1))
     np.savez_compressed(path, start=t[0].cpu().numpy(), waited=t[1].cpu().numpy(),
                         end=t[2].cpu().numpy(), sm=(v[3] - 1).cpu().numpy())
+
+
+def report(label, timing, spans):
+    span, wait, spread, life, gaps = spans
+    print("  %-22s %-15s %s | span %s | gap %.2f us | launch spread %.2f us | tail %.2f us"
+          " | block life %.2f us | dep wait %s" %
+          (label, timing[0], timing[1], stats(span), med(gaps), med(spread),
+           med([a - b for a, b in zip(span, spread)]), med(life),
+           "%.2f us" % med(wait) if wait else "-"))
 
 
 def measure(label, fn, trace, runs, dump_to=None):
@@ -295,21 +309,12 @@ def measure(label, fn, trace, runs, dump_to=None):
     pairs = event_times(fn, warmup=0, iters=runs)
     if dump_to:
         dump(trace, runs, dump_to)
-    span, wait, spread, life, gaps = read(trace, runs)
-    print("  %-22s per-run pairs: pair %.4f ms | span %s | gap %.2f us | launch spread %.2f us"
-          " | tail %.2f us | block life %.2f us | dep wait %s" %
-          (label, med(pairs), stats(span), med(gaps), med(spread),
-           med([a - b for a, b in zip(span, spread)]), med(life),
-           "%.2f us" % med(wait) if wait else "-"))
+    report(label, ("per-run pairs:", "pair %.4f ms" % med(pairs)), read(trace, runs))
     reset(trace)
-    per_run = loop_us(fn, n=runs)[0] / 1000.0
+    per_run_ms = loop_us(fn, n=runs)[0] / 1000.0
     # loop_us runs 20 warm-up calls first: they take the first 20 runs
-    span, wait, spread, life, gaps = (x[20:] for x in read(trace, runs + 20))
-    print("  %-22s loop of %d:     %.4f ms/run | span %s | gap %.2f us | launch spread %.2f us"
-          " | tail %.2f us | block life %.2f us | dep wait %s" %
-          (label, runs, per_run, stats(span), med(gaps), med(spread),
-           med([a - b for a, b in zip(span, spread)]), med(life),
-           "%.2f us" % med(wait) if wait else "-"))
+    report(label, ("loop of %d:" % runs, "%.4f ms/run" % per_run_ms),
+           [x[20:] for x in read(trace, runs + 20)])
 
 
 def main():
