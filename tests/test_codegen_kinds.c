@@ -288,7 +288,6 @@ START_TEST(row_l2_prefetch) {
   cg_launch_src_free(&src);
   row_case(KF_F32, 64, 131072, 0, "softmax_f32_split_l2pf", &src);
   ck_assert_ptr_null(strstr(src.source, "kf_prefetch_l2_bulk(p"));
-  cg_launch_src_free(&src);
   ck_assert(!src.l2_prefetch);
   cg_launch_src_free(&src);
   setenv("KFUSE_ROW_L2PF", "0", 1);
