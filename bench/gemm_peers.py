@@ -1,0 +1,53 @@
+"""gemm_peers.py - the peers of bench_gemm_lt in the same run: torch.matmul
+(cuBLAS) and torch._addmm_activation (cuBLASLt's bias+GELU epilogue) on the
+same shapes, random bf16 data, median of CUDA-event timings after warm-up.
+
+    python3 bench/gemm_peers.py [--quick]
+"""
+import statistics
+import sys
+
+import torch
+
+
+def median_ms(fn, reps=20, warm=5):
+    for _ in range(warm):
+        fn()
+    times = []
+    for _ in range(reps):
+        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        a.record()
+        fn()
+        b.record()
+        b.synchronize()
+        times.append(a.elapsed_time(b))
+    return statistics.median(times)
+
+
+def report(name, flop, ms):
+    print(f"{name:<28} {ms:8.3f} ms {flop / ms / 1e9:6.1f} TFLOP/s")
+
+
+def main():
+    quick = "--quick" in sys.argv
+    dev = torch.device("cuda")
+    for z in (4096,) if quick else (4096, 8192):
+        a = torch.rand(z, z, device=dev, dtype=torch.bfloat16) * 2 - 1
+        b = torch.rand(z, z, device=dev, dtype=torch.bfloat16) * 2 - 1
+        bias = torch.rand(z, device=dev, dtype=torch.bfloat16) * 2 - 1
+        flop = 2.0 * z**3
+        report(f"torch bf16 {z}^3", flop, median_ms(lambda: a @ b))
+        report(f"torch addmm+gelu {z}^3", flop,
+               median_ms(lambda: torch._addmm_activation(bias, a, b, use_gelu=True)))
+    if quick:
+        return
+    for bt, m, n, k in ((1, 4095, 4097, 1000), (1, 33, 4096, 4096), (1, 4096, 33, 4096),
+                        (8, 512, 1024, 768)):
+        a = torch.rand(bt, m, k, device=dev, dtype=torch.bfloat16) - 0.5
+        w = torch.rand(n, k, device=dev, dtype=torch.bfloat16) - 0.5  # [N, K], shared
+        report(f"torch b{bt} {m}x{n}x{k}", 2.0 * bt * m * n * k,
+               median_ms(lambda: torch.matmul(a, w.t())))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,224 @@
+/* gemm_lt.c - a row-major product and its epilogue mapped onto cuBLASLt's
+ * column-major descriptors, its heuristic candidates, and its runs. */
+#include "runtime/gemm_lt.h"
+
+#include <stdio.h>
+#include <string.h>
+
+const char *rt_cublas_status_name(cublasStatus_t st) {
+  switch (st) {
+#define RT_CUBLAS_CASE_(x) \
+  case x:                  \
+    return #x;
+    RT_CUBLAS_CASE_(CUBLAS_STATUS_SUCCESS)
+    RT_CUBLAS_CASE_(CUBLAS_STATUS_NOT_INITIALIZED)
+    RT_CUBLAS_CASE_(CUBLAS_STATUS_ALLOC_FAILED)
+    RT_CUBLAS_CASE_(CUBLAS_STATUS_INVALID_VALUE)
+    RT_CUBLAS_CASE_(CUBLAS_STATUS_ARCH_MISMATCH)
+    RT_CUBLAS_CASE_(CUBLAS_STATUS_MAPPING_ERROR)
+    RT_CUBLAS_CASE_(CUBLAS_STATUS_EXECUTION_FAILED)
+    RT_CUBLAS_CASE_(CUBLAS_STATUS_INTERNAL_ERROR)
+    RT_CUBLAS_CASE_(CUBLAS_STATUS_NOT_SUPPORTED)
+    RT_CUBLAS_CASE_(CUBLAS_STATUS_LICENSE_ERROR)
+#undef RT_CUBLAS_CASE_
+  default:
+    return "CUBLAS_STATUS_UNKNOWN";
+  }
+}
+
+static bool lt_type(kf_dtype t, cudaDataType_t *out) {
+  switch (t) {
+  case KF_F16:
+    *out = CUDA_R_16F;
+    return true;
+  case KF_BF16:
+    *out = CUDA_R_16BF;
+    return true;
+  case KF_F32:
+    *out = CUDA_R_32F;
+    return true;
+  default:
+    return false;
+  }
+}
+
+static cublasLtEpilogue_t lt_epilogue(bool bias, rt_gemm_act act) {
+  switch (act) {
+  case RT_GEMM_ACT_RELU:
+    return bias ? CUBLASLT_EPILOGUE_RELU_BIAS : CUBLASLT_EPILOGUE_RELU;
+  case RT_GEMM_ACT_GELU_TANH:
+    return bias ? CUBLASLT_EPILOGUE_GELU_BIAS : CUBLASLT_EPILOGUE_GELU;
+  default:
+    return bias ? CUBLASLT_EPILOGUE_BIAS : CUBLASLT_EPILOGUE_DEFAULT;
+  }
+}
+
+static kf_status refuse(char *why, size_t whysize, const char *text) {
+  if (why && whysize) snprintf(why, whysize, "%s", text);
+  return KF_ERR_UNSUPPORTED;
+}
+
+/* A row-major [r, c] matrix, as cuBLASLt's column-major [c, r]. */
+static rt_lt_layout row_major(cudaDataType_t type, int64_t r, int64_t c, int64_t stride) {
+  return (rt_lt_layout){.type = type, .rows = (uint64_t)c, .cols = (uint64_t)r, .ld = c,
+                        .stride = stride};
+}
+
+kf_status rt_gemm_lt_map(const rt_gemm *g, rt_lt_map *out, char *why, size_t whysize) {
+  memset(out, 0, sizeof *out);
+  if (g->batch < 1 || g->m < 1 || g->n < 1 || g->k < 1)
+    return refuse(why, whysize, "an empty product");
+  if (g->batch > INT32_MAX) return refuse(why, whysize, "a batch over 2^31-1 matrices");
+  cudaDataType_t ab, d;
+  if (!lt_type(g->ab_type, &ab)) return refuse(why, whysize, "operands not f16, bf16 or f32");
+  if (!lt_type(g->d_type, &d) || (g->d_type != g->ab_type && g->d_type != KF_F32))
+    return refuse(why, whysize, "an output dtype other than the operands' or f32");
+  if (g->allow_tf32 && g->ab_type != KF_F32)
+    return refuse(why, whysize, "TF32 asked for operands that are not f32");
+  out->compute = g->ab_type == KF_F32 && g->allow_tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32
+                                                        : CUBLAS_COMPUTE_32F;
+  out->scale = CUDA_R_32F;
+  /* D^T = B^T A^T: B, stored [K, N] (or [N, K] when transposed), first. */
+  if (g->b_trans) {
+    out->first = row_major(ab, g->n, g->k, g->b_stride);
+    out->op_first = CUBLAS_OP_T;
+  } else {
+    out->first = row_major(ab, g->k, g->n, g->b_stride);
+    out->op_first = CUBLAS_OP_N;
+  }
+  if (g->a_trans) {
+    out->second = row_major(ab, g->k, g->m, g->a_stride);
+    out->op_second = CUBLAS_OP_T;
+  } else {
+    out->second = row_major(ab, g->m, g->k, g->a_stride);
+    out->op_second = CUBLAS_OP_N;
+  }
+  out->d = row_major(d, g->m, g->n, g->d_stride);
+  out->c = out->d;
+  if (g->batch > 1 && g->d_stride < g->m * g->n)
+    return refuse(why, whysize, "output batch entries that overlap");
+  out->batch = (int32_t)g->batch;
+  out->epilogue = lt_epilogue(g->bias, g->act);
+  return KF_OK;
+}
+
+/* ---- descriptors and candidates ------------------------------------------ */
+
+static kf_status lt_fail(cublasStatus_t st, const char *what, char *err, size_t errsize) {
+  if (err && errsize) snprintf(err, errsize, "cuBLASLt %s: %s", what, rt_cublas_status_name(st));
+  return st == CUBLAS_STATUS_NOT_SUPPORTED ? KF_ERR_UNSUPPORTED
+         : st == CUBLAS_STATUS_ALLOC_FAILED ? KF_ERR_OUT_OF_MEMORY
+                                            : KF_ERR_CUDA;
+}
+
+static cublasStatus_t make_layout(const rt_blaslt *lt, cublasLtMatrixLayout_t *l,
+                                  const rt_lt_layout *m, int32_t batch) {
+  cublasStatus_t st = lt->MatrixLayoutCreate(l, m->type, m->rows, m->cols, m->ld);
+  if (st != CUBLAS_STATUS_SUCCESS || batch <= 1) return st;
+  st = lt->MatrixLayoutSetAttribute(*l, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &batch, sizeof batch);
+  if (st != CUBLAS_STATUS_SUCCESS) return st;
+  int64_t stride = m->stride;
+  return lt->MatrixLayoutSetAttribute(*l, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &stride,
+                                      sizeof stride);
+}
+
+static cublasStatus_t make_desc(rt_gemm_lt *p) {
+  const rt_blaslt *lt = p->lt;
+  cublasStatus_t st = lt->MatmulDescCreate(&p->desc, p->map.compute, p->map.scale);
+  if (st != CUBLAS_STATUS_SUCCESS) return st;
+  int32_t op1 = p->map.op_first, op2 = p->map.op_second;
+  uint32_t epi = p->map.epilogue;
+  if ((st = lt->MatmulDescSetAttribute(p->desc, CUBLASLT_MATMUL_DESC_TRANSA, &op1, sizeof op1)) ||
+      (st = lt->MatmulDescSetAttribute(p->desc, CUBLASLT_MATMUL_DESC_TRANSB, &op2, sizeof op2)) ||
+      (st = lt->MatmulDescSetAttribute(p->desc, CUBLASLT_MATMUL_DESC_EPILOGUE, &epi, sizeof epi)))
+    return st;
+  if (p->g.bias) {
+    /* The heuristic reads the bias pointer's alignment: a stand-in with
+     * the alignment every device allocation has, replaced at run time. */
+    const void *stand_in = (const void *)(uintptr_t)256;
+    st = lt->MatmulDescSetAttribute(p->desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &stand_in,
+                                    sizeof stand_in);
+  }
+  return st;
+}
+
+static cublasStatus_t find_candidates(rt_gemm_lt *p, size_t workspace_max, int max_candidates) {
+  const rt_blaslt *lt = p->lt;
+  cublasLtMatmulPreference_t pref = NULL;
+  cublasStatus_t st = lt->MatmulPreferenceCreate(&pref);
+  if (st != CUBLAS_STATUS_SUCCESS) return st;
+  uint64_t ws = workspace_max;
+  st = lt->MatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws,
+                                        sizeof ws);
+  int returned = 0;
+  if (st == CUBLAS_STATUS_SUCCESS)
+    st = lt->MatmulAlgoGetHeuristic(p->handle, p->desc, p->l_first, p->l_second, p->l_c, p->l_d,
+                                    pref, max_candidates, p->cand, &returned);
+  lt->MatmulPreferenceDestroy(pref);
+  if (st != CUBLAS_STATUS_SUCCESS) return st;
+  p->ncand = 0;
+  for (int i = 0; i < returned; i++)
+    if (p->cand[i].state == CUBLAS_STATUS_SUCCESS && p->cand[i].workspaceSize <= workspace_max)
+      p->cand[p->ncand++] = p->cand[i];
+  return p->ncand > 0 ? CUBLAS_STATUS_SUCCESS : CUBLAS_STATUS_NOT_SUPPORTED;
+}
+
+kf_status rt_gemm_lt_prepare(rt_gemm_lt *p, const rt_blaslt *lt, cublasLtHandle_t handle,
+                             const rt_gemm *g, size_t workspace_max, int max_candidates,
+                             char *err, size_t errsize) {
+  memset(p, 0, sizeof *p);
+  p->lt = lt, p->handle = handle, p->g = *g;
+  kf_status s = rt_gemm_lt_map(g, &p->map, err, errsize);
+  if (s != KF_OK) return s;
+  if (max_candidates < 1 || max_candidates > RT_GEMM_LT_MAX_CANDIDATES)
+    max_candidates = RT_GEMM_LT_MAX_CANDIDATES;
+  cublasStatus_t st;
+  const char *what = "descriptor";
+  if ((st = make_desc(p)) == CUBLAS_STATUS_SUCCESS) {
+    what = "layout";
+    if (!(st = make_layout(lt, &p->l_first, &p->map.first, p->map.batch)) &&
+        !(st = make_layout(lt, &p->l_second, &p->map.second, p->map.batch)) &&
+        !(st = make_layout(lt, &p->l_c, &p->map.c, p->map.batch)) &&
+        !(st = make_layout(lt, &p->l_d, &p->map.d, p->map.batch))) {
+      what = "heuristic (no algorithm for this product)";
+      st = find_candidates(p, workspace_max, max_candidates);
+    }
+  }
+  if (st == CUBLAS_STATUS_SUCCESS) return KF_OK;
+  rt_gemm_lt_release(p);
+  return lt_fail(st, what, err, errsize);
+}
+
+void rt_gemm_lt_release(rt_gemm_lt *p) {
+  const rt_blaslt *lt = p->lt;
+  if (!lt) return;
+  cublasLtMatrixLayout_t *ls[] = {&p->l_first, &p->l_second, &p->l_c, &p->l_d};
+  for (int i = 0; i < 4; i++)
+    if (*ls[i]) lt->MatrixLayoutDestroy(*ls[i]), *ls[i] = NULL;
+  if (p->desc) lt->MatmulDescDestroy(p->desc), p->desc = NULL;
+  p->ncand = 0;
+}
+
+kf_status rt_gemm_lt_run(rt_gemm_lt *p, int i, const rt_gemm_args *args, CUstream s, char *err,
+                         size_t errsize) {
+  if (i < 0 || i >= p->ncand) {
+    if (err && errsize) snprintf(err, errsize, "cuBLASLt candidate %d of %d", i, p->ncand);
+    return KF_ERR_INVALID_ARG;
+  }
+  const rt_blaslt *lt = p->lt;
+  if (p->g.bias) {
+    const void *bias = (const void *)(uintptr_t)args->bias;
+    cublasStatus_t st =
+        lt->MatmulDescSetAttribute(p->desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof bias);
+    if (st != CUBLAS_STATUS_SUCCESS) return lt_fail(st, "bias pointer", err, errsize);
+  }
+  float alpha = p->g.alpha, beta = p->g.beta;
+  const void *c = (const void *)(uintptr_t)(beta != 0.0f ? args->c : args->d);
+  void *d = (void *)(uintptr_t)args->d;
+  cublasStatus_t st = lt->Matmul(
+      p->handle, p->desc, &alpha, (const void *)(uintptr_t)args->b, p->l_first,
+      (const void *)(uintptr_t)args->a, p->l_second, &beta, c, p->l_c, d, p->l_d,
+      &p->cand[i].algo, (void *)(uintptr_t)args->workspace, args->workspace_size,
+      (cudaStream_t)s);
+  return st == CUBLAS_STATUS_SUCCESS ? KF_OK : lt_fail(st, "matmul", err, errsize);
+}
