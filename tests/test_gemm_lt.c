@@ -165,6 +165,7 @@ static struct fake_state {
   uint32_t epilogue;
   const void *bias_ptr;
   uint64_t ws_max;
+  uint32_t schemes;
   int heuristic_returns;
   const void *mm_a, *mm_b, *mm_c, *mm_d;
   uint64_t mm_algo0;
@@ -217,6 +218,7 @@ static cublasStatus_t fk_pref_set(cublasLtMatmulPreference_t p, cublasLtMatmulPr
                                   const void *v, size_t n) {
   (void)p, (void)n;
   if (a == CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES) memcpy(&fk.ws_max, v, 8);
+  if (a == CUBLASLT_MATMUL_PREF_REDUCTION_SCHEME_MASK) memcpy(&fk.schemes, v, 4);
   return 0;
 }
 /* Three results: good, one that failed, one that needs too much workspace. */
@@ -273,6 +275,9 @@ START_TEST(prepare_and_run_through_the_table) {
                    KF_OK);
   ck_assert_int_eq(p.ncand, 1); /* the failed and the too-large results dropped */
   ck_assert_uint_eq(fk.ws_max, 1 << 20);
+  /* No split-K reduction in bf16: partial sums stay f32. */
+  ck_assert_uint_eq(fk.schemes & CUBLASLT_REDUCTION_SCHEME_OUTPUT_TYPE, 0);
+  ck_assert_uint_ne(fk.schemes & CUBLASLT_REDUCTION_SCHEME_COMPUTE_TYPE, 0);
   ck_assert_int_eq(fk.transa, CUBLAS_OP_T); /* B in PyTorch's [N, K] layout */
   ck_assert_int_eq(fk.transb, CUBLAS_OP_N);
   ck_assert_uint_eq(fk.epilogue, CUBLASLT_EPILOGUE_GELU_BIAS);

@@ -38,7 +38,7 @@ static int64_t b_at(const rt_gemm *g, int64_t bt, int64_t k, int64_t j) {
 }
 
 /* Checks every element; returns the worst |got - want| / allowed. */
-static double check_case(const host_case *h) {
+static double check_case(const host_case *h, int cand) {
   const rt_gemm *g = &h->g;
   double eps_ab = g->ab_type == KF_F32 ? (g->allow_tf32 ? 0x1p-11 : 0x1p-24) : 0.0;
   double eps_d = g->d_type == KF_BF16 ? 0x1p-8 : g->d_type == KF_F16 ? 0x1p-11 : 0x1p-24;
@@ -65,8 +65,8 @@ static double check_case(const host_case *h) {
                          8 * 0x1p-24 * (mag + 1) + 1e-30;
         ck_assert_msg(isfinite(got), "element %lld not written or not finite: %g", (long long)di, got);
         double use = fabs(got - v) / allowed;
-        ck_assert_msg(use <= 1.0, "m%lld n%lld k%lld b%lld element %lld: got %.8g want %.8g allowed %.3g",
-                      (long long)g->m, (long long)g->n, (long long)g->k, (long long)g->batch,
+        ck_assert_msg(use <= 1.0, "candidate %d m%lld n%lld k%lld b%lld element %lld: got %.8g want %.8g allowed %.3g",
+                      cand, (long long)g->m, (long long)g->n, (long long)g->k, (long long)g->batch,
                       (long long)di, got, v, allowed);
         if (use > worst) worst = use;
       }
@@ -103,7 +103,7 @@ static void run_case(rt_gemm g, uint64_t seed) {
     ck_assert_msg(s == KF_OK, "run candidate %d: %s", i, err);
     dev_sync();
     G_drv->MemcpyDtoH(h.d, args.d, h.nd * ds);
-    check_case(&h);
+    check_case(&h, i);
   }
   rt_gemm_lt_release(&p);
   CUdeviceptr ps[] = {args.a, args.b, args.bias, args.c, args.d, args.workspace};
