@@ -68,8 +68,10 @@ static void bench_one(const rt_blaslt *lt, cublasLtHandle_t h, const char *name,
       float t = time_candidate(&p, i, &args, NULL);
       if (t > 0 && t < best) best = t, best_i = i;
     }
-    printf("%-28s %2d candidates  heuristic #0 %8.3f ms %6.1f TFLOP/s  best #%d %8.3f ms %6.1f TFLOP/s\n",
-           name, p.ncand, first, flop / first / 1e9, best_i, best, flop / best / 1e9);
+    printf(
+        "%-28s %2d candidates  heuristic #0 %8.3f ms %6.1f TFLOP/s  best #%d %8.3f ms %6.1f "
+        "TFLOP/s\n",
+        name, p.ncand, first, flop / first / 1e9, best_i, best, flop / best / 1e9);
     rt_gemm_lt_release(&p);
   }
   D->MemFree(args.a), D->MemFree(args.b), D->MemFree(args.d), D->MemFree(args.bias);
@@ -101,8 +103,15 @@ int main(int argc, char **argv) {
   const int64_t sizes[] = {4096, 8192};
   for (int s = 0; s < (quick ? 1 : 2); s++) {
     int64_t z = sizes[s];
-    rt_gemm g = {.batch = 1, .m = z, .n = z, .k = z, .ab_type = KF_BF16, .d_type = KF_BF16,
-                 .b_trans = false, .alpha = 1, .d_stride = z * z};
+    rt_gemm g = {.batch = 1,
+                 .m = z,
+                 .n = z,
+                 .k = z,
+                 .ab_type = KF_BF16,
+                 .d_type = KF_BF16,
+                 .b_trans = false,
+                 .alpha = 1,
+                 .d_stride = z * z};
     char name[64];
     snprintf(name, sizeof name, "bf16 %lld^3", (long long)z);
     bench_one(lt, h, name, g);
@@ -110,12 +119,20 @@ int main(int argc, char **argv) {
     snprintf(name, sizeof name, "bf16 %lld^3 +bias+gelu", (long long)z);
     bench_one(lt, h, name, g);
   }
-  const int64_t odd[][4] = {{1, 4095, 4097, 1000}, {1, 33, 4096, 4096}, {1, 4096, 33, 4096},
-                            {8, 512, 1024, 768}};
+  const int64_t odd[][4] = {
+      {1, 4095, 4097, 1000}, {1, 33, 4096, 4096}, {1, 4096, 33, 4096}, {8, 512, 1024, 768}};
   for (int i = 0; i < (quick ? 0 : 4); i++) {
-    rt_gemm g = {.batch = odd[i][0], .m = odd[i][1], .n = odd[i][2], .k = odd[i][3],
-                 .ab_type = KF_BF16, .d_type = KF_BF16, .b_trans = true, .alpha = 1,
-                 .a_stride = odd[i][1] * odd[i][3], .b_stride = 0, .d_stride = odd[i][1] * odd[i][2]};
+    rt_gemm g = {.batch = odd[i][0],
+                 .m = odd[i][1],
+                 .n = odd[i][2],
+                 .k = odd[i][3],
+                 .ab_type = KF_BF16,
+                 .d_type = KF_BF16,
+                 .b_trans = true,
+                 .alpha = 1,
+                 .a_stride = odd[i][1] * odd[i][3],
+                 .b_stride = 0,
+                 .d_stride = odd[i][1] * odd[i][2]};
     char name[64];
     snprintf(name, sizeof name, "bf16 b%lld %lldx%lldx%lld", (long long)g.batch, (long long)g.m,
              (long long)g.n, (long long)g.k);

@@ -55,8 +55,10 @@ static void row_major_truth(const rt_gemm *g, const double *a, const double *bm,
       for (int64_t j = 0; j < g->n; j++) {
         double acc = 0;
         for (int64_t k = 0; k < g->k; k++) {
-          double av = g->a_trans ? a[b * g->a_stride + k * g->m + i] : a[b * g->a_stride + i * g->k + k];
-          double bv = g->b_trans ? bm[b * g->b_stride + j * g->k + k] : bm[b * g->b_stride + k * g->n + j];
+          double av =
+              g->a_trans ? a[b * g->a_stride + k * g->m + i] : a[b * g->a_stride + i * g->k + k];
+          double bv =
+              g->b_trans ? bm[b * g->b_stride + j * g->k + k] : bm[b * g->b_stride + k * g->n + j];
           acc += av * bv;
         }
         double v = g->alpha * acc + (c ? g->beta * c[b * g->d_stride + i * g->n + j] : 0);
@@ -66,7 +68,8 @@ static void row_major_truth(const rt_gemm *g, const double *a, const double *bm,
 }
 
 static void fill(double *x, int64_t n, unsigned seed) {
-  for (int64_t i = 0; i < n; i++) x[i] = (double)((seed * 2654435761u + (unsigned)i * 40503u) % 97) / 48.0 - 1.0;
+  for (int64_t i = 0; i < n; i++)
+    x[i] = (double)((seed * 2654435761u + (unsigned)i * 40503u) % 97) / 48.0 - 1.0;
 }
 
 /* Every transpose combination, batched with a broadcast operand, with and
@@ -77,11 +80,21 @@ START_TEST(mapping_computes_the_row_major_product) {
   double a[B * M * K], bm[B * K * N], bias[N], c[B * M * N], want[B * M * N], got[B * M * N];
   fill(a, B * M * K, 1), fill(bm, B * K * N, 2), fill(bias, N, 3), fill(c, B * M * N, 4);
   for (int combo = 0; combo < 4 * 2 * 2 * 3; combo++) {
-    rt_gemm g = {.batch = B, .m = M, .n = N, .k = K, .ab_type = KF_BF16, .d_type = KF_BF16,
-                 .a_trans = combo & 1, .b_trans = (combo >> 1) & 1,
-                 .a_stride = M * K, .b_stride = 0 /* one weight for the batch */,
-                 .d_stride = M * N, .bias = (combo >> 2) & 1, .act = (rt_gemm_act)((combo >> 4) % 3),
-                 .alpha = 0.5f, .beta = (combo >> 3) & 1 ? 1.0f : 0.0f};
+    rt_gemm g = {.batch = B,
+                 .m = M,
+                 .n = N,
+                 .k = K,
+                 .ab_type = KF_BF16,
+                 .d_type = KF_BF16,
+                 .a_trans = combo & 1,
+                 .b_trans = (combo >> 1) & 1,
+                 .a_stride = M * K,
+                 .b_stride = 0 /* one weight for the batch */,
+                 .d_stride = M * N,
+                 .bias = (combo >> 2) & 1,
+                 .act = (rt_gemm_act)((combo >> 4) % 3),
+                 .alpha = 0.5f,
+                 .beta = (combo >> 3) & 1 ? 1.0f : 0.0f};
     rt_lt_map m;
     char why[128];
     ck_assert_int_eq(rt_gemm_lt_map(&g, &m, why, sizeof why), KF_OK);
@@ -97,8 +110,8 @@ START_TEST(mapping_computes_the_row_major_product) {
 END_TEST
 
 START_TEST(epilogues_and_types_map) {
-  rt_gemm g = {.batch = 1, .m = 64, .n = 32, .k = 16, .ab_type = KF_BF16, .d_type = KF_BF16,
-               .alpha = 1};
+  rt_gemm g = {
+      .batch = 1, .m = 64, .n = 32, .k = 16, .ab_type = KF_BF16, .d_type = KF_BF16, .alpha = 1};
   rt_lt_map m;
   char why[128];
   struct {
@@ -134,7 +147,8 @@ END_TEST
 START_TEST(refusals_say_why) {
   rt_lt_map m;
   char why[128];
-  rt_gemm ok = {.batch = 1, .m = 8, .n = 8, .k = 8, .ab_type = KF_F16, .d_type = KF_F16, .alpha = 1};
+  rt_gemm ok = {
+      .batch = 1, .m = 8, .n = 8, .k = 8, .ab_type = KF_F16, .d_type = KF_F16, .alpha = 1};
   rt_gemm g = ok;
   g.d_type = KF_BF16;
   ck_assert_int_eq(rt_gemm_lt_map(&g, &m, why, sizeof why), KF_ERR_UNSUPPORTED);
@@ -171,16 +185,29 @@ static struct fake_state {
   uint64_t mm_algo0;
 } fk;
 
-static size_t fk_version(void) { return 130000; }
-static cublasStatus_t fk_create(cublasLtHandle_t *h) { *h = (cublasLtHandle_t)0x10; return 0; }
-static cublasStatus_t fk_destroy(cublasLtHandle_t h) { (void)h; return 0; }
-static cublasStatus_t fk_desc_create(cublasLtMatmulDesc_t *d, cublasComputeType_t c, cudaDataType_t s) {
+static size_t fk_version(void) {
+  return 130000;
+}
+static cublasStatus_t fk_create(cublasLtHandle_t *h) {
+  *h = (cublasLtHandle_t)0x10;
+  return 0;
+}
+static cublasStatus_t fk_destroy(cublasLtHandle_t h) {
+  (void)h;
+  return 0;
+}
+static cublasStatus_t fk_desc_create(cublasLtMatmulDesc_t *d, cublasComputeType_t c,
+                                     cudaDataType_t s) {
   (void)c, (void)s;
   *d = (cublasLtMatmulDesc_t)0x20;
   fk.descs_live++;
   return 0;
 }
-static cublasStatus_t fk_desc_destroy(cublasLtMatmulDesc_t d) { (void)d; fk.descs_live--; return 0; }
+static cublasStatus_t fk_desc_destroy(cublasLtMatmulDesc_t d) {
+  (void)d;
+  fk.descs_live--;
+  return 0;
+}
 static cublasStatus_t fk_desc_set(cublasLtMatmulDesc_t d, cublasLtMatmulDescAttributes_t a,
                                   const void *v, size_t n) {
   (void)d, (void)n;
@@ -199,7 +226,11 @@ static cublasStatus_t fk_layout_create(cublasLtMatrixLayout_t *l, cudaDataType t
   fk.layouts_live++;
   return 0;
 }
-static cublasStatus_t fk_layout_destroy(cublasLtMatrixLayout_t l) { (void)l; fk.layouts_live--; return 0; }
+static cublasStatus_t fk_layout_destroy(cublasLtMatrixLayout_t l) {
+  (void)l;
+  fk.layouts_live--;
+  return 0;
+}
 static cublasStatus_t fk_layout_set(cublasLtMatrixLayout_t l, cublasLtMatrixLayoutAttribute_t a,
                                     const void *v, size_t n) {
   (void)n;
@@ -213,18 +244,23 @@ static cublasStatus_t fk_pref_create(cublasLtMatmulPreference_t *p) {
   fk.prefs_live++;
   return 0;
 }
-static cublasStatus_t fk_pref_destroy(cublasLtMatmulPreference_t p) { (void)p; fk.prefs_live--; return 0; }
-static cublasStatus_t fk_pref_set(cublasLtMatmulPreference_t p, cublasLtMatmulPreferenceAttributes_t a,
-                                  const void *v, size_t n) {
+static cublasStatus_t fk_pref_destroy(cublasLtMatmulPreference_t p) {
+  (void)p;
+  fk.prefs_live--;
+  return 0;
+}
+static cublasStatus_t fk_pref_set(cublasLtMatmulPreference_t p,
+                                  cublasLtMatmulPreferenceAttributes_t a, const void *v, size_t n) {
   (void)p, (void)n;
   if (a == CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES) memcpy(&fk.ws_max, v, 8);
   if (a == CUBLASLT_MATMUL_PREF_REDUCTION_SCHEME_MASK) memcpy(&fk.schemes, v, 4);
   return 0;
 }
 /* Three results: good, one that failed, one that needs too much workspace. */
-static cublasStatus_t fk_heuristic(cublasLtHandle_t h, cublasLtMatmulDesc_t d, cublasLtMatrixLayout_t a,
-                                   cublasLtMatrixLayout_t b, cublasLtMatrixLayout_t c,
-                                   cublasLtMatrixLayout_t dd, cublasLtMatmulPreference_t p, int req,
+static cublasStatus_t fk_heuristic(cublasLtHandle_t h, cublasLtMatmulDesc_t d,
+                                   cublasLtMatrixLayout_t a, cublasLtMatrixLayout_t b,
+                                   cublasLtMatrixLayout_t c, cublasLtMatrixLayout_t dd,
+                                   cublasLtMatmulPreference_t p, int req,
                                    cublasLtMatmulHeuristicResult_t r[], int *ret) {
   (void)h, (void)d, (void)a, (void)b, (void)c, (void)dd, (void)p;
   int n = fk.heuristic_returns < req ? fk.heuristic_returns : req;
@@ -250,14 +286,21 @@ static cublasStatus_t fk_matmul(cublasLtHandle_t h, cublasLtMatmulDesc_t d, cons
   return 0;
 }
 
-static const rt_blaslt fake = {
-    .name = "fake", .GetVersion = fk_version, .Create = fk_create, .Destroy = fk_destroy,
-    .MatmulDescCreate = fk_desc_create, .MatmulDescDestroy = fk_desc_destroy,
-    .MatmulDescSetAttribute = fk_desc_set, .MatrixLayoutCreate = fk_layout_create,
-    .MatrixLayoutDestroy = fk_layout_destroy, .MatrixLayoutSetAttribute = fk_layout_set,
-    .MatmulPreferenceCreate = fk_pref_create, .MatmulPreferenceDestroy = fk_pref_destroy,
-    .MatmulPreferenceSetAttribute = fk_pref_set, .MatmulAlgoGetHeuristic = fk_heuristic,
-    .Matmul = fk_matmul};
+static const rt_blaslt fake = {.name = "fake",
+                               .GetVersion = fk_version,
+                               .Create = fk_create,
+                               .Destroy = fk_destroy,
+                               .MatmulDescCreate = fk_desc_create,
+                               .MatmulDescDestroy = fk_desc_destroy,
+                               .MatmulDescSetAttribute = fk_desc_set,
+                               .MatrixLayoutCreate = fk_layout_create,
+                               .MatrixLayoutDestroy = fk_layout_destroy,
+                               .MatrixLayoutSetAttribute = fk_layout_set,
+                               .MatmulPreferenceCreate = fk_pref_create,
+                               .MatmulPreferenceDestroy = fk_pref_destroy,
+                               .MatmulPreferenceSetAttribute = fk_pref_set,
+                               .MatmulAlgoGetHeuristic = fk_heuristic,
+                               .Matmul = fk_matmul};
 
 START_TEST(prepare_and_run_through_the_table) {
   memset(&fk, 0, sizeof fk);
@@ -266,13 +309,23 @@ START_TEST(prepare_and_run_through_the_table) {
   const rt_blaslt *lt;
   ck_assert_int_eq(rt_blaslt_get(&lt, NULL, 0), KF_OK);
   ck_assert_str_eq(lt->name, "fake");
-  rt_gemm g = {.batch = 4, .m = 128, .n = 64, .k = 32, .ab_type = KF_BF16, .d_type = KF_BF16,
-               .b_trans = true, .a_stride = 128 * 32, .b_stride = 0, .d_stride = 128 * 64,
-               .bias = true, .act = RT_GEMM_ACT_GELU_TANH, .alpha = 1};
+  rt_gemm g = {.batch = 4,
+               .m = 128,
+               .n = 64,
+               .k = 32,
+               .ab_type = KF_BF16,
+               .d_type = KF_BF16,
+               .b_trans = true,
+               .a_stride = 128 * 32,
+               .b_stride = 0,
+               .d_stride = 128 * 64,
+               .bias = true,
+               .act = RT_GEMM_ACT_GELU_TANH,
+               .alpha = 1};
   rt_gemm_lt p;
   char err[128];
-  ck_assert_int_eq(rt_gemm_lt_prepare(&p, lt, (cublasLtHandle_t)0x10, &g, 1 << 20, 8, err, sizeof err),
-                   KF_OK);
+  ck_assert_int_eq(
+      rt_gemm_lt_prepare(&p, lt, (cublasLtHandle_t)0x10, &g, 1 << 20, 8, err, sizeof err), KF_OK);
   ck_assert_int_eq(p.ncand, 1); /* the failed and the too-large results dropped */
   ck_assert_uint_eq(fk.ws_max, 1 << 20);
   /* No split-K reduction in bf16: partial sums stay f32. */
@@ -288,9 +341,9 @@ START_TEST(prepare_and_run_through_the_table) {
   ck_assert_uint_eq(fk.rows[3], 64);
   ck_assert_uint_eq(fk.cols[3], 128); /* D^T */
   ck_assert_int_eq(fk.batch_attr, 4);
-  ck_assert_int_eq(fk.stride_attr[0], 0);         /* the shared weight */
-  ck_assert_int_eq(fk.stride_attr[1], 128 * 32);  /* A */
-  ck_assert_int_eq(fk.stride_attr[3], 128 * 64);  /* D */
+  ck_assert_int_eq(fk.stride_attr[0], 0);        /* the shared weight */
+  ck_assert_int_eq(fk.stride_attr[1], 128 * 32); /* A */
+  ck_assert_int_eq(fk.stride_attr[3], 128 * 64); /* D */
   rt_gemm_args args = {.a = 0xA000, .b = 0xB000, .bias = 0xC000, .d = 0xD000};
   ck_assert_int_eq(rt_gemm_lt_run(&p, 0, &args, NULL, err, sizeof err), KF_OK);
   ck_assert_ptr_eq(fk.mm_a, (const void *)0xB000); /* first operand: our B */
@@ -305,8 +358,9 @@ START_TEST(prepare_and_run_through_the_table) {
   ck_assert_int_eq(fk.prefs_live, 0);
   /* No algorithm at all: unsupported, with the reason, nothing held. */
   fk.heuristic_returns = 0;
-  ck_assert_int_eq(rt_gemm_lt_prepare(&p, lt, (cublasLtHandle_t)0x10, &g, 1 << 20, 8, err, sizeof err),
-                   KF_ERR_UNSUPPORTED);
+  ck_assert_int_eq(
+      rt_gemm_lt_prepare(&p, lt, (cublasLtHandle_t)0x10, &g, 1 << 20, 8, err, sizeof err),
+      KF_ERR_UNSUPPORTED);
   ck_assert_ptr_nonnull(strstr(err, "heuristic"));
   ck_assert_int_eq(fk.layouts_live, 0);
   ck_assert_int_eq(fk.descs_live, 0);

@@ -15,9 +15,9 @@ static const rt_blaslt *_Atomic override_table;
 /* The sonames of the CUDA releases whose cuBLASLt ABI kfuse's calls match
  * (the matmul API is unchanged from 12 to 13), through the loader's path,
  * then in the toolkit's usual folder, which is often not on that path. */
-static const char *const sonames[] = {
-    "libcublasLt.so.13", "libcublasLt.so.12", "/usr/local/cuda/lib64/libcublasLt.so.13",
-    "/usr/local/cuda/lib64/libcublasLt.so.12", "libcublasLt.so"};
+static const char *const sonames[] = {"libcublasLt.so.13", "libcublasLt.so.12",
+                                      "/usr/local/cuda/lib64/libcublasLt.so.13",
+                                      "/usr/local/cuda/lib64/libcublasLt.so.12", "libcublasLt.so"};
 
 static void load_real(void) {
   void *lib = NULL;
@@ -32,11 +32,11 @@ static void load_real(void) {
              "/usr/local/cuda/lib64)");
     return;
   }
-#define RT_BLASLT_LOOKUP_(field, sym)                                              \
-  *(void **)&real_table.field = dlsym(lib, #sym);                                  \
-  if (!real_table.field) {                                                         \
-    snprintf(real_err, sizeof real_err, "%s lacks %s", name, #sym);                \
-    return;                                                                        \
+#define RT_BLASLT_LOOKUP_(field, sym)                               \
+  *(void **)&real_table.field = dlsym(lib, #sym);                   \
+  if (!real_table.field) {                                          \
+    snprintf(real_err, sizeof real_err, "%s lacks %s", name, #sym); \
+    return;                                                         \
   }
   RT_BLASLT_ENTRIES(RT_BLASLT_LOOKUP_)
 #undef RT_BLASLT_LOOKUP_
@@ -60,4 +60,6 @@ kf_status rt_blaslt_get(const rt_blaslt **out, char *err, size_t errsize) {
   return KF_OK;
 }
 
-void rt_blaslt_override(const rt_blaslt *table) { override_table = table; }
+void rt_blaslt_override(const rt_blaslt *table) {
+  override_table = table;
+}

@@ -12,20 +12,20 @@
 /* X(field, symbol): one row per cuBLASLt entry kfuse uses. The signatures
  * are the header's own (typeof), so a header/library mismatch is a compile
  * error here, not a wrong call at run time. */
-#define RT_BLASLT_ENTRIES(X)                                        \
-  X(GetVersion, cublasLtGetVersion)                                 \
-  X(Create, cublasLtCreate)                                         \
-  X(Destroy, cublasLtDestroy)                                       \
-  X(MatmulDescCreate, cublasLtMatmulDescCreate)                     \
-  X(MatmulDescDestroy, cublasLtMatmulDescDestroy)                   \
-  X(MatmulDescSetAttribute, cublasLtMatmulDescSetAttribute)         \
-  X(MatrixLayoutCreate, cublasLtMatrixLayoutCreate)                 \
-  X(MatrixLayoutDestroy, cublasLtMatrixLayoutDestroy)               \
-  X(MatrixLayoutSetAttribute, cublasLtMatrixLayoutSetAttribute)     \
-  X(MatmulPreferenceCreate, cublasLtMatmulPreferenceCreate)         \
-  X(MatmulPreferenceDestroy, cublasLtMatmulPreferenceDestroy)       \
+#define RT_BLASLT_ENTRIES(X)                                            \
+  X(GetVersion, cublasLtGetVersion)                                     \
+  X(Create, cublasLtCreate)                                             \
+  X(Destroy, cublasLtDestroy)                                           \
+  X(MatmulDescCreate, cublasLtMatmulDescCreate)                         \
+  X(MatmulDescDestroy, cublasLtMatmulDescDestroy)                       \
+  X(MatmulDescSetAttribute, cublasLtMatmulDescSetAttribute)             \
+  X(MatrixLayoutCreate, cublasLtMatrixLayoutCreate)                     \
+  X(MatrixLayoutDestroy, cublasLtMatrixLayoutDestroy)                   \
+  X(MatrixLayoutSetAttribute, cublasLtMatrixLayoutSetAttribute)         \
+  X(MatmulPreferenceCreate, cublasLtMatmulPreferenceCreate)             \
+  X(MatmulPreferenceDestroy, cublasLtMatmulPreferenceDestroy)           \
   X(MatmulPreferenceSetAttribute, cublasLtMatmulPreferenceSetAttribute) \
-  X(MatmulAlgoGetHeuristic, cublasLtMatmulAlgoGetHeuristic)         \
+  X(MatmulAlgoGetHeuristic, cublasLtMatmulAlgoGetHeuristic)             \
   X(Matmul, cublasLtMatmul)
 
 typedef struct rt_blaslt {

@@ -21,35 +21,35 @@ const char *rt_cublas_status_name(cublasStatus_t st) {
     RT_CUBLAS_CASE_(CUBLAS_STATUS_NOT_SUPPORTED)
     RT_CUBLAS_CASE_(CUBLAS_STATUS_LICENSE_ERROR)
 #undef RT_CUBLAS_CASE_
-  default:
-    return "CUBLAS_STATUS_UNKNOWN";
+    default:
+      return "CUBLAS_STATUS_UNKNOWN";
   }
 }
 
 static bool lt_type(kf_dtype t, cudaDataType_t *out) {
   switch (t) {
-  case KF_F16:
-    *out = CUDA_R_16F;
-    return true;
-  case KF_BF16:
-    *out = CUDA_R_16BF;
-    return true;
-  case KF_F32:
-    *out = CUDA_R_32F;
-    return true;
-  default:
-    return false;
+    case KF_F16:
+      *out = CUDA_R_16F;
+      return true;
+    case KF_BF16:
+      *out = CUDA_R_16BF;
+      return true;
+    case KF_F32:
+      *out = CUDA_R_32F;
+      return true;
+    default:
+      return false;
   }
 }
 
 static cublasLtEpilogue_t lt_epilogue(bool bias, rt_gemm_act act) {
   switch (act) {
-  case RT_GEMM_ACT_RELU:
-    return bias ? CUBLASLT_EPILOGUE_RELU_BIAS : CUBLASLT_EPILOGUE_RELU;
-  case RT_GEMM_ACT_GELU_TANH:
-    return bias ? CUBLASLT_EPILOGUE_GELU_BIAS : CUBLASLT_EPILOGUE_GELU;
-  default:
-    return bias ? CUBLASLT_EPILOGUE_BIAS : CUBLASLT_EPILOGUE_DEFAULT;
+    case RT_GEMM_ACT_RELU:
+      return bias ? CUBLASLT_EPILOGUE_RELU_BIAS : CUBLASLT_EPILOGUE_RELU;
+    case RT_GEMM_ACT_GELU_TANH:
+      return bias ? CUBLASLT_EPILOGUE_GELU_BIAS : CUBLASLT_EPILOGUE_GELU;
+    default:
+      return bias ? CUBLASLT_EPILOGUE_BIAS : CUBLASLT_EPILOGUE_DEFAULT;
   }
 }
 
@@ -60,8 +60,8 @@ static kf_status refuse(char *why, size_t whysize, const char *text) {
 
 /* A row-major [r, c] matrix, as cuBLASLt's column-major [c, r]. */
 static rt_lt_layout row_major(cudaDataType_t type, int64_t r, int64_t c, int64_t stride) {
-  return (rt_lt_layout){.type = type, .rows = (uint64_t)c, .cols = (uint64_t)r, .ld = c,
-                        .stride = stride};
+  return (rt_lt_layout){
+      .type = type, .rows = (uint64_t)c, .cols = (uint64_t)r, .ld = c, .stride = stride};
 }
 
 kf_status rt_gemm_lt_map(const rt_gemm *g, rt_lt_map *out, char *why, size_t whysize) {
@@ -75,8 +75,8 @@ kf_status rt_gemm_lt_map(const rt_gemm *g, rt_lt_map *out, char *why, size_t why
     return refuse(why, whysize, "an output dtype other than the operands' or f32");
   if (g->allow_tf32 && g->ab_type != KF_F32)
     return refuse(why, whysize, "TF32 asked for operands that are not f32");
-  out->compute = g->ab_type == KF_F32 && g->allow_tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32
-                                                        : CUBLAS_COMPUTE_32F;
+  out->compute =
+      g->ab_type == KF_F32 && g->allow_tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
   out->scale = CUDA_R_32F;
   /* D^T = B^T A^T: B, stored [K, N] (or [N, K] when transposed), first. */
   if (g->b_trans) {
@@ -106,7 +106,7 @@ kf_status rt_gemm_lt_map(const rt_gemm *g, rt_lt_map *out, char *why, size_t why
 
 static kf_status lt_fail(cublasStatus_t st, const char *what, char *err, size_t errsize) {
   if (err && errsize) snprintf(err, errsize, "cuBLASLt %s: %s", what, rt_cublas_status_name(st));
-  return st == CUBLAS_STATUS_NOT_SUPPORTED ? KF_ERR_UNSUPPORTED
+  return st == CUBLAS_STATUS_NOT_SUPPORTED  ? KF_ERR_UNSUPPORTED
          : st == CUBLAS_STATUS_ALLOC_FAILED ? KF_ERR_OUT_OF_MEMORY
                                             : KF_ERR_CUDA;
 }
@@ -171,8 +171,8 @@ static cublasStatus_t find_candidates(rt_gemm_lt *p, size_t workspace_max, int m
 }
 
 kf_status rt_gemm_lt_prepare(rt_gemm_lt *p, const rt_blaslt *lt, cublasLtHandle_t handle,
-                             const rt_gemm *g, size_t workspace_max, int max_candidates,
-                             char *err, size_t errsize) {
+                             const rt_gemm *g, size_t workspace_max, int max_candidates, char *err,
+                             size_t errsize) {
   memset(p, 0, sizeof *p);
   p->lt = lt, p->handle = handle, p->g = *g;
   kf_status s = rt_gemm_lt_map(g, &p->map, err, errsize);
@@ -224,8 +224,7 @@ kf_status rt_gemm_lt_run(rt_gemm_lt *p, int i, const rt_gemm_args *args, CUstrea
   void *d = (void *)(uintptr_t)args->d;
   cublasStatus_t st = lt->Matmul(
       p->handle, p->desc, &alpha, (const void *)(uintptr_t)args->b, p->l_first,
-      (const void *)(uintptr_t)args->a, p->l_second, &beta, c, p->l_c, d, p->l_d,
-      &p->cand[i].algo, (void *)(uintptr_t)args->workspace, args->workspace_size,
-      (cudaStream_t)s);
+      (const void *)(uintptr_t)args->a, p->l_second, &beta, c, p->l_c, d, p->l_d, &p->cand[i].algo,
+      (void *)(uintptr_t)args->workspace, args->workspace_size, (cudaStream_t)s);
   return st == CUBLAS_STATUS_SUCCESS ? KF_OK : lt_fail(st, "matmul", err, errsize);
 }

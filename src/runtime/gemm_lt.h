@@ -81,15 +81,15 @@ typedef struct rt_gemm_lt {
  * (KF_ERR_UNSUPPORTED when cuBLASLt cannot take it, KF_ERR_CUDA for a
  * library error) err holds why and p owns nothing. */
 kf_status rt_gemm_lt_prepare(rt_gemm_lt *p, const rt_blaslt *lt, cublasLtHandle_t handle,
-                             const rt_gemm *g, size_t workspace_max, int max_candidates,
-                             char *err, size_t errsize);
+                             const rt_gemm *g, size_t workspace_max, int max_candidates, char *err,
+                             size_t errsize);
 void rt_gemm_lt_release(rt_gemm_lt *p);
 
 /* Enqueues the product with candidate i on stream s. bias and c are read
  * only when the description has them. Sets the bias pointer in p's
  * descriptor, so one p must not run on two threads at once. */
-kf_status rt_gemm_lt_run(rt_gemm_lt *p, int i, const rt_gemm_args *args, CUstream s,
-                         char *err, size_t errsize);
+kf_status rt_gemm_lt_run(rt_gemm_lt *p, int i, const rt_gemm_args *args, CUstream s, char *err,
+                         size_t errsize);
 
 /* A cuBLAS status's name ("CUBLAS_STATUS_NOT_SUPPORTED"). */
 const char *rt_cublas_status_name(cublasStatus_t st);

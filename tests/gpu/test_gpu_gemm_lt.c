@@ -54,8 +54,11 @@ static double check_case(const host_case *h, int cand) {
         }
         int64_t di = bt * g->d_stride + i * g->n + j;
         double v = g->alpha * acc;
-        if (g->beta != 0) v += g->beta * load_elem(h->c, g->d_type, di), mag += fabs(load_elem(h->c, g->d_type, di));
-        if (g->bias) v += load_elem(h->bias, g->d_type, j), mag += fabs(load_elem(h->bias, g->d_type, j));
+        if (g->beta != 0)
+          v += g->beta * load_elem(h->c, g->d_type, di),
+              mag += fabs(load_elem(h->c, g->d_type, di));
+        if (g->bias)
+          v += load_elem(h->bias, g->d_type, j), mag += fabs(load_elem(h->bias, g->d_type, j));
         if (g->act == RT_GEMM_ACT_RELU) v = v > 0 ? v : 0;
         if (g->act == RT_GEMM_ACT_GELU_TANH) v = gelu_tanh(v);
         double got = load_elem(h->d, g->d_type, di);
@@ -63,11 +66,14 @@ static double check_case(const host_case *h, int cand) {
          * rounding of the output, and the epilogue's own few ulps. */
         double allowed = (2.0 * g->k * 0x1p-24 + 2 * eps_ab) * mag + eps_d * fabs(v) +
                          8 * 0x1p-24 * (mag + 1) + 1e-30;
-        ck_assert_msg(isfinite(got), "element %lld not written or not finite: %g", (long long)di, got);
+        ck_assert_msg(isfinite(got), "element %lld not written or not finite: %g", (long long)di,
+                      got);
         double use = fabs(got - v) / allowed;
-        ck_assert_msg(use <= 1.0, "candidate %d m%lld n%lld k%lld b%lld element %lld: got %.8g want %.8g allowed %.3g",
-                      cand, (long long)g->m, (long long)g->n, (long long)g->k, (long long)g->batch,
-                      (long long)di, got, v, allowed);
+        ck_assert_msg(
+            use <= 1.0,
+            "candidate %d m%lld n%lld k%lld b%lld element %lld: got %.8g want %.8g allowed %.3g",
+            cand, (long long)g->m, (long long)g->n, (long long)g->k, (long long)g->batch,
+            (long long)di, got, v, allowed);
         if (use > worst) worst = use;
       }
   return worst;
@@ -85,9 +91,12 @@ static void run_case(rt_gemm g, uint64_t seed) {
   fill_random(h.b, g.ab_type, h.nb, &seed);
   fill_random(h.bias, g.d_type, g.n, &seed);
   fill_random(h.c, g.d_type, h.nd, &seed);
-  rt_gemm_args args = {.a = dev_alloc(h.na * ab), .b = dev_alloc(h.nb * ab),
-                       .bias = dev_alloc(g.n * ds), .c = dev_alloc(h.nd * ds),
-                       .d = dev_alloc(h.nd * ds), .workspace_size = 32u << 20};
+  rt_gemm_args args = {.a = dev_alloc(h.na * ab),
+                       .b = dev_alloc(h.nb * ab),
+                       .bias = dev_alloc(g.n * ds),
+                       .c = dev_alloc(h.nd * ds),
+                       .d = dev_alloc(h.nd * ds),
+                       .workspace_size = 32u << 20};
   args.workspace = dev_alloc(args.workspace_size);
   G_drv->MemcpyHtoD(args.a, h.a, h.na * ab);
   G_drv->MemcpyHtoD(args.b, h.b, h.nb * ab);
@@ -118,9 +127,16 @@ START_TEST(every_epilogue_and_dtype) {
   int cases = 0;
   for (int t = 0; t < 3; t++)
     for (int epi = 0; epi < 6; epi++) {
-      rt_gemm g = {.batch = 1, .m = 96, .n = 80, .k = 72, .ab_type = abs_[t],
-                   .d_type = abs_[t], .bias = epi & 1, .act = (rt_gemm_act)(epi / 2),
-                   .alpha = 1.0f, .d_stride = 96 * 80};
+      rt_gemm g = {.batch = 1,
+                   .m = 96,
+                   .n = 80,
+                   .k = 72,
+                   .ab_type = abs_[t],
+                   .d_type = abs_[t],
+                   .bias = epi & 1,
+                   .act = (rt_gemm_act)(epi / 2),
+                   .alpha = 1.0f,
+                   .d_stride = 96 * 80};
       run_case(g, seed++), cases++;
       g.d_type = KF_F32, g.beta = 1.0f; /* f32 output with a residual */
       run_case(g, seed++), cases++;
@@ -136,10 +152,20 @@ START_TEST(odd_shapes_batches_and_layouts) {
   for (int s = 0; s < 5; s++)
     for (int layout = 0; layout < 4; layout++) {
       int64_t m = shapes[s][0], n = shapes[s][1], k = shapes[s][2];
-      rt_gemm g = {.batch = 3, .m = m, .n = n, .k = k, .ab_type = KF_BF16, .d_type = KF_BF16,
-                   .a_trans = layout & 1, .b_trans = layout >> 1, .a_stride = m * k,
-                   .b_stride = 0 /* a shared weight */, .d_stride = m * n, .bias = true,
-                   .act = RT_GEMM_ACT_GELU_TANH, .alpha = 0.75f};
+      rt_gemm g = {.batch = 3,
+                   .m = m,
+                   .n = n,
+                   .k = k,
+                   .ab_type = KF_BF16,
+                   .d_type = KF_BF16,
+                   .a_trans = layout & 1,
+                   .b_trans = layout >> 1,
+                   .a_stride = m * k,
+                   .b_stride = 0 /* a shared weight */,
+                   .d_stride = m * n,
+                   .bias = true,
+                   .act = RT_GEMM_ACT_GELU_TANH,
+                   .alpha = 0.75f};
       run_case(g, seed++);
     }
 }
@@ -147,8 +173,14 @@ END_TEST
 
 START_TEST(tf32_only_when_asked) {
   if (!lt_ready()) return;
-  rt_gemm g = {.batch = 1, .m = 128, .n = 128, .k = 512, .ab_type = KF_F32, .d_type = KF_F32,
-               .alpha = 1.0f, .d_stride = 128 * 128};
+  rt_gemm g = {.batch = 1,
+               .m = 128,
+               .n = 128,
+               .k = 512,
+               .ab_type = KF_F32,
+               .d_type = KF_F32,
+               .alpha = 1.0f,
+               .d_stride = 128 * 128};
   run_case(g, 11); /* full f32: the bound assumes f32 products */
   g.allow_tf32 = true;
   run_case(g, 12);
