@@ -24,6 +24,10 @@ void fuse_options_default(fuse_options *opt) {
   opt->max_nodes = 512;
   opt->max_inputs = 128;
   opt->max_epilogue = 4;
+  /* Softmax and layernorm compute about 1.6 values per node per element
+   * over their passes; a long prologue before a softmax, 4. A residual
+   * ladder fused whole grows without bound (docs/fusion.md). */
+  opt->max_recompute = 4;
   opt->blocks_per_sm = 4;
   opt->recompute = true;
 }
@@ -178,7 +182,7 @@ static kf_status check_graph(const kf_graph *g, char *err, size_t errsize) {
 
 static kf_status check_options(const fuse_options *o, char *err, size_t errsize) {
   if (o->sm_count < 1 || o->max_parts < 1 || o->max_param_bytes < 8 || o->max_nodes < 1 ||
-      o->max_inputs < 1 || o->max_epilogue < 0 || o->blocks_per_sm < 1) {
+      o->max_inputs < 1 || o->max_epilogue < 0 || o->max_recompute < 1 || o->blocks_per_sm < 1) {
     snprintf(err, errsize, "bad fusion options (every limit must be positive)");
     return KF_ERR_INVALID_ARG;
   }

@@ -61,6 +61,8 @@ typedef struct fuse_legal_ctx {
   const fuse_options *opt;
   fuse_marks members; /* slot: position in the set */
   fuse_marks inputs;
+  fuse_marks seen;    /* recompute.c: the members one pass computes */
+  int32_t *stack;     /* recompute.c: node-indexed scratch */
   uint8_t *role;      /* node-indexed scratch */
 } fuse_legal_ctx;
 
@@ -69,6 +71,14 @@ void fuse_legal_free(fuse_legal_ctx *lc);
 /* The one legality predicate. roles (may be NULL) receives each node's
  * fuse_role, by position. */
 bool fuse_legal(fuse_legal_ctx *lc, const fuse_set *set, fuse_shape_info *info, uint8_t *roles);
+
+/* ---- recomputation (recompute.c) --------------------------------------- */
+
+/* The row kernel's recompute cost: the distinct non-reduction members that
+ * each of its passes (one per reduction, one for the outputs) computes per
+ * element, summed over the passes (docs/fusion.md, rule "recompute-limit").
+ * Counting stops once it exceeds budget; the work is O(budget + set->n). */
+int64_t fuse_row_evals(fuse_legal_ctx *lc, const fuse_set *set, int64_t budget);
 
 /* ---- occupancy splits (split.c) ----------------------------------------- */
 

@@ -35,16 +35,22 @@ bool fuse_legal_init(fuse_legal_ctx *lc, const kf_graph *g, const fuse_options *
   memset(lc, 0, sizeof *lc);
   lc->g = g;
   lc->opt = opt;
-  lc->role = calloc(g->n_nodes > 0 ? (size_t)g->n_nodes : 1, 1);
-  bool ok = fuse_marks_init(&lc->members, g->n_nodes) & fuse_marks_init(&lc->inputs, g->n_nodes);
-  return ok && lc->role;
+  size_t cnt = g->n_nodes > 0 ? (size_t)g->n_nodes : 1;
+  lc->role = calloc(cnt, 1);
+  lc->stack = malloc(cnt * sizeof *lc->stack);
+  bool ok = fuse_marks_init(&lc->members, g->n_nodes) & fuse_marks_init(&lc->inputs, g->n_nodes) &
+            fuse_marks_init(&lc->seen, g->n_nodes);
+  return ok && lc->role && lc->stack;
 }
 
 void fuse_legal_free(fuse_legal_ctx *lc) {
   fuse_marks_free(&lc->members);
   fuse_marks_free(&lc->inputs);
+  fuse_marks_free(&lc->seen);
   free(lc->role);
+  free(lc->stack);
   lc->role = NULL;
+  lc->stack = NULL;
 }
 
 /* ---- shapes ------------------------------------------------------------- */
@@ -170,6 +176,19 @@ static bool dep_role(red_ctx *rc, int32_t v, uint8_t *out) {
   return true;
 }
 
+/* A row kernel recomputes, in each pass over the row, what that pass needs
+ * (recompute.c): its work and code grow with passes x nodes. Refused when
+ * that exceeds max_recompute evaluations per member on average. */
+static bool legal_recompute(fuse_legal_ctx *lc, const fuse_set *set, fuse_shape_info *info) {
+  int64_t budget = (int64_t)lc->opt->max_recompute * set->n;
+  int64_t evals = fuse_row_evals(lc, set, budget);
+  if (evals <= budget) return true;
+  return refuse(info, "recompute-limit",
+                "its passes would compute more than %lld values per element for %d nodes "
+                "(max_recompute %d per node)",
+                (long long)budget, (int)set->n, lc->opt->max_recompute);
+}
+
 static bool legal_reduction(fuse_legal_ctx *lc, const fuse_set *set, fuse_shape_info *info,
                             uint8_t *roles) {
   const kf_graph *g = lc->g;
@@ -211,7 +230,7 @@ static bool legal_reduction(fuse_legal_ctx *lc, const fuse_set *set, fuse_shape_
       return refuse(info, "output-shape", "output %s %s is neither per element nor per row",
                     lbl(g, v, b1, sizeof b1), ir_shape_str(b2, sizeof b2, nd->rank, nd->shape));
   }
-  return true;
+  return info->kind != FK_ROW || legal_recompute(lc, set, info);
 }
 
 static bool legal_matmul(fuse_legal_ctx *lc, const fuse_set *set, fuse_shape_info *info,

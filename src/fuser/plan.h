@@ -117,6 +117,8 @@ typedef struct fuse_options {
   int max_nodes;     /* most nodes in one kernel (size limit) */
   int max_inputs;    /* most distinct tensors one kernel reads */
   int max_epilogue;  /* most pointwise nodes fused after a matmul */
+  int max_recompute; /* a row kernel's passes compute at most this many
+                        values per element per node, in all (recompute.c) */
   int blocks_per_sm; /* a kernel with fewer blocks than sm_count * this is
                         "too small to fill the GPU" */
   bool recompute;    /* allow recomputing cheap producers in several kernels */
