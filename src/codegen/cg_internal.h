@@ -93,8 +93,18 @@ typedef struct cg_gen {
   /* memo of computed (value, context) -> temporary */
   /* raw: the value before its final rounding to the node's dtype, for a
    * store that rounds anyway (NULL: none) */
-  struct cg_memo { int32_t value; char *key; int tmp; char *raw; } *memo;
+  /* cost: the ops a later pass would spend computing it again from what is
+   * bound (held and cached registers, per-row values), counted as a tree
+   * and saturated (cg_gen_value sets last_cost to the value's) */
+  struct cg_memo {
+    int32_t value;
+    char *key;
+    int tmp;
+    char *raw;
+    int cost;
+  } * memo;
   int n_memo, cap_memo;
+  int last_cost;
   /* how a division by a per-row value is emitted: kf_div_rcp with its
    * per-element fallback (PLAIN); kf_div_rcpf, flagging a NaN quotient in
    * kf_bad instead (FLAG); or for the flagged chunk's second computation,

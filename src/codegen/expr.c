@@ -162,9 +162,11 @@ static const struct cg_memo *memo_at(const cg_gen *gen, int32_t v, const char *k
 
 static const char *memo_find(cg_gen *gen, int32_t v, const char *key) {
   const cg_bind *b = bind_at(gen, v, key);
+  gen->last_cost = 0;
   if (b) return b->expr;
   const struct cg_memo *m = memo_at(gen, v, key);
   if (!m) return NULL;
+  gen->last_cost = m->cost;
   static __thread char name[32];
   snprintf(name, sizeof name, "t%d", m->tmp);
   return name;
@@ -190,6 +192,7 @@ static int memo_add(cg_gen *gen, int32_t v, const char *key) {
   gen->memo[gen->n_memo].key = k;
   gen->memo[gen->n_memo].tmp = gen->tmp;
   gen->memo[gen->n_memo].raw = NULL;
+  gen->memo[gen->n_memo].cost = 1; /* a load; an op adds its operands' */
   gen->n_memo++;
   return gen->tmp++;
 }
@@ -376,6 +379,7 @@ const char *cg_gen_value(cg_gen *gen, int32_t v, const cg_ctx *c, char *name, si
   }
   if (cg_is_input(gen->k, v) || n->op == IR_OP_INPUT) {
     gen_load(gen, v, c, name, size, key);
+    gen->last_cost = 1;
     return name;
   }
   if (gen_layout(gen, n, c, name, size)) return name;
@@ -387,8 +391,16 @@ const char *cg_gen_value(cg_gen *gen, int32_t v, const cg_ctx *c, char *name, si
     return name;
   }
   char a[3][160];
-  for (int i = 0; i < n->nargs; i++) operand(gen, n, i, c, a[i], sizeof a[i]);
+  int cost = 1;
+  for (int i = 0; i < n->nargs; i++) {
+    operand(gen, n, i, c, a[i], sizeof a[i]);
+    cost += gen->last_cost;
+  }
+  enum { COST_CAP = 1 << 20 }; /* a tree of shared values doubles per level */
+  if (cost > COST_CAP) cost = COST_CAP;
   int t = memo_add(gen, v, key);
+  if (gen->n_memo && gen->memo[gen->n_memo - 1].tmp == t) gen->memo[gen->n_memo - 1].cost = cost;
+  gen->last_cost = cost;
   const char *ct = cg_compute_type(n->dtype), *rnd = rounding(n);
   if (kind == KIND_UNARY || kind == KIND_BINARY) {
     char call[520];

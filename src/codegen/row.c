@@ -19,6 +19,7 @@ typedef struct row_info {
   int split;       /* > 1: the row held by a cluster of this many blocks, each
                       holding cols / split columns (sm_90; row_split.cu) */
   row_stage st;    /* staged rows (row_stage.h): off by default */
+  size_t room;     /* bytes per column left for values kept across phases */
 } row_info;
 
 static int64_t numel_of(const ir_node *n) {
@@ -348,6 +349,8 @@ static void choose(cg_emit_args *a, row_info *ri) {
               (int64_t)(held + cache_bytes(a)) * ept <=
                   4 * (ri->split > 1 ? ROW_SPLIT_WORDS : ROW_HOLD_WORDS) &&
               !recompute();
+  size_t words = 4 * (ri->split > 1 ? ROW_SPLIT_WORDS : ROW_HOLD_WORDS);
+  ri->room = ri->cache ? words / (size_t)(ept > 0 ? ept : 1) - held - cache_bytes(a) : 0;
   ri->group = (int)gsz;
   ri->rpb = gsz == 32 ? 8 : 1;
   ri->fallback = false;
@@ -616,6 +619,91 @@ static void emit_packed_minmax(row_emit *re, int32_t v, int32_t x) {
   cg_gen_bind(&re->gen, v, NULL, bound);
 }
 
+/* A value a later pass needs is computed again there from what is bound
+ * (held inputs, kept values, per-row results) when that takes at most this
+ * many ops; otherwise the pass that computes it first keeps it in
+ * registers (keep_across). Softmax's x - max, layernorm's x - mean, a cast
+ * of a held input: recomputed, as before. A residual ladder's running sum
+ * (r[i] = r[i-1] + e[i] / sum(e[i])): kept, so each phase computes O(1)
+ * ops and not every earlier step again. */
+enum { ROW_RECOMPUTE_OPS = 4 };
+
+static bool computed_here(const cg_gen *gen, int32_t v) {
+  for (int i = 0; i < gen->n_memo; i++)
+    if (gen->memo[i].value == v) return true;
+  return false;
+}
+
+/* Whether something after the pass of reduction red still reads v: a
+ * kernel output, a later reduction, or a node this pass did not compute. */
+static bool needed_later(const row_emit *re, int32_t v, int32_t red) {
+  const fuse_kernel *k = re->a->k;
+  for (int i = 0; i < k->n_outputs; i++)
+    if (k->outputs[i] == v) return true;
+  for (int i = 0; i < k->n_nodes; i++) {
+    int32_t u = k->nodes[i];
+    const ir_node *un = &re->a->g->nodes[u];
+    bool reads = false;
+    for (int j = 0; j < un->nargs; j++) reads |= un->args[j] == v;
+    if (!reads || u == red) continue;
+    if (is_reduce(un) ? !bound(&re->gen, u, "") : !computed_here(&re->gen, u)) return true;
+  }
+  return false;
+}
+
+/* Values kept across phases by one pass (keep_across), bound after it. */
+typedef struct row_kept {
+  cg_buf decls;
+  int32_t *v;
+  int n;
+} row_kept;
+
+/* In the pass of reduction red (skip: the operand the reduction-operand
+ * cache keeps, or -1): stores h<v>[kk][j] for each full-row value computed
+ * here that a later pass needs and would cost more than ROW_RECOMPUTE_OPS
+ * to compute again, while the row's register room lasts. */
+static void keep_across(row_emit *re, int32_t red, int32_t skip, row_kept *kp) {
+  cg_gen *gen = &re->gen;
+  const fuse_kernel *k = re->a->k;
+  memset(kp, 0, sizeof *kp);
+  if (!re->ri.cache || !gen->n_memo) return;
+  kp->v = malloc((size_t)gen->n_memo * sizeof *kp->v);
+  if (!kp->v) {
+    cg_gen_fail(gen, "out of memory");
+    return;
+  }
+  for (int i = 0; i < gen->n_memo; i++) {
+    const struct cg_memo *m = &gen->memo[i];
+    const ir_node *n = &re->a->g->nodes[m->value];
+    if (m->cost <= ROW_RECOMPUTE_OPS || m->value == skip || cg_is_input(k, m->value) ||
+        numel_of(n) != k->rows * k->cols || compute_size(n->dtype) > re->ri.room)
+      continue;
+    cg_ctx c;
+    char key[512];
+    row_ctx(n, re->cols, &c);
+    cg_ctx_key(&c, key, sizeof key);
+    if (strcmp(m->key, key) || !needed_later(re, m->value, red)) continue;
+    re->ri.room -= compute_size(n->dtype);
+    cg_line(gen, "h%d[kk][j] = t%d;", (int)m->value, m->tmp);
+    cg_printf(&kp->decls, "  %s h%d[NV][W];\n", cg_compute_type(n->dtype), (int)m->value);
+    kp->v[kp->n++] = m->value;
+  }
+}
+
+/* After the pass: later passes read the kept values from registers. */
+static void bind_kept(row_emit *re, row_kept *kp) {
+  for (int i = 0; i < kp->n; i++) {
+    cg_ctx c;
+    char key[512], expr[64];
+    row_ctx(&re->a->g->nodes[kp->v[i]], re->cols, &c);
+    cg_ctx_key(&c, key, sizeof key);
+    snprintf(expr, sizeof expr, "h%d[kk][j]", (int)kp->v[i]);
+    cg_gen_bind(&re->gen, kp->v[i], key, expr);
+  }
+  free(kp->v);
+  kp->v = NULL;
+}
+
 /* One phase: the reduction of node v over the row. */
 static void emit_phase(row_emit *re, int32_t v) {
   const kf_graph *g = re->a->g;
@@ -629,6 +717,10 @@ static void emit_phase(row_emit *re, int32_t v) {
   }
   if (re->ri.cache && cache_worthy(re->a, v, n->args[0]) && !declared(re, n->args[0]))
     cg_printf(&re->body, "  %s h%d[NV][W];\n", cg_compute_type(x->dtype), (int)n->args[0]);
+  /* the phase goes to a buffer of its own: the registers of values it keeps
+   * for later phases are declared before it */
+  cg_buf outer = re->body;
+  re->body = (cg_buf){0};
   cg_printf(&re->body, "  // phase: %%%d %s\n  %s red%d;\n  {\n    %s acc = %s<%s>::id();\n", (int)v,
             ir_ops[n->op].name, ct, (int)v, ct, red_struct(n), ct);
   row_pass ps;
@@ -641,7 +733,10 @@ static void emit_phase(row_emit *re, int32_t v) {
   cg_gen_value(&re->gen, n->args[0], &c, name, sizeof name);
   cg_line(&re->gen, "acc = %s<%s>::op(acc, %s);", red_struct(n), ct, name);
   if (cache) cg_line(&re->gen, "h%d[kk][j] = %s;", (int)n->args[0], name);
+  row_kept kept;
+  keep_across(re, v, cache ? n->args[0] : -1, &kept);
   pass_close(re, &ps);
+  bind_kept(re, &kept);
   if (cache) {
     /* computed once here, read from registers by the later phases */
     char expr[64];
@@ -658,6 +753,13 @@ static void emit_phase(row_emit *re, int32_t v) {
     cg_printf(&re->body, "    red%d = kf_div(red%d, %s);\n", (int)v, (int)v, cnt);
   }
   cg_puts(&re->body, "  }\n");
+  cg_buf phase = re->body;
+  re->body = outer;
+  cg_puts(&re->body, kept.decls.s ? kept.decls.s : "");
+  cg_puts(&re->body, phase.s ? phase.s : "");
+  if (phase.oom || kept.decls.oom) cg_gen_fail(&re->gen, "out of memory");
+  cg_buf_free(&phase);
+  cg_buf_free(&kept.decls);
   char bound[32];
   snprintf(bound, sizeof bound, "red%d", (int)v);
   cg_gen_bind(&re->gen, v, NULL, bound);
