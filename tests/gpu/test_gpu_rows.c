@@ -14,9 +14,12 @@
  * Skips (exit 77) without a GPU. */
 #include "gpu_util.h"
 
-enum { G_SOFTMAX, G_LOG_SOFTMAX, G_LAYERNORM, G_VARSUM, G_RATIO, G_MINSHIFT, G_COUNT };
-static const char *const G_names[G_COUNT] = {"softmax", "log_softmax", "layernorm", "variance_sum",
-                                             "ratio",   "min_shift"};
+/* G_LADDER (not in the loops over G_COUNT): the residual ladder of issue 18,
+ * 8 phases in one held row whose running sums are kept across phases. */
+enum { G_SOFTMAX, G_LOG_SOFTMAX, G_LAYERNORM, G_VARSUM, G_RATIO, G_MINSHIFT, G_COUNT,
+       G_LADDER = G_COUNT };
+static const char *const G_names[G_COUNT + 1] = {"softmax", "log_softmax", "layernorm",
+                                                 "variance_sum", "ratio", "min_shift", "ladder"};
 
 enum { SPECIAL_ROWS = 4, OFFSET_ROW = 4 };
 
@@ -45,6 +48,12 @@ static kf_graph *row_graph(int which, kf_dtype dt, int64_t rows, int64_t cols) {
     kf_value m = kf_min(g, x, 1, &ax, true);
     kf_set_output(g, kf_sub(g, x, m));
     kf_set_output(g, m);
+  } else if (which == G_LADDER) {
+    for (int i = 0; i < 8; i++) {
+      kf_value e = kf_exp(g, x);
+      x = kf_add(g, kf_div(g, e, kf_sum(g, e, 1, &ax, true)), x);
+    }
+    kf_set_output(g, x);
   } else {
     /* the sum of squared deviations as a per-row output, next to them */
     kf_value d = kf_sub(g, x, kf_mean(g, x, 1, &ax, true));
@@ -215,7 +224,8 @@ END_TEST
 /* Rows held in registers (the common case: the suite's 8192 columns): the
  * bf16 max phase on packed pairs, the row-output divisions that flag a NaN
  * quotient and compute the chunk again, f16/bf16 outputs rounded once by
- * their store; with the special rows above in every graph. */
+ * their store; with the special rows above in every graph; the residual
+ * ladder (running sums kept across phases, f32; bf16 keeps nothing). */
 START_TEST(held_rows) {
   int64_t rows = gpu_small() ? 6 : 64;
   int failed = 0;
@@ -226,6 +236,10 @@ START_TEST(held_rows) {
   }
   failed += check_rows(G_SOFTMAX, KF_BF16, rows, 1000, 0);
   failed += check_rows(G_RATIO, KF_BF16, rows, 1000, 0);
+  /* 128 columns: 4 per thread, so the kept running sums fit (codegen.md) */
+  failed += check_rows(G_LADDER, KF_F32, rows, 128, 0);
+  failed += check_rows(G_LADDER, KF_BF16, rows, 128, 0);
+  failed += check_rows(G_LADDER, KF_F32, rows, 128, 1);
   ck_assert_int_eq(failed, 0);
 }
 END_TEST
