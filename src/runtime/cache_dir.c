@@ -37,8 +37,8 @@ uint64_t cache_env_mb(kf_ctx *ctx, const char *name, double def_mb) {
   if (s && *s && !parse_mb(s, &mb)) {
     mb = def_mb;
     core_log(ctx, KF_LOG_WARN, LOG_CACHE,
-             "%s='%.64s' is not a size in MB from %g to %g (digits, optionally with a "
-             "fraction: 512, 1.5); using %g",
+             "%s='%.64s' is not a size in MB from %.10g to %.10g (digits, optionally with a "
+             "fraction: 512, 1.5); using %.10g",
              name, s, CACHE_MB_MIN, CACHE_MB_MAX, def_mb);
   }
   return (uint64_t)(mb * 1024 * 1024);
