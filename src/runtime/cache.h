@@ -134,6 +134,12 @@ bool cache_disk_get(struct cache_state *cs, cache_key key, void **data, size_t *
  * past the size bound. false (warning logged, disk_errors counted) when it
  * could not be written; nothing else happens. */
 bool cache_disk_put(struct cache_state *cs, cache_key key, const void *data, size_t size);
+/* Bytes of an entry's header (the payload follows). */
+#define CACHE_HEADER_SIZE 48
+/* Adds a written entry's bytes to the folder's estimate; past the bound,
+ * rescans the folder and evicts least recently used entries (never fresh
+ * ones). cache_scan.c; called by cache_disk_put. */
+void cache_disk_evict(struct cache_state *cs, uint64_t added);
 /* Deletes every entry (and whatever else holds an entry's name: a link, a
  * FIFO, an empty directory). *removed counts what was really removed;
  * *failed what could not be, with the first one's name and errno in
