@@ -91,30 +91,35 @@ static bool get_name(reader *r, bool *present) {
 static bool read_node(reader *r, kf_graph *g, int32_t i, char *why, size_t why_size) {
   blob_node b;
   bool named;
-  snprintf(why, why_size, "node %%%d: truncated or a bad name", i);
-  if (!get(r, &b, sizeof b) || !get_name(r, &named)) return false;
+  /* why is written only on failure: this runs once per node of a warm load */
+  if (!get(r, &b, sizeof b) || !get_name(r, &named)) {
+    snprintf(why, why_size, "node %%%d: truncated or a bad name", i);
+    return false;
+  }
   kf_value v;
   if (b.op == IR_OP_INPUT) {
-    snprintf(why, why_size, "input %%%d: unnamed", i);
-    if (!named) return false;
-    v = kf_input(g, r->name, (kf_dtype)b.dtype, b.rank, b.shape);
-    if (v == KF_NONE) snprintf(why, why_size, "%s", kf_graph_errmsg(g));
-  } else {
-    ir_node n;
-    memset(&n, 0, sizeof n);
-    n.op = (ir_op)b.op, n.dtype = (kf_dtype)b.dtype;
-    n.rank = b.rank, n.nargs = b.nargs, n.axes = b.axes, n.keepdim = b.keepdim != 0;
-    memcpy(n.args, b.args, sizeof n.args);
-    memcpy(n.shape, b.shape, sizeof n.shape);
-    n.value = b.value, n.lo = b.lo, n.hi = b.hi;
-    memcpy(n.perm, b.perm, sizeof n.perm);
-    v = ir_replay_node(g, &n, why, why_size);
-    if (v != KF_NONE && named && kf_set_name(g, v, r->name) != KF_OK) {
-      snprintf(why, why_size, "%s", kf_graph_errmsg(g));
+    if (!named) {
+      snprintf(why, why_size, "input %%%d: unnamed", i);
       return false;
     }
+    v = kf_input(g, r->name, (kf_dtype)b.dtype, b.rank, b.shape);
+    if (v == KF_NONE) snprintf(why, why_size, "%s", kf_graph_errmsg(g));
+    return v != KF_NONE;
   }
-  return v == i;
+  ir_node n;
+  memset(&n, 0, sizeof n);
+  n.op = (ir_op)b.op, n.dtype = (kf_dtype)b.dtype;
+  n.rank = b.rank, n.nargs = b.nargs, n.axes = b.axes, n.keepdim = b.keepdim != 0;
+  memcpy(n.args, b.args, sizeof n.args);
+  memcpy(n.shape, b.shape, sizeof n.shape);
+  n.value = b.value, n.lo = b.lo, n.hi = b.hi;
+  memcpy(n.perm, b.perm, sizeof n.perm);
+  v = ir_replay_node(g, &n, why, why_size); /* the new node's index, i, or KF_NONE */
+  if (v != KF_NONE && named && kf_set_name(g, v, r->name) != KF_OK) {
+    snprintf(why, why_size, "%s", kf_graph_errmsg(g));
+    return false;
+  }
+  return v != KF_NONE;
 }
 
 /* Why the bytes are refused, or NULL with *out the graph. */
