@@ -532,8 +532,14 @@ typedef struct kf_cache_stats {
 /* Thread-safe. Errors: KF_ERR_INVALID_ARG, KF_ERR_OUT_OF_MEMORY. */
 KF_API kf_status kf_ctx_cache_stats(kf_ctx *ctx, kf_cache_stats *out);
 /* Empties the context's memory cache and deletes every disk entry of its
- * folder (shared with other processes using it). Thread-safe. */
+ * folder (shared with other processes using it). Thread-safe.
+ * Errors: KF_ERR_INVALID_ARG, KF_ERR_OUT_OF_MEMORY, KF_ERR_IO (the folder
+ * cannot be listed, or some entry could not be removed: the message names
+ * the first one and why). */
 KF_API kf_status kf_cache_clear(kf_ctx *ctx);
+/* kf_cache_clear, also saying how many disk entries it really removed
+ * (*removed) and how many it could not (*kept); either may be NULL. */
+KF_API kf_status kf_cache_clear_report(kf_ctx *ctx, uint64_t *removed, uint64_t *kept);
 /* The disk cache folder (KFUSE_CACHE_DIR, else $XDG_CACHE_HOME/kfuse, else
  * $HOME/.cache/kfuse); "" when none could be resolved. Owned by ctx. */
 KF_API const char *kf_cache_dir(kf_ctx *ctx);

@@ -442,16 +442,30 @@ START_TEST(random_damage_always_detected) {
 }
 END_TEST
 
+/* A directory is not an entry: an empty one is removed at the read (a
+ * miss), a full one is left (its contents are not ours) and said so, and a
+ * write cannot replace it (rename onto a directory fails) and leaves no
+ * temp file. */
 START_TEST(directory_in_place_of_entry) {
   kf_ctx *ctx = new_ctx();
   struct cache_state *cs = state(ctx);
   ck_assert(cache_disk_ready(cs));
-  char path[512];
+  char path[512], inner[600];
   entry_path(key_n(3), path, sizeof path);
   ck_assert_int_eq(mkdir(path, 0700), 0);
   void *data;
   size_t size;
   ck_assert(!cache_disk_get(cs, key_n(3), &data, &size));
+  ck_assert_msg(!exists(path), "an empty directory in place of an entry stayed");
+  ck_assert_ptr_nonnull(strstr(last_warning, "a directory"));
+  ck_assert_ptr_nonnull(strstr(last_warning, "deleted"));
+  ck_assert_int_eq(mkdir(path, 0700), 0);
+  snprintf(inner, sizeof inner, "%s/keep", path);
+  fclose(fopen(inner, "w"));
+  ck_assert(!cache_disk_get(cs, key_n(3), &data, &size));
+  ck_assert(exists(inner));
+  ck_assert_msg(strstr(last_warning, "could not be deleted") != NULL, "warning: %s", last_warning);
+  ck_assert_msg(strstr(last_warning, "deleted;") == NULL, "warning: %s", last_warning);
   ck_assert(!cache_disk_put(cs, key_n(3), "x", 1)); /* rename onto a directory fails */
   ck_assert_int_eq(count_files(".tmp-"), 0);
   kf_ctx_destroy(ctx);

@@ -31,7 +31,9 @@ static void setup(void) {
   unsetenv("KFUSE_CACHE_MAX_MB");
 }
 
-static void teardown(void) { nftw(dir, rm_one, 16, FTW_DEPTH | FTW_PHYS); }
+static void teardown(void) {
+  nftw(dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+}
 
 static int entries(void) {
   kf_ctx *ctx;
@@ -66,7 +68,8 @@ static void assert_same(kf_graph *a, kf_graph *b, const char *what) {
   kf_free(ya), kf_free(yb);
   kf_hash128 ha = kf_graph_hash(a), hb = kf_graph_hash(b);
   ck_assert(ha.lo == hb.lo && ha.hi == hb.hi);
-  ck_assert_str_eq(kf_graph_name(a) ? kf_graph_name(a) : "", kf_graph_name(b) ? kf_graph_name(b) : "");
+  ck_assert_str_eq(kf_graph_name(a) ? kf_graph_name(a) : "",
+                   kf_graph_name(b) ? kf_graph_name(b) : "");
   ck_assert_int_eq(kf_graph_num_inputs(a), kf_graph_num_inputs(b));
   ck_assert_int_eq(kf_graph_num_outputs(a), kf_graph_num_outputs(b));
   for (int i = 0; i < kf_graph_num_outputs(a); i++)
@@ -96,7 +99,9 @@ static char *big_text(int n, bool broken) {
   core_str_puts(&b, "kfuse: 1\nname: chain\ninputs:\n  x: {dtype: f32, shape: [64, 32]}\nnodes:\n");
   for (int i = 0; i < n; i++)
     core_str_printf(&b, "  - {name: v%d, op: add, args: [%s, 0.5]}\n", i,
-                    i == 0 ? "x" : (broken && i == n - 1) ? "nowhere" : "v0");
+                    i == 0                   ? "x"
+                    : (broken && i == n - 1) ? "nowhere"
+                                             : "v0");
   core_str_printf(&b, "outputs: [v%d]\n", n - 1);
   return core_str_take(&b);
 }
@@ -163,7 +168,7 @@ START_TEST(every_example_round_trips_through_bytes) {
     core_str b = {0};
     ir_graph_to_blob(g, &b);
     ck_assert(!b.oom);
-    kf_graph *back = ir_graph_from_blob(ctx, b.s, b.len);
+    kf_graph *back = ir_graph_from_blob(ctx, b.s, b.len, NULL, 0);
     ck_assert_msg(back != NULL, "%s: not read back", e->d_name);
     assert_same(g, back, e->d_name);
     kf_graph_destroy(back);
@@ -188,17 +193,17 @@ START_TEST(blob_reader_refuses_bad_bytes) {
   core_str b = {0};
   ir_graph_to_blob(g, &b);
   ck_assert(!b.oom);
-  kf_graph *back = ir_graph_from_blob(ctx, b.s, b.len);
+  kf_graph *back = ir_graph_from_blob(ctx, b.s, b.len, NULL, 0);
   ck_assert_ptr_nonnull(back);
   assert_same(g, back, "layernorm blob");
   kf_graph_destroy(back);
-  for (size_t n = 0; n < b.len; n++) ck_assert_ptr_null(ir_graph_from_blob(ctx, b.s, n));
-  ck_assert_ptr_null(ir_graph_from_blob(ctx, NULL, 10));
+  for (size_t n = 0; n < b.len; n++) ck_assert_ptr_null(ir_graph_from_blob(ctx, b.s, n, NULL, 0));
+  ck_assert_ptr_null(ir_graph_from_blob(ctx, NULL, 10, NULL, 0));
   int accepted = 0;
   for (size_t i = 0; i < b.len; i++) {
     for (int bit = 0; bit < 8; bit += 3) {
       b.s[i] ^= (char)(1 << bit);
-      kf_graph *m = ir_graph_from_blob(ctx, b.s, b.len);
+      kf_graph *m = ir_graph_from_blob(ctx, b.s, b.len, NULL, 0);
       if (m) {
         accepted++;
         ck_assert_int_eq(kf_graph_status(m), KF_OK);

@@ -3,10 +3,14 @@
  * through the recording fake driver (plans are really fused and compiled
  * with NVRTC for sm_90; nothing runs), splitting, caching the decision,
  * and applying it in a fresh context without measuring again. */
+#include <dirent.h>
+#include <fcntl.h>
 #include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+#include <xxhash.h>
 
 #include "check_main.h"
 #include "core/plan.h"
@@ -104,7 +108,9 @@ static run compile_and_load_graph(double drop, kf_graph *(*make)(kf_ctx *)) {
   return r;
 }
 
-static run compile_and_load(double drop) { return compile_and_load_graph(drop, sum_of_squares); }
+static run compile_and_load(double drop) {
+  return compile_and_load_graph(drop, sum_of_squares);
+}
 
 static void run_free(run *r) {
   kf_plan_destroy(r->plan);
@@ -287,6 +293,57 @@ START_TEST(low_occupancy_is_split_then_cached) {
 }
 END_TEST
 
+/* Replaces the payload of every cached occupancy record with `text`,
+ * keeping the entry valid (header, key, size and checksum): only the
+ * numbers can tell it from a real record. Returns how many. */
+static int rewrite_records(const char *text) {
+  DIR *d = opendir(T.top);
+  ck_assert_ptr_nonnull(d);
+  int n = 0;
+  size_t len = strlen(text);
+  for (struct dirent *e; (e = readdir(d));) {
+    char path[600], old[64] = {0};
+    snprintf(path, sizeof path, "%s/%s", T.top, e->d_name);
+    int fd = open(path, O_RDWR);
+    if (fd < 0) continue;
+    unsigned char h[48];
+    if (pread(fd, h, 48, 0) == 48 && pread(fd, old, 15, 48) == 15 &&
+        strcmp(old, "kfuse-occupancy") == 0) {
+      uint64_t sum = XXH3_64bits(text, len);
+      for (int i = 0; i < 8; i++) h[32 + i] = (unsigned char)((uint64_t)len >> (8 * i));
+      for (int i = 0; i < 8; i++) h[40 + i] = (unsigned char)(sum >> (8 * i));
+      ck_assert_int_eq(ftruncate(fd, 0), 0);
+      ck_assert_int_eq(pwrite(fd, h, 48, 0), 48);
+      ck_assert_int_eq(pwrite(fd, text, len, 48), (ssize_t)len);
+      n++;
+    }
+    close(fd);
+  }
+  closedir(d);
+  return n;
+}
+
+/* A record with numbers no measurement gives (a negative occupancy that
+ * would force a split) is ignored: the kernel is measured again, and kept
+ * fused since this fake driver no longer flags it. */
+START_TEST(insane_cached_record_is_measured_again) {
+  rt_fake_set_kernel("k0_reduce", 255, 0, 0);
+  run r = compile_and_load(0.20);
+  ck_assert_int_eq(kf_plan_num_launches(r.plan), 2);
+  run_free(&r);
+  ck_assert_int_ge(rewrite_records("kfuse-occupancy 2 parts 2 fused -64 0 0 0 256 8 -3.0 "
+                                   "lowest 32 0 0 0 256 8 1.0\n"),
+                   1);
+  rt_fake_reset();
+  T.log_len = 0;
+  T.log[0] = 0;
+  run again = compile_and_load(0.20);
+  ck_assert_msg(!strstr(T.log, "cached decision"), "%s", T.log);
+  ck_assert_int_eq(kf_plan_num_launches(again.plan), 1);
+  run_free(&again);
+}
+END_TEST
+
 START_TEST(spills_are_split) {
   /* Full occupancy but 1 KiB spilled per thread: the model predicts the
    * split (3x the bytes) to be faster. */
@@ -404,6 +461,7 @@ static Suite *make_suite(void) {
   tcase_add_test(tc, fuser_split_constraint);
   tcase_add_test(tc, random_graphs_split);
   tcase_add_test(tc, low_occupancy_is_split_then_cached);
+  tcase_add_test(tc, insane_cached_record_is_measured_again);
   tcase_add_test(tc, spills_are_split);
   tcase_add_test(tc, split_in_two_keeps_each_side_fused);
   tcase_add_test(tc, small_spills_kept_when_split_moves_more_bytes);

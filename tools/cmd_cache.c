@@ -51,12 +51,14 @@ int cmd_cache(int argc, char **argv) {
   } else if (strcmp(argv[0], "stats") == 0 && kf_ctx_cache_stats(ctx, &s) == KF_OK) {
     print_stats(ctx, &s, json);
   } else if (strcmp(argv[0], "clear") == 0) {
-    kf_ctx_cache_stats(ctx, &s);
-    if (kf_cache_clear(ctx) == KF_OK)
-      printf("removed %llu entries from %s\n", (unsigned long long)s.disk_entries,
-             kf_cache_dir(ctx));
-    else
+    /* count what was really removed: a read-only folder removes nothing */
+    uint64_t removed = 0, kept = 0;
+    if (kf_cache_clear_report(ctx, &removed, &kept) == KF_OK) {
+      printf("removed %llu entries from %s\n", (unsigned long long)removed, kf_cache_dir(ctx));
+    } else {
+      fprintf(stderr, "kfuse cache clear: %s\n", kf_ctx_errmsg(ctx));
       rc = 1;
+    }
   } else {
     rc = usage();
   }

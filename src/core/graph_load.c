@@ -30,11 +30,13 @@ static kf_status load_cached(kf_ctx *ctx, const char *text, size_t len, const ch
     size_t size = 0;
     *out = NULL;
     if (cache_blob_get(ctx, key, &blob, &size)) {
-      *out = ir_graph_from_blob(ctx, blob, size);
+      char why[1024];
+      *out = ir_graph_from_blob(ctx, blob, size, why, sizeof why);
       free(blob);
       if (*out) return KF_OK;
-      core_log(ctx, KF_LOG_WARN, LOG_CACHE, "%s: a cached parse was unreadable; parsing the file",
-               filename ? filename : "<string>");
+      /* a miss: the parse below keeps a good entry in its place */
+      core_log(ctx, KF_LOG_WARN, LOG_CACHE, "%s: a cached parse was refused (%s); parsing the file",
+               filename ? filename : "<string>", why);
     }
   }
   kf_status st = ir_yaml_load_string(ctx, text, len, filename, out);
@@ -48,8 +50,8 @@ static kf_status load_cached(kf_ctx *ctx, const char *text, size_t len, const ch
 }
 
 /* The "parse" span (NVTX, trace) covers both entry points. */
-kf_status kf_graph_load_yaml_string(kf_ctx *ctx, const char *text, size_t len,
-                                    const char *filename, kf_graph **out) {
+kf_status kf_graph_load_yaml_string(kf_ctx *ctx, const char *text, size_t len, const char *filename,
+                                    kf_graph **out) {
   core_span_push("parse");
   kf_status st = load_cached(ctx, text, len, filename, out);
   core_span_pop();
@@ -57,7 +59,8 @@ kf_status kf_graph_load_yaml_string(kf_ctx *ctx, const char *text, size_t len,
 }
 
 kf_status kf_graph_load_yaml(kf_ctx *ctx, const char *path, kf_graph **out) {
-  if (!path || !out) return core_error(ctx, KF_ERR_INVALID_ARG, "kf_graph_load_yaml: NULL argument");
+  if (!path || !out)
+    return core_error(ctx, KF_ERR_INVALID_ARG, "kf_graph_load_yaml: NULL argument");
   *out = NULL;
   char *text = NULL;
   size_t len = 0;

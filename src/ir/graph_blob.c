@@ -1,19 +1,27 @@
 /* graph_blob.c - a graph as bytes and back. The layout is this build's own
  * (host byte order, fixed-size fields): the cache key that stores it names
- * the kfuse version, and a reader checks every count and index, so bytes
- * from elsewhere are refused, never trusted. */
+ * the kfuse version, and a reader checks every count and index and rebuilds
+ * every node through its builder, so bytes from elsewhere (or edited under
+ * a valid checksum) are refused, never trusted. */
+#include "ir/graph_blob.h"
+
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "ir/graph_blob.h"
+#include "ir/replay.h"
 
 static const char MAGIC[4] = {'K', 'F', 'G', '1'};
 
 /* Longest name the reader takes (the YAML loader allows 255 bytes). */
 enum { IR_BLOB_NAME_MAX = 4095 };
 
-static void put(core_str *b, const void *p, size_t n) { core_str_putn(b, (const char *)p, n); }
-static void put_u32(core_str *b, uint32_t v) { put(b, &v, sizeof v); }
+static void put(core_str *b, const void *p, size_t n) {
+  core_str_putn(b, (const char *)p, n);
+}
+static void put_u32(core_str *b, uint32_t v) {
+  put(b, &v, sizeof v);
+}
 
 static void put_name(core_str *b, const char *name) {
   uint32_t n = name ? (uint32_t)strlen(name) : 0;
@@ -77,59 +85,83 @@ static bool get_name(reader *r, bool *present) {
   return strlen(r->name) == n;
 }
 
-static bool read_node(reader *r, kf_graph *g, int32_t i) {
+/* One node, rebuilt through its builder (ir_replay_node): a blob whose
+ * checksum is right but whose shape, dtype, arity or attributes were edited
+ * is refused, never trusted. */
+static bool read_node(reader *r, kf_graph *g, int32_t i, char *why, size_t why_size) {
   blob_node b;
   bool named;
-  if (!get(r, &b, sizeof b) || !get_name(r, &named)) return false;
-  if (b.op < 0 || b.op >= IR_OP_COUNT || b.dtype < 0 || b.dtype >= KF_DTYPE_COUNT ||
-      b.rank < 0 || b.rank > KF_MAX_RANK)
+  /* why is written only on failure: this runs once per node of a warm load */
+  if (!get(r, &b, sizeof b) || !get_name(r, &named)) {
+    snprintf(why, why_size, "node %%%d: truncated or a bad name", i);
     return false;
+  }
   kf_value v;
   if (b.op == IR_OP_INPUT) {
-    if (!named) return false;
+    if (!named) {
+      snprintf(why, why_size, "input %%%d: unnamed", i);
+      return false;
+    }
     v = kf_input(g, r->name, (kf_dtype)b.dtype, b.rank, b.shape);
-  } else {
-    ir_node n;
-    memset(&n, 0, sizeof n);
-    n.op = (ir_op)b.op, n.dtype = (kf_dtype)b.dtype;
-    n.rank = b.rank, n.nargs = b.nargs, n.axes = b.axes, n.keepdim = b.keepdim != 0;
-    memcpy(n.args, b.args, sizeof n.args);
-    memcpy(n.shape, b.shape, sizeof n.shape);
-    n.value = b.value, n.lo = b.lo, n.hi = b.hi;
-    memcpy(n.perm, b.perm, sizeof n.perm);
-    v = ir_append(g, &n); /* checks op, dtype, rank, arity, operands defined */
-    if (v != KF_NONE && named && kf_set_name(g, v, r->name) != KF_OK) return false;
+    if (v == KF_NONE) snprintf(why, why_size, "%s", kf_graph_errmsg(g));
+    return v != KF_NONE;
   }
-  return v == i;
+  ir_node n;
+  memset(&n, 0, sizeof n);
+  n.op = (ir_op)b.op, n.dtype = (kf_dtype)b.dtype;
+  n.rank = b.rank, n.nargs = b.nargs, n.axes = b.axes, n.keepdim = b.keepdim != 0;
+  memcpy(n.args, b.args, sizeof n.args);
+  memcpy(n.shape, b.shape, sizeof n.shape);
+  n.value = b.value, n.lo = b.lo, n.hi = b.hi;
+  memcpy(n.perm, b.perm, sizeof n.perm);
+  v = ir_replay_node(g, &n, why, why_size); /* the new node's index, i, or KF_NONE */
+  if (v != KF_NONE && named && kf_set_name(g, v, r->name) != KF_OK) {
+    snprintf(why, why_size, "%s", kf_graph_errmsg(g));
+    return false;
+  }
+  return v != KF_NONE;
 }
 
-kf_graph *ir_graph_from_blob(kf_ctx *ctx, const void *data, size_t size) {
-  if (!data) return NULL;
-  reader r = {(const char *)data, (const char *)data + size, {0}};
+/* Why the bytes are refused, or NULL with *out the graph. */
+static const char *read_graph(reader *r, kf_graph *g, char *why, size_t why_size) {
   char magic[4];
   uint32_t nn, ni, no;
   bool named;
-  if (!get(&r, magic, 4) || memcmp(magic, MAGIC, 4) || !get(&r, &nn, 4) ||
-      !get(&r, &ni, 4) || !get(&r, &no, 4) || nn > (uint32_t)INT32_MAX || ni > nn || no > nn ||
-      !get_name(&r, &named))
-    return NULL;
-  kf_graph *g = NULL;
-  if (kf_graph_create(ctx, &g) != KF_OK) return NULL;
-  bool ok = !named || kf_graph_set_name(g, r.name) == KF_OK;
-  for (uint32_t i = 0; ok && i < nn; i++) ok = read_node(&r, g, (int32_t)i);
+  if (!get(r, magic, 4) || memcmp(magic, MAGIC, 4) || !get(r, &nn, 4) || !get(r, &ni, 4) ||
+      !get(r, &no, 4) || nn > (uint32_t)INT32_MAX || ni > nn || no > nn || !get_name(r, &named))
+    return "not a graph blob of this layout";
+  if (named && kf_graph_set_name(g, r->name) != KF_OK) return "a bad graph name";
+  for (uint32_t i = 0; i < nn; i++)
+    if (!read_node(r, g, (int32_t)i, why, why_size)) return why;
   /* the inputs are the input nodes in order: check rather than set */
-  ok = ok && (uint32_t)g->n_inputs == ni;
-  for (uint32_t i = 0; ok && i < ni; i++) {
+  if ((uint32_t)g->n_inputs != ni) return "the input count differs";
+  for (uint32_t i = 0; i < ni; i++) {
     int32_t v;
-    ok = get(&r, &v, sizeof v) && v == g->inputs[i];
+    if (!get(r, &v, sizeof v) || v != g->inputs[i]) return "the input list differs";
   }
-  for (uint32_t i = 0; ok && i < no; i++) {
+  for (uint32_t i = 0; i < no; i++) {
     int32_t v;
-    ok = get(&r, &v, sizeof v) && kf_set_output(g, v) == KF_OK;
+    if (!get(r, &v, sizeof v) || kf_set_output(g, v) != KF_OK) return "a bad output";
   }
-  if (!ok || r.p != r.end || kf_graph_status(g) != KF_OK) {
-    kf_graph_destroy(g);
+  if (r->p != r->end) return "bytes after the graph";
+  return kf_graph_status(g) == KF_OK ? NULL : kf_graph_errmsg(g);
+}
+
+kf_graph *ir_graph_from_blob(kf_ctx *ctx, const void *data, size_t size, char *why,
+                             size_t why_size) {
+  char buf[1024];
+  if (!why || !why_size) why = buf, why_size = sizeof buf;
+  snprintf(why, why_size, "no bytes");
+  if (!data) return NULL;
+  reader r = {(const char *)data, (const char *)data + size, {0}};
+  kf_graph *g = NULL;
+  if (kf_graph_create(ctx, &g) != KF_OK) {
+    snprintf(why, why_size, "out of memory");
     return NULL;
   }
-  return g;
+  const char *bad = read_graph(&r, g, why, why_size);
+  if (!bad) return g;
+  if (bad != why) snprintf(why, why_size, "%s", bad);
+  kf_graph_destroy(g);
+  return NULL;
 }

@@ -9,9 +9,13 @@
 
 /* Appends g (nodes, names, inputs, outputs, graph name) to out. */
 void ir_graph_to_blob(const kf_graph *g, core_str *out);
-/* The graph those bytes describe, rebuilt through the builders' checks
- * (every operand defined before use, names valid and unique); NULL when
- * the bytes are not one (truncated, foreign, or from another layout). */
-kf_graph *ir_graph_from_blob(kf_ctx *ctx, const void *data, size_t size);
+/* The graph those bytes describe, every node rebuilt through its op's
+ * builder (ir_replay_node: operands, dtypes, arity, attributes, shapes and
+ * sizes checked as for any graph, and each node must be exactly what its
+ * builder makes), names valid and unique; NULL when the bytes are not one
+ * (truncated, foreign, from another layout, or edited), with the reason in
+ * why (may be NULL). */
+kf_graph *ir_graph_from_blob(kf_ctx *ctx, const void *data, size_t size, char *why,
+                             size_t why_size);
 
 #endif

@@ -52,9 +52,11 @@ struct cache_state {
   bool disk_checked;         /* the folder was resolved and checked */
   bool disk_enabled;
   char dir[PATH_MAX];
+  int dir_fd;         /* the folder, opened once and checked; -1 when off */
   uint64_t max_bytes; /* KFUSE_CACHE_MAX_MB */
   uint64_t bytes_est; /* folder size as last scanned plus our writes */
   bool scanned;       /* bytes_est has been measured once */
+  int64_t rescan_at;  /* over the bound with only fresh entries: wait until */
   bool write_warned;  /* later write failures log at debug level */
   /* counters, readable without the locks */
   _Atomic uint64_t mem_hits, disk_hits, misses, evictions, disk_errors, corrupt, mem_evictions;
@@ -87,26 +89,64 @@ void cache_mem_abandon(struct cache_state *cs, cache_key key);
 void cache_mem_clear(struct cache_state *cs);
 void cache_mem_destroy(struct cache_state *cs);
 
+/* ---- the folder and the knobs (cache_dir.c) ----------------------------- */
+
+/* The bounds KFUSE_CACHE_MAX_MB and KFUSE_CACHE_MEM_MAX_MB accept, in MB. */
+#define CACHE_MB_MIN 1.0
+#define CACHE_MB_MAX 1048576.0 /* 1 TiB */
+
+/* Bytes of `name`'s value (a size in MB: digits with an optional fraction,
+ * CACHE_MB_MIN..CACHE_MB_MAX), or of def_mb when the variable is unset or
+ * empty. Any other value is a warning naming the variable and the range,
+ * and def_mb is used. */
+uint64_t cache_env_mb(kf_ctx *ctx, const char *name, double def_mb);
+/* Resolves the folder, creates it (0700), opens it and checks the opened
+ * directory: ours (owner = euid) and not writable by group or others. Sets
+ * cs->dir, cs->dir_fd and cs->disk_enabled; a refusal is one warning. Reads
+ * KFUSE_DISK_CACHE (0 or 1) and KFUSE_CACHE_FAULT. Called once, under
+ * disk_lock. */
+void cache_dir_open(struct cache_state *cs);
+
 /* ---- disk (cache_disk.c) ------------------------------------------------ */
 
 /* File format version; bump when the header or payload layout changes. */
 #define CACHE_FILE_VERSION 1u
 #define CACHE_FILE_MAGIC "KFUSEKC\n"
 #define CACHE_FILE_SUFFIX ".kfc"
+/* No entry file is larger: a bigger one is refused unread (a miss), and a
+ * bigger payload is not written. CUBINs and parsed graphs are far smaller. */
+#define CACHE_ENTRY_MAX_BYTES ((uint64_t)256 << 20)
+/* Entries read or written this recently are never evicted by the size
+ * bound: they may be another process's, just written and about to be read. */
+#define CACHE_FRESH_SECONDS 60
 
 /* Resolves and checks the folder once (KFUSE_CACHE_DIR, XDG_CACHE_HOME,
  * HOME); false when the disk cache is off, with a warning logged once. */
 bool cache_disk_ready(struct cache_state *cs);
 /* Reads an entry: true with *data (malloc'd, the caller's) and *size on a
- * valid entry. A truncated, corrupt or foreign entry is deleted with a
- * warning and is a miss. */
+ * valid entry. Only a regular file owned by the euid, at most
+ * CACHE_ENTRY_MAX_BYTES, is opened and read (never through a symbolic
+ * link, never blocking on a FIFO); a truncated, corrupt or foreign entry,
+ * or anything else under an entry's name, is removed with a warning and is
+ * a miss. */
 bool cache_disk_get(struct cache_state *cs, cache_key key, void **data, size_t *size);
 /* Writes an entry (temp file, fsync, rename), then evicts oldest entries
  * past the size bound. false (warning logged, disk_errors counted) when it
  * could not be written; nothing else happens. */
 bool cache_disk_put(struct cache_state *cs, cache_key key, const void *data, size_t size);
-/* Deletes every entry; returns how many. */
-int cache_disk_clear(struct cache_state *cs);
+/* Bytes of an entry's header (the payload follows). */
+#define CACHE_HEADER_SIZE 48
+/* Adds a written entry's bytes to the folder's estimate; past the bound,
+ * rescans the folder and evicts least recently used entries (never fresh
+ * ones). cache_scan.c; called by cache_disk_put. */
+void cache_disk_evict(struct cache_state *cs, uint64_t added);
+/* Deletes every entry (and whatever else holds an entry's name: a link, a
+ * FIFO, an empty directory). *removed counts what was really removed;
+ * *failed what could not be, with the first one's name and errno in
+ * first_name / *first_err. false when the folder could not be listed
+ * (*first_err set). */
+bool cache_disk_clear(struct cache_state *cs, uint64_t *removed, uint64_t *failed,
+                      char first_name[64], int *first_err);
 /* Counts entries and their bytes now. */
 void cache_disk_usage(struct cache_state *cs, uint64_t *entries, uint64_t *bytes);
 

@@ -4,12 +4,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define XXH_STATIC_LINKING_ONLY
 #include <xxhash.h>
 
-#include "runtime/cache.h"
 #include "core/pool.h"
+#include "runtime/cache.h"
 
 void cache_state_destroy(struct cache_state *cache);
 
@@ -68,13 +69,10 @@ static struct cache_state *state_new(kf_ctx *ctx) {
   pthread_mutex_init(&cs->lock, NULL);
   pthread_cond_init(&cs->ready, NULL);
   pthread_mutex_init(&cs->disk_lock, NULL);
+  cs->dir_fd = -1;
   /* A bound on the memory cache, so that a long-lived process compiling many
    * shapes does not grow without limit (the disk cache keeps the rest). */
-  const char *m = getenv("KFUSE_CACHE_MEM_MAX_MB");
-  char *end = NULL;
-  long long mb = m ? strtoll(m, &end, 10) : 256;
-  if (!m || end == m || *end || mb <= 0) mb = 256;
-  cs->mem_max_bytes = (uint64_t)mb << 20;
+  cs->mem_max_bytes = cache_env_mb(ctx, "KFUSE_CACHE_MEM_MAX_MB", 256);
   return cs;
 }
 
@@ -100,6 +98,7 @@ void cache_state_destroy(struct cache_state *cache) {
   if (!cache) return;
   core_pool_destroy(cache->pool);
   cache_mem_destroy(cache);
+  if (cache->dir_fd >= 0) close(cache->dir_fd);
   pthread_mutex_destroy(&cache->disk_lock);
   pthread_cond_destroy(&cache->ready);
   pthread_mutex_destroy(&cache->lock);
@@ -139,16 +138,33 @@ kf_status kf_ctx_cache_stats(kf_ctx *ctx, kf_cache_stats *out) {
   return KF_OK;
 }
 
-kf_status kf_cache_clear(kf_ctx *ctx) {
+kf_status kf_cache_clear_report(kf_ctx *ctx, uint64_t *removed, uint64_t *kept) {
+  if (removed) *removed = 0;
+  if (kept) *kept = 0;
   if (!ctx) return KF_ERR_INVALID_ARG;
   struct cache_state *cs = cache_state_get(ctx);
   if (!cs) return core_error(ctx, KF_ERR_OUT_OF_MEMORY, "kf_cache_clear: out of memory");
   cache_mem_clear(cs);
-  if (cache_disk_ready(cs)) {
-    int n = cache_disk_clear(cs);
-    core_log(ctx, KF_LOG_INFO, LOG_CACHE, "cleared %d entries from %s", n, cs->dir);
-  }
+  if (!cache_disk_ready(cs)) return KF_OK;
+  uint64_t gone = 0, failed = 0;
+  char first[64];
+  int err = 0;
+  bool listed = cache_disk_clear(cs, &gone, &failed, first, &err);
+  if (removed) *removed = gone;
+  if (kept) *kept = failed;
+  if (!listed)
+    return core_error(ctx, KF_ERR_IO, "kf_cache_clear: cannot list %s: %s", cs->dir, strerror(err));
+  if (failed)
+    return core_error(ctx, KF_ERR_IO,
+                      "kf_cache_clear: removed %" PRIu64 " entries from %s; %" PRIu64
+                      " could not be removed (%s: %s)",
+                      gone, cs->dir, failed, first, strerror(err));
+  core_log(ctx, KF_LOG_INFO, LOG_CACHE, "cleared %" PRIu64 " entries from %s", gone, cs->dir);
   return KF_OK;
+}
+
+kf_status kf_cache_clear(kf_ctx *ctx) {
+  return kf_cache_clear_report(ctx, NULL, NULL);
 }
 
 const char *kf_cache_dir(kf_ctx *ctx) {

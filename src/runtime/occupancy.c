@@ -58,7 +58,8 @@ static CUresult read_occ(const rt_driver *d, CUfunction fn, int block, unsigned 
   o->dyn_smem = (int)smem;
   o->block = block;
   CUresult r = CUDA_SUCCESS;
-  if (block > 0) r = d->OccupancyMaxActiveBlocksPerMultiprocessor(&o->blocks_per_sm, fn, block, smem);
+  if (block > 0)
+    r = d->OccupancyMaxActiveBlocksPerMultiprocessor(&o->blocks_per_sm, fn, block, smem);
   o->occupancy = (double)o->blocks_per_sm * o->block / (max_threads > 0 ? max_threads : 2048);
   return r;
 }
@@ -81,7 +82,7 @@ kf_status rt_occupancy_measure(kf_plan *plan, int i) {
   rt_occ *o = &l->occ;
   CUresult r = read_occ(rt->drv, l->fn, (int)l->block, l->smem, rt->info.max_threads_per_sm, o);
   if (r != CUDA_SUCCESS) return rt_fail(plan->ctx, plan, rt, r, "cuOccupancyMaxActiveBlocks");
-  char why[200], text[sizeof ((rt_decision *)0)->text];
+  char why[200], text[sizeof((rt_decision *)0)->text];
   bool split = rt_occupancy_decide(o, NULL, 0, plan->options.occupancy_drop, why, sizeof why);
   snprintf(text, sizeof text, "%.63s: %d regs, %d B spills, %d+%d B smem, %d blocks/SM of %d: %s",
            l->entry, o->regs, o->local_bytes, o->static_smem, o->dyn_smem, o->blocks_per_sm,
@@ -113,10 +114,20 @@ static cache_key record_key(const char *source, const char *arch) {
 }
 
 #define OCC_FMT "%d %d %d %d %d %d %lf"
-#define OCC_ARGS(o) (o).regs, (o).local_bytes, (o).static_smem, (o).dyn_smem, (o).block, \
-                    (o).blocks_per_sm, (o).occupancy
-#define OCC_PTRS(o) &(o).regs, &(o).local_bytes, &(o).static_smem, &(o).dyn_smem, &(o).block, \
-                    &(o).blocks_per_sm, &(o).occupancy
+#define OCC_ARGS(o)                                                                       \
+  (o).regs, (o).local_bytes, (o).static_smem, (o).dyn_smem, (o).block, (o).blocks_per_sm, \
+      (o).occupancy
+#define OCC_PTRS(o)                                                                             \
+  &(o).regs, &(o).local_bytes, &(o).static_smem, &(o).dyn_smem, &(o).block, &(o).blocks_per_sm, \
+      &(o).occupancy
+
+/* A cached record is bytes from a file: its numbers must be ones a
+ * measurement can give, or the record is ignored (measured again). */
+static bool occ_sane(const rt_occ *o) {
+  return o->regs >= 0 && o->regs <= 65536 && o->local_bytes >= 0 && o->static_smem >= 0 &&
+         o->dyn_smem >= 0 && o->block >= 0 && o->block <= 1024 && o->blocks_per_sm >= 0 &&
+         o->occupancy >= 0 && o->occupancy <= 1;
+}
 
 static bool record_get(kf_ctx *ctx, const char *source, const char *arch, occ_record *rec) {
   void *data = NULL;
@@ -131,7 +142,7 @@ static bool record_get(kf_ctx *ctx, const char *source, const char *arch, occ_re
   memset(rec, 0, sizeof *rec);
   bool ok = sscanf(text, "kfuse-occupancy 2 parts %d fused " OCC_FMT " lowest " OCC_FMT,
                    &rec->n_parts, OCC_PTRS(rec->fused), OCC_PTRS(rec->lowest)) == 15 &&
-            rec->n_parts >= 0;
+            rec->n_parts >= 0 && occ_sane(&rec->fused) && occ_sane(&rec->lowest);
   free(text);
   return ok;
 }
@@ -302,8 +313,7 @@ static void measure_parts(kf_plan *plan, const kf_plan *tmp, occ_cand *c, int nc
       int32_t kid = fp->kernel_of[c[i].k->nodes[j]];
       if (kid < 0) continue;
       int L = fp->kernels[kid].launch;
-      if (state[L] == 0)
-        state[L] = measure_image(rt, &tmp->code->launches[L], &occ[L]) ? 1 : 2;
+      if (state[L] == 0) state[L] = measure_image(rt, &tmp->code->launches[L], &occ[L]) ? 1 : 2;
       if (state[L] != 1) continue;
       if (c[i].rec.n_parts == 0 || occ[L].occupancy < c[i].rec.lowest.occupancy)
         c[i].rec.lowest = occ[L];
@@ -476,8 +486,8 @@ static bool adopt(kf_plan *plan, kf_plan *tmp) {
   }
   int before = plan->fuse->n_launches;
   swap_in(plan, tmp);
-  core_log(plan->ctx, KF_LOG_INFO, LOG_RUNTIME, "occupancy: re-planned %d launches as %d",
-           before, plan->fuse->n_launches);
+  core_log(plan->ctx, KF_LOG_INFO, LOG_RUNTIME, "occupancy: re-planned %d launches as %d", before,
+           plan->fuse->n_launches);
   return true;
 }
 
@@ -494,8 +504,8 @@ bool rt_occupancy_split(kf_plan *plan) {
   int32_t n = 0;
   fuse_split *s = NULL;
   if (measure) { /* every candidate split at once: one compile for all parts */
-    for (int i = 0; i < nc; i++) describe(&c[i], plan->code->launches[c[i].launch].src.entry,
-                                          plan->options.occupancy_drop);
+    for (int i = 0; i < nc; i++)
+      describe(&c[i], plan->code->launches[c[i].launch].src.entry, plan->options.occupancy_drop);
     s = splits_with(plan->fuse, c, nc, false, &n);
     tmp = s ? compile_with(plan, s, n) : NULL;
     splits_free(plan->fuse, s, n);
@@ -523,7 +533,8 @@ bool rt_occupancy_split(kf_plan *plan) {
 /* ---- before compiling: apply what an earlier process measured --------------- */
 
 bool rt_occupancy_apply_cached(kf_plan *plan, const cg_program *prog) {
-  if (!rt_occupancy_split_enabled(plan) || !plan->fuse || prog->n_launches != plan->fuse->n_launches)
+  if (!rt_occupancy_split_enabled(plan) || !plan->fuse ||
+      prog->n_launches != plan->fuse->n_launches)
     return false;
   occ_cand *c = calloc((size_t)prog->n_launches + 1, sizeof *c);
   if (!c) return false;
