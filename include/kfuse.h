@@ -182,6 +182,44 @@ KF_API void kf_ctx_set_log(kf_ctx *ctx, kf_log_fn fn, void *user);
 KF_API void kf_free(void *ptr);
 
 /* ------------------------------------------------------------------------ */
+/* Text from files, made safe to show                                       */
+/* ------------------------------------------------------------------------ */
+
+/* Names, paths and messages that kfuse hands back can hold any bytes a graph
+ * file or a caller put there (an ESC sequence in a graph name, a newline in
+ * a path). kf_escape writes them so that they cannot act on a terminal, split
+ * a log line or break a JSON document; the library's own log lines and JSON
+ * go through it, and the kfuse program prints every such string through it.
+ *
+ * KF_ESCAPE_LINE: one line for a terminal or a log. Valid UTF-8 is kept; a
+ *   control character (below 0x20, 0x7f), a C1 control (U+0080..U+009F, as
+ *   its two bytes) and every byte of invalid UTF-8 becomes \xNN (two
+ *   upper-case hex digits). A backslash is kept as it is, so a shown \x1B
+ *   may also be those four characters; JSON output gives the exact text.
+ * KF_ESCAPE_TEXT: the same, but newlines and tabs are kept (multi-line
+ *   messages such as a compiler log).
+ * KF_ESCAPE_JSON: the inside of a JSON string (no quotes added): " and \
+ *   escaped, \n \r \t as such, other controls, DEL and C1 as \u00NN, and a
+ *   byte of invalid UTF-8 as \u00NN (read as Latin-1), so the result is
+ *   valid JSON and printable.
+ *
+ * Writes at most size bytes, NUL included, into buf (NUL-terminated when
+ * size > 0; buf may be NULL when size is 0) and returns the length the whole
+ * escaped text needs, without the NUL, as snprintf does. text NULL is "".
+ * Thread-safe. */
+typedef enum kf_escape_style { KF_ESCAPE_LINE, KF_ESCAPE_TEXT, KF_ESCAPE_JSON } kf_escape_style;
+KF_API size_t kf_escape(char *buf, size_t size, const char *text, kf_escape_style style);
+
+/* The candidate closest to word by edit distance (insertions, deletions,
+ * substitutions and swaps of neighbours, each 1; a difference of letter case
+ * is free), when it is close enough to be a likely typo: at most 1 edit for
+ * a word of up to 3 characters, 2 up to 6, 3 beyond. Returns its index, or
+ * -1 when none is close (or word is NULL or longer than 64 bytes). The
+ * first of equally close candidates wins. The YAML loader's "did you mean"
+ * and the kfuse program's use this one rule. Thread-safe. */
+KF_API int kf_suggest(const char *word, const char *const *candidates, int n);
+
+/* ------------------------------------------------------------------------ */
 /* Graphs                                                                   */
 /* ------------------------------------------------------------------------ */
 

@@ -15,8 +15,8 @@ bool cli_int(const char *cmd, const char *opt, const char *text, long long lo, l
   errno = 0;
   long long v = text ? strtoll(text, &end, 10) : 0;
   if (!text || !*text || *end || errno || v < lo || v > hi) {
-    fprintf(stderr, "kfuse %s: %s wants an integer from %lld to %lld, not '%s'\n", cmd, opt, lo, hi,
-            text ? text : "");
+    fprintf(stderr, "kfuse %s: --%s wants an integer from %lld to %lld, not '%s'\n", cmd, opt, lo,
+            hi, cli_show(text));
     return false;
   }
   *out = v;
@@ -31,8 +31,10 @@ bool cli_mode(const char *cmd, const char *text, kf_run_mode *out) {
       *out = (kf_run_mode)m;
       return true;
     }
-  fprintf(stderr, "kfuse %s: --mode wants plain, streams or graph, not '%s'\n", cmd,
-          text ? text : "");
+  int near = kf_suggest(text, mode_names, 3);
+  fprintf(stderr, "kfuse %s: --mode wants plain, streams or graph, not '%s'%s%s%s\n", cmd,
+          cli_show(text), near >= 0 ? "; did you mean '" : "", near >= 0 ? mode_names[near] : "",
+          near >= 0 ? "'?" : "");
   return false;
 }
 
@@ -40,12 +42,37 @@ const char *cli_mode_name(kf_run_mode mode) {
   return (unsigned)mode < 3 ? mode_names[mode] : "?";
 }
 
-const char *cli_optarg(const char *cmd, int argc, char **argv, int *i) {
-  if (*i + 1 >= argc) {
-    fprintf(stderr, "kfuse %s: %s needs a value\n", cmd, argv[*i]);
-    return NULL;
+bool cli_double(const char *cmd, const char *opt, const char *text, double lo, double *out) {
+  char *end = NULL;
+  double v = text ? strtod(text, &end) : 0;
+  if (!text || !*text || *end || !isfinite(v) || v < lo) {
+    fprintf(stderr, "kfuse %s: --%s wants a finite number of at least %g, not '%s'\n", cmd, opt, lo,
+            cli_show(text));
+    return false;
   }
-  return argv[++*i];
+  *out = v;
+  return true;
+}
+
+/* A ring of escaped copies, so that a printf may show several at once. */
+static const char *show(const char *text, kf_escape_style style) {
+  static char *ring[8];
+  static int next;
+  char **slot = &ring[next++ % 8];
+  free(*slot);
+  size_t n = kf_escape(NULL, 0, text, style);
+  *slot = malloc(n + 1);
+  if (!*slot) return "(out of memory)";
+  kf_escape(*slot, n + 1, text, style);
+  return *slot;
+}
+
+const char *cli_show(const char *text) {
+  return show(text, KF_ESCAPE_LINE);
+}
+
+const char *cli_show_text(const char *text) {
+  return show(text, KF_ESCAPE_TEXT);
 }
 
 static char first_error[2048];
@@ -56,19 +83,24 @@ void cli_fail(const char *cmd, const char *fmt, ...) {
   va_start(ap, fmt);
   vsnprintf(msg, sizeof msg, fmt, ap);
   va_end(ap);
-  fprintf(stderr, "kfuse %s: %s\n", cmd, msg);
+  fprintf(stderr, "kfuse %s: %s\n", cmd, cli_show_text(msg));
   if (!first_error[0]) snprintf(first_error, sizeof first_error, "%s", msg);
 }
 
-void cli_json_failure(const char *file) {
+void cli_json_failure(const char *file, int rc) {
   cli_json j;
   cj_init(&j, stdout);
   cj_obj(&j, NULL);
   cj_bool(&j, "ok", false);
   cj_str(&j, "file", file);
   cj_str(&j, "error", first_error[0] ? first_error : "failed");
+  cj_int(&j, "exit", rc);
   cj_obj_end(&j);
   cj_done(&j);
+}
+
+int cli_exit_code(kf_status st) {
+  return st == KF_OK ? CLI_OK : st == KF_ERR_NO_DEVICE ? CLI_NO_DEVICE : CLI_FAILED;
 }
 
 /* ---- graphs ------------------------------------------------------------- */
@@ -91,7 +123,7 @@ bool cli_gpu(kf_ctx *ctx, char *name, size_t size) {
   return true;
 }
 
-kf_graph *cli_load(kf_ctx *ctx, const char *cmd, const char *path) {
+kf_graph *cli_load(kf_ctx *ctx, const char *cmd, const char *path, int *rc) {
   kf_graph *g = NULL;
   kf_trace_push("load graph file");
   kf_status st = kf_graph_load_yaml(ctx, path, &g);
@@ -99,6 +131,7 @@ kf_graph *cli_load(kf_ctx *ctx, const char *cmd, const char *path) {
   if (st != KF_OK) {
     const char *msg = kf_ctx_errmsg(ctx);
     cli_fail(cmd, "%s", msg && *msg ? msg : kf_status_str(st));
+    *rc = st == KF_ERR_OUT_OF_MEMORY ? CLI_FAILED : CLI_BAD_INPUT;
     return NULL;
   }
   return g;
@@ -359,96 +392,4 @@ void cli_tensor_stats(const kf_host_tensor *t, cli_stats *s) {
   }
   s->mean = finite ? sum / (double)finite : NAN;
   if (!finite) s->min = s->max = NAN;
-}
-
-/* ---- JSON --------------------------------------------------------------- */
-
-void cj_init(cli_json *j, FILE *f) {
-  memset(j, 0, sizeof *j);
-  j->f = f;
-  j->first[0] = true;
-}
-
-static void put_string(FILE *f, const char *s) {
-  fputc('"', f);
-  for (; *s; s++) {
-    unsigned char c = (unsigned char)*s;
-    if (c == '"' || c == '\\')
-      fprintf(f, "\\%c", c);
-    else if (c < 0x20)
-      fprintf(f, "\\u%04x", c);
-    else
-      fputc(c, f);
-  }
-  fputc('"', f);
-}
-
-/* The separator and the key of the next member or element. */
-static void put_key(cli_json *j, const char *key) {
-  if (!j->first[j->depth]) fputc(',', j->f);
-  j->first[j->depth] = false;
-  if (key) {
-    put_string(j->f, key);
-    fputc(':', j->f);
-  }
-}
-
-static void open_nested(cli_json *j, const char *key, char c) {
-  put_key(j, key);
-  fputc(c, j->f);
-  if (j->depth < 31) j->depth++;
-  j->first[j->depth] = true;
-}
-
-void cj_obj(cli_json *j, const char *key) {
-  open_nested(j, key, '{');
-}
-void cj_arr(cli_json *j, const char *key) {
-  open_nested(j, key, '[');
-}
-
-void cj_obj_end(cli_json *j) {
-  fputc('}', j->f);
-  if (j->depth > 0) j->depth--;
-}
-
-void cj_arr_end(cli_json *j) {
-  fputc(']', j->f);
-  if (j->depth > 0) j->depth--;
-}
-
-void cj_str(cli_json *j, const char *key, const char *value) {
-  put_key(j, key);
-  if (value)
-    put_string(j->f, value);
-  else
-    fputs("null", j->f);
-}
-
-void cj_num(cli_json *j, const char *key, double value) {
-  put_key(j, key);
-  if (isfinite(value))
-    fprintf(j->f, "%.6g", value);
-  else
-    fputs("null", j->f);
-}
-
-void cj_int(cli_json *j, const char *key, long long value) {
-  put_key(j, key);
-  fprintf(j->f, "%lld", value);
-}
-
-void cj_bool(cli_json *j, const char *key, bool value) {
-  put_key(j, key);
-  fputs(value ? "true" : "false", j->f);
-}
-
-void cj_null(cli_json *j, const char *key) {
-  put_key(j, key);
-  fputs("null", j->f);
-}
-
-void cj_done(cli_json *j) {
-  fputc('\n', j->f);
-  fflush(j->f);
 }

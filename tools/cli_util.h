@@ -1,6 +1,6 @@
-/* cli_util.h - helpers shared by the kfuse subcommands: argument parsing,
- * loading a graph file with a clear error, seeded random host tensors,
- * per-dtype tolerances and comparison, and a small JSON writer. */
+/* cli_util.h - helpers shared by the kfuse subcommands: option values,
+ * escaped printing, loading a graph file with a clear error, seeded random
+ * host tensors, per-dtype tolerances and comparison. */
 #ifndef KF_TOOLS_CLI_UTIL_H
 #define KF_TOOLS_CLI_UTIL_H
 
@@ -8,34 +8,47 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "cli_args.h"
+#include "cli_json.h"
 #include "kfuse.h"
 
 /* ---- arguments ---------------------------------------------------------- */
 
 /* Parses a whole decimal integer in [lo, hi]; false (message on stderr,
- * naming cmd and the option) otherwise. */
+ * naming cmd and the option --opt) otherwise. */
 bool cli_int(const char *cmd, const char *opt, const char *text, long long lo, long long hi,
              long long *out);
+/* A finite number >= lo; false (message on stderr) otherwise. */
+bool cli_double(const char *cmd, const char *opt, const char *text, double lo, double *out);
 /* "plain", "streams" or "graph". */
 bool cli_mode(const char *cmd, const char *text, kf_run_mode *out);
 const char *cli_mode_name(kf_run_mode mode);
-/* The value after option argv[*i] (advancing *i), or NULL with a message. */
-const char *cli_optarg(const char *cmd, int argc, char **argv, int *i);
 
-/* Prints "kfuse CMD: message" on stderr and keeps the first such message
- * of the process for cli_json_failure. */
+/* Text from a file, the environment or the command line, safe to print
+ * (kf_escape): cli_show for one line (names, paths), cli_show_text for a
+ * message that may span lines (a compiler log). The result lives until 8
+ * more calls; not thread-safe (the program has one thread). */
+const char *cli_show(const char *text);
+const char *cli_show_text(const char *text);
+
+/* Prints "kfuse CMD: message" on stderr (escaped) and keeps the first such
+ * message of the process for cli_json_failure. */
 void cli_fail(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Under --json, a failed command still prints one object on stdout:
- * {"ok":false,"file":FILE,"error":MESSAGE}. */
-void cli_json_failure(const char *file);
+ * {"ok":false,"file":FILE,"error":MESSAGE,"exit":RC}. */
+void cli_json_failure(const char *file, int rc);
+/* The exit code for a failed library call (cli_args.h): CLI_NO_DEVICE for
+ * KF_ERR_NO_DEVICE, else CLI_FAILED. */
+int cli_exit_code(kf_status st);
 
 /* ---- graphs ------------------------------------------------------------- */
 
 /* A context, or NULL with a message on stderr. */
 kf_ctx *cli_ctx(const char *cmd);
 /* Loads a graph file; on failure prints "kfuse CMD: <where and what>" on
- * stderr and returns NULL. */
-kf_graph *cli_load(kf_ctx *ctx, const char *cmd, const char *path);
+ * stderr, sets *rc (CLI_BAD_INPUT, or CLI_FAILED when out of memory) and
+ * returns NULL. */
+kf_graph *cli_load(kf_ctx *ctx, const char *cmd, const char *path, int *rc);
 /* Whether GPU 0 is usable; its name into name (else the context's message
  * says why). */
 bool cli_gpu(kf_ctx *ctx, char *name, size_t size);
@@ -94,28 +107,5 @@ typedef struct cli_stats {
   int64_t nan, inf;
 } cli_stats;
 void cli_tensor_stats(const kf_host_tensor *t, cli_stats *out);
-
-/* ---- JSON --------------------------------------------------------------- */
-
-/* A streaming JSON writer: each call writes one member (key non-NULL, in an
- * object) or one element (key NULL, in an array or at the top). Numbers
- * that are not finite are written as null. */
-typedef struct cli_json {
-  FILE *f;
-  int depth;
-  bool first[32];
-} cli_json;
-void cj_init(cli_json *j, FILE *f);
-void cj_obj(cli_json *j, const char *key);
-void cj_obj_end(cli_json *j);
-void cj_arr(cli_json *j, const char *key);
-void cj_arr_end(cli_json *j);
-void cj_str(cli_json *j, const char *key, const char *value); /* NULL -> null */
-void cj_num(cli_json *j, const char *key, double value);
-void cj_int(cli_json *j, const char *key, long long value);
-void cj_bool(cli_json *j, const char *key, bool value);
-void cj_null(cli_json *j, const char *key);
-/* Ends the document with a newline. */
-void cj_done(cli_json *j);
 
 #endif

@@ -9,9 +9,32 @@
 #include "cli_util.h"
 #include "commands.h"
 
-#define BENCH_USAGE                                                                          \
-  "usage: kfuse bench FILE [--json] [--iters N] [--warmup N] [--mode plain|streams|graph]\n" \
-  "                   [--seed S] [--copy-mb M] [--no-nvml]\n"
+enum {
+  BENCH_JSON,
+  BENCH_ITERS,
+  BENCH_WARMUP,
+  BENCH_MODE,
+  BENCH_SEED,
+  BENCH_COPY_MB,
+  BENCH_NO_NVML
+};
+static const cli_opt bench_opts[] = {
+    [BENCH_JSON] = {"json", NULL, "one JSON object: fused_ms, unfused_ms, speedup, GB/s"},
+    [BENCH_ITERS] = {"iters", "N", "timed runs of each plan (default 50)"},
+    [BENCH_WARMUP] = {"warmup", "N", "untimed runs first (default 5)"},
+    [BENCH_MODE] = {"mode", "MODE", "plain, streams or graph (default plain)"},
+    [BENCH_SEED] = {"seed", "S", "the inputs' random seed (default 1)"},
+    [BENCH_COPY_MB] = {"copy-mb", "M", "MiB of the device-to-device copy measured (default 1024)"},
+    [BENCH_NO_NVML] = {"no-nvml", NULL, "do not sample GPU utilization through NVML"},
+};
+const cli_spec bench_spec = {"bench",
+                             "FILE",
+                             1,
+                             1,
+                             "time the fused plan against fusion off and a device-to-device copy",
+                             "Needs a GPU (exit 4 without one); `kfuse run FILE` works without.",
+                             bench_opts,
+                             7};
 
 typedef struct bench_args {
   const char *file;
@@ -36,38 +59,24 @@ typedef struct bench_state {
   int n_in, n_out;
 } bench_state;
 
-static bool parse_option(int argc, char **argv, int *i, bench_args *a) {
-  const char *o = argv[*i], *v;
-  if (!strcmp(o, "--json")) return a->json = true;
-  if (!strcmp(o, "--no-nvml")) return !(a->nvml = false);
-  if (!(v = cli_optarg("bench", argc, argv, i))) return false;
-  if (!strcmp(o, "--iters")) return cli_int("bench", o, v, 1, 1000000, &a->iters);
-  if (!strcmp(o, "--warmup")) return cli_int("bench", o, v, 0, 1000000, &a->warmup);
-  if (!strcmp(o, "--seed")) return cli_int("bench", o, v, 0, INT64_MAX, &a->seed);
-  if (!strcmp(o, "--copy-mb")) return cli_int("bench", o, v, 1, 1 << 20, &a->copy_mb);
-  if (!strcmp(o, "--mode")) return cli_mode("bench", v, &a->mode);
-  fprintf(stderr, "kfuse bench: unknown option %s\n%s", o, BENCH_USAGE);
-  return false;
-}
-
 static int parse(int argc, char **argv, bench_args *a) {
   *a = (bench_args){.nvml = true, .iters = 50, .warmup = 5, .seed = 1, .copy_mb = 1024};
-  for (int i = 0; i < argc; i++) {
-    if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-      fputs(BENCH_USAGE, stdout);
-      return -1;
-    }
-    if (argv[i][0] == '-' && argv[i][1]) {
-      if (!parse_option(argc, argv, &i, a)) return 2;
-    } else if (a->file) {
-      fprintf(stderr, "kfuse bench: one FILE only\n%s", BENCH_USAGE);
-      return 2;
-    } else {
-      a->file = argv[i];
-    }
-  }
-  if (!a->file) fprintf(stderr, "kfuse bench: no FILE given\n%s", BENCH_USAGE);
-  return a->file ? 0 : 2;
+  cli_args p;
+  int rc = cli_parse(&bench_spec, argc, argv, &p);
+  if (rc) return rc;
+  const char *const *v = p.val;
+  a->file = p.pos[0];
+  a->json = p.set[BENCH_JSON];
+  a->nvml = !p.set[BENCH_NO_NVML];
+  bool ok =
+      (!p.set[BENCH_ITERS] || cli_int("bench", "iters", v[BENCH_ITERS], 1, 1000000, &a->iters)) &&
+      (!p.set[BENCH_WARMUP] ||
+       cli_int("bench", "warmup", v[BENCH_WARMUP], 0, 1000000, &a->warmup)) &&
+      (!p.set[BENCH_SEED] || cli_int("bench", "seed", v[BENCH_SEED], 0, INT64_MAX, &a->seed)) &&
+      (!p.set[BENCH_COPY_MB] ||
+       cli_int("bench", "copy-mb", v[BENCH_COPY_MB], 1, 1 << 20, &a->copy_mb)) &&
+      (!p.set[BENCH_MODE] || cli_mode("bench", v[BENCH_MODE], &a->mode));
+  return ok ? CLI_OK : CLI_USAGE;
 }
 
 static bool need_gpu(bench_state *s) {
@@ -155,8 +164,8 @@ static double unfused_gbps(const bench_state *s) {
 static void report_text(const bench_state *s, const bench_args *a) {
   const kf_bench_result *f = &s->fused.r, *u = &s->unfused.r;
   const char *gname = kf_graph_name(s->g);
-  printf("graph     %s (%s)\n", gname ? gname : "(unnamed)", a->file);
-  printf("device    %s\n", s->device);
+  printf("graph     %s (%s)\n", gname ? cli_show(gname) : "(unnamed)", cli_show(a->file));
+  printf("device    %s\n", cli_show(s->device));
   printf("runs      %d timed after %lld warm-up, mode %s, medians of CUDA events\n", f->iters,
          a->warmup, cli_mode_name(a->mode));
   printf("fused     %3d launches %10.4f ms %8.1f GB/s %5.1f%% of copy\n",
@@ -214,11 +223,12 @@ static void report_json(const bench_state *s, const bench_args *a) {
 static int execute(bench_state *s, const bench_args *a) {
   s->n_in = kf_graph_num_inputs(s->g);
   s->n_out = kf_graph_num_outputs(s->g);
-  if (!need_gpu(s)) return 1;
-  if (!make_plan(s, a, true, &s->fused.plan) || !make_plan(s, a, false, &s->unfused.plan)) return 1;
-  if (!make_tensors(s, a)) return 1;
-  if (!time_plan(s, a, &s->unfused, false) || !time_plan(s, a, &s->fused, true)) return 1;
-  if (!time_copy(s, a)) return 1;
+  if (!need_gpu(s)) return CLI_NO_DEVICE;
+  if (!make_plan(s, a, true, &s->fused.plan) || !make_plan(s, a, false, &s->unfused.plan))
+    return CLI_FAILED;
+  if (!make_tensors(s, a)) return CLI_FAILED;
+  if (!time_plan(s, a, &s->unfused, false) || !time_plan(s, a, &s->fused, true)) return CLI_FAILED;
+  if (!time_copy(s, a)) return CLI_FAILED;
   if (a->json)
     report_json(s, a);
   else
@@ -236,11 +246,12 @@ static void free_device(bench_state *s) {
 int cmd_bench(int argc, char **argv) {
   bench_args a;
   int rc = parse(argc, argv, &a);
-  if (rc) return rc < 0 ? 0 : rc;
+  if (rc) return rc < 0 ? CLI_OK : rc;
   bench_state s = {0};
-  if ((s.ctx = cli_ctx("bench"))) s.g = cli_load(s.ctx, "bench", a.file);
-  rc = s.g ? execute(&s, &a) : 1;
-  if (rc && a.json) cli_json_failure(a.file);
+  rc = CLI_FAILED;
+  if ((s.ctx = cli_ctx("bench"))) s.g = cli_load(s.ctx, "bench", a.file, &rc);
+  if (s.g) rc = execute(&s, &a);
+  if (rc && a.json) cli_json_failure(a.file, rc);
   free_device(&s);
   kf_plan_destroy(s.fused.plan);
   kf_plan_destroy(s.unfused.plan);

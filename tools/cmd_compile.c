@@ -3,51 +3,52 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "cli_util.h"
 #include "commands.h"
-#include "kfuse.h"
 
-static int usage(void) {
-  fprintf(stderr, "usage: kfuse compile FILE [--arch sm_90] [--json]\n");
-  return 2;
+enum { COMPILE_ARCH, COMPILE_JSON };
+static const cli_opt compile_opts[] = {
+    [COMPILE_ARCH] = {"arch", "ARCH", "compile for this GPU (sm_90); default: GPU 0's"},
+    [COMPILE_JSON] = {"json", NULL, "one JSON object: kernels, cache hits, compile_ms"},
+};
+const cli_spec compile_spec = {
+    "compile",
+    "FILE",
+    1,
+    1,
+    "compile every kernel of a graph file with NVRTC, through the caches",
+    "Without a GPU, give --arch (sm_90). KFUSE_DUMP_DIR=DIR also writes the plan and each\n"
+    "kernel's CUDA C and CUBIN there.",
+    compile_opts,
+    2};
+
+static void report_text(const char *file, const kf_compile_stats *s) {
+  printf("%s: %d kernels for %s in %.1f ms: %d compiled, %d cache hits (%d memory, %d disk)\n",
+         cli_show(file), s->kernels, s->arch, s->compile_ms, s->compiled, s->cache_hits,
+         s->mem_hits, s->disk_hits);
 }
 
-static void json_string(const char *s) {
-  putchar('"');
-  for (; *s; s++) {
-    unsigned char c = (unsigned char)*s;
-    if (c == '"' || c == '\\')
-      printf("\\%c", c);
-    else if (c < 0x20)
-      printf("\\u%04x", c);
-    else
-      putchar(c);
-  }
-  putchar('"');
-}
-
-static void print_stats(const char *file, const kf_compile_stats *s, bool json) {
-  if (!json) {
-    printf("%s: %d kernels for %s in %.1f ms: %d compiled, %d cache hits (%d memory, %d disk)\n",
-           file, s->kernels, s->arch, s->compile_ms, s->compiled, s->cache_hits, s->mem_hits,
-           s->disk_hits);
-    return;
-  }
-  printf("{\"file\": ");
-  json_string(file);
-  printf(", \"arch\": ");
-  json_string(s->arch);
-  printf(
-      ", \"kernels\": %d, \"compiled\": %d, \"cache_hits\": %d, \"mem_hits\": %d, "
-      "\"disk_hits\": %d, \"compile_ms\": %.3f}\n",
-      s->kernels, s->compiled, s->cache_hits, s->mem_hits, s->disk_hits, s->compile_ms);
+static void report_json(const char *file, const kf_compile_stats *s) {
+  cli_json j;
+  cj_init(&j, stdout);
+  cj_obj(&j, NULL);
+  cj_bool(&j, "ok", true);
+  cj_str(&j, "file", file);
+  cj_str(&j, "arch", s->arch);
+  cj_int(&j, "kernels", s->kernels);
+  cj_int(&j, "compiled", s->compiled);
+  cj_int(&j, "cache_hits", s->cache_hits);
+  cj_int(&j, "mem_hits", s->mem_hits);
+  cj_int(&j, "disk_hits", s->disk_hits);
+  cj_fixed(&j, "compile_ms", s->compile_ms, 3);
+  cj_obj_end(&j);
+  cj_done(&j);
 }
 
 static int compile_file(kf_ctx *ctx, const char *file, const char *arch, bool json) {
-  kf_graph *g;
-  if (kf_graph_load_yaml(ctx, file, &g) != KF_OK) {
-    fprintf(stderr, "%s\n", kf_ctx_errmsg(ctx));
-    return 1;
-  }
+  int rc = CLI_OK;
+  kf_graph *g = cli_load(ctx, "compile", file, &rc);
+  if (!g) return rc;
   kf_options opt;
   kf_options_init(&opt);
   opt.arch = arch;
@@ -55,38 +56,27 @@ static int compile_file(kf_ctx *ctx, const char *file, const char *arch, bool js
   kf_status st = kf_compile(ctx, g, &opt, &plan);
   kf_graph_destroy(g);
   if (st != KF_OK) {
-    fprintf(stderr, "kfuse compile: %s: %s\n", kf_status_name(st), kf_ctx_errmsg(ctx));
-    return 1;
+    cli_fail("compile", "%s: %s", kf_status_name(st), kf_ctx_errmsg(ctx));
+    return cli_exit_code(st);
   }
   kf_compile_stats s;
   kf_plan_compile_stats(plan, &s);
-  print_stats(file, &s, json);
+  if (json)
+    report_json(file, &s);
+  else
+    report_text(file, &s);
   kf_plan_destroy(plan);
-  return 0;
+  return CLI_OK;
 }
 
 int cmd_compile(int argc, char **argv) {
-  const char *file = NULL, *arch = NULL;
-  bool json = false;
-  for (int i = 0; i < argc; i++) {
-    if (strcmp(argv[i], "--json") == 0)
-      json = true;
-    else if (strcmp(argv[i], "--arch") == 0 && i + 1 < argc)
-      arch = argv[++i];
-    else if (strncmp(argv[i], "--arch=", 7) == 0)
-      arch = argv[i] + 7;
-    else if (argv[i][0] != '-' && !file)
-      file = argv[i];
-    else
-      return usage();
-  }
-  if (!file) return usage();
-  kf_ctx *ctx;
-  if (kf_ctx_create(&ctx) != KF_OK) {
-    fprintf(stderr, "kfuse: cannot create a context\n");
-    return 1;
-  }
-  int rc = compile_file(ctx, file, arch, json);
+  cli_args a;
+  int rc = cli_parse(&compile_spec, argc, argv, &a);
+  if (rc) return rc < 0 ? CLI_OK : rc;
+  bool json = a.set[COMPILE_JSON];
+  kf_ctx *ctx = cli_ctx("compile");
+  rc = ctx ? compile_file(ctx, a.pos[0], a.val[COMPILE_ARCH], json) : CLI_FAILED;
+  if (rc && json) cli_json_failure(a.pos[0], rc);
   kf_ctx_destroy(ctx);
   return rc;
 }

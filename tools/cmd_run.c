@@ -9,19 +9,53 @@
 #include "cli_util.h"
 #include "commands.h"
 
-#define RUN_USAGE                                                                         \
-  "usage: kfuse run FILE [--check] [--iters N] [--mode plain|streams|graph] [--seed S]\n" \
-  "                 [--json] [--trace OUT.json] [--no-fusion] [--arch sm_90]\n"           \
-  "                 [--range LO,HI] [--rtol R] [--atol A] [--check-limit N]\n"
+enum {
+  RUN_CHECK,
+  RUN_ITERS,
+  RUN_MODE,
+  RUN_SEED,
+  RUN_JSON,
+  RUN_TRACE,
+  RUN_NO_FUSION,
+  RUN_ARCH,
+  RUN_RANGE,
+  RUN_RTOL,
+  RUN_ATOL,
+  RUN_CHECK_LIMIT,
+  RUN_N_OPTS
+};
+static const cli_opt run_opts[] = {
+    [RUN_CHECK] = {"check", NULL, "compare the outputs with an oracle (exit 1 if they differ)"},
+    [RUN_ITERS] = {"iters", "N", "timed runs on a GPU (default 20)"},
+    [RUN_MODE] = {"mode", "MODE", "plain, streams or graph (default plain)"},
+    [RUN_SEED] = {"seed", "S", "the inputs' random seed (default 1)"},
+    [RUN_JSON] = {"json", NULL, "one JSON object: plan, timing, each output's errors"},
+    [RUN_TRACE] = {"trace", "OUT.json", "write a Chrome/Perfetto trace of the run"},
+    [RUN_NO_FUSION] = {"no-fusion", NULL, "one kernel per op"},
+    [RUN_ARCH] = {"arch", "ARCH", "compile for this GPU (default: GPU 0's, or sm_90)"},
+    [RUN_RANGE] = {"range", "LO,HI", "float inputs uniform in [LO, HI) (default -1,1)"},
+    [RUN_RTOL] = {"rtol", "R", "relative tolerance of --check (default: per dtype)"},
+    [RUN_ATOL] = {"atol", "A", "absolute tolerance of --check (default: per dtype)"},
+    [RUN_CHECK_LIMIT] = {"check-limit", "N",
+                         "most element operations the CPU reference may cost (default 2e9)"},
+};
+const cli_spec run_spec = {
+    "run",
+    "FILE",
+    1,
+    1,
+    "run a graph file on random inputs (GPU, or the CPU reference without one)",
+    "--check compares with the CPU reference, or where that would cost more than\n"
+    "--check-limit with the same graph unfused on the GPU. Without a GPU, run compiles\n"
+    "for sm_90 and runs the reference; --check then exits 4 when the reference is too\n"
+    "costly to run (nothing could be compared).",
+    run_opts,
+    RUN_N_OPTS};
 
 /* The CPU reference's default budget, in element operations (see
  * cli_reference_cost): about a minute of one core. Above it --check
  * compares with the unfused plan on the GPU instead. */
-#define RUN_CHECK_LIMIT 2e9
-
-/* Exit status when --check was asked for but nothing could be compared (no
- * GPU, and the reference is over the limit). */
-#define RUN_EXIT_UNCHECKED 3
+#define RUN_DEFAULT_CHECK_LIMIT 2e9
 
 typedef struct run_args {
   const char *file, *trace, *arch;
@@ -58,46 +92,38 @@ typedef struct run_state {
   char why[512];       /* why this oracle, or why none */
 } run_state;
 
-static bool parse_double(const char *text, double *out) {
-  char *end = NULL;
-  *out = text ? strtod(text, &end) : 0;
-  return text && *text && end && !*end;
-}
-
 static bool parse_range(const char *text, run_args *a) {
   const char *comma = text ? strchr(text, ',') : NULL;
-  char lo[64];
-  if (!comma || (size_t)(comma - text) >= sizeof lo) return false;
-  memcpy(lo, text, (size_t)(comma - text));
-  lo[comma - text] = 0;
-  return parse_double(lo, &a->lo) && parse_double(comma + 1, &a->hi) && a->lo < a->hi;
+  char lo[64], *end = NULL;
+  bool ok = comma && (size_t)(comma - text) < sizeof lo;
+  if (ok) {
+    memcpy(lo, text, (size_t)(comma - text));
+    lo[comma - text] = 0;
+    a->lo = strtod(lo, &end);
+    ok = *lo && !*end;
+  }
+  if (ok) {
+    a->hi = strtod(comma + 1, &end);
+    ok = comma[1] && !*end && isfinite(a->lo) && isfinite(a->hi) && a->lo < a->hi;
+  }
+  if (!ok)
+    fprintf(stderr, "kfuse run: --range wants LO,HI with LO < HI, not '%s'\n", cli_show(text));
+  return ok;
 }
 
-/* One option at argv[*i]; false on a bad one (message printed). */
-static bool parse_option(int argc, char **argv, int *i, run_args *a) {
-  const char *o = argv[*i], *v;
-  if (!strcmp(o, "--check")) return a->check = true;
-  if (!strcmp(o, "--json")) return a->json = true;
-  if (!strcmp(o, "--no-fusion")) return !(a->fusion = false);
-  if (!(v = cli_optarg("run", argc, argv, i))) return false;
-  if (!strcmp(o, "--iters")) return cli_int("run", o, v, 1, 1000000, &a->iters);
-  if (!strcmp(o, "--seed")) return cli_int("run", o, v, 0, INT64_MAX, &a->seed);
-  if (!strcmp(o, "--mode")) return cli_mode("run", v, &a->mode);
-  if (!strcmp(o, "--trace")) return (a->trace = v) != NULL;
-  if (!strcmp(o, "--arch")) return (a->arch = v) != NULL;
-  bool ok = false;
-  if (!strcmp(o, "--range")) ok = parse_range(v, a);
-  if (!strcmp(o, "--rtol")) ok = parse_double(v, &a->rtol) && a->rtol >= 0;
-  if (!strcmp(o, "--atol")) ok = parse_double(v, &a->atol) && a->atol >= 0;
-  if (!strcmp(o, "--check-limit"))
-    ok = parse_double(v, &a->check_limit) && a->check_limit >= 0 && isfinite(a->check_limit);
-  if (!strcmp(o, "--range") || !strcmp(o, "--rtol") || !strcmp(o, "--atol") ||
-      !strcmp(o, "--check-limit")) {
-    if (!ok) fprintf(stderr, "kfuse run: bad value for %s: '%s'\n", o, v);
-    return ok;
-  }
-  fprintf(stderr, "kfuse run: unknown option %s\n%s", o, RUN_USAGE);
-  return false;
+/* The option values; false after a message (a usage error). */
+static bool read_values(const cli_args *p, run_args *a) {
+  const char *const *v = p->val;
+  if (p->set[RUN_ITERS] && !cli_int("run", "iters", v[RUN_ITERS], 1, 1000000, &a->iters))
+    return false;
+  if (p->set[RUN_SEED] && !cli_int("run", "seed", v[RUN_SEED], 0, INT64_MAX, &a->seed))
+    return false;
+  if (p->set[RUN_MODE] && !cli_mode("run", v[RUN_MODE], &a->mode)) return false;
+  if (p->set[RUN_RANGE] && !parse_range(v[RUN_RANGE], a)) return false;
+  if (p->set[RUN_RTOL] && !cli_double("run", "rtol", v[RUN_RTOL], 0, &a->rtol)) return false;
+  if (p->set[RUN_ATOL] && !cli_double("run", "atol", v[RUN_ATOL], 0, &a->atol)) return false;
+  return !p->set[RUN_CHECK_LIMIT] ||
+         cli_double("run", "check-limit", v[RUN_CHECK_LIMIT], 0, &a->check_limit);
 }
 
 static int parse(int argc, char **argv, run_args *a) {
@@ -108,26 +134,19 @@ static int parse(int argc, char **argv, run_args *a) {
                   .hi = 1,
                   .rtol = -1,
                   .atol = -1,
-                  .check_limit = RUN_CHECK_LIMIT};
+                  .check_limit = RUN_DEFAULT_CHECK_LIMIT};
   kf_options o;
   kf_options_init(&o);
-  a->fusion = o.fusion;
-  for (int i = 0; i < argc; i++) {
-    if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-      fputs(RUN_USAGE, stdout);
-      return -1;
-    }
-    if (argv[i][0] == '-' && argv[i][1]) {
-      if (!parse_option(argc, argv, &i, a)) return 2;
-    } else if (a->file) {
-      fprintf(stderr, "kfuse run: one FILE only ('%s' and '%s')\n%s", a->file, argv[i], RUN_USAGE);
-      return 2;
-    } else {
-      a->file = argv[i];
-    }
-  }
-  if (!a->file) fprintf(stderr, "kfuse run: no FILE given\n%s", RUN_USAGE);
-  return a->file ? 0 : 2;
+  cli_args p;
+  int rc = cli_parse(&run_spec, argc, argv, &p);
+  if (rc) return rc;
+  a->file = p.pos[0];
+  a->check = p.set[RUN_CHECK];
+  a->json = p.set[RUN_JSON];
+  a->fusion = o.fusion && !p.set[RUN_NO_FUSION];
+  a->trace = p.val[RUN_TRACE];
+  a->arch = p.val[RUN_ARCH];
+  return read_values(&p, a) ? CLI_OK : CLI_USAGE;
 }
 
 /* Whether a GPU is there; the reason in s->no_gpu when not. */
@@ -292,7 +311,7 @@ static bool compare_all(run_state *s, const run_args *a) {
 static void report_output_text(const run_state *s, int j) {
   char name[32], type[160];
   kf_value v = kf_graph_output(s->g, j);
-  printf("output   %-10s %-22s", cli_value_name(s->g, v, name, sizeof name),
+  printf("output   %-10s %-22s", cli_show(cli_value_name(s->g, v, name, sizeof name)),
          cli_type_str(s->g, v, type, sizeof type));
   if (s->cmp) {
     const cli_cmp *c = &s->cmp[j];
@@ -330,7 +349,7 @@ static const char *oracle_words(run_oracle o) {
 
 static void report_text(const run_state *s, const run_args *a, bool ok) {
   const char *gname = kf_graph_name(s->g);
-  printf("graph    %s (%s)\n", gname ? gname : "(unnamed)", a->file);
+  printf("graph    %s (%s)\n", gname ? cli_show(gname) : "(unnamed)", cli_show(a->file));
   printf("inputs   %d, seed %lld, floats uniform in [%g, %g), integers in [-64, 64]\n", s->n_in,
          a->seed, a->lo, a->hi);
   int nl = kf_plan_num_launches(s->plan), nk = kf_plan_num_kernels(s->plan);
@@ -339,15 +358,15 @@ static void report_text(const run_state *s, const run_args *a, bool ok) {
   printf("compile  %d kernel%s for %s in %.1f ms (%d from cache)\n", s->cs.kernels,
          plural(s->cs.kernels), s->cs.arch, s->cs.compile_ms, s->cs.cache_hits);
   if (s->gpu) {
-    printf("device   %s\n", s->device);
+    printf("device   %s\n", cli_show(s->device));
     printf("time     %.4f ms median of %d runs (min %.4f, max %.4f), %.1f GB/s\n",
            s->bench.ms_median, s->bench.iters, s->bench.ms_min, s->bench.ms_max, s->bench.gbps);
   } else {
-    printf("device   none: %s\n", s->no_gpu);
+    printf("device   none: %s\n", cli_show(s->no_gpu));
   }
   if (s->oracle != ORACLE_NONE) printf("oracle   %s: %s\n", oracle_name(s->oracle), s->why);
   for (int j = 0; j < s->n_out; j++) report_output_text(s, j);
-  if (a->trace) printf("trace    %s\n", a->trace);
+  if (a->trace) printf("trace    %s\n", cli_show(a->trace));
   if (!s->gpu && s->ran_reference)
     printf("no GPU: compiled %d kernel%s for %s and ran the CPU reference\n", s->cs.kernels,
            plural(s->cs.kernels), s->cs.arch);
@@ -420,57 +439,63 @@ static void report_json(const run_state *s, const run_args *a, bool ok) {
 
 /* ---- the command --------------------------------------------------------- */
 
-/* Everything after loading; returns the exit status. */
+/* Everything after loading; returns the exit status (cli_args.h). */
 static int execute(run_state *s, const run_args *a) {
   s->n_in = kf_graph_num_inputs(s->g);
   s->n_out = kf_graph_num_outputs(s->g);
   s->in = cli_tensors(s->g, false, "run");
-  if (!s->in) return 1;
+  if (!s->in) return CLI_FAILED;
   for (int i = 0; i < s->n_in; i++) cli_fill_random(&s->in[i], (uint64_t)a->seed, i, a->lo, a->hi);
   find_gpu(s);
   choose_oracle(s, a);
-  if (!build_plan(s, a, false, &s->plan)) return 1;
-  if (s->oracle == ORACLE_UNFUSED && !build_plan(s, a, true, &s->unfused)) return 1;
+  if (!build_plan(s, a, false, &s->plan)) return CLI_FAILED;
+  if (s->oracle == ORACLE_UNFUSED && !build_plan(s, a, true, &s->unfused)) return CLI_FAILED;
   bool need_want = s->oracle != ORACLE_NONE || (!s->gpu && s->ref_affordable);
-  if (need_want && !(s->want = cli_tensors(s->g, true, "run"))) return 1;
-  if (s->gpu && (!(s->got = cli_tensors(s->g, true, "run")) || !run_gpu(s, a))) return 1;
-  if (need_want && s->oracle != ORACLE_UNFUSED && !run_reference(s)) return 1;
-  bool ok = true;
+  if (need_want && !(s->want = cli_tensors(s->g, true, "run"))) return CLI_FAILED;
+  if (s->gpu && (!(s->got = cli_tensors(s->g, true, "run")) || !run_gpu(s, a))) return CLI_FAILED;
+  if (need_want && s->oracle != ORACLE_UNFUSED && !run_reference(s)) return CLI_FAILED;
+  bool ok = true, wrote = true;
   if (s->oracle != ORACLE_NONE) ok = compare_all(s, a);
+  if (s->oracle != ORACLE_NONE && !s->cmp) {
+    cli_fail("run", "out of host memory for the comparison");
+    return CLI_FAILED;
+  }
   if (a->trace && kf_trace_stop(s->ctx, a->trace) != KF_OK) {
     cli_fail("run", "%s", kf_ctx_errmsg(s->ctx));
-    ok = false;
+    wrote = false;
   }
   /* --check asked for a comparison that could not be made: not a pass. */
   bool unchecked = a->check && !s->gpu && !s->ref_affordable;
   if (a->json)
-    report_json(s, a, ok && !unchecked);
+    report_json(s, a, ok && wrote && !unchecked);
   else
     report_text(s, a, ok);
   s->reported = true;
+  if (!wrote) return CLI_FAILED;
   if (ok && unchecked) {
     fprintf(stderr, "kfuse run: --check: no GPU, and %s\n", s->why);
-    return RUN_EXIT_UNCHECKED;
+    return CLI_NO_DEVICE;
   }
-  return ok ? 0 : 1;
+  return ok ? CLI_OK : CLI_MISMATCH;
 }
 
 int cmd_run(int argc, char **argv) {
   run_args a;
   int rc = parse(argc, argv, &a);
-  if (rc) return rc < 0 ? 0 : rc;
+  if (rc) return rc < 0 ? CLI_OK : rc;
   run_state s = {0};
   if (a.trace && kf_trace_start() != KF_OK) {
-    fprintf(stderr, "kfuse run: cannot start the trace (out of memory)\n");
-    return 1;
+    cli_fail("run", "cannot start the trace (out of memory)");
+    if (a.json) cli_json_failure(a.file, CLI_FAILED);
+    return CLI_FAILED;
   }
   if (!(s.ctx = cli_ctx("run"))) {
-    if (a.json) cli_json_failure(a.file);
-    return 1;
+    if (a.json) cli_json_failure(a.file, CLI_FAILED);
+    return CLI_FAILED;
   }
-  s.g = cli_load(s.ctx, "run", a.file);
-  rc = s.g ? execute(&s, &a) : 1;
-  if (rc && a.json && !s.reported) cli_json_failure(a.file);
+  s.g = cli_load(s.ctx, "run", a.file, &rc);
+  if (s.g) rc = execute(&s, &a);
+  if (rc && a.json && !s.reported) cli_json_failure(a.file, rc);
   kf_profile_release(&s.prof);
   free(s.cmp);
   cli_tensors_free(s.in, s.n_in);

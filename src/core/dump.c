@@ -2,6 +2,7 @@
  * each launch's CUDA source and CUBIN into a folder, for people to read. */
 #include "core/dump.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -100,8 +101,10 @@ void core_dump_plan(kf_plan *plan) {
   char prefix[160], safe[96];
   const char *gname = kf_graph_name(plan->graph);
   snprintf(safe, sizeof safe, "%s", gname && *gname ? gname : "graph");
+  /* File names get letters, digits, '.', '-' and '_' only: a graph name
+   * comes from a file and may hold a slash, a newline or an ESC sequence. */
   for (char *p = safe; *p; p++)
-    if (*p == '/' || *p == ' ') *p = '_';
+    if (!isalnum((unsigned char)*p) && *p != '.' && *p != '-' && *p != '_') *p = '_';
   kf_hash128 h = kf_graph_hash(plan->graph);
   snprintf(prefix, sizeof prefix, "%s-%08x%s", safe, (unsigned)(h.hi >> 32),
            plan->options.fusion ? "" : "-nofusion");

@@ -52,9 +52,14 @@ void core_log(kf_ctx *ctx, kf_log_level level, core_component comp, const char *
   va_start(ap, fmt);
   vsnprintf(msg, sizeof msg, fmt, ap);
   va_end(ap);
+  /* A log line is one line: names and paths in it came from files and the
+   * environment, and a newline or an ESC sequence there must not forge a
+   * line or act on the terminal. */
+  char line[sizeof msg * 4];
+  kf_escape(line, sizeof line, msg, KF_ESCAPE_LINE);
   if (ctx && ctx->log_fn) {
-    ctx->log_fn(ctx->log_user, level, component_names[comp], msg);
+    ctx->log_fn(ctx->log_user, level, component_names[comp], line);
     return;
   }
-  fprintf(stderr, "kfuse %s [%s]: %s\n", level_names[level], component_names[comp], msg);
+  fprintf(stderr, "kfuse %s [%s]: %s\n", level_names[level], component_names[comp], line);
 }

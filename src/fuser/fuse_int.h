@@ -131,7 +131,6 @@ kf_status fuse_buffers(fuse_plan *plan, char *err, size_t errsize);
 
 typedef core_str fuse_sb; /* src/core/strbuf.h */
 #define fuse_sb_printf core_str_printf
-void fuse_sb_json_str(fuse_sb *sb, const char *s);
 /* The string (the caller's), or NULL after an allocation failure. */
 char *fuse_sb_finish(fuse_sb *sb);
 

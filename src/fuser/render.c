@@ -4,26 +4,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/json.h"
 #include "fuser/fuse_int.h"
 
 /* ---- a growable string -------------------------------------------------- */
-
-void fuse_sb_json_str(fuse_sb *sb, const char *s) {
-  fuse_sb_printf(sb, "\"");
-  for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++) {
-    if (*p == '"' || *p == '\\')
-      fuse_sb_printf(sb, "\\%c", *p);
-    else if (*p == '\n')
-      fuse_sb_printf(sb, "\\n");
-    else if (*p == '\t')
-      fuse_sb_printf(sb, "\\t");
-    else if (*p < 0x20)
-      fuse_sb_printf(sb, "\\u%04x", *p);
-    else
-      fuse_sb_printf(sb, "%c", *p);
-  }
-  fuse_sb_printf(sb, "\"");
-}
 
 /* DOT strings: quotes and backslashes escaped, nothing else special. */
 static void dot_str(fuse_sb *sb, const char *s) {
@@ -156,115 +140,130 @@ char *fuse_plan_text(const fuse_plan *p) {
 
 /* ---- JSON --------------------------------------------------------------- */
 
-static void json_names(fuse_sb *sb, const fuse_plan *p, const int32_t *v, int32_t n,
-                       const uint8_t *only, uint8_t want) {
+/* One line per kernel, launch, buffer and decision (core_json_arr_lines). */
+static void json_names(core_json *j, const char *key, const fuse_plan *p, const int32_t *v,
+                       int32_t n, const uint8_t *only, uint8_t want) {
   char b[64];
-  bool first = true;
-  fuse_sb_printf(sb, "[");
-  for (int32_t i = 0; i < n; i++) {
-    if (only && only[i] != want) continue;
-    fuse_sb_printf(sb, first ? "" : ", ");
-    fuse_sb_json_str(sb, L(p, v[i], b, sizeof b));
-    first = false;
+  core_json_arr(j, key);
+  for (int32_t i = 0; i < n; i++)
+    if (!only || only[i] == want) core_json_str(j, NULL, L(p, v[i], b, sizeof b));
+  core_json_arr_end(j);
+}
+
+static void kernel_shape_json(core_json *j, const fuse_kernel *k) {
+  core_json_arr(j, "shape");
+  for (int i = 0; i < k->rank; i++) core_json_int(j, NULL, k->shape[i]);
+  core_json_arr_end(j);
+  core_json_int(j, "numel", k->numel);
+  if (k->kind == FK_ROW) {
+    core_json_int(j, "rows", k->rows);
+    core_json_int(j, "cols", k->cols);
   }
-  fuse_sb_printf(sb, "]");
+  if (k->kind == FK_REDUCE) {
+    core_json_int(j, "outer", k->outer);
+    core_json_int(j, "red", k->red);
+    core_json_int(j, "inner", k->inner);
+    core_json_bool(j, "strided", k->red_strided);
+  }
+  if (k->kind == FK_MATMUL) {
+    core_json_int(j, "batch", k->batch);
+    core_json_int(j, "m", k->m);
+    core_json_int(j, "n", k->n);
+    core_json_int(j, "k", k->k);
+    core_json_int(j, "epilogue", k->n_epilogue);
+  }
 }
 
-static void kernel_json(fuse_sb *sb, const fuse_plan *p, const fuse_kernel *k) {
-  fuse_sb_printf(sb, "    {\"name\": \"%s\", \"kind\": \"%s\", \"launch\": %d, \"depth\": %d,\n",
-                 k->name, fuse_kind_name(k->kind), k->launch, k->depth);
-  fuse_sb_printf(sb, "     \"ops\": ");
-  json_names(sb, p, k->nodes, k->n_nodes, NULL, 0);
-  fuse_sb_printf(sb, ",\n     \"recomputed\": ");
-  json_names(sb, p, k->nodes, k->n_nodes, k->recomputed, 1);
-  fuse_sb_printf(sb, ",\n     \"inputs\": ");
-  json_names(sb, p, k->inputs, k->n_inputs, NULL, 0);
-  fuse_sb_printf(sb, ",\n     \"outputs\": ");
-  json_names(sb, p, k->outputs, k->n_outputs, NULL, 0);
-  fuse_sb_printf(sb, ",\n     \"shape\": [");
-  for (int i = 0; i < k->rank; i++) fuse_sb_printf(sb, i ? ", %lld" : "%lld", (long long)k->shape[i]);
-  fuse_sb_printf(sb, "], \"numel\": %lld", (long long)k->numel);
-  if (k->kind == FK_ROW)
-    fuse_sb_printf(sb, ", \"rows\": %lld, \"cols\": %lld", (long long)k->rows, (long long)k->cols);
-  if (k->kind == FK_REDUCE)
-    fuse_sb_printf(sb, ", \"outer\": %lld, \"red\": %lld, \"inner\": %lld, \"strided\": %s",
-                   (long long)k->outer, (long long)k->red, (long long)k->inner,
-                   k->red_strided ? "true" : "false");
-  if (k->kind == FK_MATMUL)
-    fuse_sb_printf(sb, ", \"batch\": %lld, \"m\": %lld, \"n\": %lld, \"k\": %lld, \"epilogue\": %d",
-                   (long long)k->batch, (long long)k->m, (long long)k->n, (long long)k->k,
-                   (int)k->n_epilogue);
-  fuse_sb_printf(sb,
-                 ",\n     \"bytes\": %lld, \"bytes_read\": %lld, \"bytes_written\": %lld, "
-                 "\"flops\": %lld, \"blocks\": %lld}",
-                 (long long)(k->bytes_read + k->bytes_written), (long long)k->bytes_read,
-                 (long long)k->bytes_written, (long long)k->flops, (long long)k->blocks);
+static void kernel_json(core_json *j, const fuse_plan *p, const fuse_kernel *k) {
+  core_json_obj(j, NULL);
+  core_json_str(j, "name", k->name);
+  core_json_str(j, "kind", fuse_kind_name(k->kind));
+  core_json_int(j, "launch", k->launch);
+  core_json_int(j, "depth", k->depth);
+  json_names(j, "ops", p, k->nodes, k->n_nodes, NULL, 0);
+  json_names(j, "recomputed", p, k->nodes, k->n_nodes, k->recomputed, 1);
+  json_names(j, "inputs", p, k->inputs, k->n_inputs, NULL, 0);
+  json_names(j, "outputs", p, k->outputs, k->n_outputs, NULL, 0);
+  kernel_shape_json(j, k);
+  core_json_int(j, "bytes", k->bytes_read + k->bytes_written);
+  core_json_int(j, "bytes_read", k->bytes_read);
+  core_json_int(j, "bytes_written", k->bytes_written);
+  core_json_int(j, "flops", k->flops);
+  core_json_int(j, "blocks", k->blocks);
+  core_json_obj_end(j);
 }
 
-static void launches_json(fuse_sb *sb, const fuse_plan *p) {
-  fuse_sb_printf(sb, "  \"launch_list\": [");
+static void launches_json(core_json *j, const fuse_plan *p) {
+  core_json_arr_lines(j, "launch_list");
   for (int32_t l = 0; l < p->n_launches; l++) {
     const fuse_launch *la = &p->launches[l];
-    fuse_sb_printf(sb, "%s\n    {\"index\": %d, \"horizontal\": %s, \"param_bytes\": %d, "
-                   "\"kernels\": [", l ? "," : "", (int)l, la->horizontal ? "true" : "false",
-                   (int)la->param_bytes);
+    core_json_obj(j, NULL);
+    core_json_int(j, "index", l);
+    core_json_bool(j, "horizontal", la->horizontal);
+    core_json_int(j, "param_bytes", la->param_bytes);
+    core_json_arr(j, "kernels");
     for (int32_t i = 0; i < la->n_kernels; i++)
-      fuse_sb_printf(sb, "%s\"%s\"", i ? ", " : "", p->kernels[la->kernels[i]].name);
-    fuse_sb_printf(sb, "]}");
+      core_json_str(j, NULL, p->kernels[la->kernels[i]].name);
+    core_json_arr_end(j);
+    core_json_obj_end(j);
   }
-  fuse_sb_printf(sb, "],\n");
+  core_json_arr_end(j);
 }
 
-static void buffers_json(fuse_sb *sb, const fuse_plan *p) {
+static void buffers_json(core_json *j, const fuse_plan *p) {
   char b[64];
-  fuse_sb_printf(sb, "  \"buffers\": [");
+  core_json_arr_lines(j, "buffers");
   for (int32_t i = 0; i < p->n_buffers; i++) {
     const fuse_buffer *bf = &p->buffers[i];
-    fuse_sb_printf(sb, "%s\n    {\"value\": ", i ? "," : "");
-    fuse_sb_json_str(sb, L(p, bf->value, b, sizeof b));
-    fuse_sb_printf(sb,
-                   ", \"home\": \"%s\", \"index\": %d, \"offset\": %lld, \"bytes\": %lld, "
-                   "\"first_launch\": %d, \"last_launch\": %d}",
-                   home_name(bf->home), bf->index, (long long)bf->offset, (long long)bf->bytes,
-                   bf->first_launch, bf->last_launch);
+    core_json_obj(j, NULL);
+    core_json_str(j, "value", L(p, bf->value, b, sizeof b));
+    core_json_str(j, "home", home_name(bf->home));
+    core_json_int(j, "index", bf->index);
+    core_json_int(j, "offset", bf->offset);
+    core_json_int(j, "bytes", bf->bytes);
+    core_json_int(j, "first_launch", bf->first_launch);
+    core_json_int(j, "last_launch", bf->last_launch);
+    core_json_obj_end(j);
   }
-  fuse_sb_printf(sb, "],\n");
+  core_json_arr_end(j);
+}
+
+static void decisions_json(core_json *j, const fuse_plan *p) {
+  core_json_arr_lines(j, "decisions");
+  for (int32_t i = 0; i < p->n_decisions; i++) {
+    const fuse_decision *d = &p->decisions[i];
+    core_json_obj(j, NULL);
+    core_json_bool(j, "accepted", d->accepted);
+    core_json_str(j, "rule", d->rule);
+    core_json_str(j, "text", d->text);
+    core_json_obj_end(j);
+  }
+  core_json_arr_end(j);
 }
 
 char *fuse_plan_json(const fuse_plan *p) {
   if (!p) return NULL;
   fuse_sb sb = {0};
-  fuse_sb_printf(&sb, "{\n  \"graph\": ");
-  if (p->graph->name)
-    fuse_sb_json_str(&sb, p->graph->name);
-  else
-    fuse_sb_printf(&sb, "null");
-  fuse_sb_printf(&sb, ",\n  \"launches\": %d,\n  \"n_kernels\": %d,\n  \"kernels\": [\n",
-                 (int)p->n_launches, (int)p->n_kernels);
-  for (int32_t k = 0; k < p->n_kernels; k++) {
-    kernel_json(&sb, p, &p->kernels[k]);
-    fuse_sb_printf(&sb, k + 1 < p->n_kernels ? ",\n" : "\n");
-  }
-  fuse_sb_printf(&sb, "  ],\n");
-  launches_json(&sb, p);
-  buffers_json(&sb, p);
-  fuse_sb_printf(&sb,
-                 "  \"bytes_fused\": %lld,\n  \"bytes_unfused\": %lld,\n  \"workspace_bytes\": "
-                 "%lld,\n  \"peak_bytes\": %lld,\n  \"dead_nodes\": %d,\n  \"recomputed\": %d,\n",
-                 (long long)p->bytes_fused, (long long)p->bytes_unfused,
-                 (long long)p->workspace_bytes, (long long)p->peak_bytes, (int)p->n_dead,
-                 (int)p->n_recomputed);
-  fuse_sb_printf(&sb, "  \"decisions\": [");
-  for (int32_t i = 0; i < p->n_decisions; i++) {
-    const fuse_decision *d = &p->decisions[i];
-    fuse_sb_printf(&sb, "%s\n    {\"accepted\": %s, \"rule\": ", i ? "," : "",
-                   d->accepted ? "true" : "false");
-    fuse_sb_json_str(&sb, d->rule);
-    fuse_sb_printf(&sb, ", \"text\": ");
-    fuse_sb_json_str(&sb, d->text);
-    fuse_sb_printf(&sb, "}");
-  }
-  fuse_sb_printf(&sb, "]\n}\n");
+  core_json j;
+  core_json_init(&j, &sb);
+  core_json_obj(&j, NULL);
+  core_json_str(&j, "graph", p->graph->name);
+  core_json_int(&j, "launches", p->n_launches);
+  core_json_int(&j, "n_kernels", p->n_kernels);
+  core_json_arr_lines(&j, "kernels");
+  for (int32_t k = 0; k < p->n_kernels; k++) kernel_json(&j, p, &p->kernels[k]);
+  core_json_arr_end(&j);
+  launches_json(&j, p);
+  buffers_json(&j, p);
+  core_json_int(&j, "bytes_fused", p->bytes_fused);
+  core_json_int(&j, "bytes_unfused", p->bytes_unfused);
+  core_json_int(&j, "workspace_bytes", p->workspace_bytes);
+  core_json_int(&j, "peak_bytes", p->peak_bytes);
+  core_json_int(&j, "dead_nodes", p->n_dead);
+  core_json_int(&j, "recomputed", p->n_recomputed);
+  decisions_json(&j, p);
+  core_json_obj_end(&j);
+  fuse_sb_printf(&sb, "\n");
   return fuse_sb_finish(&sb);
 }
 

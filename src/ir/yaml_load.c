@@ -9,6 +9,8 @@
 #include <xxhash.h>
 
 #include "core/ctx.h"
+#include "core/escape.h"
+#include "core/similar.h"
 #include "ir/yaml_load.h"
 
 /* ---- errors ----------------------------------------------------------------- */
@@ -30,11 +32,12 @@ static void where_text(const ir_yload *L, char *buf, size_t size) {
 static void vfail(ir_yload *L, kf_status st, const ir_ynode *at, const char *fmt, va_list ap) {
   if (L->st != KF_OK) return; /* the first error is the one to fix */
   L->st = st;
-  char where[320];
+  char where[320], file[1024];
   where_text(L, where, sizeof where);
-  int o = at ? snprintf(L->msg, sizeof L->msg, "%s:%u:%u: %s", L->file, (unsigned)at->line,
+  core_escaped(file, sizeof file, L->file);
+  int o = at ? snprintf(L->msg, sizeof L->msg, "%s:%u:%u: %s", file, (unsigned)at->line,
                         (unsigned)at->col, where)
-             : snprintf(L->msg, sizeof L->msg, "%s: %s", L->file, where);
+             : snprintf(L->msg, sizeof L->msg, "%s: %s", file, where);
   if (o < 0 || (size_t)o >= sizeof L->msg) return;
   vsnprintf(L->msg + o, sizeof L->msg - (size_t)o, fmt, ap);
 }
@@ -84,6 +87,14 @@ static void sym_place(ir_ysym *slots, uint32_t cap, ir_ysym sym) {
   uint32_t mask = cap - 1, i = sym_hash(sym.name) & mask;
   while (slots[i].name) i = (i + 1) & mask;
   slots[i] = sym;
+}
+
+bool ir_yl_name_hint(const ir_yload *L, const char *name, char *buf, size_t size) {
+  core_similar sim;
+  core_similar_init(&sim, name);
+  for (uint32_t k = 0; k < L->cap_syms; k++) core_similar_add(&sim, L->syms[k].name);
+  core_similar_hint(&sim, buf, size);
+  return core_similar_best(&sim) != NULL;
 }
 
 bool ir_yl_define(ir_yload *L, const ir_ynode *name_node, kf_value v) {
@@ -150,7 +161,7 @@ static bool read_input(ir_yload *L, const ir_ynode *key, const ir_ynode *spec) {
     return ir_yl_fail(L, KF_ERR_PARSE, spec,
                       "expected a mapping like {dtype: f32, shape: [8, 16]}, found %s",
                       ir_yl_kind(spec));
-  if (!ir_yl_keys(L, spec, input_keys, 2)) return false;
+  if (!ir_yl_keys(L, spec, input_keys, 2, NULL, 0)) return false;
   const ir_ynode *dt = ir_yl_get(L, spec, "dtype"), *sh = ir_yl_get(L, spec, "shape");
   if (!dt) return ir_yl_fail(L, KF_ERR_PARSE, spec, "missing required key 'dtype'");
   if (!sh) return ir_yl_fail(L, KF_ERR_PARSE, spec, "missing required key 'shape'");
@@ -199,6 +210,10 @@ static bool read_output(ir_yload *L, const ir_ynode *seq, uint32_t i) {
                       ir_yl_kind(n));
   const char *name = ir_ytext(L->doc, n);
   const ir_ysym *sym = strlen(name) == n->n ? ir_yl_lookup(L, name) : NULL;
+  char hint[96];
+  if (!sym && ir_yl_name_hint(L, name, hint, sizeof hint))
+    return ir_yl_fail(L, KF_ERR_PARSE, n, "outputs: unknown value %s%s",
+                      ir_yl_show(L, n, b, sizeof b), hint);
   if (!sym)
     return ir_yl_fail(L, KF_ERR_PARSE, n,
                       "outputs: unknown value %s; expected an input or node name",
@@ -237,7 +252,7 @@ static bool read_document(ir_yload *L) {
   if (root->type != IR_Y_MAP)
     return ir_yl_fail(L, KF_ERR_PARSE, root, "expected a mapping with kfuse: 1, found %s",
                       ir_yl_kind(root));
-  return ir_yl_keys(L, root, top_keys, 5) && read_version(L, root) && read_name(L, root) &&
+  return ir_yl_keys(L, root, top_keys, 5, NULL, 0) && read_version(L, root) && read_name(L, root) &&
          read_inputs(L, root) && read_nodes(L, root) && read_outputs(L, root);
 }
 
@@ -285,13 +300,15 @@ kf_status ir_yaml_load_string(kf_ctx *ctx, const char *text, size_t len, const c
 /* Reads at most IR_YAML_MAX_BYTES + 1 bytes, so an oversized file (or an
  * endless one such as a pipe) is refused without reading it all. */
 kf_status ir_yaml_read_file(kf_ctx *ctx, const char *path, char **text, size_t *len) {
+  char shown[1024]; /* the path as messages show it (kf_escape) */
+  core_escaped(shown, sizeof shown, path);
   FILE *f = fopen(path, "rb");
-  if (!f) return core_error(ctx, KF_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
+  if (!f) return core_error(ctx, KF_ERR_IO, "%s: cannot open: %s", shown, strerror(errno));
   struct stat sb;
   memset(&sb, 0, sizeof sb);
   if (fstat(fileno(f), &sb) == 0 && S_ISDIR(sb.st_mode)) {
     fclose(f);
-    return core_error(ctx, KF_ERR_IO, "%s: is a directory", path);
+    return core_error(ctx, KF_ERR_IO, "%s: is a directory", shown);
   }
   size_t limit = IR_YAML_MAX_BYTES + 1, cap = 1 << 16, n = 0;
   if (S_ISREG(sb.st_mode) && (uint64_t)sb.st_size >= limit) n = limit; /* too large */
@@ -314,14 +331,14 @@ kf_status ir_yaml_read_file(kf_ctx *ctx, const char *path, char **text, size_t *
   }
   bool bad = buf && ferror(f);
   fclose(f);
-  if (!buf) return core_error(ctx, KF_ERR_OUT_OF_MEMORY, "%s: out of memory", path);
+  if (!buf) return core_error(ctx, KF_ERR_OUT_OF_MEMORY, "%s: out of memory", shown);
   if (bad) {
     free(buf);
-    return core_error(ctx, KF_ERR_IO, "%s: read error", path);
+    return core_error(ctx, KF_ERR_IO, "%s: read error", shown);
   }
   if (n > IR_YAML_MAX_BYTES) {
     free(buf);
-    return core_error(ctx, KF_ERR_PARSE, "%s: file is too large (more than %zu MiB)", path,
+    return core_error(ctx, KF_ERR_PARSE, "%s: file is too large (more than %zu MiB)", shown,
                       IR_YAML_MAX_BYTES >> 20);
   }
   *text = buf;

@@ -82,13 +82,23 @@ bool ir_yl_check_name(ir_yload *L, const ir_ynode *n, const char *what);
 /* The value of key in a mapping, or NULL. */
 const ir_ynode *ir_yl_get(const ir_yload *L, const ir_ynode *map, const char *key);
 /* Every key a scalar, one of allowed, and none repeated; reports the first
- * offender. */
-bool ir_yl_keys(ir_yload *L, const ir_ynode *map, const char *const *allowed, int n_allowed);
+ * offender, with a "did you mean" from prefer (the keys that fit best, such
+ * as an op's own attributes) or else from allowed. */
+bool ir_yl_keys(ir_yload *L, const ir_ynode *map, const char *const *allowed, int n_allowed,
+                const char *const *prefer, int n_prefer);
+/* "; did you mean 'x'?" into buf when a name of first (or, when none of
+ * those is close, of then) is close to word (core/similar.h); false and ""
+ * otherwise. */
+bool ir_yl_hint(const char *word, const char *const *first, int n_first,
+                const char *const *then, int n_then, char *buf, size_t size);
 
 /* ---- symbols (yaml_load.c) ------------------------------------------------ */
 
 /* The symbol of a name, or NULL. */
 const ir_ysym *ir_yl_lookup(const ir_yload *L, const char *name);
+/* "; did you mean 'x'?" for a name that is not defined, from the names
+ * defined so far; false and "" when none is close. */
+bool ir_yl_name_hint(const ir_yload *L, const char *name, char *buf, size_t size);
 /* Defines a name; false (reported) on OOM. The caller checked it is new. */
 bool ir_yl_define(ir_yload *L, const ir_ynode *name_node, kf_value v);
 

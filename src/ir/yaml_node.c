@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "core/similar.h"
 #include "ir/yaml_load.h"
 
 /* `value` is not an op attribute of ops.def: only the const op takes it. */
@@ -66,14 +67,38 @@ static void attr_list(uint32_t bits, char *buf, size_t size) {
       o += (size_t)snprintf(buf + o, size - o, "%s%s", o ? ", " : "", attr_keys[i].key);
 }
 
+/* A close op name when there is one; else every name (docs/yaml.md). */
 static bool unknown_op(ir_yload *L, const ir_ynode *opn) {
-  char b[96], list[1024];
+  char b[96], list[1024], hint[96];
+  core_similar sim;
+  core_similar_init(&sim, ir_ytext(L->doc, opn));
   size_t o = 0;
   for (int i = 0; i < IR_OP_COUNT && o < sizeof list; i++)
-    if (ir_ops[i].kind != KIND_SOURCE)
+    if (ir_ops[i].kind != KIND_SOURCE) {
       o += (size_t)snprintf(list + o, sizeof list - o, "%s%s", o ? ", " : "", ir_ops[i].name);
+      core_similar_add(&sim, ir_ops[i].name);
+    }
+  core_similar_add(&sim, "const");
+  if (core_similar_best(&sim))
+    return ir_yl_fail(L, KF_ERR_PARSE, opn, "unknown op %s%s", ir_yl_show(L, opn, b, sizeof b),
+                      core_similar_hint(&sim, hint, sizeof hint));
   return ir_yl_fail(L, KF_ERR_PARSE, opn, "unknown op %s; expected one of %s, const",
                     ir_yl_show(L, opn, b, sizeof b), list);
+}
+
+/* The keys a node of this op may carry (name, op, args and its attributes),
+ * for a "did you mean" that fits the op; n is 0 when the op is unknown. */
+static int op_keys(const ir_yload *L, const ir_ynode *map, const char **keys) {
+  const ir_ynode *opn = ir_yl_get(L, map, "op");
+  int op = opn && opn->type == IR_Y_SCALAR ? ir_op_lookup(ir_ytext(L->doc, opn)) : -1;
+  if (op < 0 || op == IR_OP_INPUT) return 0;
+  int n = 0;
+  keys[n++] = "name", keys[n++] = "op";
+  if (ir_ops[op].max_args > 0) keys[n++] = "args";
+  uint32_t bits = allowed_attrs(op);
+  for (int i = 0; i < N_ATTR_KEYS; i++)
+    if (bits & attr_keys[i].bit) keys[n++] = attr_keys[i].key;
+  return n;
 }
 
 /* Keys, name and op: afterwards L->where names the node. */
@@ -83,7 +108,9 @@ static bool read_header(ir_yload *L, nodespec *s) {
     return ir_yl_fail(L, KF_ERR_PARSE, map,
                       "expected a mapping like {name: y, op: add, args: [a, b]}, found %s",
                       ir_yl_kind(map));
-  if (!ir_yl_keys(L, map, node_keys, N_NODE_KEYS)) return false;
+  const char *fit[N_NODE_KEYS];
+  int n_fit = op_keys(L, map, fit);
+  if (!ir_yl_keys(L, map, node_keys, N_NODE_KEYS, fit, n_fit)) return false;
   s->name = ir_yl_get(L, map, "name");
   if (!s->name) return ir_yl_fail(L, KF_ERR_PARSE, map, "missing required key 'name'");
   if (!ir_yl_check_name(L, s->name, "name")) return false;
@@ -117,13 +144,16 @@ static bool check_attr_keys(ir_yload *L, nodespec *s) {
     const char *key = ir_ytext(L->doc, k);
     for (int a = 0; a < N_ATTR_KEYS; a++) {
       if (strcmp(attr_keys[a].key, key) != 0 || (s->attrs & attr_keys[a].bit)) continue;
-      char list[200];
+      char list[200], hint[96];
       attr_list(s->attrs, list, sizeof list);
       if (!list[0])
         return ir_yl_fail(L, KF_ERR_PARSE, k, "%s takes no attribute '%s'; expected only name, "
                           "op and args", ir_ops[s->op].name, key);
-      return ir_yl_fail(L, KF_ERR_PARSE, k, "%s takes no attribute '%s'; expected %s",
-                        ir_ops[s->op].name, key, list);
+      const char *fit[N_NODE_KEYS];
+      int n_fit = op_keys(L, s->map, fit);
+      ir_yl_hint(key, fit, n_fit, NULL, 0, hint, sizeof hint);
+      return ir_yl_fail(L, KF_ERR_PARSE, k, "%s takes no attribute '%s'; expected %s%s",
+                        ir_ops[s->op].name, key, list, hint);
     }
   }
   if (s->op == IR_OP_CONST && ir_yl_get(L, s->map, "args"))
@@ -146,6 +176,10 @@ static bool unknown_name(ir_yload *L, const ir_ynode *n, int i) {
                         "use only names defined above it",
                         i + 1, name, (unsigned)other->line, (unsigned)other->col);
   }
+  char hint[96];
+  if (ir_yl_name_hint(L, name, hint, sizeof hint))
+    return ir_yl_fail(L, KF_ERR_PARSE, n, "argument %d: unknown value %s%s", i + 1,
+                      ir_yl_show(L, n, b, sizeof b), hint);
   return ir_yl_fail(L, KF_ERR_PARSE, n,
                     "argument %d: unknown value %s; expected an input or an earlier node's name, "
                     "or a number",

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/similar.h"
 #include "ir/yaml_load.h"
 
 const char *ir_yl_kind(const ir_ynode *n) {
@@ -163,6 +164,13 @@ bool ir_yl_dtype(ir_yload *L, const ir_ynode *n, const char *what, kf_dtype *out
   if (n->type == IR_Y_SCALAR && strlen(ir_ytext(L->doc, n)) == n->n &&
       kf_dtype_parse(ir_ytext(L->doc, n), out) == KF_OK)
     return true;
+  const char *names[KF_DTYPE_COUNT];
+  for (int i = 0; i < KF_DTYPE_COUNT; i++) names[i] = kf_dtype_name((kf_dtype)i);
+  char hint[96];
+  if (n->type == IR_Y_SCALAR &&
+      ir_yl_hint(ir_ytext(L->doc, n), names, KF_DTYPE_COUNT, NULL, 0, hint, sizeof hint))
+    return ir_yl_fail(L, KF_ERR_PARSE, n, "%s: unknown dtype %s%s", what,
+                      ir_yl_show(L, n, b, sizeof b), hint);
   return ir_yl_fail(L, KF_ERR_PARSE, n,
                     "%s: unknown dtype %s; expected one of f16, bf16, f32, f64, i32, i64, bool",
                     what, ir_yl_show(L, n, b, sizeof b));
@@ -233,7 +241,8 @@ const ir_ynode *ir_yl_get(const ir_yload *L, const ir_ynode *map, const char *ke
 /* Every key is checked against the allowed set before the duplicate scan,
  * so the scan is over at most n_allowed earlier keys: a hostile mapping with
  * a million keys fails at the first unknown or repeated one. */
-bool ir_yl_keys(ir_yload *L, const ir_ynode *map, const char *const *allowed, int n_allowed) {
+bool ir_yl_keys(ir_yload *L, const ir_ynode *map, const char *const *allowed, int n_allowed,
+                const char *const *prefer, int n_prefer) {
   char b[96];
   for (uint32_t i = 0; i + 1 < map->n; i += 2) {
     const ir_ynode *k = ir_ykid(L->doc, map, i);
@@ -244,10 +253,13 @@ bool ir_yl_keys(ir_yload *L, const ir_ynode *map, const char *const *allowed, in
     for (int a = 0; a < n_allowed && found < 0; a++)
       if (strlen(allowed[a]) == k->n && !strcmp(allowed[a], s)) found = a;
     if (found < 0) {
-      char list[400];
+      char list[400], hint[96];
       size_t o = 0;
       for (int a = 0; a < n_allowed && o < sizeof list; a++)
         o += (size_t)snprintf(list + o, sizeof list - o, "%s%s", a ? ", " : "", allowed[a]);
+      if (ir_yl_hint(s, prefer, n_prefer, allowed, n_allowed, hint, sizeof hint))
+        return ir_yl_fail(L, KF_ERR_PARSE, k, "unknown key %s%s", ir_yl_show(L, k, b, sizeof b),
+                          hint);
       return ir_yl_fail(L, KF_ERR_PARSE, k, "unknown key %s; expected one of %s",
                         ir_yl_show(L, k, b, sizeof b), list);
     }
@@ -259,4 +271,14 @@ bool ir_yl_keys(ir_yload *L, const ir_ynode *map, const char *const *allowed, in
     }
   }
   return true;
+}
+
+bool ir_yl_hint(const char *word, const char *const *first, int n_first,
+                const char *const *then, int n_then, char *buf, size_t size) {
+  core_similar sim;
+  core_similar_init(&sim, word);
+  for (int i = 0; i < n_first; i++) core_similar_add(&sim, first[i]);
+  for (int i = 0; !core_similar_best(&sim) && i < n_then; i++) core_similar_add(&sim, then[i]);
+  core_similar_hint(&sim, buf, size);
+  return core_similar_best(&sim) != NULL;
 }

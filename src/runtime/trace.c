@@ -10,6 +10,8 @@
 #include <time.h>
 
 #include "core/ctx.h"
+#include "core/escape.h"
+#include "core/json.h"
 
 typedef struct trace_event {
   char ph;        /* 'B', 'E' (host) or 'X' (GPU, with dur) */
@@ -100,40 +102,24 @@ kf_status kf_trace_start(void) {
   return events ? KF_OK : KF_ERR_OUT_OF_MEMORY;
 }
 
-static void put_json_string(FILE *f, const char *s) {
-  fputc('"', f);
-  for (; *s; s++) {
-    unsigned char c = (unsigned char)*s;
-    if (c == '"' || c == '\\')
-      fprintf(f, "\\%c", c);
-    else if (c < 0x20)
-      fprintf(f, "\\u%04x", c);
-    else
-      fputc(c, f);
-  }
-  fputc('"', f);
-}
-
-/* Items of the event array, each after a comma but the first. */
-static void put_sep(FILE *f, bool *first) {
-  fputs(*first ? "\n" : ",\n", f);
-  *first = false;
-}
-
-static void put_meta(FILE *f, bool *first, int pid, int tid, const char *what, const char *name) {
-  put_sep(f, first);
-  fprintf(f, "{\"ph\":\"M\",\"pid\":%d,\"tid\":%d,\"name\":\"%s\",\"args\":{\"name\":", pid, tid,
-          what);
-  put_json_string(f, name);
-  fputs("}}", f);
+static void put_meta(core_json *j, int pid, int tid, const char *what, const char *name) {
+  core_json_obj(j, NULL);
+  core_json_str(j, "ph", "M");
+  core_json_int(j, "pid", pid);
+  core_json_int(j, "tid", tid);
+  core_json_str(j, "name", what);
+  core_json_obj(j, "args");
+  core_json_str(j, "name", name);
+  core_json_obj_end(j);
+  core_json_obj_end(j);
 }
 
 /* Names the processes and the lanes that appear in the events. */
-static void put_metadata(FILE *f, bool *first) {
-  put_meta(f, first, 1, 0, "process_name", "kfuse host");
+static void put_metadata(core_json *j) {
+  put_meta(j, 1, 0, "process_name", "kfuse host");
   char gpu[300];
   snprintf(gpu, sizeof gpu, "GPU %s", gpu_name);
-  if (gpu_name[0]) put_meta(f, first, 2, 0, "process_name", gpu);
+  if (gpu_name[0]) put_meta(j, 2, 0, "process_name", gpu);
   bool seen[2][64] = {{false}};
   for (size_t i = 0; i < n_events; i++) {
     const trace_event *e = &events[i];
@@ -147,21 +133,40 @@ static void put_metadata(FILE *f, bool *first) {
       snprintf(name, sizeof name, "kfuse stream %d", e->tid);
     else
       snprintf(name, sizeof name, "caller stream");
-    put_meta(f, first, e->pid, e->tid, "thread_name", name);
+    put_meta(j, e->pid, e->tid, "thread_name", name);
   }
 }
 
-static void put_event(FILE *f, bool *first, const trace_event *e) {
-  put_sep(f, first);
-  fprintf(f, "{\"ph\":\"%c\",\"pid\":%d,\"tid\":%d,\"ts\":%.3f", e->ph, e->pid, e->tid, e->ts);
-  if (e->ph == 'X') fprintf(f, ",\"dur\":%.3f", e->dur);
+static void put_event(core_json *j, const trace_event *e) {
+  char ph[2] = {e->ph, 0};
+  core_json_obj(j, NULL);
+  core_json_str(j, "ph", ph);
+  core_json_int(j, "pid", e->pid);
+  core_json_int(j, "tid", e->tid);
+  core_json_fixed(j, "ts", e->ts, 3);
+  if (e->ph == 'X') core_json_fixed(j, "dur", e->dur, 3);
   if (e->ph != 'E') {
-    fprintf(f, ",\"name\":");
-    put_json_string(f, e->name);
-    fprintf(f, ",\"cat\":\"%s\"", e->pid == 1 ? "host" : "kernel");
+    core_json_str(j, "name", e->name);
+    core_json_str(j, "cat", e->pid == 1 ? "host" : "kernel");
   }
-  if (e->args) fprintf(f, ",\"args\":%s", e->args);
-  fputc('}', f);
+  if (e->args) core_json_raw(j, "args", e->args);
+  core_json_obj_end(j);
+}
+
+/* The whole document, or NULL on out of memory. */
+static char *render(void) {
+  core_str out = {0};
+  core_json j;
+  core_json_init(&j, &out);
+  core_json_obj(&j, NULL);
+  core_json_str(&j, "displayTimeUnit", "ms");
+  core_json_arr_lines(&j, "traceEvents");
+  put_metadata(&j);
+  for (size_t i = 0; i < n_events; i++) put_event(&j, &events[i]);
+  core_json_arr_end(&j);
+  core_json_obj_end(&j);
+  core_str_puts(&out, "\n");
+  return core_str_take(&out);
 }
 
 kf_status kf_trace_stop(kf_ctx *ctx, const char *path) {
@@ -172,17 +177,20 @@ kf_status kf_trace_stop(kf_ctx *ctx, const char *path) {
     st = core_error(ctx, KF_ERR_INVALID_ARG, "kf_trace_stop: %s",
                     !was ? "no trace is recording (call kf_trace_start)" : "path is NULL");
   } else {
-    FILE *f = fopen(path, "w");
-    if (!f) {
-      st = core_error(ctx, KF_ERR_IO, "cannot write the trace to %s", path);
+    char *text = render(), shown[1024]; /* the path as messages show it */
+    core_escaped(shown, sizeof shown, path);
+    FILE *f = text ? fopen(path, "w") : NULL;
+    if (!text) {
+      st = core_error(ctx, KF_ERR_OUT_OF_MEMORY, "out of memory writing the trace");
+    } else if (!f) {
+      st = core_error(ctx, KF_ERR_IO, "cannot write the trace to %s", shown);
     } else {
-      bool first = true;
-      fprintf(f, "{\"displayTimeUnit\":\"ms\",\"traceEvents\":[");
-      put_metadata(f, &first);
-      for (size_t i = 0; i < n_events; i++) put_event(f, &first, &events[i]);
-      fprintf(f, "\n]}\n");
-      if (fclose(f) != 0) st = core_error(ctx, KF_ERR_IO, "writing the trace to %s failed", path);
+      size_t n = strlen(text);
+      bool ok = fwrite(text, 1, n, f) == n;
+      if (fclose(f) != 0 || !ok)
+        st = core_error(ctx, KF_ERR_IO, "writing the trace to %s failed", shown);
     }
+    free(text);
   }
   clear_events();
   pthread_mutex_unlock(&lock);
