@@ -212,8 +212,9 @@ KF_API size_t kf_escape(char *buf, size_t size, const char *text, kf_escape_styl
 
 /* The candidate closest to word by edit distance (insertions, deletions,
  * substitutions and swaps of neighbours, each 1; a difference of letter case
- * is free), when it is close enough to be a likely typo: at most 1 edit for
- * a word of up to 3 characters, 2 up to 6, 3 beyond. Returns its index, or
+ * is free), when it is close enough to be a likely typo: no edit (only case)
+ * for a word of 1 or 2 characters, 1 edit up to 5, 2 up to 8, 3 beyond.
+ * Returns its index, or
  * -1 when none is close (or word is NULL or longer than 64 bytes). The
  * first of equally close candidates wins. The YAML loader's "did you mean"
  * and the kfuse program's use this one rule. Thread-safe. */

@@ -498,7 +498,7 @@ START_TEST(check_command) {
   free(out);
   free(err);
   rc = run_cli("check " BAD "/unknown_op.yaml", &out, &err);
-  ck_assert_int_eq(rc, 1);
+  ck_assert_int_eq(rc, 3); /* bad input (docs/cli.md, exit codes) */
   ck_assert_str_eq(out, "");
   ck_assert_ptr_nonnull(strstr(err, BAD "/unknown_op.yaml:5:19: node 'y': unknown op 'expp'"));
   free(out);

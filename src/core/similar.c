@@ -12,7 +12,8 @@
 
 /* The most edits still taken for a typo of a word of len characters. */
 static int threshold(size_t len) {
-  return len <= 3 ? 1 : len <= 6 ? 2 : 3;
+  /* One edit of a 2-letter word makes another word, not a typo. */
+  return len <= 2 ? 0 : len <= 5 ? 1 : len <= 8 ? 2 : 3;
 }
 
 static bool same(char a, char b) {
