@@ -13,115 +13,7 @@
 #include <unistd.h>
 
 #include "check_main.h"
-
-typedef struct cli_result {
-  int status; /* exit status, or -1 when it did not exit normally */
-  char *out, *err;
-} cli_result;
-
-static char tmpdir[256];
-
-static char *slurp(const char *path) {
-  FILE *f = fopen(path, "rb");
-  if (!f) return strdup("");
-  fseek(f, 0, SEEK_END);
-  long n = ftell(f);
-  fseek(f, 0, SEEK_SET);
-  char *s = calloc((size_t)n + 1, 1);
-  if (n > 0 && fread(s, 1, (size_t)n, f) != (size_t)n) s[0] = 0;
-  fclose(f);
-  return s;
-}
-
-/* Runs `kfuse ARGS` (ARGS through the shell) with stdout and stderr in
- * files; KFUSE_LOG=error keeps warnings out of stderr checks. */
-static cli_result cli(const char *fmt, ...) {
-  char args[2048], cmd[4096], out[400], err[400];
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(args, sizeof args, fmt, ap);
-  va_end(ap);
-  snprintf(out, sizeof out, "%s/stdout", tmpdir);
-  snprintf(err, sizeof err, "%s/stderr", tmpdir);
-  snprintf(cmd, sizeof cmd, "KFUSE_LOG=error '%s' %s >'%s' 2>'%s' </dev/null", getenv("KFUSE_CLI"),
-           args, out, err);
-  int w = system(cmd);
-  cli_result r = {WIFEXITED(w) ? WEXITSTATUS(w) : -1, slurp(out), slurp(err)};
-  return r;
-}
-
-static void cli_free(cli_result *r) {
-  free(r->out);
-  free(r->err);
-}
-
-#define ck_contains(hay, needle) \
-  ck_assert_msg(strstr((hay), (needle)) != NULL, "expected '%s' in:\n%s", (needle), (hay))
-
-/* Writes a small graph file into the temporary folder; returns its path. */
-static const char *write_file(const char *name, const char *text) {
-  static char path[8][512];
-  static int next;
-  char *p = path[next++ % 8];
-  snprintf(p, 512, "%s/%s", tmpdir, name);
-  FILE *f = fopen(p, "w");
-  ck_assert_ptr_nonnull(f);
-  fputs(text, f);
-  fclose(f);
-  return p;
-}
-
-static const char *small_graph(void) {
-  return write_file("small.yaml",
-                    "kfuse: 1\nname: small\ninputs:\n"
-                    "  x: {dtype: f32, shape: [64, 256]}\n"
-                    "  b: {dtype: f32, shape: [256]}\n"
-                    "nodes:\n"
-                    "  - {name: h, op: add, args: [x, b]}\n"
-                    "  - {name: g, op: gelu, args: [h]}\n"
-                    "  - {name: y, op: softmax, args: [g], axis: -1}\n"
-                    "outputs: [y, h]\n");
-}
-
-static const char *bad_graph(void) {
-  return write_file("bad.yaml",
-                    "kfuse: 1\ninputs:\n  x: {dtype: f32, shape: [4]}\n"
-                    "nodes:\n  - {name: y, op: frobnicate, args: [x]}\noutputs: [y]\n");
-}
-
-/* Every command the tests use must be listed by --help: a missing one is a
- * failure, not a skip. */
-static bool have_command(const char *name) {
-  cli_result r = cli("--help");
-  char pat[64];
-  snprintf(pat, sizeof pat, "\n  %s ", name);
-  bool yes = strstr(r.out, pat) != NULL;
-  cli_free(&r);
-  ck_assert_msg(yes, "`kfuse %s` is not listed by kfuse --help", name);
-  return yes;
-}
-
-static bool have_gpu(void) {
-  cli_result r = cli("info");
-  bool yes = strstr(r.out, "\ngpu 0") != NULL;
-  cli_free(&r);
-  return yes;
-}
-
-static void setup(void) {
-  snprintf(tmpdir, sizeof tmpdir, "/tmp/kfuse_test_cli.XXXXXX");
-  ck_assert_ptr_nonnull(mkdtemp(tmpdir));
-  if (!getenv("KFUSE_CLI")) {
-    fprintf(stderr, "SKIP: KFUSE_CLI is not set (run through ctest)\n");
-    exit(77);
-  }
-}
-
-static void teardown(void) {
-  char cmd[400];
-  snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
-  if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", tmpdir);
-}
+#include "cli_harness.h"
 
 /* ---- the program --------------------------------------------------------- */
 
@@ -194,13 +86,13 @@ START_TEST(bad_files_every_command) {
   for (int i = 0; i < 6; i++) {
     if (i >= 1 && !have_command(cmds[i])) continue;
     cli_result r = cli("%s '%s'", cmds[i], bad);
-    ck_assert_msg(r.status == 1, "%s on a malformed file: status %d", cmds[i], r.status);
+    ck_assert_msg(r.status == 3, "%s on a malformed file: status %d", cmds[i], r.status);
     ck_contains(r.err, "bad.yaml:5:");
     ck_contains(r.err, "frobnicate");
     ck_assert_str_eq(r.out, "");
     cli_free(&r);
     r = cli("%s '%s/missing.yaml'", cmds[i], tmpdir);
-    ck_assert_msg(r.status == 1, "%s on a missing file: status %d", cmds[i], r.status);
+    ck_assert_msg(r.status == 3, "%s on a missing file: status %d", cmds[i], r.status);
     ck_contains(r.err, "missing.yaml");
     cli_free(&r);
     r = cli("%s", cmds[i]);
@@ -332,14 +224,15 @@ END_TEST
 
 START_TEST(json_failures) {
   cli_result r = cli("run '%s' --json", bad_graph());
-  ck_assert_int_eq(r.status, 1);
+  ck_assert_int_eq(r.status, 3);
   ck_contains(r.out, "{\"ok\":false,\"file\":\"");
+  ck_contains(r.out, ",\"exit\":3}");
   ck_contains(r.out, "\"error\":\"");
   ck_contains(r.out, "frobnicate");
   ck_contains(r.err, "kfuse run: ");
   cli_free(&r);
   r = cli("run '%s/missing.yaml' --json", tmpdir);
-  ck_assert_int_eq(r.status, 1);
+  ck_assert_int_eq(r.status, 3);
   ck_contains(r.out, "\"ok\":false");
   cli_free(&r);
 }
@@ -395,7 +288,7 @@ START_TEST(run_trace) {
     cli_free(&r);
   }
   r = cli("run '%s' --trace '%s/no/such/dir/t.json' --iters 1", small_graph(), tmpdir);
-  ck_assert_int_eq(r.status, 1);
+  ck_assert_int_eq(r.status, 5); /* failed: writing a file */
   ck_contains(r.err, "cannot write the trace");
   cli_free(&r);
 }
@@ -436,8 +329,8 @@ START_TEST(compile_dump_dir) {
     cli_free(&r);
     size_t n;
     char *t = dumped(dir, "small-????????.plan.json", &n);
-    ck_contains(t, "\"graph\": \"small\"");
-    ck_contains(t, "\"kernels\": [");
+    ck_contains(t, "{\"graph\":\"small\",");
+    ck_contains(t, "\"kernels\":[\n");
     free(t);
     t = dumped(dir, "small-????????.plan.txt", &n);
     ck_assert_uint_gt(n, 0);
@@ -571,7 +464,7 @@ START_TEST(run_check_limit_exceeded) {
     ck_contains(r.out, "oracle   unfused-gpu: the CPU reference would cost 1.97e+05");
     ck_contains(r.out, "check    passed: every output matches the unfused plan on the GPU");
   } else {
-    ck_assert_msg(r.status == 3, "status %d: %s", r.status, r.err);
+    ck_assert_msg(r.status == 4, "status %d: %s", r.status, r.err);
     ck_contains(r.out, "not computed (no GPU, and the CPU reference was not run)");
     ck_contains(r.out, "too costly, so it was not run and nothing was compared");
     ck_contains(r.err, "kfuse run: --check: no GPU, and the CPU reference would cost");
@@ -585,7 +478,7 @@ START_TEST(run_check_limit_exceeded) {
     ck_contains(r.out, "\"oracle\":\"unfused-gpu\"");
     ck_contains(r.out, "\"checked\":true");
   } else {
-    ck_assert_int_eq(r.status, 3);
+    ck_assert_int_eq(r.status, 4);
     ck_contains(r.out, "{\"ok\":false,");
     ck_contains(r.out, "\"checked\":false,\"oracle\":null,\"oracle_reason\":\"the CPU reference");
   }
@@ -595,8 +488,7 @@ START_TEST(run_check_limit_exceeded) {
   r = cli("run '%s' --check-limit 1 --iters 1", g);
   ck_assert_int_eq(r.status, 0);
   cli_free(&r);
-  const char *bad[] = {"--check-limit -1", "--check-limit x", "--check-limit inf",
-                       "--check-limit"};
+  const char *bad[] = {"--check-limit -1", "--check-limit x", "--check-limit inf", "--check-limit"};
   for (int i = 0; i < 4; i++) {
     r = cli("run '%s' %s", g, bad[i]);
     ck_assert_msg(r.status == 2, "run %s: status %d", bad[i], r.status);
@@ -607,7 +499,7 @@ START_TEST(run_check_limit_exceeded) {
 END_TEST
 
 /* The 4096x4096x11008 MLP: its f64 reference would take hours, so --check
- * must not run it (exit 3 without a GPU, the unfused oracle with one). */
+ * must not run it (exit 4 without a GPU, the unfused oracle with one). */
 START_TEST(run_check_huge_example) {
   cli_result r =
       cli("run '%s/examples/graphs/mlp_silu.yaml' --check --json --iters 1", KFUSE_SOURCE_DIR);
@@ -616,7 +508,7 @@ START_TEST(run_check_huge_example) {
     ck_assert_msg(r.status == 0, "status %d: %s%s", r.status, r.out, r.err);
     ck_contains(r.out, "\"oracle\":\"unfused-gpu\"");
   } else {
-    ck_assert_msg(r.status == 3, "status %d: %s%s", r.status, r.out, r.err);
+    ck_assert_msg(r.status == 4, "status %d: %s%s", r.status, r.out, r.err);
     ck_contains(r.out, "\"reference_cost\":5.54597e+11,");
   }
   cli_free(&r);
@@ -629,13 +521,13 @@ START_TEST(bench_command) {
   const char *g = small_graph();
   if (!have_gpu()) {
     cli_result r = cli("bench '%s'", g);
-    ck_assert_int_eq(r.status, 1);
+    ck_assert_int_eq(r.status, 4); /* no device */
     ck_contains(r.err, "kfuse bench: no GPU:");
     ck_contains(r.err, "needs a GPU");
     ck_assert_str_eq(r.out, "");
     cli_free(&r);
     r = cli("bench '%s' --json", g);
-    ck_assert_int_eq(r.status, 1);
+    ck_assert_int_eq(r.status, 4);
     ck_contains(r.out, "{\"ok\":false,\"file\":");
     ck_contains(r.out, "\"error\":\"no GPU: ");
     cli_free(&r);

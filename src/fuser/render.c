@@ -4,12 +4,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/escape.h"
 #include "core/json.h"
 #include "fuser/fuse_int.h"
 
 /* ---- a growable string -------------------------------------------------- */
 
-/* DOT strings: quotes and backslashes escaped, nothing else special. */
+/* DOT strings: quotes and backslashes escaped, control characters dropped
+ * (names from files are passed through kf_escape first). */
 static void dot_str(fuse_sb *sb, const char *s) {
   for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++) {
     if (*p == '"' || *p == '\\')
@@ -108,9 +110,11 @@ char *fuse_plan_text(const fuse_plan *p) {
   fuse_sb sb = {0};
   char b1[32], b2[32], b3[32], b4[32], b5[64];
   const kf_graph *g = p->graph;
-  fuse_sb_printf(&sb, "plan %s: %d nodes -> %d kernels in %d launches\n",
-                 g->name ? g->name : "(unnamed)", (int)g->n_nodes, (int)p->n_kernels,
-                 (int)p->n_launches);
+  /* The graph's name comes from a file: shown escaped (kf_escape). */
+  fuse_sb_printf(&sb, "plan ");
+  core_str_escaped(&sb, g->name ? g->name : "(unnamed)", KF_ESCAPE_LINE);
+  fuse_sb_printf(&sb, ": %d nodes -> %d kernels in %d launches\n", (int)g->n_nodes,
+                 (int)p->n_kernels, (int)p->n_launches);
   fuse_sb_printf(&sb, "bytes moved: %s fused, %s unfused; workspace %s; peak %s\n",
                  fuse_fmt_bytes(b1, sizeof b1, p->bytes_fused),
                  fuse_fmt_bytes(b2, sizeof b2, p->bytes_unfused),
@@ -321,7 +325,8 @@ char *fuse_plan_dot(const fuse_plan *p) {
   const kf_graph *g = p->graph;
   char b[64];
   fuse_sb_printf(&sb, "digraph plan {\n  label=\"");
-  dot_str(&sb, g->name ? g->name : "plan");
+  char shown[256];
+  dot_str(&sb, core_escaped(shown, sizeof shown, g->name ? g->name : "plan"));
   fuse_sb_printf(&sb, ": %d launches, %d kernels\";\n  node [shape=box, fontsize=10];\n",
                  (int)p->n_launches, (int)p->n_kernels);
   for (int32_t i = 0; i < g->n_inputs; i++)
