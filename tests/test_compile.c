@@ -409,9 +409,8 @@ START_TEST(cli_compile_and_cache) {
   ck_assert_msg(strstr(out, "\"kernels\":1,\"compiled\":1,\"cache_hits\":0"), "%s", out);
   ck_assert_msg(strstr(out, "\"compile_ms\":"), "%s", out);
   out = cli(args, &st); /* a fresh process: from the disk */
-  ck_assert_msg(
-      strstr(out, "\"compiled\":0,\"cache_hits\":1,\"mem_hits\":0,\"disk_hits\":1"), "%s",
-      out);
+  ck_assert_msg(strstr(out, "\"compiled\":0,\"cache_hits\":1,\"mem_hits\":0,\"disk_hits\":1"), "%s",
+                out);
   out = cli("cache path", &st);
   ck_assert_int_eq(st, 0);
   ck_assert_int_eq(strncmp(out, dir, strlen(dir)), 0);

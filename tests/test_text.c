@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "check_main.h"
+#include "core/escape.h"
 #include "core/json.h"
 #include "core/similar.h"
 #include "kfuse.h"
@@ -123,6 +124,16 @@ START_TEST(json_writer) {
                    "{\"name\":\"a\\\"b\\u001b\",\"none\":null,\"n\":-3,\"ms\":1.235,\"nan\":null,"
                    "\"yes\":true,\"shape\":[4,8],\"rows\":[\n{\"args\":{\"k\":1}},\nnull\n],"
                    "\"empty\":[\n]}");
+  free(s);
+  /* a string longer than the escaper's stack buffer */
+  char lng[3001];
+  for (int i = 0; i < 3000; i++) lng[i] = i % 3 ? 'a' : '\033';
+  lng[3000] = 0;
+  core_str_escaped(&out, lng, KF_ESCAPE_JSON);
+  s = core_str_take(&out);
+  ck_assert_uint_eq(strlen(s), 1000 * 6 + 2000);
+  ck_assert(!strncmp(s, "\\u001baa\\u001baa", 16));
+  ck_assert(!strcmp(s + strlen(s) - 8, "\\u001baa"));
   free(s);
 }
 END_TEST

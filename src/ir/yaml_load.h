@@ -89,8 +89,8 @@ bool ir_yl_keys(ir_yload *L, const ir_ynode *map, const char *const *allowed, in
 /* "; did you mean 'x'?" into buf when a name of first (or, when none of
  * those is close, of then) is close to word (core/similar.h); false and ""
  * otherwise. */
-bool ir_yl_hint(const char *word, const char *const *first, int n_first,
-                const char *const *then, int n_then, char *buf, size_t size);
+bool ir_yl_hint(const char *word, const char *const *first, int n_first, const char *const *then,
+                int n_then, char *buf, size_t size);
 
 /* ---- symbols (yaml_load.c) ------------------------------------------------ */
 

@@ -273,8 +273,8 @@ bool ir_yl_keys(ir_yload *L, const ir_ynode *map, const char *const *allowed, in
   return true;
 }
 
-bool ir_yl_hint(const char *word, const char *const *first, int n_first,
-                const char *const *then, int n_then, char *buf, size_t size) {
+bool ir_yl_hint(const char *word, const char *const *first, int n_first, const char *const *then,
+                int n_then, char *buf, size_t size) {
   core_similar sim;
   core_similar_init(&sim, word);
   for (int i = 0; i < n_first; i++) core_similar_add(&sim, first[i]);
