@@ -24,7 +24,7 @@ const cli_spec compile_spec = {
 
 static void report_text(const char *file, const kf_compile_stats *s) {
   printf("%s: %d kernels for %s in %.1f ms: %d compiled, %d cache hits (%d memory, %d disk)\n",
-         cli_show(file), s->kernels, s->arch, s->compile_ms, s->compiled, s->cache_hits,
+         cli_show(file), s->kernels, cli_show(s->arch), s->compile_ms, s->compiled, s->cache_hits,
          s->mem_hits, s->disk_hits);
 }
 

@@ -20,7 +20,7 @@ const cli_spec emit_spec = {
 static void report(char **src, int n, const char *file, const char *arch, bool json) {
   if (!json) {
     for (int L = 0; L < n; L++)
-      if (src[L]) printf("// ===== launch %d of %d =====\n%s\n", L, n, src[L]);
+      if (src[L]) printf("// ===== launch %d of %d =====\n%s\n", L, n, cli_show_text(src[L]));
     return;
   }
   cli_json j;

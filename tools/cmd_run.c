@@ -356,7 +356,7 @@ static void report_text(const run_state *s, const run_args *a, bool ok) {
   printf("plan     %d launch%s, %d kernel%s, fusion %s, mode %s\n", nl, nl == 1 ? "" : "es", nk,
          plural(nk), a->fusion ? "on" : "off", cli_mode_name(a->mode));
   printf("compile  %d kernel%s for %s in %.1f ms (%d from cache)\n", s->cs.kernels,
-         plural(s->cs.kernels), s->cs.arch, s->cs.compile_ms, s->cs.cache_hits);
+         plural(s->cs.kernels), cli_show(s->cs.arch), s->cs.compile_ms, s->cs.cache_hits);
   if (s->gpu) {
     printf("device   %s\n", cli_show(s->device));
     printf("time     %.4f ms median of %d runs (min %.4f, max %.4f), %.1f GB/s\n",
@@ -369,10 +369,10 @@ static void report_text(const run_state *s, const run_args *a, bool ok) {
   if (a->trace) printf("trace    %s\n", cli_show(a->trace));
   if (!s->gpu && s->ran_reference)
     printf("no GPU: compiled %d kernel%s for %s and ran the CPU reference\n", s->cs.kernels,
-           plural(s->cs.kernels), s->cs.arch);
+           plural(s->cs.kernels), cli_show(s->cs.arch));
   else if (!s->gpu)
     printf("no GPU: compiled %d kernel%s for %s; %s\n", s->cs.kernels, plural(s->cs.kernels),
-           s->cs.arch, s->why);
+           cli_show(s->cs.arch), s->why);
   else if (s->cmp)
     printf("check    %s %s\n", ok ? "passed: every output matches" : "FAILED: outputs differ from",
            oracle_words(s->oracle));
