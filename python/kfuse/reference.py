@@ -4,8 +4,8 @@ numpy arrays, and bf16 conversions for numpy, which has no bf16 dtype.
 Inputs bind the graph's inputs in order. A numpy array must have the
 input's dtype exactly (a wrong one is an error, never a silent cast); lists
 and numbers are converted to it. bf16 values are ml_dtypes.bfloat16 arrays
-when ml_dtypes is installed, else uint16 arrays of the raw bits
-(to_bf16 / from_bf16 convert). Outputs come back as new arrays of the
+when ml_dtypes is installed, else uint16 arrays of the raw bits; uint16
+bits are taken as bf16 inputs either way (to_bf16 / from_bf16 convert). Outputs come back as new arrays of the
 outputs' dtypes. numpy is imported on first use, not with kfuse.
 """
 import ctypes
@@ -38,6 +38,8 @@ def _as_input(i, x, dtype):
     import numpy as np
     want = numpy_dtype(dtype)
     if isinstance(x, np.ndarray):
+        if dtype == "bf16" and x.dtype == np.uint16:  # raw bits (to_bf16), always taken
+            return np.ascontiguousarray(x).view(want)
         if x.dtype != want:
             raise KfuseError("run_reference: inputs[%d]: numpy dtype %s, the graph's input is %s "
                              "(numpy %s)" % (i, x.dtype, dtype, want), "ERR_INVALID_ARG")
