@@ -22,6 +22,20 @@ from .reference import from_bf16, to_bf16
 
 __version__ = _lib.kf_version().decode()
 
+
+def _register_with_dynamo():
+    """backend="kfuse" without the entry point, when torch is already loaded
+    (kfuse never imports torch itself: kfuse.torch does, when imported)."""
+    import sys
+    if "torch" in sys.modules:
+        try:
+            from . import torch as _kt  # noqa: F401  (registers on import)
+        except Exception:  # a torch without what kfuse.torch needs: leave it
+            pass
+
+
+_register_with_dynamo()
+
 __all__ = ["DTYPES", "KF_MAX_RANK", "KfuseError", "Graph", "Value", "compile_yaml",
            "compile_yaml_string", "load_yaml", "load_yaml_string", "CHECKS", "FORMATS",
            "MODES", "Bound", "Context", "Plan", "default_context", "torch_dtype",

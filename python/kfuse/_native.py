@@ -185,6 +185,7 @@ for _n, _r, _a in [
     ("kf_plan_load", _I, (_P,)), ("kf_plan_set_mode", _I, (_P, _I)),
     ("kf_plan_num_launches", _I, (_P,)), ("kf_plan_num_kernels", _I, (_P,)),
     ("kf_plan_workspace_size", ctypes.c_int64, (_P,)),
+    ("kf_plan_set_workspace", _I, (_P, _P, ctypes.c_size_t)),
     ("kf_plan_describe", _P, (_P, _I)), ("kf_plan_source", _P, (_P, _I, _C)),
     ("kf_graph_io", _I, (_P, ctypes.POINTER(_Tensor), _I, ctypes.POINTER(_Tensor), _I)),
     ("kf_plan_run", _I, (_P, ctypes.POINTER(_Tensor), _I, ctypes.POINTER(_Tensor), _I, _P)),

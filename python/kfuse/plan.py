@@ -182,6 +182,14 @@ class Plan:
         if st != 0:
             raise self._error("kf_plan_load", st)
 
+    def set_workspace(self, dptr, nbytes):
+        """Hands the plan a caller-owned device workspace (at least
+        workspace_bytes, 256-byte aligned) that must outlive its runs; 0
+        returns to one kfuse allocates (kf_plan_set_workspace)."""
+        st = _lib.kf_plan_set_workspace(self.h, dptr or None, nbytes)
+        if st != 0:
+            raise self._error("kf_plan_set_workspace", st)
+
     def set_mode(self, mode):
         if mode not in MODES:
             raise KfuseError("mode must be one of %s, not %r" % (", ".join(MODES), mode),

@@ -21,7 +21,7 @@ def to_bf16(a):
     """float32 values as bf16 bits (uint16), rounded to nearest even as
     kfuse rounds (kf_float_to_bf16); NaN stays NaN."""
     import numpy as np
-    u = np.ascontiguousarray(a, dtype=np.float32).view(np.uint32)
+    u = np.asarray(a, dtype=np.float32, order="C").view(np.uint32)
     r = ((u + 0x7FFF + ((u >> 16) & 1)) >> 16).astype(np.uint16)
     nan = np.isnan(u.view(np.float32))
     return np.where(nan, ((u >> 16) | 0x40).astype(np.uint16), r)
@@ -30,7 +30,7 @@ def to_bf16(a):
 def from_bf16(bits):
     """bf16 bits (uint16, or ml_dtypes.bfloat16) as float32, exactly."""
     import numpy as np
-    b = np.ascontiguousarray(bits).view(np.uint16)
+    b = np.asarray(bits, order="C").view(np.uint16)
     return (b.astype(np.uint32) << 16).view(np.float32)
 
 
@@ -39,14 +39,15 @@ def _as_input(i, x, dtype):
     want = numpy_dtype(dtype)
     if isinstance(x, np.ndarray):
         if dtype == "bf16" and x.dtype == np.uint16:  # raw bits (to_bf16), always taken
-            return np.ascontiguousarray(x).view(want)
+            return np.asarray(x, order="C").view(want)
         if x.dtype != want:
             raise KfuseError("run_reference: inputs[%d]: numpy dtype %s, the graph's input is %s "
                              "(numpy %s)" % (i, x.dtype, dtype, want), "ERR_INVALID_ARG")
-        return np.ascontiguousarray(x)
+        return np.asarray(x, order="C")
     if dtype == "bf16" and want == np.uint16:
         return to_bf16(x)
-    return np.ascontiguousarray(np.asarray(x, dtype=want))
+    # asarray, not ascontiguousarray: that one makes a rank-0 array rank 1
+    return np.asarray(x, dtype=want, order="C")
 
 
 def _host(a, dtype):

@@ -198,6 +198,22 @@ class Builders(unittest.TestCase):
         self.close(g.run_reference(a, b)[0], a.astype(np.float64) @ b.astype(np.float64),
                    tol=1e-5)
 
+    def test_rank0_inputs(self):
+        # a rank-0 array stays rank 0 (np.ascontiguousarray made it [1],
+        # which the C library refused); numbers and 0-d bf16 bits too
+        g = kfuse.Graph()
+        s = g.input("s", "f32", [])
+        b = g.input("b", "bf16", [])
+        g.output(g.mul(s, g.input("x", "f32", [3])), g.exp(b))
+        y, e = g.run_reference(np.array(2.0, np.float32), kfuse.to_bf16(np.float32(1.0)),
+                               np.array([1, 2, 3], np.float32))
+        np.testing.assert_array_equal(y, [2, 4, 6])
+        self.assertEqual(e.shape, ())
+        y, _ = g.run_reference(3.0, kfuse.to_bf16(0.0), [1, 1, 1])
+        np.testing.assert_array_equal(y, [3, 3, 3])
+        self.assertEqual(kfuse.to_bf16(np.float32(1.0)).shape, ())
+        self.assertEqual(kfuse.from_bf16(np.uint16(0x3F80)).shape, ())
+
     def test_half_precision(self):
         a = rng(8).uniform(-2, 2, (8,)).astype(np.float32)
         g = kfuse.Graph()
