@@ -105,11 +105,13 @@ class Partition(torch.nn.Module):
             entry = (None, g, None)
         else:
             plan = g.compile(check="never")
+            # loaded now, before any CUDA Graph capture; loading may split a
+            # kernel and so change the launches and the workspace size
+            plan.load()
             ws = None
             if plan.workspace_bytes > 0:  # from torch's caching allocator
                 ws = torch.empty(plan.workspace_bytes, dtype=torch.uint8, device=args[0].device)
                 plan.set_workspace(ws.data_ptr(), plan.workspace_bytes)
-            plan.load()  # before any CUDA Graph capture (kf_plan_load)
             entry = (plan, g, ws)
             self.launches = plan.launches
         self.compile_ms += (time.perf_counter() - t0) * 1e3
