@@ -197,8 +197,59 @@ def backend_with(reference=False):
 _backend = backend_with()
 
 
-def backend(gm, example_inputs, **kwargs):
-    """The torch.compile backend "kfuse" (the torch_dynamo_backends entry point)."""
+def _cudagraph_backend(gm, example_inputs):
+    """mode="reduce-overhead": the partitioned graphs replayed as CUDA Graph
+    trees, as Dynamo's own "cudagraphs" backend does (its helpers: input
+    mutations and CPU tensors skip graphs with a logged reason), with the
+    partitioning step in front."""
+    from torch._dynamo.backends.cudagraphs import (check_for_skip, find_input_mutations,
+                                                   get_device_index, get_stack_traces)
+    from torch._dynamo.backends.debugging import boxed_nop
+    from torch._inductor.cudagraph_trees import cudagraphify_impl
+    from torch._inductor.cudagraph_utils import get_placeholder_info
+    from torch._inductor.utils import count_tangents, num_fw_fixed_arguments
+
+    state = {"graphs": True}  # a forward without graphs: its backward has none either
+
+    def compile_graph(aot_model, aot_inputs, backward=False, is_inference=False):
+        # what CUDA Graph trees need to know, read from the aten graph
+        # before partitioning replaces its nodes with Partition modules
+        fixed = count_tangents(aot_model) if backward else \
+            num_fw_fixed_arguments(len(example_inputs), len(aot_inputs))
+        why = check_for_skip(aot_model, fixed)
+        if backward and not state["graphs"]:
+            why = why or "its forward graph has none"
+        elif not backward and why:
+            state["graphs"] = False
+        facts = dict(device_index=None if why else get_device_index(aot_model),
+                     stack_traces=get_stack_traces(aot_model),
+                     placeholders=get_placeholder_info(aot_model.graph),
+                     mutated_input_idxs=find_input_mutations(aot_model.graph))
+        fused, _, _ = partition(aot_model)
+        interp = boxed_nop(fused, aot_inputs)
+        if why:
+            log.info("no CUDA Graph for this graph: %s", why)
+            return interp
+        out = cudagraphify_impl(interp, aot_inputs, range(fixed), is_backward=backward,
+                                is_inference=is_inference, **facts)
+        out._boxed_call = True
+        return out
+
+    import functools
+    return aot_autograd(fw_compiler=compile_graph,
+                        bw_compiler=functools.partial(compile_graph, backward=True),
+                        inference_compiler=functools.partial(compile_graph, is_inference=True),
+                        decompositions=DECOMPOSITIONS)(gm, example_inputs)
+
+
+def backend(gm, example_inputs, mode=None, **kwargs):
+    """The torch.compile backend "kfuse" (the torch_dynamo_backends entry
+    point). mode="reduce-overhead" replays each graph as a CUDA Graph."""
+    if mode == "reduce-overhead":
+        try:
+            return _cudagraph_backend(gm, example_inputs)
+        except ImportError as e:  # a torch whose CUDA Graph tree helpers moved
+            warnings.warn("kfuse: mode=\"reduce-overhead\" without CUDA Graphs: %s" % e)
     return _backend(gm, example_inputs, **kwargs)
 
 

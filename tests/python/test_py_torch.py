@@ -166,6 +166,25 @@ class CpuReference(unittest.TestCase):
         self.assertEqual([str(m.message) for m in w if "kfuse" in str(m.message)], [])
         torch.testing.assert_close(w2.grad, w1.grad, rtol=1e-5, atol=1e-6)
 
+    def test_reduce_overhead_wiring(self):
+        # mode="reduce-overhead" reaches the CUDA Graph tree path; CPU
+        # tensors make it skip graphs (and kfuse, without reference mode),
+        # so the result is eager's, forward and backward
+        x = self.rnd(4, 8).requires_grad_()
+        f = torch.compile(lambda x: torch.softmax(x * 2, -1).sum(), backend="kfuse",
+                          mode="reduce-overhead")
+        with self.assertLogs("kfuse.torch", "INFO") as logs:
+            y = f(x)
+            y.backward()
+        self.assertIn("no CUDA Graph for this graph: skipping cudagraphs due to cpu device",
+                      "\n".join(logs.output))
+        g = x.grad.clone()
+        x.grad = None
+        want = torch.softmax(x * 2, -1).sum()
+        want.backward()
+        torch.testing.assert_close(y, want)
+        torch.testing.assert_close(g, x.grad)
+
     def test_registered(self):
         import torch._dynamo
         self.assertIn("kfuse", torch._dynamo.list_backends(exclude_tags=()))
@@ -211,8 +230,13 @@ class Cuda(unittest.TestCase):
         self.check(f_fallback, x)
 
     def test_reduce_overhead(self):
+        from torch._dynamo.utils import counters
+        counters.clear()
         x = torch.randn(128, 512, device="cuda")
         self.check(lambda x: torch.softmax(x * 2, -1) + 1, x, mode="reduce-overhead")
+        self.assertEqual(counters["inductor"]["cudagraph_skips"], 0)
+        from torch._inductor import cudagraph_trees
+        self.assertIsNotNone(cudagraph_trees.get_manager(0, create_if_none_exists=False))
 
     def test_training_and_explain(self):
         m = torch.nn.Sequential(torch.nn.Linear(64, 64), torch.nn.GELU(),
