@@ -234,7 +234,8 @@ class Graph:
     # ---- what a graph becomes -------------------------------------------------
     def compile(self, **kw):
         """A Plan compiled with NVRTC (arch="sm_90" where there is no GPU).
-        Keywords as Plan: fusion, horizontal, mode, arch, check, pdl."""
+        Keywords as Plan (kf_options' fields): fusion, horizontal, mode, arch,
+        pdl, occupancy_drop, streams; and check (the torch path's policy)."""
         return P.Plan(self.ctx, self.h, **kw)
 
     def plan(self, **kw):

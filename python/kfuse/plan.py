@@ -73,8 +73,10 @@ def default_context():
     return _default_ctx
 
 
-def make_options(fusion=True, horizontal=True, mode="plain", arch=None, pdl=None):
-    """A kf_options from keywords; the arch string is kept alive by the caller."""
+def make_options(fusion=True, horizontal=True, mode="plain", arch=None, pdl=None,
+                 occupancy_drop=None, streams=None):
+    """A kf_options from keywords (kfuse.h's fields; None: kf_options_init's
+    default); the arch string is kept alive by the caller."""
     if mode not in MODES:
         raise KfuseError("mode must be one of %s, not %r" % (", ".join(MODES), mode),
                          "ERR_INVALID_ARG")
@@ -87,6 +89,10 @@ def make_options(fusion=True, horizontal=True, mode="plain", arch=None, pdl=None
         opt.pdl = bool(pdl)
     if arch:
         opt.arch = str(arch).encode()
+    if occupancy_drop is not None:
+        opt.occupancy_drop = float(occupancy_drop)
+    if streams is not None:
+        opt.streams = int(streams)
     return opt
 
 
@@ -95,14 +101,16 @@ class Plan:
     describe() and source() without NVRTC); call it with tensors."""
 
     def __init__(self, ctx, graph, fusion=True, horizontal=True, mode="plain", arch=None,
-                 check=None, pdl=None, compile=True):
+                 check=None, pdl=None, compile=True, occupancy_drop=None, streams=None):
         self.ctx = ctx
         self.h = None
         self.check = check or os.environ.get("KFUSE_CHECK") or "new"
         if self.check not in CHECKS:
             raise KfuseError("check must be one of %s, not %r" % (", ".join(CHECKS), self.check),
                              "ERR_INVALID_ARG")
-        opt = make_options(fusion, horizontal, mode, arch, pdl)
+        opt = make_options(fusion, horizontal, mode, arch, pdl, occupancy_drop, streams)
+        self.options = {k: getattr(opt, k) for k, _ in _Options._fields_ if k != "arch"}
+        self.options["arch"] = opt.arch.decode() if opt.arch else None
         h = _P()
         what = "kf_compile" if compile else "kf_plan_create"
         st = getattr(_lib, what)(ctx.h, graph, ctypes.byref(opt), ctypes.byref(h))
