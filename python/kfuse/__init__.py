@@ -13,10 +13,10 @@ __cuda_array_interface__ tensor (plan.py, tensors.py); run_reference runs
 a graph on the CPU on numpy arrays (reference.py). Importing kfuse imports
 neither torch nor numpy and needs no GPU. docs/python.md is the guide.
 """
-from ._native import DTYPES, KF_MAX_RANK, KfuseError, _Options, lib as _lib, lib_path
+from ._native import DTYPES, KF_MAX_RANK, KfuseError, _Options, lib as _lib, lib_path  # noqa: F401
 from .graph import (Graph, Value, compile_yaml, compile_yaml_string, load_yaml,
                     load_yaml_string)
-from .plan import (CHECKS, FORMATS, MODES, TORCH_DTYPES, Bound, Context, Plan,
+from .plan import (CHECKS, FORMATS, MODES, TORCH_DTYPES, Bound, Context, Plan,  # noqa: F401
                    default_context, torch_dtype)
 from .reference import from_bf16, to_bf16
 

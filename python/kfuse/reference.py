@@ -5,11 +5,10 @@ Inputs bind the graph's inputs in order. A numpy array must have the
 input's dtype exactly (a wrong one is an error, never a silent cast); lists
 and numbers are converted to it. bf16 values are ml_dtypes.bfloat16 arrays
 when ml_dtypes is installed, else uint16 arrays of the raw bits; uint16
-bits are taken as bf16 inputs either way (to_bf16 / from_bf16 convert). Outputs come back as new arrays of the
-outputs' dtypes. numpy is imported on first use, not with kfuse.
+bits are taken as bf16 inputs either way (to_bf16 / from_bf16 convert).
+Outputs come back as new arrays of the outputs' dtypes. numpy is imported
+on first use, not with kfuse.
 """
-import ctypes
-
 from . import _native as N
 from ._native import KfuseError, _HostTensor
 from .tensors import numpy_dtype

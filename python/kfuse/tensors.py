@@ -124,7 +124,8 @@ def _pointer_device(ptr):
     cu = _driver()
     ordinal = ctypes.c_int(0)
     if cu and ptr:
-        cu.cuPointerGetAttribute(ctypes.byref(ordinal), 9, ctypes.c_uint64(ptr))  # 9: DEVICE_ORDINAL
+        # 9: CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL
+        cu.cuPointerGetAttribute(ctypes.byref(ordinal), 9, ctypes.c_uint64(ptr))
     return ordinal.value
 
 
