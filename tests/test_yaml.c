@@ -18,8 +18,12 @@
 
 static kf_ctx *ctx;
 
-static void setup(void) { ck_assert_int_eq(kf_ctx_create(&ctx), KF_OK); }
-static void teardown(void) { kf_ctx_destroy(ctx); }
+static void setup(void) {
+  ck_assert_int_eq(kf_ctx_create(&ctx), KF_OK);
+}
+static void teardown(void) {
+  kf_ctx_destroy(ctx);
+}
 
 static char *read_all(const char *path, size_t *len) {
   FILE *f = fopen(path, "rb");
@@ -75,8 +79,7 @@ static void check_round_trip(kf_graph *g, const char *what) {
   kf_status st = kf_graph_load_yaml_string(ctx, y1, strlen(y1), what, &g2);
   ck_assert_msg(st == KF_OK, "%s: reload failed: %s\n%s", what, kf_ctx_errmsg(ctx), y1);
   kf_hash128 a = kf_graph_hash(g), b = kf_graph_hash(g2);
-  ck_assert_msg(a.lo == b.lo && a.hi == b.hi, "%s: hash changed after a round trip\n%s", what,
-                y1);
+  ck_assert_msg(a.lo == b.lo && a.hi == b.hi, "%s: hash changed after a round trip\n%s", what, y1);
   ck_assert_int_eq(kf_graph_num_values(g), kf_graph_num_values(g2));
   char *y2 = kf_graph_to_yaml(g2);
   ck_assert_ptr_nonnull(y2);
@@ -206,6 +209,38 @@ END_TEST
 
 /* ---- literals, names and attributes --------------------------------------------- */
 
+/* The in-memory loader without a file name: every message is placed as
+ * <string>:LINE:COL (syntax errors, rule breaks, builder refusals), and the
+ * text needs no NUL (only len bytes are read). */
+START_TEST(string_loader_places_errors_in_string) {
+  kf_graph *g = (kf_graph *)1;
+  const char *syntax = "kfuse: 1\ninputs: [\n";
+  ck_assert_int_eq(kf_graph_load_yaml_string(ctx, syntax, strlen(syntax), NULL, &g), KF_ERR_PARSE);
+  ck_assert_ptr_null(g);
+  ck_assert_ptr_eq(strstr(kf_ctx_errmsg(ctx), "<string>:3:1: YAML syntax error"),
+                   kf_ctx_errmsg(ctx));
+  const char *shape =
+      "kfuse: 1\ninputs:\n  a: {dtype: f32, shape: [4]}\n"
+      "  b: {dtype: f32, shape: [3]}\nnodes:\n"
+      "  - {name: h, op: add, args: [a, b]}\noutputs: [h]\n";
+  ck_assert_int_eq(kf_graph_load_yaml_string(ctx, shape, strlen(shape), NULL, &g), KF_ERR_SHAPE);
+  ck_assert_ptr_eq(strstr(kf_ctx_errmsg(ctx), "<string>:6:5: node 'h' (add): "),
+                   kf_ctx_errmsg(ctx));
+  const char *rule = "kfuse: 2\n";
+  ck_assert_int_eq(kf_graph_load_yaml_string(ctx, rule, strlen(rule), NULL, &g), KF_ERR_PARSE);
+  ck_assert_ptr_eq(strstr(kf_ctx_errmsg(ctx), "<string>:1:8: "), kf_ctx_errmsg(ctx));
+  /* a buffer with no NUL: the good text followed by bytes that do not parse */
+  char buf[128];
+  const char *good = "kfuse: 1\ninputs:\n  x: {dtype: f32, shape: [2]}\noutputs: [x]\n";
+  size_t n = strlen(good);
+  memcpy(buf, good, n);
+  memset(buf + n, '[', sizeof buf - n);
+  ck_assert_int_eq(kf_graph_load_yaml_string(ctx, buf, n, NULL, &g), KF_OK);
+  ck_assert_int_eq(kf_graph_num_inputs(g), 1);
+  kf_graph_destroy(g);
+}
+END_TEST
+
 START_TEST(literals_take_the_neighbours_dtype) {
   kf_graph *g = load_string(
       "kfuse: 1\ninputs:\n  x: {dtype: f16, shape: [4]}\n  i: {dtype: i32, shape: [4]}\n"
@@ -245,8 +280,9 @@ START_TEST(attribute_defaults_and_checks) {
   check_round_trip(g, "attributes");
   kf_graph_destroy(g);
   /* Block style works as well as flow style, and keys may come in any order. */
-  g = load_string("outputs:\n  - y\nnodes:\n  - op: neg\n    args:\n      - x\n    name: y\n"
-                  "inputs:\n  x:\n    shape: [3]\n    dtype: i64\nkfuse: 1\n");
+  g = load_string(
+      "outputs:\n  - y\nnodes:\n  - op: neg\n    args:\n      - x\n    name: y\n"
+      "inputs:\n  x:\n    shape: [3]\n    dtype: i64\nkfuse: 1\n");
   ck_assert_int_eq(kf_value_dtype(g, kf_graph_find(g, "y")), KF_I64);
   kf_graph_destroy(g);
 }
@@ -277,7 +313,7 @@ START_TEST(saver_names_unnamed_values_without_collisions) {
   ck_assert_int_eq(kf_graph_create(ctx, &g), KF_OK);
   int64_t shape[2] = {8, 16};
   kf_value x = kf_input(g, "t1", KF_F32, 2, shape); /* value 0 named like a generated name */
-  kf_value e = kf_exp(g, x);                          /* value 1: would be t1 */
+  kf_value e = kf_exp(g, x);                        /* value 1: would be t1 */
   kf_value s = kf_softmax(g, e, -1);
   kf_value two = kf_scalar(g, 2.0, KF_F32);
   kf_value u = kf_mul(g, s, kf_neg(g, two)); /* the constant is not adjacent: a const node */
@@ -466,8 +502,8 @@ static int run_cli(const char *args, char **out, char **err) {
   const char *cli = getenv("KFUSE_CLI");
   if (!cli || access(cli, X_OK) != 0) return -1;
   char cmd[1024];
-  snprintf(cmd, sizeof cmd, "%s %s >/tmp/kfuse_check_out.%d 2>/tmp/kfuse_check_err.%d", cli,
-           args, (int)getpid(), (int)getpid());
+  snprintf(cmd, sizeof cmd, "%s %s >/tmp/kfuse_check_out.%d 2>/tmp/kfuse_check_err.%d", cli, args,
+           (int)getpid(), (int)getpid());
   int st = system(cmd);
   char p[64];
   snprintf(p, sizeof p, "/tmp/kfuse_check_out.%d", (int)getpid());
@@ -520,6 +556,7 @@ static Suite *make_suite(void) {
   tcase_add_test(tc, example_contract_values);
   tcase_add_test(tc, bad_files_exact_messages);
   tcase_add_test(tc, bad_status_codes);
+  tcase_add_test(tc, string_loader_places_errors_in_string);
   tcase_add_test(tc, literals_take_the_neighbours_dtype);
   tcase_add_test(tc, attribute_defaults_and_checks);
   tcase_add_test(tc, const_nodes);

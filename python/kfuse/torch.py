@@ -1,0 +1,335 @@
+"""torch.py - kfuse as a torch.compile backend:
+
+    model = torch.compile(model, backend="kfuse")     # or backend=kfuse.torch.backend
+    print(kfuse.torch.explain(model, x))              # partitions, fallbacks, launches
+
+Dynamo hands each captured graph to `backend`, which goes through
+AOTAutograd (forward and backward graphs, functionalized aten, with
+DECOMPOSITIONS turning composites kfuse has no op for into primitives).
+Each aten graph is split by torch's CapabilityBasedPartitioner into the
+largest subgraphs whose every node translates to kfuse (Support, with the
+reason for each node that does not); each becomes a Partition module that
+compiles one kfuse plan per concrete input signature (dtypes, shapes,
+device), cached in memory (kfuse's kernel caches add the disk), and runs it
+on torch's current stream with outputs and workspace from torch's caching
+allocator. Everything else runs as the original aten ops, and a partition
+that kfuse fails to translate, compile or run falls back to its aten ops
+with one warning. Semantics are PyTorch's (translate.py: type promotion,
+integer sums in int64, sign(NaN) = 0, broadcasting); non-contiguous inputs
+are copied to contiguous ones first.
+
+KFUSE_TORCH_MATMUL=1 also hands mm/bmm to kfuse (off: cuBLAS is faster
+until kfuse's matrix products land). For tests without a GPU, CPU tensors
+are taken when reference=True (`backend_with(reference=True)`): partitions
+then run on kfuse's CPU reference interpreter.
+"""
+import logging
+import os
+import time
+import warnings
+
+import torch
+from torch._dynamo.backends.common import aot_autograd
+from torch._decomp import get_decompositions
+from torch.fx.passes.infra.partitioner import CapabilityBasedPartitioner
+from torch.fx.passes.operator_support import OperatorSupport
+
+from . import translate as TR
+from ._native import KfuseError
+
+log = logging.getLogger("kfuse.torch")
+aten = torch.ops.aten
+
+# Composites kfuse has no op for, decomposed by AOTAutograd into primitives
+# that it fuses (the rest of the graph keeps its aten ops as they are).
+DECOMPOSITIONS = get_decompositions([
+    aten.native_layer_norm, aten.native_layer_norm_backward, aten._softmax_backward_data,
+    aten._log_softmax_backward_data, aten.gelu_backward, aten.silu_backward,
+    aten.sigmoid_backward, aten.tanh_backward, aten.threshold_backward, aten.rsub,
+    aten.addcmul, aten.addcdiv, aten.lerp, aten.hardtanh, aten.leaky_relu, aten.elu,
+    aten.softplus, aten.mse_loss, aten.mse_loss_backward, aten.var_mean, aten.var,
+    aten.rms_norm, aten.hardsigmoid, aten.hardswish, aten.mish, aten.logsumexp,
+])
+
+_collector = None  # the Report of a running explain()
+
+
+class Support(OperatorSupport):
+    """Which nodes kfuse takes; the reasons for the others go to `rejected`."""
+
+    def __init__(self, reference=False):
+        super().__init__()
+        self.reference = reference
+        self.rejected = {}  # (op, reason) -> count
+
+    def is_node_supported(self, submodules, node):
+        if node.op != "call_function":
+            return False
+        why = TR.why_not(node, self.reference)
+        if why:
+            key = (TR.op_name(node.target), why)
+            self.rejected[key] = self.rejected.get(key, 0) + 1
+            return False
+        return True
+
+
+class Partition(torch.nn.Module):
+    """One kfuse plan per input signature for an aten subgraph; its aten ops
+    (the submodule) where kfuse fails, with one warning."""
+
+    def __init__(self, sub, name, reference=False):
+        super().__init__()
+        self.sub = sub
+        self.pname = name
+        self.reference = reference
+        self.plans = {}  # signature -> (plan, graph, workspace) or None (falls back)
+        self.ops = [TR.op_name(n.target) for n in sub.graph.nodes if n.op == "call_function"]
+        self.compile_ms = 0.0
+        self.launches = 0
+        self.warned = False
+        outs = [n for n in sub.graph.nodes if n.op == "output"][0].args[0]
+        self.tuple_out = isinstance(outs, (tuple, list))
+
+    def _fallback(self, why, args):
+        if not self.warned:
+            warnings.warn("kfuse: partition %s (%d ops) runs as aten ops: %s"
+                          % (self.pname, len(self.ops), why), stacklevel=3)
+            self.warned = True
+        log.info("partition %s falls back: %s", self.pname, why)
+        return self.sub(*args)
+
+    def _build(self, args):
+        t0 = time.perf_counter()
+        g = TR.translate(self.sub, args)
+        if self.reference:
+            entry = (None, g, None)
+        else:
+            plan = g.compile(check="never")
+            # loaded now, before any CUDA Graph capture; loading may split a
+            # kernel and so change the launches and the workspace size
+            plan.load()
+            ws = None
+            if plan.workspace_bytes > 0:  # from torch's caching allocator
+                ws = torch.empty(plan.workspace_bytes, dtype=torch.uint8, device=args[0].device)
+                plan.set_workspace(ws.data_ptr(), plan.workspace_bytes)
+            entry = (plan, g, ws)
+            self.launches = plan.launches
+        self.compile_ms += (time.perf_counter() - t0) * 1e3
+        log.info("partition %s: %d ops, compiled in %.1f ms", self.pname, len(self.ops),
+                 (time.perf_counter() - t0) * 1e3)
+        return entry
+
+    def forward(self, *args):
+        key = tuple((a.dtype, tuple(a.shape), a.device) if isinstance(a, torch.Tensor) else a
+                    for a in args)
+        if key not in self.plans:
+            try:
+                self.plans[key] = self._build(args)
+            except KfuseError as e:
+                self.plans[key] = None
+                return self._fallback(str(e), args)
+        entry = self.plans[key]
+        if entry is None:
+            return self.sub(*args)
+        try:
+            outs = self._run(entry, args)
+        except KfuseError as e:
+            self.plans[key] = None
+            return self._fallback(str(e), args)
+        return tuple(outs) if self.tuple_out else outs[0]
+
+    def _run(self, entry, args):
+        plan, g, _ = entry
+        ins = [a if a.is_contiguous() else a.contiguous() for a in args]
+        if plan is None:
+            return TR.run_reference(g, ins)
+        dev = ins[0].device if ins else torch.device("cuda")
+        outs = [torch.empty(shape, dtype=TR.TORCH[dt], device=dev) for dt, shape in plan.outputs]
+        plan.run(ins, outs, stream=torch.cuda.current_stream(dev).cuda_stream)
+        return outs
+
+
+def _useful(partition):
+    """A partition worth a launch: at least one node that computes."""
+    return any(not TR.is_view(n) for n in partition.nodes)
+
+
+def partition(gm, reference=False):
+    """gm with each kfuse-supported subgraph replaced by a Partition module;
+    also the Support (its `rejected` reasons) and the Partitions."""
+    support = Support(reference)
+    cbp = CapabilityBasedPartitioner(gm, support, allows_single_node_partition=True)
+    parts = [p for p in cbp.propose_partitions() if _useful(p)]
+    fused = cbp.fuse_partitions(parts)
+    mods = []
+    for node in fused.graph.nodes:
+        if node.op == "call_module" and node.target.startswith("fused_"):
+            m = Partition(getattr(fused, node.target), node.target, reference)
+            setattr(fused, node.target, m)
+            mods.append(m)
+    fused.recompile()
+    return fused, support, mods
+
+
+def _compiler(reference):
+    def compile_graph(gm, example_inputs):
+        from functorch.compile import make_boxed_func
+        t0 = time.perf_counter()
+        n_ops = sum(1 for n in gm.graph.nodes if n.op == "call_function")
+        fused, support, mods = partition(gm, reference)
+        log.info("graph of %d ops: %d kfuse partitions (%d ops), %d ops fall back",
+                 n_ops, len(mods), sum(len(m.ops) for m in mods),
+                 n_ops - sum(len(m.ops) for m in mods))
+        if _collector is not None:
+            _collector.graphs.append(GraphReport(n_ops, fused, support, mods,
+                                                 (time.perf_counter() - t0) * 1e3))
+        return make_boxed_func(fused.forward)
+    return compile_graph
+
+
+def backend_with(reference=False):
+    """A torch.compile backend; reference=True takes CPU tensors and runs
+    the partitions on kfuse's CPU reference (tests without a GPU)."""
+    c = _compiler(reference)
+    return aot_autograd(fw_compiler=c, bw_compiler=c, decompositions=DECOMPOSITIONS)
+
+
+_backend = backend_with()
+
+
+def _cudagraph_backend(gm, example_inputs):
+    """mode="reduce-overhead": the partitioned graphs replayed as CUDA Graph
+    trees, as Dynamo's own "cudagraphs" backend does (its helpers: input
+    mutations and CPU tensors skip graphs with a logged reason), with the
+    partitioning step in front."""
+    from torch._dynamo.backends.cudagraphs import (check_for_skip, find_input_mutations,
+                                                   get_device_index, get_stack_traces)
+    from torch._dynamo.backends.debugging import boxed_nop
+    from torch._inductor.cudagraph_trees import cudagraphify_impl
+    from torch._inductor.cudagraph_utils import get_placeholder_info
+    from torch._inductor.utils import count_tangents, num_fw_fixed_arguments
+
+    state = {"graphs": True}  # a forward without graphs: its backward has none either
+
+    def compile_graph(aot_model, aot_inputs, backward=False, is_inference=False):
+        # what CUDA Graph trees need to know, read from the aten graph
+        # before partitioning replaces its nodes with Partition modules
+        fixed = count_tangents(aot_model) if backward else \
+            num_fw_fixed_arguments(len(example_inputs), len(aot_inputs))
+        why = check_for_skip(aot_model, fixed)
+        if backward and not state["graphs"]:
+            why = why or "its forward graph has none"
+        elif not backward and why:
+            state["graphs"] = False
+        facts = dict(device_index=None if why else get_device_index(aot_model),
+                     stack_traces=get_stack_traces(aot_model),
+                     placeholders=get_placeholder_info(aot_model.graph),
+                     mutated_input_idxs=find_input_mutations(aot_model.graph))
+        fused, _, _ = partition(aot_model)
+        interp = boxed_nop(fused, aot_inputs)
+        if why:
+            log.info("no CUDA Graph for this graph: %s", why)
+            return interp
+        out = cudagraphify_impl(interp, aot_inputs, range(fixed), is_backward=backward,
+                                is_inference=is_inference, **facts)
+        out._boxed_call = True
+        return out
+
+    import functools
+    return aot_autograd(fw_compiler=compile_graph,
+                        bw_compiler=functools.partial(compile_graph, backward=True),
+                        inference_compiler=functools.partial(compile_graph, is_inference=True),
+                        decompositions=DECOMPOSITIONS)(gm, example_inputs)
+
+
+def backend(gm, example_inputs, mode=None, **kwargs):
+    """The torch.compile backend "kfuse" (the torch_dynamo_backends entry
+    point). mode="reduce-overhead" replays each graph as a CUDA Graph."""
+    if mode == "reduce-overhead":
+        try:
+            return _cudagraph_backend(gm, example_inputs)
+        except ImportError as e:  # a torch whose CUDA Graph tree helpers moved
+            warnings.warn("kfuse: mode=\"reduce-overhead\" without CUDA Graphs: %s" % e)
+    return _backend(gm, example_inputs, **kwargs)
+
+
+def register():
+    """Registers backend as "kfuse" with Dynamo (idempotent)."""
+    from torch._dynamo.backends import registry
+    if "kfuse" not in getattr(registry, "_BACKENDS", {}):
+        registry.register_backend(backend, name="kfuse")
+
+
+class GraphReport:
+    def __init__(self, n_ops, fused, support, mods, partition_ms):
+        self.ops = n_ops
+        self.fused = fused
+        self.rejected = dict(support.rejected)
+        self.partitions = mods
+        self.partition_ms = partition_ms
+
+    def aten_calls(self):
+        """Nodes left to aten that launch work (views and getitem do not)."""
+        return sum(1 for n in self.fused.graph.nodes
+                   if n.op == "call_function" and not TR.is_view(n)
+                   and TR.op_name(n.target) != "getitem")
+
+
+class Report:
+    """What explain() found: per graph (forward, backward, each graph break),
+    the partitions, the ops that fell back and why, launches and compile time."""
+
+    def __init__(self):
+        self.graphs = []
+
+    @property
+    def fallbacks(self):
+        out = {}
+        for g in self.graphs:
+            for k, v in g.rejected.items():
+                out[k] = out.get(k, 0) + v
+        return out
+
+    def launches_per_call(self):
+        return sum(sum(m.launches for m in g.partitions) + g.aten_calls() for g in self.graphs)
+
+    def __str__(self):
+        lines = ["kfuse.torch.explain: %d graph(s)" % len(self.graphs)]
+        for i, g in enumerate(self.graphs):
+            kf = sum(len(m.ops) for m in g.partitions)
+            lines.append("graph %d: %d aten ops, %d in %d kfuse partition(s), %d left to aten "
+                         "(partitioning %.1f ms)" % (i, g.ops, kf, len(g.partitions), g.ops - kf,
+                                                     g.partition_ms))
+            for m in g.partitions:
+                state = "falls back" if any(v is None for v in m.plans.values()) else \
+                    "%d launch(es), compiled in %.1f ms" % (m.launches, m.compile_ms)
+                lines.append("  %s: %d ops (%s): %s" % (m.pname, len(m.ops),
+                                                        ", ".join(sorted(set(m.ops))), state))
+            for (op, why), n in sorted(g.rejected.items()):
+                lines.append("  fallback %s x%d: %s" % (op, n, why))
+        lines.append("launches per call: %d" % self.launches_per_call())
+        return "\n".join(lines)
+
+
+def explain(model, *inputs, reference=False, **compile_kwargs):
+    """Compiles model with the kfuse backend (Dynamo reset first), runs it
+    once on inputs and returns a Report (print it)."""
+    global _collector
+    import torch._dynamo
+    torch._dynamo.reset()
+    report = Report()
+    _collector = report
+    try:
+        compiled = torch.compile(model, backend=backend_with(reference) if reference
+                                 else backend, **compile_kwargs)
+        compiled(*inputs)
+    finally:
+        _collector = None
+    return report
+
+
+if os.environ.get("KFUSE_TORCH_REGISTER", "1") != "0":
+    try:
+        register()
+    except Exception as e:  # an older or newer Dynamo: the entry point still works
+        log.debug("register_backend failed: %s", e)

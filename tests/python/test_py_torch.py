@@ -1,0 +1,260 @@
+"""test_py_torch.py - the torch.compile backend (kfuse/torch.py,
+kfuse/translate.py): Dynamo, AOTAutograd, the partitioner and the aten
+translation end to end, against eager PyTorch. Without a GPU the
+partitions run on kfuse's CPU reference (backend_with(reference=True)),
+so the translation's semantics (type promotion, integer sums in int64,
+sign(NaN) = 0, broadcasting, strided inputs, views), the fallbacks, the
+one warning, explain(), training graphs and new shapes are all checked on
+a CPU; with a GPU the same functions also run through backend="kfuse" on
+CUDA tensors (and under mode="reduce-overhead"). Exits 77 (skipped)
+without torch: CI has none (its wheel is too large to install there)."""
+import sys
+import unittest
+import warnings
+
+try:
+    import torch
+except ImportError:
+    print("test_py_torch: skipped (needs torch)")
+    sys.exit(77)
+
+from kfuse_test_util import kfuse  # noqa: E402
+
+import kfuse.torch as kt  # noqa: E402
+
+HAVE_GPU = torch.cuda.is_available()
+
+
+def f_promote(x_i32, y):
+    return torch.exp(x_i32) + y * 2, torch.sum(x_i32, -1), (x_i32 > 1.5)
+
+
+def f_sign(x):
+    return torch.sign(x) * 3.0, torch.amax(x, 0)
+
+
+def f_block(x, w, b):
+    h = torch.nn.functional.layer_norm(x, (x.shape[-1],), w, b)
+    h = torch.nn.functional.gelu(h, approximate="tanh") + torch.softmax(x, -1)
+    return torch.where(h > 0, h, torch.zeros_like(h) - 1).masked_fill(x < -1, 7.0).clamp(-2, 5)
+
+
+def f_views(x, v):
+    y = x.permute(1, 0).unsqueeze(0) + v.view(1, 1, -1)[..., :1].expand(2, -1, -1)
+    return y.reshape(-1) * 0.5, torch.mean(y, (0, 2), keepdim=True)
+
+
+def f_mixed(h, f, m):
+    return (h + f) * 1.5, torch.logical_and(m, h > 0), torch.rsqrt(f.abs() + 1)
+
+
+def f_fallback(x):
+    return torch.cumsum(torch.exp(x), -1).tanh() * 2
+
+
+class CpuReference(unittest.TestCase):
+    """The backend on CPU tensors, partitions on kfuse's CPU reference."""
+
+    def setUp(self):
+        torch._dynamo.reset()
+        self.g = torch.Generator().manual_seed(0)
+
+    def compiled(self, f, **kw):
+        return torch.compile(f, backend=kt.backend_with(reference=True), **kw)
+
+    def same(self, f, *args, rtol=1e-5, atol=1e-6):
+        want = f(*args)
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            got = self.compiled(f)(*args)
+        self.assertEqual([str(m.message) for m in w if "kfuse" in str(m.message)], [])
+        want = want if isinstance(want, tuple) else (want,)
+        got = got if isinstance(got, tuple) else (got,)
+        for w, g in zip(want, got):
+            self.assertEqual(g.dtype, w.dtype)
+            torch.testing.assert_close(g, w, rtol=rtol, atol=atol, equal_nan=True)
+
+    def rnd(self, *shape, dtype=torch.float32):
+        return torch.randn(*shape, generator=self.g).to(dtype)
+
+    def test_type_promotion_and_int_sum(self):
+        x = torch.randint(-3, 4, (4, 8), generator=self.g, dtype=torch.int32)
+        self.same(f_promote, x, self.rnd(4, 8))
+        r = kt.explain(f_promote, x, self.rnd(4, 8), reference=True)
+        self.assertEqual(r.fallbacks, {})
+
+    def test_sign_nan_and_amax_nan(self):
+        x = self.rnd(5, 3)
+        x[1, 1] = float("nan")
+        x[2, 0] = 0.0
+        self.same(f_sign, x)
+        got = self.compiled(f_sign)(x)[0]
+        self.assertEqual(got[1, 1].item(), 0.0)  # torch.sign(NaN) == 0
+
+    def test_block(self):
+        self.same(f_block, self.rnd(6, 32), self.rnd(32), self.rnd(32), rtol=1e-4, atol=1e-5)
+
+    def test_views_and_strided_inputs(self):
+        x = self.rnd(16, 3).t()  # non-contiguous: copied, never misread
+        self.assertFalse(x.is_contiguous())
+        self.same(f_views, x.t().contiguous().t().t(), self.rnd(3))
+        self.same(f_views, self.rnd(3, 16).t().t().t().t().t(), self.rnd(3))
+
+    def test_mixed_dtypes(self):
+        h = self.rnd(4, 4, dtype=torch.float16)
+        m = torch.rand(4, 4, generator=self.g) > 0.5
+        self.same(f_mixed, h, self.rnd(4, 4), m, rtol=1e-3, atol=1e-3)
+
+    def test_bf16(self):
+        x = self.rnd(4, 64, dtype=torch.bfloat16)
+        self.same(lambda x: torch.softmax(x, -1) * x, x, rtol=2e-2, atol=2e-2)
+
+    def test_fallback_op_and_explain(self):
+        x = self.rnd(4, 8)
+        self.same(f_fallback, x)
+        r = kt.explain(f_fallback, x, reference=True)
+        self.assertIn(("cumsum.default", "no kfuse translation"), r.fallbacks)
+        text = str(r)
+        self.assertIn("kfuse partition", text)
+        self.assertIn("fallback cumsum.default x1: no kfuse translation", text)
+        self.assertIn("launches per call:", text)
+        self.assertEqual(sum(len(g.partitions) for g in r.graphs), 2)  # exp | tanh, mul
+
+    def test_kfuse_failure_falls_back_with_one_warning(self):
+        x = self.rnd(4, 8)
+        real = kt.TR.translate
+
+        def broken(gm, args):
+            raise kfuse.KfuseError("kf_compile: injected failure", "ERR_COMPILE")
+        kt.TR.translate = broken
+        try:
+            f = self.compiled(lambda x: torch.exp(x) * 2)
+            with warnings.catch_warnings(record=True) as w:
+                warnings.simplefilter("always")
+                a, b = f(x), f(x)
+        finally:
+            kt.TR.translate = real
+        torch.testing.assert_close(a, torch.exp(x) * 2)
+        torch.testing.assert_close(b, a)
+        msgs = [str(m.message) for m in w if "kfuse" in str(m.message)]
+        self.assertEqual(len(msgs), 1, msgs)
+        self.assertIn("injected failure", msgs[0])
+
+    def test_new_shapes(self):
+        f = self.compiled(lambda x: torch.softmax(x * 2, -1), dynamic=False)
+        for shape in ((4, 8), (3, 5), (4, 8)):
+            x = self.rnd(*shape)
+            torch.testing.assert_close(f(x), torch.softmax(x * 2, -1))
+
+    def test_dynamic_shapes(self):
+        f = self.compiled(lambda x: torch.relu(x) + 1, dynamic=True)
+        for n in (5, 9, 17):
+            x = self.rnd(n, 4)
+            torch.testing.assert_close(f(x), torch.relu(x) + 1)
+
+    def test_training(self):
+        def step(x, w):
+            return (torch.tanh(x * w) ** 2).mean()
+        x = self.rnd(8, 16)
+        w1 = self.rnd(16).requires_grad_()
+        w2 = w1.detach().clone().requires_grad_()
+        step(x, w1).backward()
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            loss = self.compiled(step)(x, w2)
+            loss.backward()
+        self.assertEqual([str(m.message) for m in w if "kfuse" in str(m.message)], [])
+        torch.testing.assert_close(w2.grad, w1.grad, rtol=1e-5, atol=1e-6)
+
+    def test_reduce_overhead_wiring(self):
+        # mode="reduce-overhead" reaches the CUDA Graph tree path; CPU
+        # tensors make it skip graphs (and kfuse, without reference mode),
+        # so the result is eager's, forward and backward
+        x = self.rnd(4, 8).requires_grad_()
+        f = torch.compile(lambda x: torch.softmax(x * 2, -1).sum(), backend="kfuse",
+                          mode="reduce-overhead")
+        with self.assertLogs("kfuse.torch", "INFO") as logs:
+            y = f(x)
+            y.backward()
+        self.assertIn("no CUDA Graph for this graph: skipping cudagraphs due to cpu device",
+                      "\n".join(logs.output))
+        g = x.grad.clone()
+        x.grad = None
+        want = torch.softmax(x * 2, -1).sum()
+        want.backward()
+        torch.testing.assert_close(y, want)
+        torch.testing.assert_close(g, x.grad)
+
+    def test_registered(self):
+        import torch._dynamo
+        self.assertIn("kfuse", torch._dynamo.list_backends(exclude_tags=()))
+        self.assertIs(torch._dynamo.lookup_backend("kfuse"), kt.backend)
+
+    def test_translation_refusals(self):
+        cases = [(lambda x: torch.div(x, 3, rounding_mode="floor"), "no kfuse translation"),
+                 (lambda x: x.clamp(min=torch.zeros(1)), "no kfuse translation")]
+        for f, why in cases:
+            r = kt.explain(f, self.rnd(4), reference=True)
+            self.assertTrue(any(why in w for _, w in r.fallbacks), (r.fallbacks, why))
+        # CUDA-only without reference mode
+        r = kt.explain(lambda x: torch.exp(x), self.rnd(4))
+        self.assertEqual(list(r.fallbacks.values()), [1])
+        self.assertIn("a cpu tensor", list(r.fallbacks)[0][1])
+
+
+@unittest.skipUnless(HAVE_GPU, "needs a CUDA GPU")
+class Cuda(unittest.TestCase):
+    def setUp(self):
+        torch._dynamo.reset()
+
+    def check(self, f, *args, mode=None, rtol=1e-5, atol=1e-6):
+        want = f(*args)
+        c = torch.compile(f, backend="kfuse", mode=mode) if mode else \
+            torch.compile(f, backend="kfuse")
+        for _ in range(3):  # reduce-overhead: warm-up, record, replay
+            got = c(*args)
+        torch.cuda.synchronize()
+        want = want if isinstance(want, tuple) else (want,)
+        got = got if isinstance(got, tuple) else (got,)
+        for w, g in zip(want, got):
+            torch.testing.assert_close(g, w, rtol=rtol, atol=atol, equal_nan=True)
+
+    def test_functions(self):
+        d = "cuda"
+        x = torch.randn(64, 256, device=d)
+        self.check(f_promote, torch.randint(-3, 4, (64, 256), device=d, dtype=torch.int32), x)
+        self.check(f_sign, x)
+        self.check(f_block, x, torch.randn(256, device=d), torch.randn(256, device=d),
+                   rtol=1e-4, atol=1e-5)
+        self.check(f_views, torch.randn(3, 16, device=d).t(), torch.randn(3, device=d))
+        self.check(f_fallback, x)
+
+    def test_reduce_overhead(self):
+        from torch._dynamo.utils import counters
+        counters.clear()
+        x = torch.randn(128, 512, device="cuda")
+        self.check(lambda x: torch.softmax(x * 2, -1) + 1, x, mode="reduce-overhead")
+        self.assertEqual(counters["inductor"]["cudagraph_skips"], 0)
+        from torch._inductor import cudagraph_trees
+        self.assertIsNotNone(cudagraph_trees.get_manager(0, create_if_none_exists=False))
+
+    def test_training_and_explain(self):
+        m = torch.nn.Sequential(torch.nn.Linear(64, 64), torch.nn.GELU(),
+                                torch.nn.LayerNorm(64)).cuda()
+        x = torch.randn(32, 64, device="cuda")
+        ref = [p.detach().clone() for p in m.parameters()]
+        m(x).square().mean().backward()
+        grads = [p.grad.clone() for p in m.parameters()]
+        m.zero_grad()
+        torch.compile(m, backend="kfuse")(x).square().mean().backward()
+        for g, p in zip(grads, m.parameters()):
+            torch.testing.assert_close(p.grad, g, rtol=1e-4, atol=1e-5)
+        self.assertTrue(all(torch.equal(a, b) for a, b in zip(ref, m.parameters())))
+        r = kt.explain(m, x)
+        self.assertGreaterEqual(sum(len(g.partitions) for g in r.graphs), 1)
+        print(r)
+
+
+if __name__ == "__main__":
+    r = unittest.main(verbosity=2, exit=False).result
+    sys.exit(0 if r.wasSuccessful() else 1)
