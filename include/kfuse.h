@@ -148,6 +148,15 @@ typedef int32_t kf_value;
 /* Most dimensions a tensor can have. */
 #define KF_MAX_RANK 8
 
+/* Most bytes one tensor may hold (element count times dtype size): 2^62,
+ * 4 EiB. kf_input, every op builder and the graph loaders refuse a value
+ * whose element count overflows int64 or whose bytes exceed it
+ * (KF_ERR_SHAPE, sticky); kf_plan_create refuses a plan whose buffers and
+ * workspace together exceed it. The headroom below INT64_MAX keeps every
+ * index and byte offset a kernel or the runtime forms (one grid stride past
+ * the end, base + bytes, a sum of two tensors) inside int64. */
+#define KF_MAX_TENSOR_BYTES (INT64_C(1) << 62)
+
 /* ------------------------------------------------------------------------ */
 /* Context                                                                  */
 /* ------------------------------------------------------------------------ */

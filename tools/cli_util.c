@@ -191,14 +191,22 @@ double cli_reference_cost(const kf_graph *g) {
 
 /* ---- host tensors ------------------------------------------------------- */
 
+/* Both saturate at SIZE_MAX rather than wrap: a wrapped count once gave a
+ * small allocation that the fill then overran. Graphs from the library fit
+ * (KF_MAX_TENSOR_BYTES); the check keeps this file safe on its own. */
 size_t cli_numel(const kf_host_tensor *t) {
   size_t n = 1;
-  for (int i = 0; i < t->rank; i++) n *= (size_t)t->shape[i];
+  for (int i = 0; i < t->rank; i++)
+    if (t->shape[i] < 0 || (uint64_t)t->shape[i] > SIZE_MAX ||
+        __builtin_mul_overflow(n, (size_t)t->shape[i], &n))
+      return SIZE_MAX;
   return n;
 }
 
 size_t cli_bytes(const kf_host_tensor *t) {
-  return cli_numel(t) * kf_dtype_size(t->dtype);
+  size_t b;
+  if (__builtin_mul_overflow(cli_numel(t), kf_dtype_size(t->dtype), &b)) return SIZE_MAX;
+  return b;
 }
 
 kf_host_tensor *cli_tensors(const kf_graph *g, bool outputs, const char *cmd) {
@@ -209,7 +217,8 @@ kf_host_tensor *cli_tensors(const kf_graph *g, bool outputs, const char *cmd) {
     t[i].dtype = kf_value_dtype(g, v);
     t[i].rank = kf_value_rank(g, v);
     memcpy(t[i].shape, kf_value_shape(g, v), sizeof t[i].shape);
-    t[i].data = calloc(cli_bytes(&t[i]) + 1, 1);
+    size_t bytes = cli_bytes(&t[i]);
+    t[i].data = bytes < SIZE_MAX ? calloc(bytes + 1, 1) : NULL;
     if (!t[i].data) {
       cli_tensors_free(t, n);
       t = NULL;

@@ -10,7 +10,9 @@
 
 #define FUSE_ALIGN 256
 
-static int64_t align_up(int64_t x) { return (x + FUSE_ALIGN - 1) / FUSE_ALIGN * FUSE_ALIGN; }
+static int64_t align_up(int64_t x) {
+  return (x + FUSE_ALIGN - 1) / FUSE_ALIGN * FUSE_ALIGN;
+}
 
 /* Last launch that reads each value (-1 when none). */
 static void last_reads(const fuse_plan *plan, int32_t *last) {
@@ -34,7 +36,9 @@ static int cmp_offset(const void *a, const void *b) {
   return (x->offset > y->offset) - (x->offset < y->offset);
 }
 
-/* First fit among the values still live when b is written. */
+/* First fit among the values still live when b is written. Offsets and
+ * the total stay within KF_MAX_TENSOR_BYTES (ir_bytes_add), so no sum here
+ * can overflow: each buffer is at most that, plus 255 bytes of padding. */
 static kf_status place_workspace(fuse_plan *plan, fuse_buffer *ws, int32_t n) {
   qsort(ws, (size_t)n, sizeof *ws, cmp_ws);
   fuse_buffer **active = malloc(((size_t)n + 1) * sizeof *active);
@@ -52,8 +56,13 @@ static kf_status place_workspace(fuse_plan *plan, fuse_buffer *ws, int32_t n) {
       int64_t end = active[j]->offset + align_up(active[j]->bytes > 0 ? active[j]->bytes : 1);
       if (end > at) at = end;
     }
+    int64_t end = at;
+    if (!ir_bytes_add(&end, size)) {
+      free(active);
+      return KF_ERR_SHAPE;
+    }
     b->offset = at;
-    if (at + size > plan->workspace_bytes) plan->workspace_bytes = at + size;
+    if (end > plan->workspace_bytes) plan->workspace_bytes = end;
     active[na++] = b;
     qsort(active, (size_t)na, sizeof *active, cmp_offset);
   }
@@ -74,11 +83,12 @@ kf_status fuse_buffers(fuse_plan *plan, char *err, size_t errsize) {
   }
   last_reads(plan, last);
   int64_t io = 0;
+  bool fits = true;
   for (int32_t i = 0; i < g->n_inputs; i++) {
     int32_t v = g->inputs[i];
     plan->buffers[plan->n_buffers++] =
         (fuse_buffer){v, HOME_INPUT, i, 0, fuse_bytes(&g->nodes[v]), -1, last[v]};
-    io += fuse_bytes(&g->nodes[v]);
+    fits = fits && ir_bytes_add(&io, fuse_bytes(&g->nodes[v]));
   }
   for (int32_t i = 0; i < g->n_outputs; i++) {
     int32_t v = g->outputs[i];
@@ -86,7 +96,7 @@ kf_status fuse_buffers(fuse_plan *plan, char *err, size_t errsize) {
     int32_t first = plan->kernel_of[v] >= 0 ? plan->kernels[plan->kernel_of[v]].launch : -1;
     plan->buffers[plan->n_buffers++] = (fuse_buffer){
         v, HOME_OUTPUT, i, 0, fuse_bytes(&g->nodes[v]), first, last[v] > first ? last[v] : first};
-    io += fuse_bytes(&g->nodes[v]);
+    fits = fits && ir_bytes_add(&io, fuse_bytes(&g->nodes[v]));
   }
   int32_t ws0 = plan->n_buffers;
   for (int32_t k = 0; k < plan->n_kernels; k++) {
@@ -100,7 +110,15 @@ kf_status fuse_buffers(fuse_plan *plan, char *err, size_t errsize) {
   }
   free(last);
   kf_status st = place_workspace(plan, plan->buffers + ws0, plan->n_buffers - ws0);
-  if (st != KF_OK) snprintf(err, errsize, "out of memory");
-  plan->peak_bytes = io + plan->workspace_bytes;
+  if (st == KF_OK) {
+    plan->peak_bytes = io;
+    if (!fits || !ir_bytes_add(&plan->peak_bytes, plan->workspace_bytes)) st = KF_ERR_SHAPE;
+  }
+  if (st == KF_ERR_SHAPE)
+    snprintf(err, errsize,
+             "the plan's inputs, outputs and workspace together exceed 2^62 bytes "
+             "(KF_MAX_TENSOR_BYTES)");
+  else if (st != KF_OK)
+    snprintf(err, errsize, "out of memory");
   return st;
 }

@@ -86,7 +86,11 @@ int64_t fuse_numel(const ir_node *n) {
   return ir_numel(n->rank, n->shape, &e) ? e : 0;
 }
 
-int64_t fuse_bytes(const ir_node *n) { return fuse_numel(n) * (int64_t)kf_dtype_size(n->dtype); }
+/* Every node passed ir_tensor_bytes when it was appended, so this fits. */
+int64_t fuse_bytes(const ir_node *n) {
+  int64_t b = 0;
+  return ir_tensor_bytes(n->rank, n->shape, n->dtype, &b) ? b : 0;
+}
 
 bool fuse_is_elementwise(const ir_node *n) {
   ir_kind k = ir_ops[n->op].kind;

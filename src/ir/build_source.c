@@ -50,10 +50,11 @@ static bool check_input(kf_graph *g, const char *name, kf_dtype dtype, int rank,
                      "node %%%d (input %s): shape %s has dimension %d = %lld (want >= 1)", id, name,
                      ir_shape_str(s, sizeof s, rank, shape), i, (long long)shape[i]),
              false;
-  if (!ir_numel(rank, shape, NULL))
-    return ir_fail(g, KF_ERR_INVALID_ARG,
-                   "node %%%d (input %s): shape %s has more elements than int64 holds", id, name,
-                   ir_shape_str(s, sizeof s, rank, shape)),
+  if (!ir_tensor_bytes(rank, shape, dtype, NULL))
+    return ir_fail(g, KF_ERR_SHAPE,
+                   "node %%%d (input %s): %s%s is larger than a tensor may be (at most 2^62 "
+                   "bytes)",
+                   id, name, kf_dtype_name(dtype), ir_shape_str(s, sizeof s, rank, shape)),
            false;
   return true;
 }

@@ -108,6 +108,24 @@ static bool grow_nodes(kf_graph *g) {
   return true;
 }
 
+/* The one size check every node passes, whichever builder or loader made
+ * it: every dimension >= 0 and the bytes within KF_MAX_TENSOR_BYTES, so that
+ * later passes may multiply and add sizes of values freely. */
+static bool check_size(kf_graph *g, const ir_node *n) {
+  if (ir_tensor_bytes(n->rank, n->shape, n->dtype, NULL)) return true;
+  char s[8 * 21 + 3];
+  ir_shape_str(s, sizeof s, n->rank, n->shape);
+  for (int i = 0; i < n->rank; i++)
+    if (n->shape[i] < 0)
+      return ir_fail(g, KF_ERR_SHAPE, "node %%%d (%s): shape %s has dimension %d < 0", g->n_nodes,
+                     ir_ops[n->op].name, s, i),
+             false;
+  return ir_fail(g, KF_ERR_SHAPE,
+                 "node %%%d (%s): %s%s is larger than a tensor may be (at most 2^62 bytes)",
+                 g->n_nodes, ir_ops[n->op].name, kf_dtype_name(n->dtype), s),
+         false;
+}
+
 /* The node's name, uses and is_output start empty; an INPUT node is not
  * added to g->inputs here (kf_input does that, after naming it). */
 kf_value ir_append(kf_graph *g, const ir_node *n) {
@@ -121,6 +139,7 @@ kf_value ir_append(kf_graph *g, const ir_node *n) {
     if (!ir_valid(g, n->args[i]))
       return ir_fail(g, KF_ERR_INTERNAL, "ir_append: operand %d (%d) is not a value", i,
                      n->args[i]);
+  if (!check_size(g, n)) return KF_NONE;
   if (!grow_nodes(g))
     return ir_fail(g, KF_ERR_OUT_OF_MEMORY, "out of memory adding node %%%d", g->n_nodes);
   kf_value v = g->n_nodes++;

@@ -129,6 +129,14 @@ const char *ir_node_label(const kf_graph *g, kf_value v, char *buf, size_t size)
 /* Element count with overflow check: false if the product exceeds INT64_MAX
  * or any dimension is < 0. rank 0 gives 1. */
 bool ir_numel(int rank, const int64_t *shape, int64_t *out);
+/* A tensor's bytes (numel * dtype size) with overflow checks: false when
+ * the element count overflows int64, the dtype is unknown or the bytes
+ * exceed KF_MAX_TENSOR_BYTES. Every node passes it in ir_append. */
+bool ir_tensor_bytes(int rank, const int64_t *shape, kf_dtype dt, int64_t *bytes);
+/* *sum += add, false (and *sum unchanged) when the total would exceed
+ * KF_MAX_TENSOR_BYTES or add is negative: for totals such as a plan's
+ * buffers and workspace. */
+bool ir_bytes_add(int64_t *sum, int64_t add);
 /* NumPy broadcasting of two shapes; false if they do not broadcast. */
 bool ir_broadcast_shapes(int ra, const int64_t *a, int rb, const int64_t *b, int *rout,
                          int64_t *out);

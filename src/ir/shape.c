@@ -1,4 +1,5 @@
-/* shape.c - element counts, NumPy broadcasting and shape formatting. */
+/* shape.c - element and byte counts under the size limit, NumPy broadcasting
+ * and shape formatting. */
 #include <stdio.h>
 
 #include "ir/ir.h"
@@ -20,6 +21,22 @@ bool ir_numel(int rank, const int64_t *shape, int64_t *out) {
     n *= shape[i];
   }
   if (out) *out = n;
+  return true;
+}
+
+bool ir_tensor_bytes(int rank, const int64_t *shape, kf_dtype dt, int64_t *bytes) {
+  int64_t n, b;
+  if ((unsigned)dt >= KF_DTYPE_COUNT || !ir_numel(rank, shape, &n)) return false;
+  if (__builtin_mul_overflow(n, (int64_t)kf_dtype_size(dt), &b) || b > KF_MAX_TENSOR_BYTES)
+    return false;
+  if (bytes) *bytes = b;
+  return true;
+}
+
+bool ir_bytes_add(int64_t *sum, int64_t add) {
+  int64_t s;
+  if (add < 0 || __builtin_add_overflow(*sum, add, &s) || s > KF_MAX_TENSOR_BYTES) return false;
+  *sum = s;
   return true;
 }
 

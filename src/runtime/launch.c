@@ -56,9 +56,10 @@ static int32_t slot_value(const kf_plan *plan, const rt_io *io, int k) {
  * check_desc has the same). */
 static size_t slot_bytes(const kf_plan *plan, const rt_io *io, int k) {
   const ir_node *n = &plan->graph->nodes[slot_value(plan, io, k)];
-  int64_t numel = 1;
-  ir_numel(n->rank, n->shape, &numel);
-  return (size_t)numel * kf_dtype_size(n->dtype);
+  int64_t bytes = 0; /* fits: the builders checked it (KF_MAX_TENSOR_BYTES) */
+  if (!ir_tensor_bytes(n->rank, n->shape, n->dtype, &bytes) || (uint64_t)bytes > SIZE_MAX)
+    return SIZE_MAX;
+  return (size_t)bytes;
 }
 
 /* Is p device memory of our device? cuPointerGetAttribute costs about a
