@@ -6,7 +6,7 @@
 // correct and general (batch broadcasting, any shape), not fast.
 // Holes: fn, IDX, BATCH, M, N, K, MT, NT, ACC, LAUNCH, params, load_a,
 // load_b, epilogue.
-KF_INLINE void {{fn}}(unsigned bid, {{params}}) {
+KF_INLINE void {{fn}}({{BID}} bid, {{params}}) {
   if (threadIdx.x >= 256) return;
   __shared__ {{ACC}} kf_as[16][17];
   __shared__ {{ACC}} kf_bs[16][17];

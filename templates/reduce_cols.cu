@@ -18,7 +18,7 @@
 // THREADS, LAUNCH, params, args, globals, decl, pre_decl, pre, accumulate,
 // combine, partial_store, partial_load, epilogue, aligned.
 {{globals}}
-KF_INLINE void {{fn}}_cols(unsigned bid, bool vec, {{params}}) {
+KF_INLINE void {{fn}}_cols({{BID}} bid, bool vec, {{params}}) {
   enum { TX = {{TX}}, TY = {{TY}}, LANES = {{LANES}} };
   __shared__ bool kf_last;
   const int tx = threadIdx.x % TX, ty = threadIdx.x / TX;
@@ -102,7 +102,7 @@ KF_INLINE void {{fn}}_cols(unsigned bid, bool vec, {{params}}) {
   }
 }
 
-KF_INLINE void {{fn}}(unsigned bid, {{params}}) {
+KF_INLINE void {{fn}}({{BID}} bid, {{params}}) {
   if (threadIdx.x >= {{THREADS}}) return;
   {{fn}}_cols(bid, {{LANES}} > 1 && {{aligned}}, {{args}});
 }

@@ -10,7 +10,7 @@
 // Holes: fn, IDX, OUTER, RED, SPLIT, CHUNK, THREADS, LAUNCH, params, globals,
 // decl, accumulate, combine, partial_store, partial_load, epilogue.
 {{globals}}
-KF_INLINE void {{fn}}(unsigned bid, {{params}}) {
+KF_INLINE void {{fn}}({{BID}} bid, {{params}}) {
   if (threadIdx.x >= {{THREADS}}) return;
   __shared__ float kf_smf[32];
   __shared__ double kf_smd[32];

@@ -177,6 +177,11 @@ typedef struct cg_part {
   cg_pparam *params;
   int n_params;
   uint32_t blocks, threads, smem;
+  uint32_t max_blocks; /* most blocks the part may take: its share of the
+                          launch's cg_target.max_grid (set before planning) */
+  int64_t vblocks;     /* blocks of work the body is written for; more than
+                          blocks: each block runs bid, bid + blocks, ...
+                          (cg_part_call) */
   int launch_threads; /* the launch's block size, for barriers */
   int64_t max_offset;
   bool index64;
@@ -252,6 +257,23 @@ void cg_param_args(const cg_part *part, cg_buf *out);
 bool cg_same_shape(int ra, const int64_t *a, int rb, const int64_t *b);
 /* Index type decision: 64-bit when max_offset does not fit in int32. */
 const char *cg_index_type(int64_t max_offset, bool *index64);
+/* A part whose body takes one block per unit of work (reduce, matmul):
+ * vblocks = want, blocks = want clamped to max_blocks. */
+void cg_part_grid(cg_part *p, int64_t want);
+/* A part whose body strides over its work by its own block count
+ * (pointwise, row): blocks = want clamped to max_blocks, no loop. */
+void cg_part_grid_stride(cg_part *p, int64_t want);
+/* The type of a part function's block parameter: "unsigned", or "long
+ * long" when the part loops (so generated code for shapes that fit one
+ * grid stays as it was). */
+const char *cg_part_bid_type(const cg_part *p);
+/* Appends the call of part p for block expression bid ("blockIdx.x - 4u")
+ * with arguments args: "fn(bid, args);", or, when p->vblocks > p->blocks,
+ * a loop over bid, bid + blocks, ... below vblocks with a barrier between
+ * rounds (the body reuses its shared memory). indent prefixes the lines of
+ * the loop after its first. */
+void cg_part_call(cg_buf *out, const cg_part *p, const char *bid, const char *args,
+                  const char *indent);
 
 int64_t cg_min64(int64_t a, int64_t b);
 int64_t cg_ceil_div(int64_t a, int64_t b);

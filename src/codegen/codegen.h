@@ -17,7 +17,13 @@ typedef struct cg_target {
   int max_smem_per_block; /* opt-in maximum, bytes (227 KB on sm_90) */
   bool grid_dep;          /* kernels start with kf_grid_dep_sync (true; the
                              plan's kf_options.pdl) */
+  uint32_t max_grid;      /* most blocks of one launch's 1-D grid: CG_MAX_GRID
+                             (0 means that too); tests lower it to exercise
+                             the block-stride loops on small shapes */
 } cg_target;
+
+/* The hardware's limit on gridDim.x (2^31 - 1 on every arch since sm_30). */
+#define CG_MAX_GRID 2147483647u
 
 /* Parses "sm_90" (also "sm_90a", "compute_90") into a target with that
  * arch's defaults. false on a malformed name. */

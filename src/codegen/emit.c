@@ -102,14 +102,22 @@ static void emit_route(const cg_part *parts, int n, cg_buf *out) {
     cg_buf args = {0};
     cg_param_args(&parts[i], &args);
     uint32_t end = start + parts[i].blocks;
-    if (n == 1)
-      cg_printf(out, "  %s(blockIdx.x, %s);\n", parts[i].fn, args.s);
-    else if (n > 8)
-      cg_printf(out, "    case %d: %s(blockIdx.x - %uu, %s); break;\n", i, parts[i].fn, start,
-                args.s);
-    else
-      cg_printf(out, "  %sif (blockIdx.x < %uu) %s(blockIdx.x - %uu, %s);\n",
-                i ? "else " : "", end, parts[i].fn, start, args.s);
+    char bid[32];
+    snprintf(bid, sizeof bid, n == 1 ? "blockIdx.x" : "blockIdx.x - %uu", start);
+    const char *a = args.s ? args.s : "";
+    if (n == 1) {
+      cg_puts(out, "  ");
+      cg_part_call(out, &parts[i], bid, a, "  ");
+      cg_puts(out, "\n");
+    } else if (n > 8) {
+      cg_printf(out, "    case %d: ", i);
+      cg_part_call(out, &parts[i], bid, a, "    ");
+      cg_puts(out, " break;\n");
+    } else {
+      cg_printf(out, "  %sif (blockIdx.x < %uu) ", i ? "else " : "", end);
+      cg_part_call(out, &parts[i], bid, a, "  ");
+      cg_puts(out, "\n");
+    }
     start = end;
     cg_buf_free(&args);
   }
@@ -178,6 +186,8 @@ static kf_status plan_parts(const kf_graph *g, const fuse_plan *plan, const fuse
     }
     snprintf(parts[i].fn, sizeof parts[i].fn, "kf_part%d_%s", i, parts[i].k->name);
     parts[i].alone = L->n_kernels == 1;
+    /* each part's share of the grid, so that the launch's sum fits */
+    parts[i].max_blocks = (t->max_grid ? t->max_grid : CG_MAX_GRID) / (uint32_t)L->n_kernels;
     cg_emit_args a = {g, parts[i].k, t, &parts[i], NULL, err, errsize};
     kf_status st = plan_part(&a);
     if (st != KF_OK) return st;

@@ -184,9 +184,13 @@ static void group_tables(const cg_part *parts, const unit *un, cg_buf *decls) {
 static void unit_call(const kf_graph *g, const cg_part *parts, const unit *un, cg_buf *out) {
   const cg_part *p0 = &parts[un->members[0]];
   if (un->group < 0) {
-    cg_printf(out, "%s(b - %uu", p0->fn, un->start);
-    packed_args(g, p0, un->param_base, NULL, out);
-    cg_puts(out, ");");
+    char bid[32];
+    cg_buf args = {0};
+    snprintf(bid, sizeof bid, "b - %uu", un->start);
+    packed_args(g, p0, un->param_base, NULL, &args);
+    cg_part_call(out, p0, bid, args.s ? args.s + 2 : "", "    "); /* skip the ", " */
+    out->oom |= args.oom;
+    cg_buf_free(&args);
     return;
   }
   int G = un->group;

@@ -28,7 +28,7 @@ kf_status cg_plan_matmul(cg_emit_args *a) {
   int64_t batch = kf_value_numel(a->g, id) / (m * n);
   cg_part *p = a->part;
   p->threads = 256;
-  p->blocks = (uint32_t)(batch * cg_ceil_div(m, 16) * cg_ceil_div(n, 16));
+  cg_part_grid(p, batch * cg_ceil_div(m, 16) * cg_ceil_div(n, 16));
   p->lanes = 1;
   int64_t biggest = batch * m * n;
   for (int i = 0; i < a->k->n_inputs; i++) {
@@ -118,7 +118,8 @@ kf_status cg_emit_matmul(cg_emit_args *a) {
   cg_hole holes[] = {{"fn", p->fn}, {"IDX", idx}, {"BATCH", sb}, {"M", sm}, {"N", sn}, {"K", sk},
                      {"MT", mt}, {"NT", nt}, {"ACC", cg_compute_type(mm->dtype)}, {"LAUNCH", ls},
                      {"params", params.s ? params.s : ""}, {"load_a", la.s ? la.s : ""},
-                     {"load_b", lb.s ? lb.s : ""}, {"epilogue", epi.s ? epi.s : ""}};
+                     {"load_b", lb.s ? lb.s : ""}, {"epilogue", epi.s ? epi.s : ""},
+                     {"BID", cg_part_bid_type(p)}};
   kf_status st = KF_OK;
   if (gen.failed) {
     snprintf(a->err, a->errsize, "%s: %s", a->k->name, gen.err);

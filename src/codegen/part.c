@@ -1,5 +1,6 @@
 /* part.c - what every kind of part shares: its parameters and their
- * declarations, and the index-width decision. */
+ * declarations, the index-width decision, and its grid (blocks within the
+ * hardware limit, a block-stride loop over the rest). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,4 +44,39 @@ bool cg_same_shape(int ra, const int64_t *a, int rb, const int64_t *b) {
 const char *cg_index_type(int64_t max_offset, bool *index64) {
   *index64 = max_offset > INT32_MAX;
   return *index64 ? "long long" : "int";
+}
+
+static uint32_t cap_of(const cg_part *p) {
+  return p->max_blocks > 0 ? p->max_blocks : CG_MAX_GRID;
+}
+
+void cg_part_grid(cg_part *p, int64_t want) {
+  p->vblocks = want;
+  p->blocks = (uint32_t)cg_min64(want, cap_of(p));
+}
+
+void cg_part_grid_stride(cg_part *p, int64_t want) {
+  cg_part_grid(p, want);
+  p->vblocks = p->blocks;
+}
+
+const char *cg_part_bid_type(const cg_part *p) {
+  return p->vblocks > p->blocks ? "long long" : "unsigned";
+}
+
+void cg_part_call(cg_buf *out, const cg_part *p, const char *bid, const char *args,
+                  const char *indent) {
+  if (p->vblocks <= p->blocks) {
+    cg_printf(out, "%s(%s, %s);", p->fn, bid, args);
+    return;
+  }
+  /* Every thread of the block runs the same rounds, so the barrier is
+   * reached by all; it keeps a round's shared memory from being
+   * overwritten while a slower warp still reads the previous one. */
+  cg_printf(out,
+            "for (long long kf_vb = (long long)(%s); kf_vb < %lldLL; kf_vb += %uLL) {\n"
+            "%s  %s(kf_vb, %s);\n"
+            "%s  __syncthreads();\n"
+            "%s}",
+            bid, (long long)p->vblocks, p->blocks, indent, p->fn, args, indent, indent);
 }

@@ -90,7 +90,7 @@ kf_status cg_plan_pointwise(cg_emit_args *a) {
    * 4 waves 4131 GB/s, 16 waves 4260, 1024 waves 4314; docs/performance.md) */
   int64_t cap = (int64_t)a->t->sm_count * a->t->max_threads_per_sm * waves() / threads;
   p->threads = (uint32_t)threads;
-  p->blocks = (uint32_t)cg_min64(cg_ceil_div(items, threads), cap < 1 ? 1 : cap);
+  cg_part_grid_stride(p, cg_min64(cg_ceil_div(items, threads), cap < 1 ? 1 : cap));
   p->lanes = w;
   decide_index(p, numel, a->g, k);
   return KF_OK;
@@ -103,7 +103,7 @@ kf_status cg_plan_pointwise_generic(cg_emit_args *a) {
   int w = vector_width(a->g, k);
   p->threads = 256;
   p->lanes = w;
-  p->blocks = (uint32_t)cg_ceil_div(cg_ceil_div(numel, w), 256 * CG_GENERIC_ITERS);
+  cg_part_grid_stride(p, cg_ceil_div(cg_ceil_div(numel, w), 256 * CG_GENERIC_ITERS));
   decide_index(p, numel, a->g, k);
   return KF_OK;
 }

@@ -133,7 +133,7 @@ kf_status cg_plan_reduce(cg_emit_args *a) {
     int th = rows_threads(&rs);
     int64_t split = split_of(a, &rs, th);
     p->threads = (uint32_t)th;
-    p->blocks = (uint32_t)(rs.outer * split);
+    cg_part_grid(p, rs.outer * split);
     snprintf(p->decisions, sizeof p->decisions,
              "reduce: %lld x %lld contiguous, a block of %d per output", (long long)rs.outer,
              (long long)rs.red, th);
@@ -147,7 +147,7 @@ kf_status cg_plan_reduce(cg_emit_args *a) {
     cols_plan cp;
     cols_of(a, &rs, &cp);
     p->threads = 256;
-    p->blocks = (uint32_t)(rs.outer * cp.nt * cp.split);
+    cg_part_grid(p, rs.outer * cp.nt * cp.split);
     p->lanes = cp.w;
     snprintf(p->decisions, sizeof p->decisions,
              "reduce: %lld x %lld x %lld strided, %d x %d outputs x %d slices of the reduced "
@@ -449,7 +449,7 @@ static kf_status emit_cols(cg_emit_args *a, const red_shape *rs) {
       {"globals", S(b.globals)}, {"decl", S(b.decl)}, {"pre_decl", S(b.pre_decl)},
       {"pre", S(b.pre)},      {"accumulate", S(b.acc)}, {"combine", S(combine)},
       {"partial_store", S(b.pstore)}, {"partial_load", S(b.pload)}, {"epilogue", S(b.epi)},
-      {"aligned", b.align.s ? b.align.s + 4 : "true"}};
+      {"aligned", b.align.s ? b.align.s + 4 : "true"}, {"BID", cg_part_bid_type(p)}};
 #undef S
   kf_status st = KF_OK;
   if (gen.failed) {
@@ -508,7 +508,7 @@ kf_status cg_emit_reduce(cg_emit_args *a) {
                      {"NB", nb},          {"params", S(params)}, {"globals", S(b.globals)},
                      {"decl", S(b.decl)}, {"accumulate", S(b.acc)}, {"combine", S(b.combine)},
                      {"partial_store", S(b.pstore)}, {"partial_load", S(b.pload)},
-                     {"epilogue", S(b.epi)}};
+                     {"epilogue", S(b.epi)}, {"BID", cg_part_bid_type(p)}};
 #undef S
   if (gen.failed) {
     snprintf(a->err, a->errsize, "%s: %s", a->k->name, gen.err);

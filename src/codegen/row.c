@@ -385,8 +385,8 @@ kf_status cg_plan_row(cg_emit_args *a) {
       (int64_t)a->t->sm_count * (a->t->max_threads_per_sm / p->threads) * row_waves(ri.split > 1);
   /* a split row: a cluster of ri.split blocks per row, whole clusters */
   int64_t per = ri.split;
-  cap = cap / per * per;
-  p->blocks = (uint32_t)cg_min64(cg_ceil_div(k->rows, ri.rpb) * per, cap < per ? per : cap);
+  cap = cg_min64(cap, p->max_blocks ? p->max_blocks : CG_MAX_GRID) / per * per;
+  cg_part_grid_stride(p, cg_min64(cg_ceil_div(k->rows, ri.rpb) * per, cap < per ? per : cap));
   p->cluster = ri.split;
   p->persistent = ri.st.persistent;
   p->max_offset = k->rows * k->cols - 1;

@@ -29,5 +29,6 @@ bool cg_target_from_arch(const char *arch, cg_target *out) {
   out->max_threads_per_sm = (v == 86 || v == 89 || v == 120) ? 1536 : 2048;
   out->max_smem_per_block = v >= 90 ? 227 * 1024 : v >= 80 ? 163 * 1024 : 96 * 1024;
   out->grid_dep = true;
+  out->max_grid = CG_MAX_GRID;
   return true;
 }
