@@ -440,7 +440,9 @@ KF_API kf_status kf_graph_load_yaml_string(kf_ctx *ctx, const char *text, size_t
  * they read back to the same bits. Loading the result gives a graph with the
  * same kf_graph_hash. Read-only on g apart from its error message: do not
  * call it concurrently with other calls on g.
- * Errors: KF_ERR_INVALID_ARG (NULL g or path), the graph's sticky status
+ * Errors: KF_ERR_INVALID_ARG (NULL g or path, a graph without outputs, a
+ * graph name over 255 bytes), KF_ERR_UNSUPPORTED (a constant that is not a
+ * scalar), the graph's sticky status
  * (a failed graph is not saved), KF_ERR_IO (the file cannot be written; it
  * is written to a temporary file and renamed, so a failure leaves no partial
  * file), KF_ERR_OUT_OF_MEMORY; the message is on the graph (kf_graph_errmsg). */

@@ -131,19 +131,19 @@ END_TEST
 
 START_TEST(scalar_values) {
   kf_value a = kf_scalar(G, 0.1, KF_BF16);
-  kf_value b = kf_scalar(G, -1.7, KF_I32);
+  kf_value b = kf_scalar(G, -2147483648.0, KF_I32);
   kf_value c = kf_scalar(G, INFINITY, KF_F32);
   kf_value d = kf_scalar(G, NAN, KF_F16);
-  kf_value e = kf_scalar(G, 1e10, KF_I32);
-  kf_value f = kf_scalar(G, 0.5, KF_BOOL);
+  kf_value e = kf_scalar(G, 9223372036854774784.0, KF_I64); /* the largest double below 2^63 */
+  kf_value f = kf_scalar(G, 1, KF_BOOL);
   HAS0(a, KF_BF16);
   HAS0(b, KF_I32);
   ck_assert_str_eq(kf_value_op(G, a), "const");
   ck_assert_double_eq(G->nodes[a].value, 0.10009765625); /* bf16 nearest to 0.1 */
-  ck_assert_double_eq(G->nodes[b].value, -1.0);
+  ck_assert_double_eq(G->nodes[b].value, -2147483648.0);
   ck_assert(isinf(G->nodes[c].value) && G->nodes[c].value > 0);
   ck_assert(isnan(G->nodes[d].value));
-  ck_assert_double_eq(G->nodes[e].value, 2147483647.0);
+  ck_assert_double_eq(G->nodes[e].value, 9223372036854774784.0);
   ck_assert_double_eq(G->nodes[f].value, 1.0);
   ck_assert_int_eq(kf_graph_num_inputs(G), 0);
   FAILS(kf_scalar(G, NAN, KF_I64), KF_ERR_INVALID_ARG, "node %6 (const)", "i64");

@@ -3,6 +3,7 @@
  * numbers, the hostile-input limits, and `kfuse check`. */
 #include <dirent.h>
 #include <fcntl.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -342,7 +343,8 @@ START_TEST(saver_numbers_round_trip) {
     int64_t shape[1] = {4};
     kf_value x = kf_input(g, "x", dts[d], 1, shape);
     for (size_t i = 0; i < sizeof values / sizeof values[0]; i++)
-      kf_set_output(g, kf_add(g, x, kf_scalar(g, values[i], dts[d])));
+      if (!isinf(ir_round_to_dtype(values[i], dts[d]))) /* 6e23 overflows f16: refused */
+        kf_set_output(g, kf_add(g, x, kf_scalar(g, values[i], dts[d])));
     kf_set_output(g, kf_clamp(g, x, 0.1, 1.0 / 3.0));
     ck_assert_int_eq(kf_graph_status(g), KF_OK);
     check_round_trip(g, kf_dtype_name(dts[d]));

@@ -1,11 +1,15 @@
 /* plan.c - creating, describing and destroying plans: the pipeline's front
  * door. kf_plan_create runs verify -> fuse -> buffer planning. */
 #include "core/plan.h"
-#include "core/span.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "core/span.h"
+#include "runtime/nvrtc.h"
+#include "runtime/rt.h"
 
 void kf_options_init(kf_options *opt) {
   if (!opt) return;
@@ -31,6 +35,30 @@ kf_status core_plan_error(kf_plan *plan, kf_status st, const char *fmt, ...) {
   return st;
 }
 
+/* Every field of the caller's options, at the API boundary: a value out of
+ * range is an error now, not undefined behaviour or a silent clamp later. */
+static kf_status check_options(kf_ctx *ctx, const kf_options *o) {
+  const char *fn = "kf_plan_create";
+  if (o->mode != KF_MODE_PLAIN && o->mode != KF_MODE_STREAMS && o->mode != KF_MODE_GRAPH)
+    return core_error(ctx, KF_ERR_INVALID_ARG,
+                      "%s: options.mode is %d; expected KF_MODE_PLAIN (0), KF_MODE_STREAMS (1) "
+                      "or KF_MODE_GRAPH (2)",
+                      fn, (int)o->mode);
+  if (o->streams < 1 || o->streams > RT_MAX_STREAMS)
+    return core_error(ctx, KF_ERR_INVALID_ARG, "%s: options.streams is %d; expected 1 to %d", fn,
+                      o->streams, RT_MAX_STREAMS);
+  if (isnan(o->occupancy_drop))
+    return core_error(ctx, KF_ERR_INVALID_ARG,
+                      "%s: options.occupancy_drop is NaN; expected a fraction (<= 0: never split)",
+                      fn);
+  if (o->arch && strlen(o->arch) >= sizeof((kf_plan *)0)->arch_copy)
+    return core_error(ctx, KF_ERR_INVALID_ARG, "%s: arch name '%.40s...' is too long", fn, o->arch);
+  if (o->arch && !rt_arch_parse(o->arch, NULL, NULL))
+    return core_error(ctx, KF_ERR_INVALID_ARG, "%s: bad arch name '%s' (%s)", fn, o->arch,
+                      RT_ARCH_FORMS);
+  return KF_OK;
+}
+
 kf_status kf_plan_create(kf_ctx *ctx, const kf_graph *g, const kf_options *opt,
                          kf_plan **out) {
   if (!out) return core_error(ctx, KF_ERR_INVALID_ARG, "kf_plan_create: out is NULL");
@@ -40,6 +68,10 @@ kf_status kf_plan_create(kf_ctx *ctx, const kf_graph *g, const kf_options *opt,
     return core_error(ctx, g->status, "kf_plan_create: the graph has an error: %s", g->errmsg);
   if (g->n_outputs == 0)
     return core_error(ctx, KF_ERR_INVALID_ARG, "kf_plan_create: the graph has no outputs");
+  if (opt) {
+    kf_status st = check_options(ctx, opt);
+    if (st != KF_OK) return st;
+  }
   kf_plan *plan = calloc(1, sizeof *plan);
   if (!plan) return core_error(ctx, KF_ERR_OUT_OF_MEMORY, "kf_plan_create: out of memory");
   plan->ctx = ctx;
@@ -48,11 +80,6 @@ kf_status kf_plan_create(kf_ctx *ctx, const kf_graph *g, const kf_options *opt,
   else
     kf_options_init(&plan->options);
   if (plan->options.arch) {
-    if (strlen(plan->options.arch) >= sizeof plan->arch_copy) {
-      kf_plan_destroy(plan);
-      return core_error(ctx, KF_ERR_INVALID_ARG, "kf_plan_create: arch name '%.40s...' is too long",
-                        opt->arch);
-    }
     snprintf(plan->arch_copy, sizeof plan->arch_copy, "%s", plan->options.arch);
     plan->options.arch = plan->arch_copy;
   }

@@ -84,6 +84,12 @@ kf_value kf_scalar(kf_graph *g, double value, kf_dtype dtype) {
     return ir_fail(g, KF_ERR_INVALID_ARG,
                    "node %%%d (const): %g is not finite, which %s cannot hold", id, value,
                    kf_dtype_name(dtype));
+  char why[96], num[32];
+  if (!ir_literal_fits(value, dtype, why, sizeof why)) {
+    snprintf(num, sizeof num, "%.15g", value); /* short, unless that would hide digits */
+    if (strtod(num, NULL) != value) snprintf(num, sizeof num, "%.17g", value);
+    return ir_fail(g, KF_ERR_INVALID_ARG, "node %%%d (const): %s %s", id, num, why);
+  }
   ir_node n;
   ir_bld_node(&n, IR_OP_CONST, dtype, 0, NULL);
   n.value = ir_round_to_dtype(value, dtype);

@@ -1,6 +1,7 @@
 /* dtype.c - dtype names and sizes, and the one rounding rule of kfuse: how a
  * double or float becomes f16, bf16, f32, an integer or a bool. */
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "ir/ir.h"
@@ -162,4 +163,30 @@ double ir_round_to_dtype(double v, kf_dtype dt) {
     default:
       return v;
   }
+}
+
+bool ir_literal_fits(double v, kf_dtype dt, char *why, size_t size) {
+  const char *name = kf_dtype_name(dt);
+  if (ir_dtype_is_float(dt)) {
+    if (!isfinite(v) || isfinite(ir_round_to_dtype(v, dt))) return true;
+    snprintf(why, size, "overflows %s (it would round to %sinfinity)", name, v < 0 ? "-" : "");
+    return false;
+  }
+  if (dt == KF_BOOL) {
+    if (v == 0.0 || v == 1.0) return true;
+    snprintf(why, size, "is not a bool; bool literals are 0, 1, true or false");
+    return false;
+  }
+  double lo = dt == KF_I32 ? -2147483648.0 : -IR_I64_LIMIT;
+  double hi = dt == KF_I32 ? 2147483647.0 : IR_I64_LIMIT; /* i64: exclusive */
+  if (!isfinite(v) || trunc(v) != v) {
+    snprintf(why, size, "is not an integer, which %s needs", name);
+    return false;
+  }
+  if (v < lo || v > hi || (dt == KF_I64 && v == hi)) {
+    snprintf(why, size, "is out of the range of %s (%s)", name,
+             dt == KF_I32 ? "-2147483648 to 2147483647" : "-2^63 to 2^63 - 1");
+    return false;
+  }
+  return true;
 }

@@ -72,6 +72,12 @@ bool ir_yl_shape(ir_yload *L, const ir_ynode *n, const char *what, bool allow_in
 /* Literal checks without reporting: a number (plain decimal, .inf, .nan) or
  * plain true/false. */
 bool ir_yl_is_number(const ir_yload *L, const ir_ynode *n, double *out);
+/* For a literal n (already read as v) that becomes a constant of integer
+ * dtype dt: beyond 2^53 a double skips integers, so such a literal must be
+ * plain decimal digits whose value v holds exactly; otherwise a positioned
+ * KF_ERR_PARSE. Other dtypes and smaller values pass (kf_scalar applies the
+ * rest of the literal rule). */
+bool ir_yl_exact_int(ir_yload *L, const ir_ynode *n, const char *what, double v, kf_dtype dt);
 /* A plain scalar that starts like a number (digit, sign or dot): no name can. */
 bool ir_yl_looks_numeric(const ir_yload *L, const ir_ynode *n);
 /* A name's syntax and length; reports and returns false when bad. */

@@ -278,6 +278,7 @@ static bool read_attrs(ir_yload *L, nodespec *s) {
       return ir_yl_fail(L, KF_ERR_PARSE, s->map, "missing required attribute 'value'");
     if (!ir_yl_is_number(L, n, &s->value) && !ir_yl_number(L, n, "value", &s->value))
       return false;
+    if (!ir_yl_exact_int(L, n, "value", s->value, s->dtype)) return false;
   }
   if (s->attrs & ATTR_AXES) return read_list_attr(L, s, "axes", false);
   if (s->attrs & ATTR_SHAPE) return read_list_attr(L, s, "shape", true);
@@ -302,6 +303,10 @@ static bool make_literals(ir_yload *L, nodespec *s) {
                               "numbers get its dtype"
                             : "every argument is a number literal; at least one must be a tensor "
                               "so that the numbers get its dtype");
+    char what[32];
+    snprintf(what, sizeof what, "argument %d", i + 1);
+    if (!ir_yl_exact_int(L, ir_ykid(L->doc, s->args, (uint32_t)i), what, s->lit[i], dt))
+      return false;
     s->v[i] = kf_scalar(L->g, s->lit[i], dt);
     if (s->v[i] == KF_NONE) return ir_yl_fail_builder(L, ir_ykid(L->doc, s->args, (uint32_t)i));
   }

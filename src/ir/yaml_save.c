@@ -321,8 +321,12 @@ kf_status kf_graph_save_yaml(const kf_graph *g, const char *path) {
   if (!g) return KF_ERR_INVALID_ARG;
   kf_graph *mg = (kf_graph *)g; /* only its message changes */
   if (!path) return ir_error(mg, KF_ERR_INVALID_ARG, "kf_graph_save_yaml: path is NULL");
+  /* Its status, not a guess from the NULL below (a graph without outputs
+   * was once reported as out of memory). */
+  kf_status st = check_savable(g);
+  if (st != KF_OK) return st;
   char *text = kf_graph_to_yaml(g);
-  if (!text) return g->status != KF_OK ? g->status : KF_ERR_OUT_OF_MEMORY;
+  if (!text) return KF_ERR_OUT_OF_MEMORY; /* what is left to fail */
   size_t plen = strlen(path);
   char *tmp = malloc(plen + 32);
   if (!tmp) {

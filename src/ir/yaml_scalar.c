@@ -144,6 +144,21 @@ bool ir_yl_number(ir_yload *L, const ir_ynode *n, const char *what, double *out)
   return true;
 }
 
+bool ir_yl_exact_int(ir_yload *L, const ir_ynode *n, const char *what, double v, kf_dtype dt) {
+  if ((dt != KF_I32 && dt != KF_I64) || !(fabs(v) >= 9007199254740992.0)) return true;
+  if (fabs(v) >= 9223372036854775808.0) return true; /* out of range: kf_scalar says so */
+  const char *s = ir_ytext(L->doc, n);
+  errno = 0;
+  long long i = int_syntax(s) ? strtoll(s, NULL, 10) : 0;
+  if (int_syntax(s) && errno == 0 && (long long)v == i) return true;
+  char b[96];
+  return ir_yl_fail(L, KF_ERR_PARSE, n,
+                    "%s: %s is not exactly an %s constant: constants are held as doubles, "
+                    "exact for integers up to 2^53 (beyond it write an integer a double holds, "
+                    "in plain digits)",
+                    what, ir_yl_show(L, n, b, sizeof b), kf_dtype_name(dt));
+}
+
 bool ir_yl_bool(ir_yload *L, const ir_ynode *n, const char *what, bool *out) {
   char b[96];
   const char *s = n->type == IR_Y_SCALAR && n->plain ? ir_ytext(L->doc, n) : "";
