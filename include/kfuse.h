@@ -302,7 +302,11 @@ KF_API char *kf_graph_dump(const kf_graph *g);
  * is required. */
 KF_API kf_value kf_input(kf_graph *g, const char *name, kf_dtype dtype, int rank,
                          const int64_t *shape);
-/* A rank-0 constant, rounded once to dtype. */
+/* A rank-0 constant of a value dtype holds: i32/i64 an integer in range,
+ * bool 0 or 1, a float dtype any value rounded once to nearest even (NaN
+ * and infinities kept) except a finite one that would round to an
+ * infinity. Anything else is a sticky KF_ERR_INVALID_ARG ("0.5 is not an
+ * integer, which i32 needs"), never a silent truncation or saturation. */
 KF_API kf_value kf_scalar(kf_graph *g, double value, kf_dtype dtype);
 
 /* Unary pointwise ops. exp..ceil (the transcendental and rounding ones)
@@ -469,11 +473,11 @@ typedef struct kf_options {
   bool horizontal;       /* false: no horizontal packing */
   const char *arch;      /* "sm_90"; NULL: the current device's. Copied by
                             kf_plan_create (at most 31 bytes) */
-  kf_run_mode mode;
+  kf_run_mode mode;       /* checked by kf_plan_create, as every field is */
   double occupancy_drop; /* split a fused kernel whose occupancy falls more
                             than this fraction below its parts' (0.20);
                             <= 0: never split */
-  int streams;           /* streams in KF_MODE_STREAMS (4) */
+  int streams;           /* streams in KF_MODE_STREAMS (4), 1 to 8 */
   bool pdl;              /* plain runs on sm_90 (driver 12.3+) launch with
                             programmatic dependent launch: each kernel may
                             start while the one ahead drains, and waits for
@@ -497,8 +501,12 @@ typedef enum kf_format { KF_FORMAT_TEXT = 0, KF_FORMAT_JSON = 1, KF_FORMAT_DOT =
  * graph, so g may be destroyed afterwards. opt may be NULL (defaults). The
  * caller owns *out. A plan is not thread-safe: use one from one thread at a
  * time (several plans of one context may be used from different threads).
- * Errors: KF_ERR_INVALID_ARG, the graph's sticky status, KF_ERR_OUT_OF_MEMORY;
- * the message is on ctx. */
+ * Options are checked first: mode one of kf_run_mode, streams 1 to 8,
+ * occupancy_drop not NaN, arch NULL or "sm_XY", "sm_XYa", "sm_XYf",
+ * "compute_XY", "XY" or "X.Y" (at most 31 bytes).
+ * Errors: KF_ERR_INVALID_ARG (NULL arguments, a bad option, no outputs), the
+ * graph's sticky status, KF_ERR_SHAPE (the plan's buffers exceed
+ * KF_MAX_TENSOR_BYTES together), KF_ERR_OUT_OF_MEMORY; the message is on ctx. */
 KF_API kf_status kf_plan_create(kf_ctx *ctx, const kf_graph *g, const kf_options *opt,
                                 kf_plan **out);
 KF_API void kf_plan_destroy(kf_plan *plan);
