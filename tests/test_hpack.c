@@ -132,7 +132,7 @@ static void random_part(kf_graph *g, uint64_t *s, int i) {
   uint64_t r = *s >> 20;
   kf_dtype dt = dts[r % 4];
   int tmpl = (int)((r >> 4) % 6), rank = 1 + (int)((r >> 8) % 2);
-  double c = (r >> 10) % 2 ? 0.5 : 2.0;
+  double c = (r >> 10) % 2 ? (dt == KF_I32 ? 3.0 : 0.5) : 2.0; /* i32 constants are integers */
   int64_t shape[2] = {1 + (int64_t)((r >> 12) % 7) * 3, 8 + (int64_t)((r >> 16) % 5) * 8};
   if (tmpl == 5) shape[0] = shape[1] = 8 * (1 + (int64_t)((r >> 20) % 3));
   char nx[16], ny[16];
