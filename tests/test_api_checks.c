@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "check_main.h"
+#include "codegen/codegen.h"
 #include "ir/ir.h"
 #include "runtime/nvrtc.h"
 
@@ -20,7 +21,7 @@ START_TEST(arch_parse_strict) {
   for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
     int num = -1;
     char sfx = 'x';
-    ck_assert_msg(rt_arch_parse(good[i].name, &num, &sfx), "%s refused", good[i].name);
+    ck_assert_msg(cg_arch_parse(good[i].name, &num, &sfx), "%s refused", good[i].name);
     ck_assert_int_eq(num, good[i].num);
     ck_assert_int_eq(sfx, good[i].sfx);
   }
@@ -30,8 +31,8 @@ START_TEST(arch_parse_strict) {
                               "sm_90aa", "sm_9000", "-90",     "90 ",    "",       "compute_",
                               "9.0a",    "sm90",    "sm_90\n", "123.4"};
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
-    ck_assert_msg(!rt_arch_parse(bad[i], NULL, NULL), "'%s' accepted", bad[i]);
-  ck_assert(!rt_arch_parse(NULL, NULL, NULL));
+    ck_assert_msg(!cg_arch_parse(bad[i], NULL, NULL), "'%s' accepted", bad[i]);
+  ck_assert(!cg_arch_parse(NULL, NULL, NULL));
   char out[16], err[256];
   ck_assert(!rt_nvrtc_arch("a.b", out, sizeof out, err, sizeof err));
   ck_assert_msg(strstr(err, "bad arch name 'a.b'") && strstr(err, "sm_XY"), "%s", err);
@@ -104,6 +105,28 @@ START_TEST(plan_options_checked) {
 }
 END_TEST
 
+/* Every form kf_plan_create accepts also works where the arch is used
+ * again: kf_plan_source once refused "9.0" that the plan had taken. */
+START_TEST(plan_source_arch_forms) {
+  kf_value x = kf_input(G, "x", KF_F32, 1, (int64_t[]){8});
+  kf_set_output(G, kf_exp(G, x));
+  kf_options o;
+  kf_options_init(&o);
+  o.arch = "9.0";
+  kf_plan *p = NULL;
+  ck_assert_int_eq(kf_plan_create(C, G, &o, &p), KF_OK);
+  char *src = kf_plan_source(p, 0, NULL);
+  ck_assert_msg(src != NULL, "%s", kf_plan_errmsg(p));
+  kf_free(src);
+  ck_assert_ptr_null(kf_plan_source(p, 0, "a.b"));
+  ck_assert_msg(strstr(kf_plan_errmsg(p), "bad arch 'a.b'"), "%s", kf_plan_errmsg(p));
+  src = kf_plan_source(p, 0, "compute_90");
+  ck_assert_ptr_nonnull(src);
+  kf_free(src);
+  kf_plan_destroy(p);
+}
+END_TEST
+
 START_TEST(save_yaml_without_outputs) {
   kf_input(G, "x", KF_F32, 1, (int64_t[]){4});
   char path[] = "/tmp/kfuse_noout_XXXXXX";
@@ -168,6 +191,7 @@ static Suite *make_suite(void) {
   tcase_add_checked_fixture(tc, setup, teardown);
   tcase_add_test(tc, arch_parse_strict);
   tcase_add_test(tc, plan_options_checked);
+  tcase_add_test(tc, plan_source_arch_forms);
   tcase_add_test(tc, save_yaml_without_outputs);
   tcase_add_test(tc, scalar_literal_rule);
   suite_add_tcase(s, tc);

@@ -3,6 +3,7 @@
  * count does not fit, and sizes computed later never wrap. */
 #include <stdlib.h>
 
+#include "ir/build.h"
 #include "test_builder.h"
 
 #define P(k) (INT64_C(1) << (k))
@@ -80,6 +81,19 @@ START_TEST(cast_widening_overflow) {
 }
 END_TEST
 
+/* ir_append itself refuses, whoever calls it (the graph cache's loader
+ * rebuilds nodes through it). */
+START_TEST(append_checks_size) {
+  ir_node n;
+  ir_bld_node(&n, IR_OP_INPUT, KF_F64, 1, (int64_t[]){P(61)});
+  FAILS(ir_append(G, &n), KF_ERR_SHAPE, "node %0 (input)", "2^62 bytes");
+  teardown_graph();
+  setup_graph();
+  ir_bld_node(&n, IR_OP_INPUT, KF_F32, 2, (int64_t[]){4, -1});
+  FAILS(ir_append(G, &n), KF_ERR_SHAPE, "dimension 1 < 0");
+}
+END_TEST
+
 START_TEST(yaml_bytes_overflow) {
   static const char text[] =
       "kfuse: 1\n"
@@ -142,6 +156,7 @@ static Suite *make_suite(void) {
   tcase_add_test(tc, binary_broadcast_overflow);
   tcase_add_test(tc, matmul_overflow);
   tcase_add_test(tc, cast_widening_overflow);
+  tcase_add_test(tc, append_checks_size);
   tcase_add_test(tc, yaml_bytes_overflow);
   tcase_add_test(tc, plan_total_overflow);
   tcase_add_test(tc, plan_total_fits);

@@ -25,8 +25,17 @@ typedef struct cg_target {
 /* The hardware's limit on gridDim.x (2^31 - 1 on every arch since sm_30). */
 #define CG_MAX_GRID 2147483647u
 
-/* Parses "sm_90" (also "sm_90a", "compute_90") into a target with that
- * arch's defaults. false on a malformed name. */
+/* The arch names accepted, for messages. */
+#define CG_ARCH_FORMS "expected sm_XY, sm_XYa, sm_XYf, compute_XY, XY or X.Y, e.g. sm_90"
+
+/* Parses an arch name strictly into major * 10 + minor (90) and its suffix
+ * letter ('a', 'f' or 0): "sm_90", "sm_90a", "compute_90", "90", "9.0";
+ * false on anything else (signs, spaces, a leading 0, trailing text).
+ * Either output may be NULL. Thread-safe. */
+bool cg_arch_parse(const char *name, int *num, char *suffix);
+
+/* Parses an arch name (cg_arch_parse) into a target with that arch's
+ * defaults. false on a malformed name or one before sm_50. */
 bool cg_target_from_arch(const char *arch, cg_target *out);
 
 /* One device-memory parameter of a launch, in kernel-signature order. Every

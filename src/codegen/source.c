@@ -15,7 +15,8 @@ KF_API char *kf_plan_source(kf_plan *plan, int launch, const char *arch) {
   const char *a = arch ? arch : plan->options.arch ? plan->options.arch : "sm_90";
   cg_target t;
   if (!cg_target_from_arch(a, &t)) {
-    core_plan_error(plan, KF_ERR_INVALID_ARG, "kf_plan_source: bad arch '%s'", a);
+    core_plan_error(plan, KF_ERR_INVALID_ARG, "kf_plan_source: bad arch '%.40s' (%s)", a,
+                    CG_ARCH_FORMS);
     return NULL;
   }
   t.grid_dep = plan->options.pdl;

@@ -8,7 +8,6 @@
 #include <string.h>
 
 #include "core/span.h"
-#include "runtime/nvrtc.h"
 #include "runtime/rt.h"
 
 void kf_options_init(kf_options *opt) {
@@ -53,9 +52,9 @@ static kf_status check_options(kf_ctx *ctx, const kf_options *o) {
                       fn);
   if (o->arch && strlen(o->arch) >= sizeof((kf_plan *)0)->arch_copy)
     return core_error(ctx, KF_ERR_INVALID_ARG, "%s: arch name '%.40s...' is too long", fn, o->arch);
-  if (o->arch && !rt_arch_parse(o->arch, NULL, NULL))
+  if (o->arch && !cg_arch_parse(o->arch, NULL, NULL))
     return core_error(ctx, KF_ERR_INVALID_ARG, "%s: bad arch name '%s' (%s)", fn, o->arch,
-                      RT_ARCH_FORMS);
+                      CG_ARCH_FORMS);
   return KF_OK;
 }
 

@@ -12,54 +12,14 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "codegen/codegen.h"
+
 kf_status kf_nvrtc_version(int *major, int *minor) {
   int ma = 0, mi = 0;
   if (nvrtcVersion(&ma, &mi) != NVRTC_SUCCESS) return KF_ERR_INTERNAL;
   if (major) *major = ma;
   if (minor) *minor = mi;
   return KF_OK;
-}
-
-/* "90", "90a", "100f": 2 or 3 digits, the first not 0, then at most one
- * suffix letter. Digits are read by hand: strtol would take a sign,
- * spaces and overlong numbers. */
-static bool parse_arch_digits(const char *s, int *num, char *suffix) {
-  int n = 0, v = 0;
-  while (n < 4 && s[n] >= '0' && s[n] <= '9') v = v * 10 + (s[n++] - '0');
-  if (n < 2 || n > 3 || s[0] == '0') return false;
-  *suffix = 0;
-  if (s[n] == 'a' || s[n] == 'f') *suffix = s[n++];
-  if (s[n]) return false;
-  *num = v;
-  return true;
-}
-
-/* "9.0", "12.1": 1 or 2 digits of major (not 0), '.', one digit of minor. */
-static bool parse_arch_dotted(const char *s, int *num) {
-  int n = 0, ma = 0;
-  while (n < 3 && s[n] >= '0' && s[n] <= '9') ma = ma * 10 + (s[n++] - '0');
-  if (n < 1 || n > 2 || s[0] == '0' || s[n] != '.') return false;
-  if (s[n + 1] < '0' || s[n + 1] > '9' || s[n + 2]) return false;
-  *num = ma * 10 + (s[n + 1] - '0');
-  return true;
-}
-
-bool rt_arch_parse(const char *name, int *num, char *suffix) {
-  int v = 0;
-  char sfx = 0;
-  bool ok;
-  if (!name) return false;
-  if (strncmp(name, "sm_", 3) == 0)
-    ok = parse_arch_digits(name + 3, &v, &sfx);
-  else if (strncmp(name, "compute_", 8) == 0)
-    ok = parse_arch_digits(name + 8, &v, &sfx);
-  else if (strchr(name, '.'))
-    ok = parse_arch_dotted(name, &v);
-  else
-    ok = parse_arch_digits(name, &v, &sfx);
-  if (ok && num) *num = v;
-  if (ok && suffix) *suffix = sfx;
-  return ok;
 }
 
 static bool arch_supported(int num, char *err, size_t errsize) {
@@ -83,9 +43,9 @@ bool rt_nvrtc_arch(const char *name, char *out, size_t outsize, char *err, size_
     snprintf(err, errsize, "empty arch name");
     return false;
   }
-  ok = rt_arch_parse(name, &num, &suffix);
+  ok = cg_arch_parse(name, &num, &suffix);
   if (!ok) {
-    snprintf(err, errsize, "bad arch name '%.40s' (%s)", name, RT_ARCH_FORMS);
+    snprintf(err, errsize, "bad arch name '%.40s' (%s)", name, CG_ARCH_FORMS);
     return false;
   }
   if (!arch_supported(num, err, errsize)) return false;

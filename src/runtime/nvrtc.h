@@ -19,15 +19,6 @@ typedef struct rt_nvrtc_opts {
   char text[1024];
 } rt_nvrtc_opts;
 
-/* The arch names accepted, for messages. */
-#define RT_ARCH_FORMS "expected sm_XY, sm_XYa, sm_XYf, compute_XY, XY or X.Y, e.g. sm_90"
-
-/* Parses an arch name strictly into major * 10 + minor (90) and its suffix
- * letter ('a', 'f' or 0): "sm_90", "sm_90a", "compute_90", "90", "9.0";
- * false on anything else (signs, spaces, a leading 0, trailing text).
- * Either output may be NULL. Thread-safe. */
-bool rt_arch_parse(const char *name, int *num, char *suffix);
-
 /* Normalizes an arch name: "sm_90", "sm_90a", "90", "9.0" and
  * "compute_90" give "sm_90" (or "sm_90a"). false on anything else, or an
  * arch this NVRTC cannot target (the message in err says which it can). */
