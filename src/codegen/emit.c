@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "codegen/cg_internal.h"
+#include "core/alloc.h"
 
 static const fuse_kernel *kernel_by_id(const fuse_plan *plan, int id) {
   for (int i = 0; i < plan->n_kernels; i++)
@@ -73,7 +74,7 @@ static bool merge_params(cg_launch_src *out, const cg_part *p) {
       out->params[j].written |= p->params[i].written;
       continue;
     }
-    cg_param *np = realloc(out->params, (size_t)(out->n_params + 1) * sizeof *np);
+    cg_param *np = core_realloc(out->params, (size_t)(out->n_params + 1) * sizeof *np);
     if (!np) return false;
     out->params = np;
     out->params[out->n_params++] = (cg_param){p->params[i].value, p->params[i].written};
@@ -249,7 +250,7 @@ kf_status cg_emit_launch(const kf_graph *g, const fuse_plan *plan, int launch,
     snprintf(err, errsize, "launch %d has no kernels", launch);
     return KF_ERR_INVALID_ARG;
   }
-  cg_part *parts = calloc((size_t)L->n_kernels, sizeof *parts);
+  cg_part *parts = core_calloc((size_t)L->n_kernels, sizeof *parts);
   if (!parts) return KF_ERR_OUT_OF_MEMORY;
   const fuse_kernel *k0 = kernel_by_id(plan, L->kernels[0]);
   if (L->n_kernels == 1 && k0)

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "codegen/cg_internal.h"
+#include "core/alloc.h"
 
 const char *cg_storage_type(kf_dtype dt) {
   static const char *const names[] = {"kf_f16", "kf_bf16", "float", "double",
@@ -74,7 +75,7 @@ void cg_gen_fail(cg_gen *gen, const char *fmt, ...) {
 void cg_gen_bind(cg_gen *gen, int32_t v, const char *key, const char *expr) {
   if (gen->n_binds == gen->cap_binds) {
     int cap = gen->cap_binds ? gen->cap_binds * 2 : 16;
-    cg_bind *b = realloc(gen->binds, (size_t)cap * sizeof *b);
+    cg_bind *b = core_realloc(gen->binds, (size_t)cap * sizeof *b);
     if (!b) {
       cg_gen_fail(gen, "out of memory");
       return;
@@ -175,7 +176,7 @@ static const char *memo_find(cg_gen *gen, int32_t v, const char *key) {
 static int memo_add(cg_gen *gen, int32_t v, const char *key) {
   if (gen->n_memo == gen->cap_memo) {
     int cap = gen->cap_memo ? gen->cap_memo * 2 : 32;
-    struct cg_memo *m = realloc(gen->memo, (size_t)cap * sizeof *m);
+    struct cg_memo *m = core_realloc(gen->memo, (size_t)cap * sizeof *m);
     if (!m) {
       cg_gen_fail(gen, "out of memory");
       return gen->tmp++;
@@ -183,7 +184,7 @@ static int memo_add(cg_gen *gen, int32_t v, const char *key) {
     gen->memo = m;
     gen->cap_memo = cap;
   }
-  char *k = strdup(key);
+  char *k = core_strdup(key);
   if (!k) {
     cg_gen_fail(gen, "out of memory");
     return gen->tmp++;
@@ -201,7 +202,7 @@ static int memo_add(cg_gen *gen, int32_t v, const char *key) {
 static void memo_raw(cg_gen *gen, const char *raw) {
   if (!gen->n_memo) return;
   free(gen->memo[gen->n_memo - 1].raw);
-  gen->memo[gen->n_memo - 1].raw = strdup(raw);
+  gen->memo[gen->n_memo - 1].raw = core_strdup(raw);
   if (!gen->memo[gen->n_memo - 1].raw) cg_gen_fail(gen, "out of memory");
 }
 

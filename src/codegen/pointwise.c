@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "codegen/cg_internal.h"
+#include "core/alloc.h"
 
 /* Vector iterations per thread of a generic part's block: each block of 256
  * threads covers 2 x 256 x 16 bytes = 8 KB of each f32 tensor. */
@@ -192,7 +193,7 @@ static char *put_name(char *d, char c, int j) {
 static void rename_positional(const cg_part *p, const char *text, cg_buf *out) {
   size_t len = strlen(text);
   /* a renamed token ("p3" -> "p4095") grows at most 2.5 times */
-  char *buf = malloc(3 * len + 64), *d = buf;
+  char *buf = core_malloc(3 * len + 64), *d = buf;
   if (!buf) {
     out->oom = true;
     return;

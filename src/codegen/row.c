@@ -8,6 +8,7 @@
 #include "codegen/cg_internal.h"
 #include "codegen/row_online.h"
 #include "codegen/row_stage.h"
+#include "core/alloc.h"
 
 typedef struct row_info {
   int lanes;       /* W */
@@ -667,7 +668,7 @@ static void keep_across(row_emit *re, int32_t red, int32_t skip, row_kept *kp) {
   const fuse_kernel *k = re->a->k;
   memset(kp, 0, sizeof *kp);
   if (!re->ri.cache || !gen->n_memo) return;
-  kp->v = malloc((size_t)gen->n_memo * sizeof *kp->v);
+  kp->v = core_malloc((size_t)gen->n_memo * sizeof *kp->v);
   if (!kp->v) {
     cg_gen_fail(gen, "out of memory");
     return;
@@ -862,7 +863,7 @@ static void fresh_held_reads(row_emit *re) {
  * restore_binds (NULL when out of memory: the generator has failed). */
 static cg_bind *only_row_values(cg_gen *gen, int *n_all) {
   *n_all = gen->n_binds;
-  cg_bind *all = malloc((size_t)(gen->n_binds + 1) * sizeof *all);
+  cg_bind *all = core_malloc((size_t)(gen->n_binds + 1) * sizeof *all);
   if (!all) {
     cg_gen_fail(gen, "out of memory");
     return NULL;

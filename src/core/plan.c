@@ -1,11 +1,13 @@
 /* plan.c - creating, describing and destroying plans: the pipeline's front
  * door. kf_plan_create runs verify -> fuse -> buffer planning. */
 #include "core/plan.h"
-#include "core/span.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "core/alloc.h"
+#include "core/span.h"
 
 void kf_options_init(kf_options *opt) {
   if (!opt) return;
@@ -40,7 +42,7 @@ kf_status kf_plan_create(kf_ctx *ctx, const kf_graph *g, const kf_options *opt,
     return core_error(ctx, g->status, "kf_plan_create: the graph has an error: %s", g->errmsg);
   if (g->n_outputs == 0)
     return core_error(ctx, KF_ERR_INVALID_ARG, "kf_plan_create: the graph has no outputs");
-  kf_plan *plan = calloc(1, sizeof *plan);
+  kf_plan *plan = core_calloc(1, sizeof *plan);
   if (!plan) return core_error(ctx, KF_ERR_OUT_OF_MEMORY, "kf_plan_create: out of memory");
   plan->ctx = ctx;
   if (opt)

@@ -5,12 +5,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/alloc.h"
+
 static bool grow(core_str *b, size_t need) {
   if (b->oom) return false;
   if (b->len + need + 1 <= b->cap) return true;
   size_t cap = b->cap ? b->cap : 1024;
   while (cap < b->len + need + 1) cap *= 2;
-  char *s = realloc(b->s, cap);
+  char *s = core_realloc(b->s, cap);
   if (!s) {
     b->oom = true;
     return false;
@@ -70,7 +72,7 @@ char *core_str_take(core_str *b) {
     core_str_free(b);
     return NULL;
   }
-  char *s = b->s ? b->s : strdup("");
+  char *s = b->s ? b->s : core_strdup("");
   memset(b, 0, sizeof *b);
   return s;
 }

@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <xxhash.h>
 
+#include "core/alloc.h"
 #include "core/ctx.h"
 #include "core/escape.h"
 #include "core/similar.h"
@@ -100,7 +101,7 @@ bool ir_yl_name_hint(const ir_yload *L, const char *name, char *buf, size_t size
 bool ir_yl_define(ir_yload *L, const ir_ynode *name_node, kf_value v) {
   if ((uint64_t)(L->n_syms + 1) * 2 > L->cap_syms) { /* load factor <= 1/2 */
     uint32_t cap = L->cap_syms ? L->cap_syms * 2 : 64;
-    ir_ysym *slots = cap < L->cap_syms ? NULL : calloc(cap, sizeof *slots);
+    ir_ysym *slots = cap < L->cap_syms ? NULL : core_calloc(cap, sizeof *slots);
     if (!slots) return ir_yl_fail(L, KF_ERR_OUT_OF_MEMORY, name_node, "out of memory");
     for (uint32_t i = 0; i < L->cap_syms; i++)
       if (L->syms[i].name) sym_place(slots, cap, L->syms[i]);
@@ -312,11 +313,11 @@ kf_status ir_yaml_read_file(kf_ctx *ctx, const char *path, char **text, size_t *
   }
   size_t limit = IR_YAML_MAX_BYTES + 1, cap = 1 << 16, n = 0;
   if (S_ISREG(sb.st_mode) && (uint64_t)sb.st_size >= limit) n = limit; /* too large */
-  char *buf = malloc(cap);
+  char *buf = core_malloc(cap);
   while (buf && n < limit) {
     if (n == cap) {
       size_t ncap = cap * 2 < limit ? cap * 2 : limit;
-      char *bigger = realloc(buf, ncap);
+      char *bigger = core_realloc(buf, ncap);
       if (!bigger) {
         free(buf);
         buf = NULL;

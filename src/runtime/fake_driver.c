@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/alloc.h"
 #include "runtime/driver.h"
 
 /* Fake handles are small integers above a base, one range per kind, so a
@@ -93,12 +94,12 @@ static void logf_(const char *fmt, ...) {
   va_end(ap);
   if (F.n_lines == F.cap_lines) {
     int cap = F.cap_lines ? 2 * F.cap_lines : 64;
-    char **l = realloc(F.lines, (size_t)cap * sizeof *l);
+    char **l = core_realloc(F.lines, (size_t)cap * sizeof *l);
     if (!l) return;
     F.lines = l;
     F.cap_lines = cap;
   }
-  F.lines[F.n_lines] = strdup(buf);
+  F.lines[F.n_lines] = core_strdup(buf);
   if (F.lines[F.n_lines]) F.n_lines++;
 }
 
