@@ -104,13 +104,13 @@ static void emit_route(const cg_part *parts, int n, cg_buf *out) {
     cg_param_args(&parts[i], &args);
     uint32_t end = start + parts[i].blocks;
     if (n == 1)
-      cg_printf(out, "  %s(blockIdx.x, %s);\n", parts[i].fn, args.s);
+      cg_printf(out, "  %s(blockIdx.x, %s);\n", parts[i].fn, cg_use(out, &args));
     else if (n > 8)
       cg_printf(out, "    case %d: %s(blockIdx.x - %uu, %s); break;\n", i, parts[i].fn, start,
-                args.s);
+                cg_use(out, &args));
     else
       cg_printf(out, "  %sif (blockIdx.x < %uu) %s(blockIdx.x - %uu, %s);\n",
-                i ? "else " : "", end, parts[i].fn, start, args.s);
+                i ? "else " : "", end, parts[i].fn, start, cg_use(out, &args));
     start = end;
     cg_buf_free(&args);
   }
@@ -134,14 +134,13 @@ static kf_status assemble(const kf_graph *g, cg_part *parts, int n, const cg_buf
             out->index64 ? "64-bit" : "32-bit", (long long)out->max_offset, out->vec_bytes,
             out->packed_params ? "; pointers packed in one parameter" : "");
   kf_status st = KF_OK;
-  char *common = cg_template_text("common.cuh", err, errsize);
-  if (!common) {
+  /* Appended in place (a hole-less fill): a copy could fail, and its NULL
+   * would read as a missing template. */
+  if (!cg_fill(&src, "common.cuh", NULL, 0, err, errsize)) {
     st = KF_ERR_INTERNAL;
   } else {
-    cg_puts(&src, common);
-    free(common);
     cg_puts(&src, "\n");
-    cg_puts(&src, body->s ? body->s : "");
+    cg_puts(&src, cg_use(&src, body));
     char th[32];
     if (n == 1 && parts[0].min_blocks > 0)
       snprintf(th, sizeof th, "%u, %d", out->block, parts[0].min_blocks);
@@ -153,10 +152,10 @@ static kf_status assemble(const kf_graph *g, cg_part *parts, int n, const cg_buf
     cg_hole holes[] = {{"entry", out->entry},
                        {"cluster", cl},
                        {"THREADS", th},
-                       {"decls", decls->s ? decls->s : ""},
-                       {"params", params->s ? params->s : ""},
+                       {"decls", cg_use(&src, decls)},
+                       {"params", cg_use(&src, params)},
                        {"dep", out->grid_dep ? "  kf_grid_dep_sync();\n" : ""},
-                       {"route", route->s ? route->s : ""}};
+                       {"route", cg_use(&src, route)}};
     if (!cg_fill(&src, "horizontal.cu", holes, 7, err, errsize)) st = KF_ERR_INTERNAL;
   }
   bool oom = route->oom || params->oom || decls->oom || body->oom;
@@ -251,7 +250,10 @@ kf_status cg_emit_launch(const kf_graph *g, const fuse_plan *plan, int launch,
     return KF_ERR_INVALID_ARG;
   }
   cg_part *parts = core_calloc((size_t)L->n_kernels, sizeof *parts);
-  if (!parts) return KF_ERR_OUT_OF_MEMORY;
+  if (!parts) {
+    snprintf(err, errsize, "out of memory generating the CUDA C of launch %d", launch);
+    return KF_ERR_OUT_OF_MEMORY;
+  }
   const fuse_kernel *k0 = kernel_by_id(plan, L->kernels[0]);
   if (L->n_kernels == 1 && k0)
     snprintf(out->entry, sizeof out->entry, "kf_%s", k0->name);
@@ -259,6 +261,10 @@ kf_status cg_emit_launch(const kf_graph *g, const fuse_plan *plan, int launch,
     snprintf(out->entry, sizeof out->entry, "kf_launch%d_h%d", launch, (int)L->n_kernels);
   kf_status st = emit_launch(g, plan, L, target, parts, out, err, errsize);
   if (st == KF_OK && out->index64) out->max_offset = out->max_offset > 0 ? out->max_offset : 0;
+  /* One message for an allocation failure anywhere below (a sub-emitter's
+   * latched buffer often has none of its own). */
+  if (st == KF_ERR_OUT_OF_MEMORY)
+    snprintf(err, errsize, "out of memory generating the CUDA C of launch %d", launch);
   for (int i = 0; i < L->n_kernels; i++) free(parts[i].params);
   free(parts);
   if (st != KF_OK) cg_launch_src_free(out);

@@ -63,9 +63,16 @@ void cg_gen_free(cg_gen *gen) {
   gen->binds = NULL;
 }
 
+void cg_gen_oom(cg_gen *gen) {
+  if (gen->failed) return;
+  cg_gen_fail(gen, "out of memory");
+  gen->status = KF_ERR_OUT_OF_MEMORY;
+}
+
 void cg_gen_fail(cg_gen *gen, const char *fmt, ...) {
   if (gen->failed) return;
   gen->failed = true;
+  gen->status = KF_ERR_UNSUPPORTED;
   va_list ap;
   va_start(ap, fmt);
   vsnprintf(gen->err, sizeof gen->err, fmt, ap);
@@ -77,7 +84,7 @@ void cg_gen_bind(cg_gen *gen, int32_t v, const char *key, const char *expr) {
     int cap = gen->cap_binds ? gen->cap_binds * 2 : 16;
     cg_bind *b = core_realloc(gen->binds, (size_t)cap * sizeof *b);
     if (!b) {
-      cg_gen_fail(gen, "out of memory");
+      cg_gen_oom(gen);
       return;
     }
     gen->binds = b;
@@ -178,7 +185,7 @@ static int memo_add(cg_gen *gen, int32_t v, const char *key) {
     int cap = gen->cap_memo ? gen->cap_memo * 2 : 32;
     struct cg_memo *m = core_realloc(gen->memo, (size_t)cap * sizeof *m);
     if (!m) {
-      cg_gen_fail(gen, "out of memory");
+      cg_gen_oom(gen);
       return gen->tmp++;
     }
     gen->memo = m;
@@ -186,7 +193,7 @@ static int memo_add(cg_gen *gen, int32_t v, const char *key) {
   }
   char *k = core_strdup(key);
   if (!k) {
-    cg_gen_fail(gen, "out of memory");
+    cg_gen_oom(gen);
     return gen->tmp++;
   }
   gen->memo[gen->n_memo].value = v;
@@ -203,7 +210,7 @@ static void memo_raw(cg_gen *gen, const char *raw) {
   if (!gen->n_memo) return;
   free(gen->memo[gen->n_memo - 1].raw);
   gen->memo[gen->n_memo - 1].raw = core_strdup(raw);
-  if (!gen->memo[gen->n_memo - 1].raw) cg_gen_fail(gen, "out of memory");
+  if (!gen->memo[gen->n_memo - 1].raw) cg_gen_oom(gen);
 }
 
 /* Whether v is an output that no other node of the kernel reads: then only

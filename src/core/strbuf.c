@@ -23,13 +23,19 @@ static bool grow(core_str *b, size_t need) {
 }
 
 void core_str_putn(core_str *b, const char *text, size_t n) {
+  if (!text) { /* what an upstream allocation failure left: keep it sticky */
+    b->oom = true;
+    return;
+  }
   if (!grow(b, n)) return;
   memcpy(b->s + b->len, text, n);
   b->len += n;
   b->s[b->len] = 0;
 }
 
-void core_str_puts(core_str *b, const char *text) { core_str_putn(b, text, strlen(text)); }
+void core_str_puts(core_str *b, const char *text) {
+  core_str_putn(b, text, text ? strlen(text) : 0);
+}
 
 /* Formats into the free space first: a second pass (after growing) only
  * when it did not fit. Source generation is mostly small printfs, and
@@ -60,6 +66,14 @@ void core_str_printf(core_str *b, const char *fmt, ...) {
   va_start(ap, fmt);
   core_str_vprintf(b, fmt, ap);
   va_end(ap);
+}
+
+const char *core_str_use(core_str *into, const core_str *from) {
+  if (from->oom) {
+    into->oom = true;
+    return "";
+  }
+  return from->s ? from->s : "";
 }
 
 void core_str_free(core_str *b) {

@@ -21,8 +21,9 @@ static int cmp_order(const void *a, const void *b) {
 }
 
 /* Longest path from the graph's inputs, in kernels (Kahn's algorithm over
- * the kernel graph); false if the kernels form a cycle. */
-static bool depths(fuse_plan *plan, int32_t *depth) {
+ * the kernel graph); KF_ERR_INTERNAL if the kernels form a cycle,
+ * KF_ERR_OUT_OF_MEMORY when its work arrays cannot be had. */
+static kf_status depths(fuse_plan *plan, int32_t *depth) {
   int32_t nk = plan->n_kernels;
   const int32_t *kof = plan->kernel_of;
   const kf_graph *g = plan->graph;
@@ -57,12 +58,12 @@ static bool depths(fuse_plan *plan, int32_t *depth) {
       if (--indeg[c] == 0) queue[tail++] = c;
     }
   }
-  ok = ok && tail == nk;
+  kf_status st = !ok ? KF_ERR_OUT_OF_MEMORY : tail == nk ? KF_OK : KF_ERR_INTERNAL;
   free(indeg);
   free(start);
   free(queue);
   free(succ);
-  return ok;
+  return st;
 }
 
 /* Puts the kernels in launch order and renumbers them. */
@@ -209,10 +210,9 @@ static kf_status pack(fuse_plan *plan) {
 kf_status fuse_launches(fuse_plan *plan, char *err, size_t errsize) {
   int32_t *depth = core_malloc(((size_t)plan->n_kernels + 1) * sizeof *depth);
   kf_status st = depth ? KF_OK : KF_ERR_OUT_OF_MEMORY;
-  if (st == KF_OK && !depths(plan, depth)) {
+  if (st == KF_OK) st = depths(plan, depth);
+  if (st == KF_ERR_INTERNAL)
     snprintf(err, errsize, "internal error: the kernels depend on each other in a cycle");
-    st = KF_ERR_INTERNAL;
-  }
   if (st == KF_OK) st = reorder(plan, depth);
   if (st == KF_OK) st = pack(plan);
   if (st == KF_ERR_OUT_OF_MEMORY) snprintf(err, errsize, "out of memory");

@@ -13,7 +13,7 @@ kf_status kf_graph_create(kf_ctx *ctx, kf_graph **out) {
   if (!out) return KF_ERR_INVALID_ARG;
   *out = NULL;
   kf_graph *g = core_calloc(1, sizeof *g);
-  if (!g) return KF_ERR_OUT_OF_MEMORY;
+  if (!g) return core_error(ctx, KF_ERR_OUT_OF_MEMORY, "kf_graph_create: out of memory");
   g->ctx = ctx;
   g->status = KF_OK;
   *out = g;

@@ -65,8 +65,11 @@ static const char *strip_node_prefix(const char *m) {
 }
 
 bool ir_yl_fail_builder(ir_yload *L, const ir_ynode *at) {
-  kf_status st = kf_graph_status(L->g);
-  if (st == KF_OK) st = KF_ERR_INVALID_ARG; /* a non-sticky error, e.g. kf_set_name */
+  return ir_yl_fail_call(L, at, KF_ERR_INVALID_ARG);
+}
+
+bool ir_yl_fail_call(ir_yload *L, const ir_ynode *at, kf_status st) {
+  if (kf_graph_status(L->g) != KF_OK) st = kf_graph_status(L->g);
   return ir_yl_fail(L, st, at, "%s", strip_node_prefix(kf_graph_errmsg(L->g)));
 }
 
@@ -144,7 +147,8 @@ static bool read_name(ir_yload *L, const ir_ynode *root) {
     return ir_yl_fail(L, KF_ERR_PARSE, n,
                       "name: expected a string of at most %d bytes without NUL characters",
                       IR_YAML_NAME_MAX);
-  if (kf_graph_set_name(L->g, s) != KF_OK) return ir_yl_fail_builder(L, n);
+  kf_status st = kf_graph_set_name(L->g, s);
+  if (st != KF_OK) return ir_yl_fail_call(L, n, st);
   return true;
 }
 
@@ -227,9 +231,10 @@ static bool read_output(ir_yload *L, const ir_ynode *seq, uint32_t i) {
       return ir_yl_fail(L, KF_ERR_PARSE, n, "outputs: '%s' is listed twice (first at %u:%u)",
                         name, (unsigned)p->line, (unsigned)p->col);
   }
-  if (kf_set_output(L->g, sym->value) != KF_OK) {
+  kf_status st = kf_set_output(L->g, sym->value);
+  if (st != KF_OK) {
     L->where = IR_YW_OUTPUTS;
-    return ir_yl_fail_builder(L, n);
+    return ir_yl_fail_call(L, n, st);
   }
   return true;
 }
