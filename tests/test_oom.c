@@ -63,7 +63,12 @@ typedef struct outcome {
  * none) and returns how many allocations the call made. */
 typedef long (*stage_fn)(int file, long n, outcome *o);
 
-static void arm(long n) { core_alloc_fail(n, false); }
+/* KFUSE_OOM_STICKY=1: allocation N and every later one fail (a harsher
+ * variant, for runs by hand). */
+static void arm(long n) {
+  const char *e = getenv("KFUSE_OOM_STICKY");
+  core_alloc_fail(n, e && *e == '1');
+}
 
 static long disarm(void) {
   long c = core_alloc_count();
@@ -109,6 +114,39 @@ static void cat(char **a, char *b) {
   free(b);
 }
 
+static kf_plan *make_plan(kf_ctx *ctx, const kf_graph *g) {
+  kf_options opt = options();
+  kf_plan *plan = NULL;
+  ck_assert_int_eq(kf_plan_create(ctx, g, &opt, &plan), KF_OK);
+  return plan;
+}
+
+/* What the stages of one file share, made once outside the sweep (loading
+ * the file for every N would cost more than the stage swept). */
+static struct fixture {
+  int file;
+  kf_ctx *ctx;
+  kf_graph *g;
+  kf_plan *plan;
+} fx = {-1, NULL, NULL, NULL};
+
+static struct fixture *fixture(int file) {
+  if (fx.file != file) {
+    fx.ctx = new_ctx();
+    fx.g = load(fx.ctx, file);
+    fx.plan = make_plan(fx.ctx, fx.g);
+    fx.file = file;
+  }
+  return &fx;
+}
+
+static void fixture_free(void) {
+  kf_plan_destroy(fx.plan);
+  kf_graph_destroy(fx.g);
+  kf_ctx_destroy(fx.ctx);
+  fx = (struct fixture){-1, NULL, NULL, NULL};
+}
+
 static long stage_load(int file, long n, outcome *o) {
   kf_ctx *ctx = new_ctx();
   kf_graph *g = NULL;
@@ -126,8 +164,7 @@ static long stage_load(int file, long n, outcome *o) {
 }
 
 static long stage_save(int file, long n, outcome *o) {
-  kf_ctx *ctx = new_ctx();
-  kf_graph *g = load(ctx, file);
+  kf_graph *g = fixture(file)->g;
   char path[] = "/tmp/kfuse-oom-XXXXXX";
   int fd = mkstemp(path);
   ck_assert_int_ge(fd, 0);
@@ -158,14 +195,12 @@ static long stage_save(int file, long n, outcome *o) {
   }
   free(yaml);
   unlink(path);
-  kf_graph_destroy(g);
-  kf_ctx_destroy(ctx);
   return c;
 }
 
 static long stage_plan(int file, long n, outcome *o) {
-  kf_ctx *ctx = new_ctx();
-  kf_graph *g = load(ctx, file);
+  kf_ctx *ctx = fixture(file)->ctx;
+  const kf_graph *g = fx.g;
   kf_options opt = options();
   kf_plan *plan = NULL;
   ctx->errmsg[0] = 0;
@@ -187,22 +222,12 @@ static long stage_plan(int file, long n, outcome *o) {
   free(json);
   free(text);
   kf_plan_destroy(plan);
-  kf_graph_destroy(g);
-  kf_ctx_destroy(ctx);
   return c;
 }
 
-static kf_plan *make_plan(kf_ctx *ctx, const kf_graph *g) {
-  kf_options opt = options();
-  kf_plan *plan = NULL;
-  ck_assert_int_eq(kf_plan_create(ctx, g, &opt, &plan), KF_OK);
-  return plan;
-}
-
+/* kf_plan_source leaves the plan as it was (but its message): one plan. */
 static long stage_emit(int file, long n, outcome *o) {
-  kf_ctx *ctx = new_ctx();
-  kf_graph *g = load(ctx, file);
-  kf_plan *plan = make_plan(ctx, g);
+  kf_plan *plan = fixture(file)->plan;
   int nl = kf_plan_num_launches(plan);
   o->st = KF_OK;
   long c = 0;
@@ -221,9 +246,6 @@ static long stage_emit(int file, long n, outcome *o) {
     free(o->text);
     o->text = NULL;
   }
-  kf_plan_destroy(plan);
-  kf_graph_destroy(g);
-  kf_ctx_destroy(ctx);
   return c;
 }
 
@@ -235,10 +257,11 @@ static char *program_text(const kf_plan *plan) {
   for (int i = 0; i < p->n_launches; i++) {
     const cg_program_launch *l = &p->launches[i];
     unsigned sum = 0;
-    for (size_t b = 0; b < l->image_size; b++) sum = sum * 31 + ((const unsigned char *)l->image)[b];
+    for (size_t b = 0; b < l->image_size; b++)
+      sum = sum * 31 + ((const unsigned char *)l->image)[b];
     char *head = malloc(160);
-    snprintf(head, 160, "launch %d %s grid %u block %u smem %u image %zu %08x", i,
-             l->src.entry, l->src.grid, l->src.block, l->src.smem_bytes, l->image_size, sum);
+    snprintf(head, 160, "launch %d %s grid %u block %u smem %u image %zu %08x", i, l->src.entry,
+             l->src.grid, l->src.block, l->src.smem_bytes, l->image_size, sum);
     cat(&t, head);
     cat(&t, strdup(l->src.source));
   }
@@ -257,24 +280,17 @@ static long compile_with(kf_ctx *ctx, const kf_graph *g, long n, outcome *o) {
   return c;
 }
 
-static kf_ctx *warm_ctx;
-static kf_graph *warm_graph;
-static int warm_file = -1;
-
-/* The memory cache is filled by the first (clean) call for a file. */
+/* The memory cache is filled by a clean compile when the fixture is made;
+ * each N compiles a fresh plan (a compile replaces the plan's code). */
 static long stage_compile_warm(int file, long n, outcome *o) {
-  if (warm_file != file) {
-    kf_graph_destroy(warm_graph);
-    kf_ctx_destroy(warm_ctx);
-    warm_ctx = new_ctx();
-    warm_graph = load(warm_ctx, file);
+  if (fx.file != file) {
+    fixture(file);
     outcome first = {0};
-    compile_with(warm_ctx, warm_graph, 0, &first);
+    compile_with(fx.ctx, fx.g, 0, &first);
     ck_assert_msg(first.st == KF_OK, "%s: %s", files[file], first.msg);
     free(first.text);
-    warm_file = file;
   }
-  return compile_with(warm_ctx, warm_graph, n, o);
+  return compile_with(fx.ctx, fx.g, n, o);
 }
 
 static long stage_compile_cold(int file, long n, outcome *o) {
@@ -357,8 +373,8 @@ static long sweep(const char *stage, stage_fn fn, int file) {
                     stage, files[file], n, count);
     } else {
       ck_assert_msg(o.st == KF_ERR_OUT_OF_MEMORY,
-                    "%s %s: allocation %ld of %ld failed, reported as %s: %s", stage, files[file], n,
-                    count, kf_status_name(o.st), o.msg);
+                    "%s %s: allocation %ld of %ld failed, reported as %s: %s", stage, files[file],
+                    n, count, kf_status_name(o.st), o.msg);
       ck_assert_msg(strstr(o.msg, "out of memory") != NULL,
                     "%s %s: allocation %ld of %ld failed, message does not say so: '%s'", stage,
                     files[file], n, count, o.msg);
@@ -366,6 +382,7 @@ static long sweep(const char *stage, stage_fn fn, int file) {
     free(o.text);
   }
   free(clean.text);
+  fixture_free();
   fprintf(stderr, "test_oom: %-13s %-60s %6ld allocations swept\n", stage, files[file], count);
   return count;
 }
@@ -375,21 +392,24 @@ static void setup(void) {
   setenv("KFUSE_LOG", "off", 1);
 }
 
-START_TEST(sweep_load) { sweep("load", stage_load, _i); }
+START_TEST(sweep_load) {
+  sweep("load", stage_load, _i);
+}
 END_TEST
-START_TEST(sweep_save) { sweep("save", stage_save, _i); }
+START_TEST(sweep_save) {
+  sweep("save", stage_save, _i);
+}
 END_TEST
-START_TEST(sweep_plan) { sweep("plan", stage_plan, _i); }
+START_TEST(sweep_plan) {
+  sweep("plan", stage_plan, _i);
+}
 END_TEST
-START_TEST(sweep_emit) { sweep("emit", stage_emit, _i); }
+START_TEST(sweep_emit) {
+  sweep("emit", stage_emit, _i);
+}
 END_TEST
 START_TEST(sweep_compile_warm) {
   sweep("compile-warm", stage_compile_warm, _i);
-  kf_graph_destroy(warm_graph);
-  kf_ctx_destroy(warm_ctx);
-  warm_graph = NULL;
-  warm_ctx = NULL;
-  warm_file = -1;
 }
 END_TEST
 
@@ -403,7 +423,9 @@ START_TEST(sweep_compile_cold) {
 }
 END_TEST
 
-START_TEST(sweep_build) { sweep("build", stage_build, 0); }
+START_TEST(sweep_build) {
+  sweep("build", stage_build, 0);
+}
 END_TEST
 
 /* The injector itself: the Nth fails, and with sticky every later one. */
@@ -433,8 +455,8 @@ static Suite *make_suite(void) {
   find_files();
   Suite *s = suite_create("oom");
   /* One case per stage, so that CK_RUN_CASE=emit runs one sweep. */
-  const char *names[] = {"injector", "build", "load", "save", "plan", "emit", "compile_warm",
-                         "compile_cold"};
+  const char *names[] = {"injector", "build", "load",         "save",
+                         "plan",     "emit",  "compile_warm", "compile_cold"};
   TCase *tc[8];
   for (int i = 0; i < 8; i++) {
     tc[i] = tcase_create(names[i]);
