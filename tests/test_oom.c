@@ -208,19 +208,27 @@ static long stage_plan(int file, long n, outcome *o) {
   o->st = kf_plan_create(ctx, g, &opt, &plan);
   char *json = plan ? kf_plan_describe(plan, KF_FORMAT_JSON) : NULL;
   char *text = plan ? kf_plan_describe(plan, KF_FORMAT_TEXT) : NULL;
+  char *dot = plan ? kf_plan_describe(plan, KF_FORMAT_DOT) : NULL;
+  char *dump = plan ? kf_graph_dump(g) : NULL;
   long c = disarm();
   snprintf(o->msg, sizeof o->msg, "%s", kf_ctx_errmsg(ctx));
-  if (o->st == KF_OK && (!json || !text)) { /* describe's NULL is its out of memory */
+  /* The renderings' NULL is their out of memory (they have no handle to
+   * hold a message). */
+  if (o->st == KF_OK && (!json || !text || !dot || !dump)) {
     o->st = KF_ERR_OUT_OF_MEMORY;
-    snprintf(o->msg, sizeof o->msg, "kf_plan_describe: NULL (out of memory)");
+    snprintf(o->msg, sizeof o->msg, "kf_plan_describe / kf_graph_dump: NULL (out of memory)");
   }
   if (o->st == KF_OK) {
     cat(&o->text, json);
     cat(&o->text, text);
-    json = text = NULL;
+    cat(&o->text, dot);
+    cat(&o->text, dump);
+    json = text = dot = dump = NULL;
   }
   free(json);
   free(text);
+  free(dot);
+  free(dump);
   kf_plan_destroy(plan);
   return c;
 }
