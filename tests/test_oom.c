@@ -32,6 +32,7 @@
 #include "codegen/program.h"
 #include "core/alloc.h"
 #include "core/plan.h"
+#include "core/strbuf.h"
 #include "ir/ir.h"
 #include "kfuse.h"
 
@@ -436,6 +437,54 @@ START_TEST(sweep_build) {
 }
 END_TEST
 
+/* A string builder's failure is sticky and travels: a NULL text (a failed
+ * take upstream) and a failed sub-buffer read through core_str_use both
+ * latch the buffer written to (the crash of core_str_puts(NULL) and the
+ * "mean whose sum is missing" of issue 18 came from these). */
+START_TEST(strbuf_failure_travels) {
+  core_str sub = {0}, out = {0};
+  core_alloc_fail(1, false);
+  core_str_puts(&sub, "kf_red_max");
+  ck_assert(sub.oom);
+  core_str_printf(&out, "  acc = %s;\n", core_str_use(&out, &sub));
+  ck_assert(out.oom);
+  ck_assert_ptr_null(core_str_take(&out));
+  ck_assert_ptr_null(core_str_take(&sub));
+  core_str_puts(&out, NULL);
+  ck_assert(out.oom);
+  core_str_free(&out);
+  core_str_puts(&out, "ok");
+  ck_assert_str_eq(core_str_use(&sub, &out), "ok");
+  ck_assert(!sub.oom);
+  core_str_free(&out);
+}
+END_TEST
+
+/* kf_ctx_create and kf_graph_create: OOM and no handle, or a handle. */
+START_TEST(create_calls) {
+  core_alloc_fail(0, false);
+  kf_ctx *ctx = new_ctx();
+  long count = core_alloc_count();
+  kf_ctx_destroy(ctx);
+  for (long n = 1; n <= count; n++) {
+    kf_ctx *c = (kf_ctx *)1;
+    core_alloc_fail(n, false);
+    kf_status st = kf_ctx_create(&c);
+    core_alloc_fail(0, false);
+    ck_assert(st == KF_OK ? c != NULL : st == KF_ERR_OUT_OF_MEMORY && c == NULL);
+    kf_ctx_destroy(c);
+  }
+  ctx = new_ctx();
+  kf_graph *g = (kf_graph *)1;
+  core_alloc_fail(1, false);
+  ck_assert_int_eq(kf_graph_create(ctx, &g), KF_ERR_OUT_OF_MEMORY);
+  core_alloc_fail(0, false);
+  ck_assert_ptr_null(g);
+  ck_assert_ptr_nonnull(strstr(kf_ctx_errmsg(ctx), "out of memory"));
+  kf_ctx_destroy(ctx);
+}
+END_TEST
+
 /* The injector itself: the Nth fails, and with sticky every later one. */
 START_TEST(injector_counts) {
   core_alloc_fail(3, false);
@@ -473,6 +522,8 @@ static Suite *make_suite(void) {
     suite_add_tcase(s, tc[i]);
   }
   tcase_add_test(tc[0], injector_counts);
+  tcase_add_test(tc[0], strbuf_failure_travels);
+  tcase_add_test(tc[0], create_calls);
   tcase_add_test(tc[1], sweep_build);
   tcase_add_loop_test(tc[2], sweep_load, 0, n_files);
   tcase_add_loop_test(tc[3], sweep_save, 0, n_files);
