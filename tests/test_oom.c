@@ -35,6 +35,7 @@
 #include "core/strbuf.h"
 #include "ir/ir.h"
 #include "kfuse.h"
+#include "runtime/driver.h"
 
 #define MAX_FILES 64
 static char *files[MAX_FILES];
@@ -311,6 +312,67 @@ static long stage_compile_cold(int file, long n, outcome *o) {
   return c;
 }
 
+/* Device tensors for g's inputs and outputs, at addresses the fake driver
+ * accepts (one range for all, 256-byte aligned). */
+#define FAKE_BASE ((CUdeviceptr)0x200000000ull)
+static int fake_tensors(const kf_graph *g, kf_tensor *in, kf_tensor *out) {
+  CUdeviceptr at = FAKE_BASE;
+  int ni = kf_graph_num_inputs(g), no = kf_graph_num_outputs(g);
+  for (int i = 0; i < ni + no; i++) {
+    kf_value v = i < ni ? kf_graph_input(g, i) : kf_graph_output(g, i - ni);
+    kf_tensor *t = i < ni ? &in[i] : &out[i - ni];
+    t->data = (void *)(uintptr_t)at;
+    t->dtype = kf_value_dtype(g, v);
+    t->rank = kf_value_rank(g, v);
+    memcpy(t->shape, kf_value_shape(g, v), sizeof t->shape);
+    at += ((CUdeviceptr)kf_value_numel(g, v) * kf_dtype_size(t->dtype) + 255) / 256 * 256;
+  }
+  rt_fake_add_device_range(FAKE_BASE, (size_t)(at - FAKE_BASE));
+  return ni;
+}
+
+/* The launches a run made, from the fake's log: each line's call and
+ * kernel, without handles (those differ from run to run). */
+static char *launch_text(int from) {
+  char *t = NULL;
+  for (int i = from; i < rt_fake_count(); i++) {
+    const char *l = rt_fake_line(i);
+    if (strncmp(l, "LaunchKernel", 12) != 0) continue;
+    char *s = strdup(l);
+    char *sp = strchr(s, ' ');
+    if (sp) sp = strchr(sp + 1, ' '); /* the call and the function's name */
+    if (sp) *sp = 0;
+    cat(&t, s);
+  }
+  return t ? t : strdup("");
+}
+
+/* kf_plan_run on the recording fake driver: loading the modules, the
+ * occupancy feedback, the workspace and the launches. Each N compiles a
+ * fresh plan first (memory cache warm), outside the sweep. */
+static long stage_run(int file, long n, outcome *o) {
+  if (fx.file != file) {
+    rt_fake_reset();
+    rt_driver_override(rt_fake_driver());
+    fixture(file);
+  }
+  kf_plan *plan = NULL;
+  kf_options opt = options();
+  ck_assert_int_eq(kf_compile(fx.ctx, fx.g, &opt, &plan), KF_OK);
+  static kf_tensor in[1024], out[1024];
+  ck_assert_int_le(kf_graph_num_inputs(fx.g) + kf_graph_num_outputs(fx.g), 1024);
+  int ni = fake_tensors(fx.g, in, out);
+  int from = rt_fake_count();
+  plan->errmsg[0] = 0;
+  arm(n);
+  o->st = kf_plan_run(plan, in, ni, out, kf_graph_num_outputs(fx.g), NULL);
+  long c = disarm();
+  snprintf(o->msg, sizeof o->msg, "%s", kf_plan_errmsg(plan));
+  if (o->st == KF_OK) o->text = launch_text(from);
+  kf_plan_destroy(plan);
+  return c;
+}
+
 /* Builds a graph of every composite through the C builders. */
 static kf_status build_composites(kf_ctx *ctx, kf_graph **made) {
   kf_graph *g = NULL;
@@ -432,6 +494,15 @@ START_TEST(sweep_compile_cold) {
 }
 END_TEST
 
+START_TEST(sweep_run) {
+  sweep("run", stage_run, _i);
+  ck_assert_int_eq(rt_fake_live_objects(), 0);
+  ck_assert_uint_eq(rt_fake_bytes_allocated(), 0);
+  rt_driver_override(NULL);
+  rt_fake_reset();
+}
+END_TEST
+
 START_TEST(sweep_build) {
   sweep("build", stage_build, 0);
 }
@@ -512,10 +583,10 @@ static Suite *make_suite(void) {
   find_files();
   Suite *s = suite_create("oom");
   /* One case per stage, so that CK_RUN_CASE=emit runs one sweep. */
-  const char *names[] = {"injector", "build", "load",         "save",
-                         "plan",     "emit",  "compile_warm", "compile_cold"};
-  TCase *tc[8];
-  for (int i = 0; i < 8; i++) {
+  const char *names[] = {"injector", "build",        "load",         "save", "plan",
+                         "emit",     "compile_warm", "compile_cold", "run"};
+  TCase *tc[9];
+  for (int i = 0; i < 9; i++) {
     tc[i] = tcase_create(names[i]);
     tcase_add_checked_fixture(tc[i], setup, NULL);
     tcase_set_timeout(tc[i], 600);
@@ -531,5 +602,6 @@ static Suite *make_suite(void) {
   tcase_add_loop_test(tc[5], sweep_emit, 0, n_files);
   tcase_add_loop_test(tc[6], sweep_compile_warm, 0, n_files);
   tcase_add_test(tc[7], sweep_compile_cold);
+  tcase_add_loop_test(tc[8], sweep_run, 0, n_files);
   return s;
 }
