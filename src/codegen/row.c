@@ -670,7 +670,7 @@ static void keep_across(row_emit *re, int32_t red, int32_t skip, row_kept *kp) {
   if (!re->ri.cache || !gen->n_memo) return;
   kp->v = core_malloc((size_t)gen->n_memo * sizeof *kp->v);
   if (!kp->v) {
-    cg_gen_fail(gen, "out of memory");
+    cg_gen_oom(gen);
     return;
   }
   for (int i = 0; i < gen->n_memo; i++) {
@@ -756,9 +756,9 @@ static void emit_phase(row_emit *re, int32_t v) {
   cg_puts(&re->body, "  }\n");
   cg_buf phase = re->body;
   re->body = outer;
-  cg_puts(&re->body, kept.decls.s ? kept.decls.s : "");
-  cg_puts(&re->body, phase.s ? phase.s : "");
-  if (phase.oom || kept.decls.oom) cg_gen_fail(&re->gen, "out of memory");
+  cg_puts(&re->body, cg_use(&re->body, &kept.decls));
+  cg_puts(&re->body, cg_use(&re->body, &phase));
+  if (phase.oom || kept.decls.oom) cg_gen_oom(&re->gen);
   cg_buf_free(&phase);
   cg_buf_free(&kept.decls);
   char bound[32];
