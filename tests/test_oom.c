@@ -12,7 +12,9 @@
  *
  * Stages, per graph of examples/graphs/ and bench/graphs/: load (YAML),
  * save (kf_graph_to_yaml, kf_graph_save_yaml), plan (kf_plan_create and
- * kf_plan_describe), emit (kf_plan_source of every launch), and compile.
+ * kf_plan_describe, kf_graph_dump), emit (kf_plan_source of every launch),
+ * compile, and run (kf_plan_run on the recording fake driver: module
+ * loading, occupancy, workspace, launches).
  * NVRTC takes 60-90 ms per kernel here, so compile is swept in two ways:
  * warm (every example; the context's memory cache holds the kernels from a
  * clean compile, so only kfuse's own code runs: codegen again, cache
@@ -20,7 +22,9 @@
  * context per N, so the thread pool, the cache's insertion and NVRTC's
  * wrapper are swept too). The disk cache is off (KFUSE_DISK_CACHE=0) so
  * that runs do not depend on what an earlier one left. Graph building
- * through the C builders (the composites) is swept on one graph as well. */
+ * through the C builders (the composites) is swept on one graph as well.
+ * Each case is its own Check case (CK_RUN_CASE=emit); docs/building.md
+ * has the table and how to debug one point. */
 #include <check.h>
 #include <glob.h>
 #include <stdio.h>
