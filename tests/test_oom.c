@@ -594,6 +594,11 @@ static Suite *make_suite(void) {
     tc[i] = tcase_create(names[i]);
     tcase_add_checked_fixture(tc[i], setup, NULL);
     tcase_set_timeout(tc[i], 600);
+    /* The three longest run as CTest tests of their own (tests/CMakeLists.txt),
+     * so that ctest -j spreads the sweep; the rest are tagged "quick". */
+    bool own =
+        !strcmp(names[i], "load") || !strcmp(names[i], "compile_warm") || !strcmp(names[i], "run");
+    tcase_set_tags(tc[i], own ? "long" : "quick");
     suite_add_tcase(s, tc[i]);
   }
   tcase_add_test(tc[0], injector_counts);
