@@ -23,6 +23,10 @@ typedef core_str cg_buf;
 #define cg_vprintf core_str_vprintf
 #define cg_buf_free core_str_free
 #define cg_buf_take core_str_take
+#define cg_use core_str_use
+/* The guard an `align` buffer of " && kf_aligned(...)" terms gives (its
+ * text past the first " && ", or "true" when empty), through cg_use. */
+const char *cg_use_aligned(cg_buf *into, const cg_buf *align);
 
 /* ---- templates ----------------------------------------------------------------- */
 
@@ -119,6 +123,7 @@ typedef struct cg_gen {
   cg_buf *align;        /* " && kf_aligned(p3, 16)" for each vector access */
   int n_pre;
   bool failed;
+  kf_status status; /* of the failure: KF_ERR_UNSUPPORTED, or out of memory */
   char err[256];
 } cg_gen;
 
@@ -126,7 +131,11 @@ void cg_gen_init(cg_gen *gen, const kf_graph *g, const fuse_kernel *k, cg_buf *c
                  const char *idx);
 void cg_gen_reset_memo(cg_gen *gen);
 void cg_gen_free(cg_gen *gen);
+/* Records the first failure: a kernel codegen cannot emit (UNSUPPORTED). */
 void cg_gen_fail(cg_gen *gen, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Records an allocation failure (KF_ERR_OUT_OF_MEMORY), so that it is not
+ * reported as a kernel codegen cannot emit. */
+void cg_gen_oom(cg_gen *gen);
 /* Binds value v under context key (NULL: any context) to expr. */
 void cg_gen_bind(cg_gen *gen, int32_t v, const char *key, const char *expr);
 /* Emits a statement line at the current indentation. */

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "codegen/cg_internal.h"
+#include "core/alloc.h"
 
 static const fuse_kernel *kernel_by_id(const fuse_plan *plan, int id) {
   for (int i = 0; i < plan->n_kernels; i++)
@@ -73,7 +74,7 @@ static bool merge_params(cg_launch_src *out, const cg_part *p) {
       out->params[j].written |= p->params[i].written;
       continue;
     }
-    cg_param *np = realloc(out->params, (size_t)(out->n_params + 1) * sizeof *np);
+    cg_param *np = core_realloc(out->params, (size_t)(out->n_params + 1) * sizeof *np);
     if (!np) return false;
     out->params = np;
     out->params[out->n_params++] = (cg_param){p->params[i].value, p->params[i].written};
@@ -104,7 +105,7 @@ static void emit_route(const cg_part *parts, int n, cg_buf *out) {
     uint32_t end = start + parts[i].blocks;
     char bid[32];
     snprintf(bid, sizeof bid, n == 1 ? "blockIdx.x" : "blockIdx.x - %uu", start);
-    const char *a = args.s ? args.s : "";
+    const char *a = cg_use(out, &args);
     if (n == 1) {
       cg_puts(out, "  ");
       cg_part_call(out, &parts[i], bid, a, "  ");
@@ -141,14 +142,13 @@ static kf_status assemble(const kf_graph *g, cg_part *parts, int n, const cg_buf
             out->index64 ? "64-bit" : "32-bit", (long long)out->max_offset, out->vec_bytes,
             out->packed_params ? "; pointers packed in one parameter" : "");
   kf_status st = KF_OK;
-  char *common = cg_template_text("common.cuh", err, errsize);
-  if (!common) {
+  /* Appended in place (a hole-less fill): a copy could fail, and its NULL
+   * would read as a missing template. */
+  if (!cg_fill(&src, "common.cuh", NULL, 0, err, errsize)) {
     st = KF_ERR_INTERNAL;
   } else {
-    cg_puts(&src, common);
-    free(common);
     cg_puts(&src, "\n");
-    cg_puts(&src, body->s ? body->s : "");
+    cg_puts(&src, cg_use(&src, body));
     char th[32];
     if (n == 1 && parts[0].min_blocks > 0)
       snprintf(th, sizeof th, "%u, %d", out->block, parts[0].min_blocks);
@@ -160,10 +160,10 @@ static kf_status assemble(const kf_graph *g, cg_part *parts, int n, const cg_buf
     cg_hole holes[] = {{"entry", out->entry},
                        {"cluster", cl},
                        {"THREADS", th},
-                       {"decls", decls->s ? decls->s : ""},
-                       {"params", params->s ? params->s : ""},
+                       {"decls", cg_use(&src, decls)},
+                       {"params", cg_use(&src, params)},
                        {"dep", out->grid_dep ? "  kf_grid_dep_sync();\n" : ""},
-                       {"route", route->s ? route->s : ""}};
+                       {"route", cg_use(&src, route)}};
     if (!cg_fill(&src, "horizontal.cu", holes, 7, err, errsize)) st = KF_ERR_INTERNAL;
   }
   bool oom = route->oom || params->oom || decls->oom || body->oom;
@@ -259,8 +259,11 @@ kf_status cg_emit_launch(const kf_graph *g, const fuse_plan *plan, int launch,
     snprintf(err, errsize, "launch %d has no kernels", launch);
     return KF_ERR_INVALID_ARG;
   }
-  cg_part *parts = calloc((size_t)L->n_kernels, sizeof *parts);
-  if (!parts) return KF_ERR_OUT_OF_MEMORY;
+  cg_part *parts = core_calloc((size_t)L->n_kernels, sizeof *parts);
+  if (!parts) {
+    snprintf(err, errsize, "out of memory generating the CUDA C of launch %d", launch);
+    return KF_ERR_OUT_OF_MEMORY;
+  }
   const fuse_kernel *k0 = kernel_by_id(plan, L->kernels[0]);
   if (L->n_kernels == 1 && k0)
     snprintf(out->entry, sizeof out->entry, "kf_%s", k0->name);
@@ -268,6 +271,10 @@ kf_status cg_emit_launch(const kf_graph *g, const fuse_plan *plan, int launch,
     snprintf(out->entry, sizeof out->entry, "kf_launch%d_h%d", launch, (int)L->n_kernels);
   kf_status st = emit_launch(g, plan, L, target, parts, out, err, errsize);
   if (st == KF_OK && out->index64) out->max_offset = out->max_offset > 0 ? out->max_offset : 0;
+  /* One message for an allocation failure anywhere below (a sub-emitter's
+   * latched buffer often has none of its own). */
+  if (st == KF_ERR_OUT_OF_MEMORY)
+    snprintf(err, errsize, "out of memory generating the CUDA C of launch %d", launch);
   for (int i = 0; i < L->n_kernels; i++) free(parts[i].params);
   free(parts);
   if (st != KF_OK) cg_launch_src_free(out);

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "codegen/cg_internal.h"
+#include "core/alloc.h"
 
 const char *cg_storage_type(kf_dtype dt) {
   static const char *const names[] = {"kf_f16", "kf_bf16", "float", "double",
@@ -62,9 +63,16 @@ void cg_gen_free(cg_gen *gen) {
   gen->binds = NULL;
 }
 
+void cg_gen_oom(cg_gen *gen) {
+  if (gen->failed) return;
+  cg_gen_fail(gen, "out of memory");
+  gen->status = KF_ERR_OUT_OF_MEMORY;
+}
+
 void cg_gen_fail(cg_gen *gen, const char *fmt, ...) {
   if (gen->failed) return;
   gen->failed = true;
+  gen->status = KF_ERR_UNSUPPORTED;
   va_list ap;
   va_start(ap, fmt);
   vsnprintf(gen->err, sizeof gen->err, fmt, ap);
@@ -74,9 +82,9 @@ void cg_gen_fail(cg_gen *gen, const char *fmt, ...) {
 void cg_gen_bind(cg_gen *gen, int32_t v, const char *key, const char *expr) {
   if (gen->n_binds == gen->cap_binds) {
     int cap = gen->cap_binds ? gen->cap_binds * 2 : 16;
-    cg_bind *b = realloc(gen->binds, (size_t)cap * sizeof *b);
+    cg_bind *b = core_realloc(gen->binds, (size_t)cap * sizeof *b);
     if (!b) {
-      cg_gen_fail(gen, "out of memory");
+      cg_gen_oom(gen);
       return;
     }
     gen->binds = b;
@@ -175,17 +183,17 @@ static const char *memo_find(cg_gen *gen, int32_t v, const char *key) {
 static int memo_add(cg_gen *gen, int32_t v, const char *key) {
   if (gen->n_memo == gen->cap_memo) {
     int cap = gen->cap_memo ? gen->cap_memo * 2 : 32;
-    struct cg_memo *m = realloc(gen->memo, (size_t)cap * sizeof *m);
+    struct cg_memo *m = core_realloc(gen->memo, (size_t)cap * sizeof *m);
     if (!m) {
-      cg_gen_fail(gen, "out of memory");
+      cg_gen_oom(gen);
       return gen->tmp++;
     }
     gen->memo = m;
     gen->cap_memo = cap;
   }
-  char *k = strdup(key);
+  char *k = core_strdup(key);
   if (!k) {
-    cg_gen_fail(gen, "out of memory");
+    cg_gen_oom(gen);
     return gen->tmp++;
   }
   gen->memo[gen->n_memo].value = v;
@@ -201,8 +209,8 @@ static int memo_add(cg_gen *gen, int32_t v, const char *key) {
 static void memo_raw(cg_gen *gen, const char *raw) {
   if (!gen->n_memo) return;
   free(gen->memo[gen->n_memo - 1].raw);
-  gen->memo[gen->n_memo - 1].raw = strdup(raw);
-  if (!gen->memo[gen->n_memo - 1].raw) cg_gen_fail(gen, "out of memory");
+  gen->memo[gen->n_memo - 1].raw = core_strdup(raw);
+  if (!gen->memo[gen->n_memo - 1].raw) cg_gen_oom(gen);
 }
 
 /* Whether v is an output that no other node of the kernel reads: then only

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "codegen/cg_internal.h"
+#include "core/alloc.h"
 
 /* Stands for a group's function name while texts are compared. */
 #define PLACEHOLDER "KF_GENERIC_FN"
@@ -54,7 +55,7 @@ static const char *same_key(const cg_buf *keys, char **texts, int i) {
  * part's reuses that text instead of emitting its own. */
 static kf_status generic_texts(const kf_graph *g, const cg_target *t, cg_part *parts, int n,
                                packing *pk, char *err, size_t errsize) {
-  cg_buf *keys = calloc((size_t)n + 1, sizeof *keys);
+  cg_buf *keys = core_calloc((size_t)n + 1, sizeof *keys);
   if (!keys) return KF_ERR_OUT_OF_MEMORY;
   kf_status st = KF_OK;
   for (int i = 0; i < n && st == KF_OK; i++) {
@@ -88,7 +89,7 @@ static kf_status generic_texts(const kf_graph *g, const cg_target *t, cg_part *p
 }
 
 static bool add_member(unit *u, int i) {
-  int *m = realloc(u->members, (size_t)(u->n + 1) * sizeof *m);
+  int *m = core_realloc(u->members, (size_t)(u->n + 1) * sizeof *m);
   if (!m) return false;
   u->members = m;
   u->members[u->n++] = i;
@@ -98,8 +99,8 @@ static bool add_member(unit *u, int i) {
 /* Units in order of first appearance: parts with equal generic texts
  * share one. false on OOM. */
 static bool make_units(int n, packing *pk) {
-  pk->units = calloc((size_t)n, sizeof *pk->units);
-  int *unit_of = calloc((size_t)n, sizeof *unit_of);
+  pk->units = core_calloc((size_t)n, sizeof *pk->units);
+  int *unit_of = core_calloc((size_t)n, sizeof *unit_of);
   bool ok = pk->units && unit_of;
   for (int i = 0; ok && i < n; i++) {
     int u = -1;
@@ -140,7 +141,7 @@ static bool layout(const kf_graph *g, cg_part *parts, packing *pk, cg_launch_src
     un->end = out->grid;
   }
   (void)g;
-  out->params = calloc((size_t)np + 1, sizeof *out->params);
+  out->params = core_calloc((size_t)np + 1, sizeof *out->params);
   if (!out->params) return false;
   for (int u = 0; u < pk->n_units; u++)
     for (int m = 0; m < pk->units[u].n; m++) {
@@ -277,8 +278,8 @@ kf_status cg_emit_packed(const kf_graph *g, const cg_target *t, cg_part *parts, 
                          cg_launch_src *out, bool *done, char *err, size_t errsize) {
   *done = false;
   packing pk = {0};
-  pk.texts = calloc((size_t)n, sizeof *pk.texts);
-  pk.generic = calloc((size_t)n, sizeof *pk.generic);
+  pk.texts = core_calloc((size_t)n, sizeof *pk.texts);
+  pk.generic = core_calloc((size_t)n, sizeof *pk.generic);
   kf_status st = pk.texts && pk.generic ? KF_OK : KF_ERR_OUT_OF_MEMORY;
   if (st == KF_OK) st = generic_texts(g, t, parts, n, &pk, err, errsize);
   if (st == KF_OK && !make_units(n, &pk)) st = KF_ERR_OUT_OF_MEMORY;

@@ -117,13 +117,13 @@ kf_status cg_emit_matmul(cg_emit_args *a) {
   snprintf(ls, sizeof ls, "%d", p->launch_threads);
   cg_hole holes[] = {{"fn", p->fn}, {"IDX", idx}, {"BATCH", sb}, {"M", sm}, {"N", sn}, {"K", sk},
                      {"MT", mt}, {"NT", nt}, {"ACC", cg_compute_type(mm->dtype)}, {"LAUNCH", ls},
-                     {"params", params.s ? params.s : ""}, {"load_a", la.s ? la.s : ""},
-                     {"load_b", lb.s ? lb.s : ""}, {"epilogue", epi.s ? epi.s : ""},
+                     {"params", cg_use(a->out, &params)}, {"load_a", cg_use(a->out, &la)},
+                     {"load_b", cg_use(a->out, &lb)}, {"epilogue", cg_use(a->out, &epi)},
                      {"BID", cg_part_bid_type(p)}};
   kf_status st = KF_OK;
   if (gen.failed) {
     snprintf(a->err, a->errsize, "%s: %s", a->k->name, gen.err);
-    st = KF_ERR_UNSUPPORTED;
+    st = gen.status;
   } else if (!cg_fill(a->out, "matmul.cu", holes, (int)(sizeof holes / sizeof holes[0]), a->err,
                       a->errsize)) {
     st = KF_ERR_INTERNAL;

@@ -6,10 +6,11 @@
 #include <string.h>
 
 #include "codegen/cg_internal.h"
+#include "core/alloc.h"
 
 bool cg_part_params(cg_part *part) {
   const fuse_kernel *k = part->k;
-  part->params = calloc((size_t)(k->n_inputs + k->n_outputs) + 1, sizeof *part->params);
+  part->params = core_calloc((size_t)(k->n_inputs + k->n_outputs) + 1, sizeof *part->params);
   if (!part->params) return false;
   part->n_params = 0;
   for (int i = 0; i < k->n_inputs; i++)

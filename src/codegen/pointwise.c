@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "codegen/cg_internal.h"
+#include "core/alloc.h"
 
 /* Vector iterations per thread of a generic part's block: each block of 256
  * threads covers 2 x 256 x 16 bytes = 8 KB of each f32 tensor. */
@@ -133,7 +134,7 @@ static void outline_long_calls(cg_buf *body, cg_buf *out) {
               fns[f], fns[f]);
   cg_puts(out, "#endif\n");
   cg_buf nb = {0};
-  const char *s = body->s ? body->s : "";
+  const char *s = cg_use(out, body);
   while (*s) {
     int hit = -1;
     bool start = s == body->s || !(isalnum((unsigned char)s[-1]) || s[-1] == '_');
@@ -192,7 +193,7 @@ static char *put_name(char *d, char c, int j) {
 static void rename_positional(const cg_part *p, const char *text, cg_buf *out) {
   size_t len = strlen(text);
   /* a renamed token ("p3" -> "p4095") grows at most 2.5 times */
-  char *buf = malloc(3 * len + 64), *d = buf;
+  char *buf = core_malloc(3 * len + 64), *d = buf;
   if (!buf) {
     out->oom = true;
     return;
@@ -279,7 +280,7 @@ static kf_status emit_body(cg_emit_args *a, bool generic, cg_buf *out) {
   snprintf(th, sizeof th, "%u", p->threads);
   snprintf(bl, sizeof bl, "%u", p->blocks);
   snprintf(sizes, sizeof sizes, "const %s kf_n, const unsigned kf_nb, ", idx);
-  const char *aligned = align.s ? align.s + 4 : "true";
+  const char *aligned = cg_use_aligned(out, &align);
   if (long_calls(g, k) >= 4) outline_long_calls(&body, generic ? &text : out);
   cg_hole holes[] = {{"fn", p->fn},
                      {"IDX", idx},
@@ -288,22 +289,22 @@ static kf_status emit_body(cg_emit_args *a, bool generic, cg_buf *out) {
                      {"THREADS", th},
                      {"BLOCKS", generic ? "kf_nb" : bl},
                      {"sizes", generic ? sizes : ""},
-                     {"params", params.s},
-                     {"args", args.s},
-                     {"decl", decl.s ? decl.s : ""},
-                     {"pre", pre.s ? pre.s : ""},
-                     {"body", body.s ? body.s : ""},
-                     {"store", store.s ? store.s : ""},
+                     {"params", cg_use(out, &params)},
+                     {"args", cg_use(out, &args)},
+                     {"decl", cg_use(out, &decl)},
+                     {"pre", cg_use(out, &pre)},
+                     {"body", cg_use(out, &body)},
+                     {"store", cg_use(out, &store)},
                      {"aligned", aligned}};
   kf_status st = KF_OK;
   if (gen.failed) {
     snprintf(a->err, a->errsize, "%s: %s", k->name, gen.err);
-    st = KF_ERR_UNSUPPORTED;
+    st = gen.status;
   } else if (!cg_fill(generic ? &text : out, "pointwise.cu", holes,
                       (int)(sizeof holes / sizeof holes[0]), a->err, a->errsize)) {
     st = KF_ERR_INTERNAL;
   } else if (generic) {
-    rename_positional(p, text.s ? text.s : "", out);
+    rename_positional(p, cg_use(out, &text), out);
   }
   decide(g, p, generic);
   bool oom = decl.oom || pre.oom || body.oom || store.oom || align.oom || params.oom ||

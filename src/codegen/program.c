@@ -4,13 +4,14 @@
 
 #include <stdlib.h>
 
+#include "core/alloc.h"
 #include "core/plan.h"
 
 cg_program *cg_program_new(int n_launches) {
   if (n_launches < 0) return NULL;
-  cg_program *prog = calloc(1, sizeof *prog);
+  cg_program *prog = core_calloc(1, sizeof *prog);
   if (!prog) return NULL;
-  prog->launches = calloc((size_t)(n_launches ? n_launches : 1), sizeof *prog->launches);
+  prog->launches = core_calloc((size_t)(n_launches ? n_launches : 1), sizeof *prog->launches);
   if (!prog->launches) {
     free(prog);
     return NULL;

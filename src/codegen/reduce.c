@@ -396,7 +396,7 @@ static void cols_combine(const cg_part *p, const cols_bufs *b, const char *store
             "  kf_sync<%u, %d>();\n  if (ty == 0)\n    for (int i = 1; i < TY; i++)\n"
             "#pragma unroll\n      for (int l = 0; l < LANES; l++) {\n%s      }\n",
             p->threads, p->launch_threads, stores, p->threads, p->launch_threads,
-            b->fold.s ? b->fold.s : "");
+            cg_use(out, &b->fold));
 }
 
 static kf_status emit_cols(cg_emit_args *a, const red_shape *rs) {
@@ -422,7 +422,7 @@ static kf_status emit_cols(cg_emit_args *a, const red_shape *rs) {
             (long long)(cp.split > 1 ? rs->outer * cp.nt : 1));
   cols_elements(a, rs, &cp, &gen, &b);
   cols_epilogue(a, rs, &gen, &b);
-  cols_combine(p, &b, stores.s ? stores.s : "", &combine);
+  cols_combine(p, &b, cg_use(&combine, &stores), &combine);
   cg_param_decls(a->g, p, &params);
   cg_param_args(p, &args);
   char outer[32], red[32], inner[32], lanes[16], tx[16], ty[16], nt[32], sp[32], chunk[32],
@@ -439,7 +439,7 @@ static kf_status emit_cols(cg_emit_args *a, const red_shape *rs) {
   snprintf(chunk, sizeof chunk, "%lld%s", (long long)cp.chunk, sfx);
   snprintf(th, sizeof th, "%u", p->threads);
   snprintf(la, sizeof la, "%d", p->launch_threads);
-#define S(x) ((x).s ? (x).s : "")
+#define S(x) cg_use(a->out, &(x))
   cg_hole holes[] = {
       {"fn", p->fn},          {"IDX", idx},           {"OUTER", outer},
       {"RED", red},           {"INNER", inner},       {"LANES", lanes},
@@ -449,12 +449,12 @@ static kf_status emit_cols(cg_emit_args *a, const red_shape *rs) {
       {"globals", S(b.globals)}, {"decl", S(b.decl)}, {"pre_decl", S(b.pre_decl)},
       {"pre", S(b.pre)},      {"accumulate", S(b.acc)}, {"combine", S(combine)},
       {"partial_store", S(b.pstore)}, {"partial_load", S(b.pload)}, {"epilogue", S(b.epi)},
-      {"aligned", b.align.s ? b.align.s + 4 : "true"}, {"BID", cg_part_bid_type(p)}};
+      {"aligned", cg_use_aligned(a->out, &b.align)}, {"BID", cg_part_bid_type(p)}};
 #undef S
   kf_status st = KF_OK;
   if (gen.failed) {
     snprintf(a->err, a->errsize, "%s: %s", a->k->name, gen.err);
-    st = KF_ERR_UNSUPPORTED;
+    st = gen.status;
   } else if (!cg_fill(a->out, "reduce_cols.cu", holes, (int)(sizeof holes / sizeof holes[0]),
                       a->err, a->errsize)) {
     st = KF_ERR_INTERNAL;
@@ -501,7 +501,7 @@ kf_status cg_emit_reduce(cg_emit_args *a) {
   snprintf(th, sizeof th, "%u", p->threads);
   snprintf(la, sizeof la, "%d", p->launch_threads);
   snprintf(nb, sizeof nb, "%lld", (long long)cg_ceil_div(rs.inner, 32));
-#define S(x) ((x).s ? (x).s : "")
+#define S(x) cg_use(a->out, &(x))
   cg_hole holes[] = {{"fn", p->fn},       {"IDX", idx},          {"OUTER", outer},
                      {"RED", red},        {"INNER", inner},      {"SPLIT", sp},
                      {"CHUNK", chunk},    {"THREADS", th},       {"LAUNCH", la},
@@ -512,7 +512,7 @@ kf_status cg_emit_reduce(cg_emit_args *a) {
 #undef S
   if (gen.failed) {
     snprintf(a->err, a->errsize, "%s: %s", a->k->name, gen.err);
-    st = KF_ERR_UNSUPPORTED;
+    st = gen.status;
   } else if (!cg_fill(a->out, rs.inner > 1 ? "reduce_cols.cu" : "reduce_rows.cu", holes,
                       (int)(sizeof holes / sizeof holes[0]), a->err, a->errsize)) {
     st = KF_ERR_INTERNAL;

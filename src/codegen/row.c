@@ -8,6 +8,7 @@
 #include "codegen/cg_internal.h"
 #include "codegen/row_online.h"
 #include "codegen/row_stage.h"
+#include "core/alloc.h"
 
 typedef struct row_info {
   int lanes;       /* W */
@@ -489,11 +490,11 @@ static void chunk_open(row_emit *re, cg_buf *decl, cg_buf *pre) {
  * vector preloads of the chunk. */
 static void chunk_close(row_emit *re, cg_buf *decl, cg_buf *pre, cg_buf *elems, cg_buf *after) {
   cg_buf *b = &re->body;
-  cg_printf(b, "%s", decl->s ? decl->s : "");
-  cg_printf(b, "    {\n      const int c = c0;\n      (void)c;\n%s    }\n", pre->s ? pre->s : "");
+  cg_printf(b, "%s", cg_use(b, decl));
+  cg_printf(b, "    {\n      const int c = c0;\n      (void)c;\n%s    }\n", cg_use(b, pre));
   cg_printf(b, "#pragma unroll\n    for (int j = 0; j < W; j++) {\n      const int c = c0 + j;\n"
-               "      (void)c;\n%s    }\n", elems->s ? elems->s : "");
-  cg_printf(b, "%s  }\n  }\n", after->s ? after->s : "");
+               "      (void)c;\n%s    }\n", cg_use(b, elems));
+  cg_printf(b, "%s  }\n  }\n", cg_use(b, after));
   cg_buf_free(decl);
   cg_buf_free(pre);
   cg_buf_free(elems);
@@ -667,9 +668,9 @@ static void keep_across(row_emit *re, int32_t red, int32_t skip, row_kept *kp) {
   const fuse_kernel *k = re->a->k;
   memset(kp, 0, sizeof *kp);
   if (!re->ri.cache || !gen->n_memo) return;
-  kp->v = malloc((size_t)gen->n_memo * sizeof *kp->v);
+  kp->v = core_malloc((size_t)gen->n_memo * sizeof *kp->v);
   if (!kp->v) {
-    cg_gen_fail(gen, "out of memory");
+    cg_gen_oom(gen);
     return;
   }
   for (int i = 0; i < gen->n_memo; i++) {
@@ -755,9 +756,9 @@ static void emit_phase(row_emit *re, int32_t v) {
   cg_puts(&re->body, "  }\n");
   cg_buf phase = re->body;
   re->body = outer;
-  cg_puts(&re->body, kept.decls.s ? kept.decls.s : "");
-  cg_puts(&re->body, phase.s ? phase.s : "");
-  if (phase.oom || kept.decls.oom) cg_gen_fail(&re->gen, "out of memory");
+  cg_puts(&re->body, cg_use(&re->body, &kept.decls));
+  cg_puts(&re->body, cg_use(&re->body, &phase));
+  if (phase.oom || kept.decls.oom) cg_gen_oom(&re->gen);
   cg_buf_free(&phase);
   cg_buf_free(&kept.decls);
   char bound[32];
@@ -862,9 +863,9 @@ static void fresh_held_reads(row_emit *re) {
  * restore_binds (NULL when out of memory: the generator has failed). */
 static cg_bind *only_row_values(cg_gen *gen, int *n_all) {
   *n_all = gen->n_binds;
-  cg_bind *all = malloc((size_t)(gen->n_binds + 1) * sizeof *all);
+  cg_bind *all = core_malloc((size_t)(gen->n_binds + 1) * sizeof *all);
   if (!all) {
-    cg_gen_fail(gen, "out of memory");
+    cg_gen_oom(gen);
     return NULL;
   }
   memcpy(all, gen->binds, (size_t)gen->n_binds * sizeof *all);
@@ -933,15 +934,15 @@ static void emit_outputs(row_emit *re) {
   re->gen.div_mode = re->ri.fallback ? CG_DIV_PLAIN : CG_DIV_FLAG;
   output_elems(re, &decl, &stores, true, false);
   if (elems.s && strstr(elems.s, "kf_div_rcpf(")) redo_elems(re, &redo);
-  cg_printf(&after, "%s", stores.s ? stores.s : "");
-  if (stores.oom) cg_gen_fail(&re->gen, "out of memory");
+  cg_printf(&after, "%s", cg_use(&after, &stores));
+  if (stores.oom) cg_gen_oom(&re->gen);
   cg_buf_free(&stores);
   re->gen.div_mode = CG_DIV_PLAIN;
   chunk_close(re, &decl, &pre, &elems, &after);
   cg_buf loop = re->body;
   re->body = outer;
   if (redo.s) cg_puts(&re->body, "  bool kf_bad = false;\n");
-  cg_puts(&re->body, loop.s ? loop.s : "");
+  cg_puts(&re->body, cg_use(&re->body, &loop));
   if (redo.s)
     cg_printf(&re->body,
               "  if (kf_bad) { // a quotient was not finite: this thread's outputs again, with "
@@ -952,7 +953,7 @@ static void emit_outputs(row_emit *re) {
               "#pragma unroll 1\n    for (int j = 0; j < W; j++) {\n      const int c = c0 + j;\n"
               "      (void)c;\n%s    }\n    }\n  }\n  }\n",
               redo.s);
-  if (loop.oom || redo.oom) cg_gen_fail(&re->gen, "out of memory");
+  if (loop.oom || redo.oom) cg_gen_oom(&re->gen);
   cg_buf_free(&loop);
   cg_buf_free(&redo);
 }
@@ -1196,7 +1197,7 @@ static void emit_body(row_emit *re) {
 static kf_status body_status(row_emit *re) {
   if (re->gen.failed) {
     snprintf(re->a->err, re->a->errsize, "%s: %s", re->a->k->name, re->gen.err);
-    return KF_ERR_UNSUPPORTED;
+    return re->gen.status;
   }
   return re->body.oom || re->align.oom ? KF_ERR_OUT_OF_MEMORY : KF_OK;
 }
@@ -1236,7 +1237,7 @@ static kf_status emit_fallback(const row_emit *hot, const char *params, cg_buf *
               "         kf_cb = 0 };\n"
               "%s}\n",
               a->part->fn, idx, params, re.ri.group, (long long)re.cols,
-              re.body.s ? re.body.s : "");
+              cg_use(out, &re.body));
   if (out->oom && st == KF_OK) st = KF_ERR_OUT_OF_MEMORY;
   cg_gen_free(&re.gen);
   cg_buf_free(&re.body);
@@ -1251,11 +1252,11 @@ static kf_status fill(row_emit *re) {
   cg_buf params = {0}, args = {0}, fb = {0}, call = {0};
   cg_param_decls(a->g, p, &params);
   cg_param_args(p, &args);
-  kf_status st = emit_fallback(re, params.s ? params.s : "", &fb);
+  kf_status st = emit_fallback(re, cg_use(a->out, &params), &fb);
   if (re->ri.lanes > 1)
-    cg_printf(&call, "%s_row1(r, lane, %s)", p->fn, args.s ? args.s : "");
+    cg_printf(&call, "%s_row1(r, lane, %s)", p->fn, cg_use(a->out, &args));
   else
-    cg_printf(&call, "%s_row<1>(r, lane, %s)", p->fn, args.s ? args.s : "");
+    cg_printf(&call, "%s_row<1>(r, lane, %s)", p->fn, cg_use(a->out, &args));
   char rows[32], cols[32], gs[16], rpb[16], th[16], bl[16], la[16], w[16];
   snprintf(rows, sizeof rows, "%lld%s", (long long)k->rows, p->index64 ? "LL" : "");
   snprintf(cols, sizeof cols, "%lld", (long long)(k->cols / re->ri.split));
@@ -1274,25 +1275,25 @@ static kf_status fill(row_emit *re) {
   row_stage_holes sh;
   memset(&sh, 0, sizeof sh);
   cg_row_stage_holes(a, &re->ri.st, re->ri.group, re->ri.lanes, re->gen.idx,
-                     params.s ? params.s : "", args.s ? args.s : "", &sh);
+                     cg_use(a->out, &params), cg_use(a->out, &args), &sh);
   cg_hole holes[] = {{"fn", p->fn},   {"IDX", p->index64 ? "long long" : "int"},
                      {"ROWS", rows},  {"COLS", cols},
                      {"G", gs},       {"RPB", rpb},
                      {"THREADS", th}, {"BLOCKS", bl},
                      {"LAUNCH", la},  {"W", w},
                      {"HOLD", re->ri.hold ? "held here" : "not here: looped"},
-                     {"params", params.s}, {"args", args.s},
-                     {"body", re->body.s ? re->body.s : ""},
-                     {"fallback", fb.s ? fb.s : ""},
-                     {"fallback_call", call.s ? call.s : ""},
-                     {"aligned", re->align.s ? re->align.s + 4 : "true"},
-                     {"stage", sh.stage.s ? sh.stage.s : ""},
+                     {"params", cg_use(a->out, &params)}, {"args", cg_use(a->out, &args)},
+                     {"body", cg_use(a->out, &re->body)},
+                     {"fallback", cg_use(a->out, &fb)},
+                     {"fallback_call", cg_use(a->out, &call)},
+                     {"aligned", cg_use_aligned(a->out, &re->align)},
+                     {"stage", cg_use(a->out, &sh.stage)},
                      {"STAGES", stages},
                      {"SPLIT", split},
-                     {"init", sh.init.s ? sh.init.s : ""},
-                     {"top", sh.top.s ? sh.top.s : ""},
-                     {"advance", sh.advance.s ? sh.advance.s : ""},
-                     {"finish", sh.finish.s ? sh.finish.s : ""}};
+                     {"init", cg_use(a->out, &sh.init)},
+                     {"top", cg_use(a->out, &sh.top)},
+                     {"advance", cg_use(a->out, &sh.advance)},
+                     {"finish", cg_use(a->out, &sh.finish)}};
   const char *tmpl = re->ri.split > 1                     ? "row_split.cu"
                      : cg_row_stage_template(&re->ri.st) ? "row_staged.cu"
                                                           : "row.cu";

@@ -6,6 +6,7 @@
 
 #include "codegen/cg_internal.h"
 #include "codegen/templates.h"
+#include "core/alloc.h"
 
 static char *read_file(const char *path) {
   FILE *f = fopen(path, "rb");
@@ -56,7 +57,7 @@ char *cg_template_text(const char *name, char *err, size_t errsize) {
     snprintf(err, errsize, "no embedded template %s", name);
     return NULL;
   }
-  char *text = malloc(t->size + 1);
+  char *text = core_malloc(t->size + 1);
   if (!text) {
     snprintf(err, errsize, "out of memory");
     return NULL;

@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/alloc.h"
+
 /* Module hooks that release what a module hung on the context; each module
  * defines its own, and tolerates NULL state. */
 void rt_state_destroy(struct rt_state *rt);
@@ -13,7 +15,7 @@ void cache_state_destroy(struct cache_state *cache);
 kf_status kf_ctx_create(kf_ctx **out) {
   if (!out) return KF_ERR_INVALID_ARG;
   *out = NULL;
-  kf_ctx *ctx = calloc(1, sizeof *ctx);
+  kf_ctx *ctx = core_calloc(1, sizeof *ctx);
   if (!ctx) return KF_ERR_OUT_OF_MEMORY;
   if (pthread_mutex_init(&ctx->lock, NULL) != 0) {
     free(ctx);

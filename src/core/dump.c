@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "codegen/program.h"
+#include "core/alloc.h"
 #include "core/plan.h"
 #include "runtime/rt.h"
 
@@ -65,7 +66,7 @@ static char *decision_log(const kf_plan *plan) {
   const fuse_plan *fp = plan->fuse;
   const struct rt_plan *rp = plan->rt;
   size_t cap = 64 + (size_t)fp->n_decisions * 300 + (rp ? (size_t)rp->n_decisions * 300 : 0);
-  char *s = malloc(cap);
+  char *s = core_malloc(cap);
   if (!s) return NULL;
   size_t n = 0;
   for (int i = 0; i < fp->n_decisions; i++)

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/alloc.h"
 #include "core/span.h"
 #include "runtime/rt.h"
 
@@ -71,7 +72,7 @@ kf_status kf_plan_create(kf_ctx *ctx, const kf_graph *g, const kf_options *opt,
     kf_status st = check_options(ctx, opt);
     if (st != KF_OK) return st;
   }
-  kf_plan *plan = calloc(1, sizeof *plan);
+  kf_plan *plan = core_calloc(1, sizeof *plan);
   if (!plan) return core_error(ctx, KF_ERR_OUT_OF_MEMORY, "kf_plan_create: out of memory");
   plan->ctx = ctx;
   if (opt)

@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include "core/alloc.h"
+
 typedef struct core_batch {
   void (*fn)(void *arg, int i);
   void *arg;
@@ -71,9 +73,9 @@ static void *worker(void *p) {
 core_pool *core_pool_create(int n_threads) {
   if (n_threads <= 0) n_threads = core_cpu_count();
   if (n_threads > 32) n_threads = 32;
-  core_pool *pool = calloc(1, sizeof *pool);
+  core_pool *pool = core_calloc(1, sizeof *pool);
   if (!pool) return NULL;
-  pool->threads = calloc((size_t)n_threads, sizeof *pool->threads);
+  pool->threads = core_calloc((size_t)n_threads, sizeof *pool->threads);
   if (!pool->threads) {
     free(pool);
     return NULL;

@@ -5,12 +5,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/alloc.h"
+
 static bool grow(core_str *b, size_t need) {
   if (b->oom) return false;
   if (b->len + need + 1 <= b->cap) return true;
   size_t cap = b->cap ? b->cap : 1024;
   while (cap < b->len + need + 1) cap *= 2;
-  char *s = realloc(b->s, cap);
+  char *s = core_realloc(b->s, cap);
   if (!s) {
     b->oom = true;
     return false;
@@ -21,13 +23,19 @@ static bool grow(core_str *b, size_t need) {
 }
 
 void core_str_putn(core_str *b, const char *text, size_t n) {
+  if (!text) { /* what an upstream allocation failure left: keep it sticky */
+    b->oom = true;
+    return;
+  }
   if (!grow(b, n)) return;
   memcpy(b->s + b->len, text, n);
   b->len += n;
   b->s[b->len] = 0;
 }
 
-void core_str_puts(core_str *b, const char *text) { core_str_putn(b, text, strlen(text)); }
+void core_str_puts(core_str *b, const char *text) {
+  core_str_putn(b, text, text ? strlen(text) : 0);
+}
 
 /* Formats into the free space first: a second pass (after growing) only
  * when it did not fit. Source generation is mostly small printfs, and
@@ -60,6 +68,14 @@ void core_str_printf(core_str *b, const char *fmt, ...) {
   va_end(ap);
 }
 
+const char *core_str_use(core_str *into, const core_str *from) {
+  if (from->oom) {
+    into->oom = true;
+    return "";
+  }
+  return from->s ? from->s : "";
+}
+
 void core_str_free(core_str *b) {
   free(b->s);
   memset(b, 0, sizeof *b);
@@ -70,7 +86,7 @@ char *core_str_take(core_str *b) {
     core_str_free(b);
     return NULL;
   }
-  char *s = b->s ? b->s : strdup("");
+  char *s = b->s ? b->s : core_strdup("");
   memset(b, 0, sizeof *b);
   return s;
 }

@@ -17,10 +17,17 @@ typedef struct core_str {
 
 void core_str_printf(core_str *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void core_str_vprintf(core_str *b, const char *fmt, va_list ap);
+/* A NULL text (a string whose allocation failed upstream) latches oom, so
+ * that the failure reaches whoever checks this buffer. */
 void core_str_puts(core_str *b, const char *text);
 /* Appends the first n bytes of text (which need not be NUL-terminated). */
 void core_str_putn(core_str *b, const char *text, size_t n);
 void core_str_free(core_str *b);
+/* The text of `from` for writing into `into` (as a printf argument or a
+ * template hole): "" when nothing was written; after an allocation failure
+ * in `from` it latches into->oom and gives "", so that a sub-buffer's
+ * failure cannot turn into missing code in a buffer that looks whole. */
+const char *core_str_use(core_str *into, const core_str *from);
 /* The string, now the caller's (free()), "" when nothing was written, or
  * NULL after an allocation failure (the buffer is then freed). Leaves b
  * empty. */

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/alloc.h"
 #include "fuser/fuse_int.h"
 
 #define FUSE_ALIGN 256
@@ -41,7 +42,7 @@ static int cmp_offset(const void *a, const void *b) {
  * can overflow: each buffer is at most that, plus 255 bytes of padding. */
 static kf_status place_workspace(fuse_plan *plan, fuse_buffer *ws, int32_t n) {
   qsort(ws, (size_t)n, sizeof *ws, cmp_ws);
-  fuse_buffer **active = malloc(((size_t)n + 1) * sizeof *active);
+  fuse_buffer **active = core_malloc(((size_t)n + 1) * sizeof *active);
   if (!active) return KF_ERR_OUT_OF_MEMORY;
   int32_t na = 0;
   for (int32_t i = 0; i < n; i++) {
@@ -72,10 +73,10 @@ static kf_status place_workspace(fuse_plan *plan, fuse_buffer *ws, int32_t n) {
 
 kf_status fuse_buffers(fuse_plan *plan, char *err, size_t errsize) {
   const kf_graph *g = plan->graph;
-  int32_t *last = malloc((size_t)(g->n_nodes > 0 ? g->n_nodes : 1) * sizeof *last);
+  int32_t *last = core_malloc((size_t)(g->n_nodes > 0 ? g->n_nodes : 1) * sizeof *last);
   int32_t cap = g->n_inputs + g->n_outputs;
   for (int32_t k = 0; k < plan->n_kernels; k++) cap += plan->kernels[k].n_outputs;
-  plan->buffers = calloc((size_t)cap + 1, sizeof *plan->buffers);
+  plan->buffers = core_calloc((size_t)cap + 1, sizeof *plan->buffers);
   if (!last || !plan->buffers) {
     free(last);
     snprintf(err, errsize, "out of memory");

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/alloc.h"
 #include "core/ctx.h"
 #include "fuser/fuse_int.h"
 
@@ -123,7 +124,7 @@ static fuse_decision *push_decision(fuse_plan *plan, bool accepted, const char *
   if (plan->cap_decisions < 0) return NULL;
   if (plan->n_decisions == plan->cap_decisions) {
     int32_t cap = plan->cap_decisions ? plan->cap_decisions * 2 : 64;
-    fuse_decision *d = realloc(plan->decisions, (size_t)cap * sizeof *d);
+    fuse_decision *d = core_realloc(plan->decisions, (size_t)cap * sizeof *d);
     if (!d) {
       plan->cap_decisions = -1;
       return NULL;
@@ -205,7 +206,7 @@ kf_status fuse_plan_build(const kf_graph *g, const fuse_options *opt, fuse_plan 
   kf_status st = check_graph(g, err, errsize);
   if (st == KF_OK) st = check_options(opt, err, errsize);
   if (st != KF_OK) return st;
-  fuse_plan *plan = calloc(1, sizeof *plan);
+  fuse_plan *plan = core_calloc(1, sizeof *plan);
   if (!plan) {
     snprintf(err, errsize, "out of memory");
     return KF_ERR_OUT_OF_MEMORY;
@@ -274,7 +275,7 @@ bool fuse_kernel_legal(const fuse_plan *plan, int kernel, char *why, size_t whys
     return false;
   }
   const fuse_kernel *k = &plan->kernels[kernel];
-  uint8_t *is_out = calloc((size_t)k->n_nodes + 1, 1);
+  uint8_t *is_out = core_calloc((size_t)k->n_nodes + 1, 1);
   if (!is_out) {
     snprintf(why, whysize, "out of memory");
     return false;

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/alloc.h"
 #include "fuser/fuse_int.h"
 
 typedef struct korder {
@@ -20,17 +21,18 @@ static int cmp_order(const void *a, const void *b) {
 }
 
 /* Longest path from the graph's inputs, in kernels (Kahn's algorithm over
- * the kernel graph); false if the kernels form a cycle. */
-static bool depths(fuse_plan *plan, int32_t *depth) {
+ * the kernel graph); KF_ERR_INTERNAL if the kernels form a cycle,
+ * KF_ERR_OUT_OF_MEMORY when its work arrays cannot be had. */
+static kf_status depths(fuse_plan *plan, int32_t *depth) {
   int32_t nk = plan->n_kernels;
   const int32_t *kof = plan->kernel_of;
   const kf_graph *g = plan->graph;
-  int32_t *indeg = calloc((size_t)nk + 1, sizeof *indeg);
-  int32_t *start = calloc((size_t)nk + 2, sizeof *start);
-  int32_t *queue = malloc(((size_t)nk + 1) * sizeof *queue);
+  int32_t *indeg = core_calloc((size_t)nk + 1, sizeof *indeg);
+  int32_t *start = core_calloc((size_t)nk + 2, sizeof *start);
+  int32_t *queue = core_malloc(((size_t)nk + 1) * sizeof *queue);
   int32_t total = 0;
   for (int32_t k = 0; k < nk; k++) total += plan->kernels[k].n_inputs;
-  int32_t *succ = malloc(((size_t)total + 1) * sizeof *succ);
+  int32_t *succ = core_malloc(((size_t)total + 1) * sizeof *succ);
   bool ok = indeg && start && queue && succ;
   for (int32_t k = 0; ok && k < nk; k++)
     for (int32_t i = 0; i < plan->kernels[k].n_inputs; i++) {
@@ -56,20 +58,20 @@ static bool depths(fuse_plan *plan, int32_t *depth) {
       if (--indeg[c] == 0) queue[tail++] = c;
     }
   }
-  ok = ok && tail == nk;
+  kf_status st = !ok ? KF_ERR_OUT_OF_MEMORY : tail == nk ? KF_OK : KF_ERR_INTERNAL;
   free(indeg);
   free(start);
   free(queue);
   free(succ);
-  return ok;
+  return st;
 }
 
 /* Puts the kernels in launch order and renumbers them. */
 static kf_status reorder(fuse_plan *plan, const int32_t *depth) {
   int32_t nk = plan->n_kernels;
-  korder *ord = malloc(((size_t)nk + 1) * sizeof *ord);
-  fuse_kernel *ks = malloc(((size_t)nk + 1) * sizeof *ks);
-  int32_t *newid = malloc(((size_t)nk + 1) * sizeof *newid);
+  korder *ord = core_malloc(((size_t)nk + 1) * sizeof *ord);
+  fuse_kernel *ks = core_malloc(((size_t)nk + 1) * sizeof *ks);
+  int32_t *newid = core_malloc(((size_t)nk + 1) * sizeof *newid);
   if (!ord || !ks || !newid) {
     free(ord);
     free(ks);
@@ -117,7 +119,7 @@ static int32_t new_param_bytes(packer *pk, const fuse_kernel *k) {
 static bool add_part(packer *pk, int32_t launch, int32_t kid) {
   fuse_launch *l = &pk->plan->launches[launch];
   fuse_kernel *k = &pk->plan->kernels[kid];
-  int32_t *p = realloc(l->kernels, ((size_t)l->n_kernels + 1) * sizeof *p);
+  int32_t *p = core_realloc(l->kernels, ((size_t)l->n_kernels + 1) * sizeof *p);
   if (!p) return false;
   l->kernels = p;
   l->param_bytes += new_param_bytes(pk, k);
@@ -184,8 +186,8 @@ static bool may_join(packer *pk, int32_t kid) {
 
 static kf_status pack(fuse_plan *plan) {
   packer pk = {.plan = plan, .open = -1};
-  plan->launches = calloc(plan->n_kernels > 0 ? (size_t)plan->n_kernels : 1,
-                          sizeof *plan->launches);
+  plan->launches =
+      core_calloc(plan->n_kernels > 0 ? (size_t)plan->n_kernels : 1, sizeof *plan->launches);
   if (!plan->launches || !fuse_marks_init(&pk.ptrs, plan->graph->n_nodes)) {
     fuse_marks_free(&pk.ptrs);
     return KF_ERR_OUT_OF_MEMORY;
@@ -206,12 +208,11 @@ static kf_status pack(fuse_plan *plan) {
 }
 
 kf_status fuse_launches(fuse_plan *plan, char *err, size_t errsize) {
-  int32_t *depth = malloc(((size_t)plan->n_kernels + 1) * sizeof *depth);
+  int32_t *depth = core_malloc(((size_t)plan->n_kernels + 1) * sizeof *depth);
   kf_status st = depth ? KF_OK : KF_ERR_OUT_OF_MEMORY;
-  if (st == KF_OK && !depths(plan, depth)) {
+  if (st == KF_OK) st = depths(plan, depth);
+  if (st == KF_ERR_INTERNAL)
     snprintf(err, errsize, "internal error: the kernels depend on each other in a cycle");
-    st = KF_ERR_INTERNAL;
-  }
   if (st == KF_OK) st = reorder(plan, depth);
   if (st == KF_OK) st = pack(plan);
   if (st == KF_ERR_OUT_OF_MEMORY) snprintf(err, errsize, "out of memory");

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/alloc.h"
 #include "fuser/fuse_int.h"
 
 static int64_t prod(const int64_t *s, int from, int to) {
@@ -123,7 +124,7 @@ static kf_status find_inputs(fuse_plan *plan, fuse_marks *mem, fuse_marks *in, u
     fuse_marks_clear(in);
     for (int32_t i = 0; i < k->n_nodes; i++) fuse_mark(mem, k->nodes[i], i);
     int32_t cap = 8, n = 0;
-    k->inputs = malloc((size_t)cap * sizeof *k->inputs);
+    k->inputs = core_malloc((size_t)cap * sizeof *k->inputs);
     if (!k->inputs) return KF_ERR_OUT_OF_MEMORY;
     for (int32_t i = 0; i < k->n_nodes; i++) {
       const ir_node *nd = &g->nodes[k->nodes[i]];
@@ -132,7 +133,7 @@ static kf_status find_inputs(fuse_plan *plan, fuse_marks *mem, fuse_marks *in, u
         if (fuse_marked(mem, u) || fuse_marked(in, u) || g->nodes[u].op == IR_OP_CONST) continue;
         fuse_mark(in, u, 0);
         if (n == cap) {
-          int32_t *p = realloc(k->inputs, (size_t)(cap *= 2) * sizeof *p);
+          int32_t *p = core_realloc(k->inputs, (size_t)(cap *= 2) * sizeof *p);
           if (!p) return KF_ERR_OUT_OF_MEMORY;
           k->inputs = p;
         }
@@ -150,7 +151,7 @@ static kf_status find_outputs(fuse_plan *plan, const uint8_t *needs_mem) {
   const kf_graph *g = plan->graph;
   for (int32_t kid = 0; kid < plan->n_kernels; kid++) {
     fuse_kernel *k = &plan->kernels[kid];
-    k->outputs = malloc((size_t)k->n_nodes * sizeof *k->outputs);
+    k->outputs = core_malloc((size_t)k->n_nodes * sizeof *k->outputs);
     if (!k->outputs) return KF_ERR_OUT_OF_MEMORY;
     for (int32_t i = 0; i < k->n_nodes; i++) {
       int32_t v = k->nodes[i];
@@ -180,7 +181,7 @@ static kf_status check_and_shape(fuse_plan *plan, fuse_legal_ctx *lc, char *err,
   const kf_graph *g = plan->graph;
   for (int32_t kid = 0; kid < plan->n_kernels; kid++) {
     fuse_kernel *k = &plan->kernels[kid];
-    uint8_t *is_out = calloc((size_t)k->n_nodes, 1);
+    uint8_t *is_out = core_calloc((size_t)k->n_nodes, 1);
     if (!is_out) return KF_ERR_OUT_OF_MEMORY;
     for (int32_t i = 0, j = 0; i < k->n_nodes; i++)
       if (j < k->n_outputs && k->outputs[j] == k->nodes[i]) is_out[i] = 1, j++;
@@ -206,7 +207,7 @@ kf_status fuse_finish_kernels(fuse_plan *plan, char *err, size_t errsize) {
   const kf_graph *g = plan->graph;
   fuse_marks mem = {0}, in = {0};
   fuse_legal_ctx lc;
-  uint8_t *needs_mem = calloc(g->n_nodes > 0 ? (size_t)g->n_nodes : 1, 1);
+  uint8_t *needs_mem = core_calloc(g->n_nodes > 0 ? (size_t)g->n_nodes : 1, 1);
   bool ok = needs_mem && fuse_marks_init(&mem, g->n_nodes) & fuse_marks_init(&in, g->n_nodes);
   ok = fuse_legal_init(&lc, g, &plan->options) && ok;
   kf_status st = ok ? KF_OK : KF_ERR_OUT_OF_MEMORY;

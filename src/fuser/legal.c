@@ -6,12 +6,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/alloc.h"
 #include "fuser/fuse_int.h"
 
 bool fuse_marks_init(fuse_marks *m, int32_t n) {
   size_t cnt = n > 0 ? (size_t)n : 1;
-  m->stamp = calloc(cnt, sizeof *m->stamp);
-  m->slot = calloc(cnt, sizeof *m->slot);
+  m->stamp = core_calloc(cnt, sizeof *m->stamp);
+  m->slot = core_calloc(cnt, sizeof *m->slot);
   m->epoch = 1;
   m->n = n;
   return m->stamp && m->slot;
@@ -36,8 +37,8 @@ bool fuse_legal_init(fuse_legal_ctx *lc, const kf_graph *g, const fuse_options *
   lc->g = g;
   lc->opt = opt;
   size_t cnt = g->n_nodes > 0 ? (size_t)g->n_nodes : 1;
-  lc->role = calloc(cnt, 1);
-  lc->stack = malloc(cnt * sizeof *lc->stack);
+  lc->role = core_calloc(cnt, 1);
+  lc->stack = core_malloc(cnt * sizeof *lc->stack);
   bool ok = fuse_marks_init(&lc->members, g->n_nodes) & fuse_marks_init(&lc->inputs, g->n_nodes) &
             fuse_marks_init(&lc->seen, g->n_nodes);
   return ok && lc->role && lc->stack;

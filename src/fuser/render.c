@@ -291,10 +291,9 @@ static void dot_kernel(fuse_sb *sb, const fuse_plan *p, const fuse_kernel *k) {
   for (int32_t i = 0; i < k->n_nodes; i++) {
     fuse_sb tmp = {0};
     node_expr(&tmp, p, k->nodes[i]);
-    char *e = fuse_sb_finish(&tmp);
     fuse_sb_printf(sb, "      k%d_n%d [label=\"", k->id, (int)k->nodes[i]);
-    dot_str(sb, e ? e : "?");
-    free(e);
+    dot_str(sb, core_str_use(sb, &tmp)); /* carries tmp's out of memory over */
+    core_str_free(&tmp);
     fuse_sb_printf(sb, "\"%s%s];\n", k->recomputed[i] ? ", style=dashed" : "",
                    p->graph->nodes[k->nodes[i]].is_output ? ", peripheries=2" : "");
   }

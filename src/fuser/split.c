@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/alloc.h"
 #include "fuser/fuse_int.h"
 
 kf_status fuse_splits_adopt(fuse_plan *plan, char *err, size_t errsize) {
@@ -17,7 +18,7 @@ kf_status fuse_splits_adopt(fuse_plan *plan, char *err, size_t errsize) {
     snprintf(err, errsize, "bad fusion options: %d splits but no list", (int)n);
     return KF_ERR_INVALID_ARG;
   }
-  fuse_split *own = calloc((size_t)n, sizeof *own);
+  fuse_split *own = core_calloc((size_t)n, sizeof *own);
   if (!own) {
     snprintf(err, errsize, "out of memory");
     return KF_ERR_OUT_OF_MEMORY;
@@ -32,7 +33,7 @@ kf_status fuse_splits_adopt(fuse_plan *plan, char *err, size_t errsize) {
       snprintf(err, errsize, "bad fusion options: split %d has no node list", (int)i);
       return KF_ERR_INVALID_ARG;
     }
-    own[i].nodes = malloc((size_t)(src[i].n_nodes > 0 ? src[i].n_nodes : 1) * sizeof(int32_t));
+    own[i].nodes = core_malloc((size_t)(src[i].n_nodes > 0 ? src[i].n_nodes : 1) * sizeof(int32_t));
     if (!own[i].nodes) {
       snprintf(err, errsize, "out of memory");
       return KF_ERR_OUT_OF_MEMORY;

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/alloc.h"
 #include "fuser/fuse_int.h"
 
 typedef struct vgroup {
@@ -60,7 +61,7 @@ static const char *glbl(vstate *s, int32_t gid, char *buf, size_t n) {
 static bool build_uses(vstate *s) {
   const kf_graph *g = s->g;
   int32_t n = g->n_nodes;
-  s->use_start = calloc((size_t)n + 1, sizeof *s->use_start);
+  s->use_start = core_calloc((size_t)n + 1, sizeof *s->use_start);
   if (!s->use_start) return false;
   for (int32_t v = 0; v < n; v++)
     for (int a = 0; a < g->nodes[v].nargs; a++) {
@@ -70,8 +71,8 @@ static bool build_uses(vstate *s) {
       if (!dup) s->use_start[u + 1]++;
     }
   for (int32_t v = 0; v < n; v++) s->use_start[v + 1] += s->use_start[v];
-  s->use_list = malloc((size_t)(s->use_start[n] > 0 ? s->use_start[n] : 1) * sizeof(int32_t));
-  int32_t *fill = malloc((size_t)(n > 0 ? n : 1) * sizeof *fill);
+  s->use_list = core_malloc((size_t)(s->use_start[n] > 0 ? s->use_start[n] : 1) * sizeof(int32_t));
+  int32_t *fill = core_malloc((size_t)(n > 0 ? n : 1) * sizeof *fill);
   if (!s->use_list || !fill) {
     free(fill);
     return false;
@@ -94,16 +95,16 @@ static bool vstate_init(vstate *s, fuse_plan *plan) {
   s->g = plan->graph;
   s->opt = &plan->options;
   size_t n = (size_t)(s->g->n_nodes > 0 ? s->g->n_nodes : 1);
-  s->group_of = malloc(n * sizeof *s->group_of);
-  s->parent = malloc(n * sizeof *s->parent);
-  s->copies = calloc(n, sizeof *s->copies);
-  s->groups = calloc(n, sizeof *s->groups);
-  s->live = calloc(n, sizeof *s->live);
-  s->cand = malloc(n * sizeof *s->cand);
-  s->cand_copy = malloc(n);
-  s->cand_out = malloc(n);
-  s->stack = malloc(n * sizeof *s->stack);
-  s->from = malloc(n * sizeof *s->from);
+  s->group_of = core_malloc(n * sizeof *s->group_of);
+  s->parent = core_malloc(n * sizeof *s->parent);
+  s->copies = core_calloc(n, sizeof *s->copies);
+  s->groups = core_calloc(n, sizeof *s->groups);
+  s->live = core_calloc(n, sizeof *s->live);
+  s->cand = core_malloc(n * sizeof *s->cand);
+  s->cand_copy = core_malloc(n);
+  s->cand_out = core_malloc(n);
+  s->stack = core_malloc(n * sizeof *s->stack);
+  s->from = core_malloc(n * sizeof *s->from);
   bool ok = s->group_of && s->parent && s->copies && s->groups && s->live && s->cand &&
             s->cand_copy && s->cand_out && s->stack && s->from && build_uses(s);
   ok &= fuse_legal_init(&s->lc, s->g, s->opt);
@@ -144,9 +145,9 @@ static void vstate_free(vstate *s) {
 static bool group_push(vstate *s, vgroup *gr, int32_t v, bool copy) {
   if (gr->n == gr->cap) {
     int32_t cap = gr->cap ? gr->cap * 2 : 4;
-    int32_t *nodes = realloc(gr->nodes, (size_t)cap * sizeof *nodes);
+    int32_t *nodes = core_realloc(gr->nodes, (size_t)cap * sizeof *nodes);
     if (nodes) gr->nodes = nodes;
-    uint8_t *cp = realloc(gr->copy, (size_t)cap);
+    uint8_t *cp = core_realloc(gr->copy, (size_t)cap);
     if (cp) gr->copy = cp;
     if (!nodes || !cp) {
       s->oom = true;
@@ -179,7 +180,7 @@ static void add_copy_record(vstate *s, int32_t v, int32_t gid) {
   int32_t n = 0;
   if (s->copies[v])
     while (s->copies[v][n] >= 0) n++;
-  int32_t *c = realloc(s->copies[v], (size_t)(n + 2) * sizeof *c);
+  int32_t *c = core_realloc(s->copies[v], (size_t)(n + 2) * sizeof *c);
   if (!c) {
     s->oom = true;
     return;
@@ -339,8 +340,8 @@ static int32_t commit(vstate *s, int32_t p, const int32_t *gids, int ng, bool co
   if (ng > 1) {
     int32_t n = gather(s, p, gids, ng, copy); /* ascending, p (if any) first */
     vgroup merged = {0};
-    merged.nodes = malloc((size_t)n * sizeof *merged.nodes);
-    merged.copy = malloc((size_t)n);
+    merged.nodes = core_malloc((size_t)n * sizeof *merged.nodes);
+    merged.copy = core_malloc((size_t)n);
     if (!merged.nodes || !merged.copy) {
       free(merged.nodes);
       free(merged.copy);
@@ -434,9 +435,9 @@ static void place_split(vstate *s, int32_t p, int32_t *C, int nC) {
   char b1[64], b2[64], b3[32], b4[32];
   const ir_node *nd = &s->g->nodes[p];
   int64_t pb = fuse_bytes(nd);
-  uint8_t *copy_ok = calloc((size_t)nC, 1);
-  int64_t *cost = calloc((size_t)nC, sizeof *cost);
-  int32_t *readers = malloc((size_t)nC * sizeof *readers);
+  uint8_t *copy_ok = core_calloc((size_t)nC, 1);
+  int64_t *cost = core_calloc((size_t)nC, sizeof *cost);
+  int32_t *readers = core_malloc((size_t)nC * sizeof *readers);
   if (!copy_ok || !cost || !readers) {
     s->oom = true;
     goto done;
@@ -569,8 +570,8 @@ static kf_status to_kernels(vstate *s, fuse_plan *plan) {
   for (int32_t i = 0; i < s->n_groups; i++)
     if (s->parent[i] == i && s->groups[i].n > 0) nk++;
   size_t nn = (size_t)(s->g->n_nodes > 0 ? s->g->n_nodes : 1);
-  plan->kernels = calloc(nk > 0 ? (size_t)nk : 1, sizeof *plan->kernels);
-  plan->kernel_of = malloc(nn * sizeof *plan->kernel_of);
+  plan->kernels = core_calloc(nk > 0 ? (size_t)nk : 1, sizeof *plan->kernels);
+  plan->kernel_of = core_malloc(nn * sizeof *plan->kernel_of);
   if (!plan->kernels || !plan->kernel_of) return KF_ERR_OUT_OF_MEMORY;
   for (size_t i = 0; i < nn; i++) plan->kernel_of[i] = -1;
   for (int32_t i = 0; i < s->n_groups; i++) {
@@ -578,9 +579,9 @@ static kf_status to_kernels(vstate *s, fuse_plan *plan) {
     if (s->parent[i] != i || gr->n == 0) continue;
     fuse_kernel *k = &plan->kernels[plan->n_kernels];
     k->id = plan->n_kernels++;
-    k->nodes = malloc((size_t)gr->n * sizeof *k->nodes);
-    k->recomputed = malloc((size_t)gr->n);
-    k->roles = calloc((size_t)gr->n, 1);
+    k->nodes = core_malloc((size_t)gr->n * sizeof *k->nodes);
+    k->recomputed = core_malloc((size_t)gr->n);
+    k->roles = core_calloc((size_t)gr->n, 1);
     if (!k->nodes || !k->recomputed || !k->roles) return KF_ERR_OUT_OF_MEMORY;
     k->n_nodes = gr->n;
     for (int32_t j = 0; j < gr->n; j++) {
@@ -620,7 +621,7 @@ static int consumer_groups(vstate *s, int32_t p, int32_t *C) {
 kf_status fuse_vertical(fuse_plan *plan, char *err, size_t errsize) {
   vstate s;
   const kf_graph *g = plan->graph;
-  int32_t *C = malloc((size_t)(g->n_nodes > 0 ? g->n_nodes : 1) * sizeof *C);
+  int32_t *C = core_malloc((size_t)(g->n_nodes > 0 ? g->n_nodes : 1) * sizeof *C);
   bool ok = vstate_init(&s, plan) && C;
   if (ok && !plan->options.fusion)
     fuse_decide(plan, false, "fusion-off",

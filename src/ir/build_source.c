@@ -3,13 +3,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "core/alloc.h"
 #include "ir/build.h"
 
 /* Makes room for one more entry of g->inputs. */
 static bool reserve_input(kf_graph *g) {
   if (g->n_inputs < g->cap_inputs) return true;
   int32_t cap = g->cap_inputs ? g->cap_inputs * 2 : 8;
-  int32_t *p = realloc(g->inputs, (size_t)cap * sizeof *p);
+  int32_t *p = core_realloc(g->inputs, (size_t)cap * sizeof *p);
   if (!p) return false;
   g->inputs = p;
   g->cap_inputs = cap;

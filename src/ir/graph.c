@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/alloc.h"
 #include "core/ctx.h"
 #include "core/plan.h"
 #include "ir/ir.h"
@@ -11,8 +12,8 @@
 kf_status kf_graph_create(kf_ctx *ctx, kf_graph **out) {
   if (!out) return KF_ERR_INVALID_ARG;
   *out = NULL;
-  kf_graph *g = calloc(1, sizeof *g);
-  if (!g) return KF_ERR_OUT_OF_MEMORY;
+  kf_graph *g = core_calloc(1, sizeof *g);
+  if (!g) return core_error(ctx, KF_ERR_OUT_OF_MEMORY, "kf_graph_create: out of memory");
   g->ctx = ctx;
   g->status = KF_OK;
   *out = g;
@@ -47,7 +48,7 @@ kf_status kf_graph_set_name(kf_graph *g, const char *name) {
   char *copy = NULL;
   if (name) {
     size_t len = strlen(name);
-    copy = malloc(len + 1);
+    copy = core_malloc(len + 1);
     if (!copy) return ir_error(g, KF_ERR_OUT_OF_MEMORY, "kf_graph_set_name: out of memory");
     memcpy(copy, name, len + 1);
   }
@@ -90,7 +91,7 @@ static bool grow_i32(int32_t **arr, int32_t n, int32_t *cap) {
   if (n < *cap) return true;
   if (*cap >= INT32_MAX / 2) return false;
   int32_t ncap = *cap ? *cap * 2 : 8;
-  int32_t *p = realloc(*arr, (size_t)ncap * sizeof *p);
+  int32_t *p = core_realloc(*arr, (size_t)ncap * sizeof *p);
   if (!p) return false;
   *arr = p;
   *cap = ncap;
@@ -101,7 +102,7 @@ static bool grow_nodes(kf_graph *g) {
   if (g->n_nodes < g->cap_nodes) return true;
   if (g->cap_nodes >= INT32_MAX / 2) return false;
   int32_t ncap = g->cap_nodes ? g->cap_nodes * 2 : 16;
-  ir_node *p = realloc(g->nodes, (size_t)ncap * sizeof *p);
+  ir_node *p = core_realloc(g->nodes, (size_t)ncap * sizeof *p);
   if (!p) return false;
   g->nodes = p;
   g->cap_nodes = ncap;
@@ -252,7 +253,7 @@ const char *kf_value_op(const kf_graph *g, kf_value v) {
 
 static void *dup_mem(const void *src, size_t n) {
   if (!src || n == 0) return NULL;
-  void *p = malloc(n);
+  void *p = core_malloc(n);
   if (p) memcpy(p, src, n);
   return p;
 }
@@ -263,7 +264,7 @@ static char *dup_str(const char *s) {
 
 kf_graph *ir_graph_clone(const kf_graph *g) {
   if (!g) return NULL;
-  kf_graph *c = calloc(1, sizeof *c);
+  kf_graph *c = core_calloc(1, sizeof *c);
   if (!c) return NULL;
   *c = *g; /* scalars, status, errmsg; the ctx pointer is shared */
   c->nodes = dup_mem(g->nodes, (size_t)g->n_nodes * sizeof *g->nodes);

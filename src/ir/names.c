@@ -4,6 +4,7 @@
 #include <string.h>
 #include <xxhash.h>
 
+#include "core/alloc.h"
 #include "ir/ir.h"
 
 #define IR_NAME_MAX 255
@@ -51,7 +52,7 @@ static bool reserve(kf_graph *g) {
   if ((uint64_t)(names->count + 1) * 2 <= names->cap) return true;
   uint32_t cap = names->cap ? names->cap * 2 : 16;
   if (cap == 0 || cap > (1u << 30)) return false;
-  int32_t *slots = malloc((size_t)cap * sizeof *slots);
+  int32_t *slots = core_malloc((size_t)cap * sizeof *slots);
   if (!slots) return false;
   for (uint32_t i = 0; i < cap; i++) slots[i] = -1;
   ir_names bigger = {slots, cap, names->count};
@@ -89,7 +90,7 @@ static void unmap(kf_graph *g, int32_t v) {
 bool ir_names_insert(kf_graph *g, const char *name, int32_t v) {
   if (!g || !name || v < 0 || v >= g->n_nodes) return false;
   size_t len = strlen(name);
-  char *copy = malloc(len + 1);
+  char *copy = core_malloc(len + 1);
   if (!copy) return false;
   memcpy(copy, name, len + 1);
   if (!g->nodes[v].name && !reserve(g)) {

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/alloc.h"
 #include "core/ctx.h"
 #include "ir/ref.h"
 
@@ -110,7 +111,7 @@ static kf_status buf_alloc(ref_run *r, kf_value v) {
   char label[300], sh[KF_MAX_RANK * 21 + 3];
   int64_t count;
   bool ok = ir_numel(n->rank, n->shape, &count) && (uint64_t)count <= SIZE_MAX / 8;
-  void *p = ok ? malloc(count > 0 ? (size_t)count * 8 : 8) : NULL;
+  void *p = ok ? core_malloc(count > 0 ? (size_t)count * 8 : 8) : NULL;
   if (!p)
     return ir_error(r->g, KF_ERR_OUT_OF_MEMORY,
                     "kf_graph_run_reference: out of memory for %s: %s%s (8 bytes per element)",
@@ -260,9 +261,9 @@ kf_status kf_graph_run_reference(kf_graph *g, const kf_host_tensor *inputs, int 
   if (st != KF_OK) return st;
   size_t nn = (size_t)g->n_nodes;
   ref_run r = {.g = g,
-               .bufs = calloc(nn, sizeof(ref_buf)),
-               .last_use = malloc(nn * sizeof(int32_t)),
-               .live = calloc(nn, sizeof(bool))};
+               .bufs = core_calloc(nn, sizeof(ref_buf)),
+               .last_use = core_malloc(nn * sizeof(int32_t)),
+               .live = core_calloc(nn, sizeof(bool))};
   ref_workers_init(&r.workers);
   if (!r.bufs || !r.last_use || !r.live) {
     st = ir_error(g, KF_ERR_OUT_OF_MEMORY, "kf_graph_run_reference: out of memory");

@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <xxhash.h>
 
+#include "core/alloc.h"
 #include "core/ctx.h"
 #include "core/escape.h"
 #include "core/similar.h"
@@ -64,8 +65,11 @@ static const char *strip_node_prefix(const char *m) {
 }
 
 bool ir_yl_fail_builder(ir_yload *L, const ir_ynode *at) {
-  kf_status st = kf_graph_status(L->g);
-  if (st == KF_OK) st = KF_ERR_INVALID_ARG; /* a non-sticky error, e.g. kf_set_name */
+  return ir_yl_fail_call(L, at, KF_ERR_INVALID_ARG);
+}
+
+bool ir_yl_fail_call(ir_yload *L, const ir_ynode *at, kf_status st) {
+  if (kf_graph_status(L->g) != KF_OK) st = kf_graph_status(L->g);
   return ir_yl_fail(L, st, at, "%s", strip_node_prefix(kf_graph_errmsg(L->g)));
 }
 
@@ -100,7 +104,7 @@ bool ir_yl_name_hint(const ir_yload *L, const char *name, char *buf, size_t size
 bool ir_yl_define(ir_yload *L, const ir_ynode *name_node, kf_value v) {
   if ((uint64_t)(L->n_syms + 1) * 2 > L->cap_syms) { /* load factor <= 1/2 */
     uint32_t cap = L->cap_syms ? L->cap_syms * 2 : 64;
-    ir_ysym *slots = cap < L->cap_syms ? NULL : calloc(cap, sizeof *slots);
+    ir_ysym *slots = cap < L->cap_syms ? NULL : core_calloc(cap, sizeof *slots);
     if (!slots) return ir_yl_fail(L, KF_ERR_OUT_OF_MEMORY, name_node, "out of memory");
     for (uint32_t i = 0; i < L->cap_syms; i++)
       if (L->syms[i].name) sym_place(slots, cap, L->syms[i]);
@@ -143,7 +147,8 @@ static bool read_name(ir_yload *L, const ir_ynode *root) {
     return ir_yl_fail(L, KF_ERR_PARSE, n,
                       "name: expected a string of at most %d bytes without NUL characters",
                       IR_YAML_NAME_MAX);
-  if (kf_graph_set_name(L->g, s) != KF_OK) return ir_yl_fail_builder(L, n);
+  kf_status st = kf_graph_set_name(L->g, s);
+  if (st != KF_OK) return ir_yl_fail_call(L, n, st);
   return true;
 }
 
@@ -226,9 +231,10 @@ static bool read_output(ir_yload *L, const ir_ynode *seq, uint32_t i) {
       return ir_yl_fail(L, KF_ERR_PARSE, n, "outputs: '%s' is listed twice (first at %u:%u)",
                         name, (unsigned)p->line, (unsigned)p->col);
   }
-  if (kf_set_output(L->g, sym->value) != KF_OK) {
+  kf_status st = kf_set_output(L->g, sym->value);
+  if (st != KF_OK) {
     L->where = IR_YW_OUTPUTS;
-    return ir_yl_fail_builder(L, n);
+    return ir_yl_fail_call(L, n, st);
   }
   return true;
 }
@@ -312,11 +318,11 @@ kf_status ir_yaml_read_file(kf_ctx *ctx, const char *path, char **text, size_t *
   }
   size_t limit = IR_YAML_MAX_BYTES + 1, cap = 1 << 16, n = 0;
   if (S_ISREG(sb.st_mode) && (uint64_t)sb.st_size >= limit) n = limit; /* too large */
-  char *buf = malloc(cap);
+  char *buf = core_malloc(cap);
   while (buf && n < limit) {
     if (n == cap) {
       size_t ncap = cap * 2 < limit ? cap * 2 : limit;
-      char *bigger = realloc(buf, ncap);
+      char *bigger = core_realloc(buf, ncap);
       if (!bigger) {
         free(buf);
         buf = NULL;

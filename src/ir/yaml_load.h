@@ -49,6 +49,10 @@ bool ir_yl_fail(ir_yload *L, kf_status st, const ir_ynode *at, const char *fmt, 
     __attribute__((format(printf, 4, 5)));
 /* Same, for an error the graph's builder reported (its text is appended). */
 bool ir_yl_fail_builder(ir_yload *L, const ir_ynode *at);
+/* Same, for a failing call with status st that records no sticky error
+ * (kf_set_name, kf_graph_set_name, kf_set_output): its status is kept, so
+ * that out of memory stays KF_ERR_OUT_OF_MEMORY. */
+bool ir_yl_fail_call(ir_yload *L, const ir_ynode *at, kf_status st);
 
 /* ---- yaml_scalar.c: reading typed values --------------------------------- */
 

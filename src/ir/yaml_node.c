@@ -352,7 +352,8 @@ static kf_value build(ir_yload *L, nodespec *s) {
  * no-op) leaves that value's own name alone: the new name becomes an alias. */
 static bool define(ir_yload *L, nodespec *s, kf_value v, int32_t before) {
   const char *name = ir_ytext(L->doc, s->name);
-  if (v >= before && kf_set_name(L->g, v, name) != KF_OK) return ir_yl_fail_builder(L, s->name);
+  kf_status st = v >= before ? kf_set_name(L->g, v, name) : KF_OK;
+  if (st != KF_OK) return ir_yl_fail_call(L, s->name, st);
   return ir_yl_define(L, s->name, v);
 }
 

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "core/alloc.h"
 #include "core/strbuf.h"
 #include "ir/ir.h"
 #include "ir/yaml_tree.h"
@@ -94,7 +95,7 @@ static bool make_names(saver *s) {
     char buf[48];
     snprintf(buf, sizeof buf, "t%d", v);
     for (int k = 1; ir_names_find(g, buf) >= 0; k++) snprintf(buf, sizeof buf, "t%d_%d", v, k);
-    s->gen[v] = strdup(buf);
+    s->gen[v] = core_strdup(buf);
     if (!s->gen[v]) return false;
   }
   return true;
@@ -296,8 +297,8 @@ static kf_status check_savable(const kf_graph *g) {
 char *kf_graph_to_yaml(const kf_graph *g) {
   if (!g || check_savable(g) != KF_OK) return NULL;
   saver s = {.g = g};
-  s.gen = calloc((size_t)g->n_nodes + 1, sizeof *s.gen);
-  s.inl = calloc((size_t)g->n_nodes + 1, sizeof *s.inl);
+  s.gen = core_calloc((size_t)g->n_nodes + 1, sizeof *s.gen);
+  s.inl = core_calloc((size_t)g->n_nodes + 1, sizeof *s.inl);
   bool ok = s.gen && s.inl;
   for (int32_t v = 0; ok && v < g->n_nodes; v++)
     if (g->nodes[v].op != IR_OP_INPUT && g->nodes[v].op != IR_OP_CONST) plan_inline(&s, v);
@@ -328,7 +329,7 @@ kf_status kf_graph_save_yaml(const kf_graph *g, const char *path) {
   char *text = kf_graph_to_yaml(g);
   if (!text) return KF_ERR_OUT_OF_MEMORY; /* what is left to fail */
   size_t plen = strlen(path);
-  char *tmp = malloc(plen + 32);
+  char *tmp = core_malloc(plen + 32);
   if (!tmp) {
     free(text);
     return ir_error(mg, KF_ERR_OUT_OF_MEMORY, "kf_graph_save_yaml: out of memory");

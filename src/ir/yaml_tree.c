@@ -1,13 +1,15 @@
 /* yaml_tree.c - turns libyaml's event stream into an ir_ydoc, refusing what a
  * graph file never needs and hostile input relies on: anchors and aliases
  * (so alias bombs cannot exist), tags, several documents, deep nesting. */
+#include "ir/yaml_tree.h"
+
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <yaml.h>
 
-#include "ir/yaml_tree.h"
+#include "core/alloc.h"
 
 /* Parser state: open collections and the finished children not yet given to
  * their parent (a collection's children are contiguous at the top of pending
@@ -52,7 +54,7 @@ static bool grow(void **arr, size_t *cap, size_t need, size_t elem) {
   if (need <= *cap) return true;
   size_t ncap = *cap ? *cap : 16;
   while (ncap < need) ncap *= 2;
-  void *p = realloc(*arr, ncap * elem);
+  void *p = core_realloc(*arr, ncap * elem);
   if (!p) return false;
   *arr = p;
   *cap = ncap;

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "core/alloc.h"
 #include "runtime/rt.h"
 #include "runtime/trace.h"
 
@@ -33,7 +34,7 @@ static int cmp_float(const void *a, const void *b) {
 /* Times between event pairs: median, min and max, in ms. */
 static CUresult event_stats(const rt_driver *d, CUevent *ev, int n, double *med, double *lo,
                             double *hi) {
-  float *ms = calloc((size_t)n + 1, sizeof *ms);
+  float *ms = core_calloc((size_t)n + 1, sizeof *ms);
   if (!ms) return CUDA_ERROR_OUT_OF_MEMORY;
   CUresult r = CUDA_SUCCESS;
   for (int i = 0; i < n && r == CUDA_SUCCESS; i++)
@@ -158,7 +159,7 @@ static kf_status device_time(const bench_args *a, rt_state *rt, const kf_bench_o
   kf_status st = KF_OK;
   for (int i = 0; i < o->warmup && st == KF_OK; i++) st = run(a);
   if (st != KF_OK) return st;
-  CUevent *ev = calloc((size_t)o->iters * 2 + 1, sizeof *ev);
+  CUevent *ev = core_calloc((size_t)o->iters * 2 + 1, sizeof *ev);
   if (!ev)
     return core_plan_error(a->plan, KF_ERR_OUT_OF_MEMORY, "kf_plan_benchmark: out of memory");
   CUresult r = events_create(d, ev, 2 * o->iters);
@@ -220,7 +221,7 @@ kf_status kf_plan_benchmark(kf_plan *plan, const kf_tensor *inputs, int n_inputs
 
 static CUresult time_copies(const rt_driver *d, CUdeviceptr dst, CUdeviceptr src,
                             size_t bytes, int iters, double *ms) {
-  CUevent *ev = calloc((size_t)iters * 2 + 1, sizeof *ev);
+  CUevent *ev = core_calloc((size_t)iters * 2 + 1, sizeof *ev);
   if (!ev) return CUDA_ERROR_OUT_OF_MEMORY;
   CUresult r = events_create(d, ev, 2 * iters);
   for (int i = 0; i < 3 && r == CUDA_SUCCESS; i++) r = d->MemcpyDtoDAsync(dst, src, bytes, NULL);

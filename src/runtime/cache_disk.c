@@ -12,6 +12,7 @@
 #include <unistd.h>
 #include <xxhash.h>
 
+#include "core/alloc.h"
 #include "runtime/cache.h"
 
 #define HEADER_SIZE CACHE_HEADER_SIZE
@@ -156,7 +157,7 @@ static void *read_entry(int fd, const struct stat *st, cache_key key, size_t *si
   if (!read_all(fd, h, HEADER_SIZE)) return NULL;
   if ((*why = check_header(h, key, (uint64_t)st->st_size))) return NULL;
   size_t n = (size_t)(st->st_size - HEADER_SIZE);
-  void *data = malloc(n ? n : 1);
+  void *data = core_malloc(n ? n : 1);
   *why = "out of memory";
   if (!data) return NULL;
   *why = "truncated";

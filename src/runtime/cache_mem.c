@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/alloc.h"
 #include "runtime/cache.h"
 
 struct cache_mem_entry {
@@ -43,13 +44,13 @@ cache_mem_result cache_mem_acquire(struct cache_state *cs, cache_key key, void *
   cache_mem_result r;
   if (e) { /* ready: hand out a copy, the table keeps its own */
     e->used = ++cs->mem_tick;
-    *image = malloc(e->size);
+    *image = core_malloc(e->size);
     if (*image) {
       memcpy(*image, e->image, e->size);
       *size = e->size;
     }
     r = *image ? CACHE_MEM_HIT : CACHE_MEM_NOMEM;
-  } else if ((e = calloc(1, sizeof *e))) {
+  } else if ((e = core_calloc(1, sizeof *e))) {
     e->key = key;
     e->next = *bucket(cs, key);
     *bucket(cs, key) = e;
@@ -81,7 +82,7 @@ static void evict_to_bound(struct cache_state *cs, const cache_mem_entry *keep) 
 }
 
 void cache_mem_publish(struct cache_state *cs, cache_key key, const void *image, size_t size) {
-  void *copy = malloc(size ? size : 1);
+  void *copy = core_malloc(size ? size : 1);
   if (copy) memcpy(copy, image, size);
   pthread_mutex_lock(&cs->lock);
   cache_mem_entry *e = find(cs, key);

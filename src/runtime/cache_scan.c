@@ -11,6 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/alloc.h"
 #include "runtime/cache.h"
 
 #define STALE_TMP_SECONDS 600
@@ -36,7 +37,7 @@ static bool is_entry_name(const char *name) {
 static bool add_file(disk_file **out, int *n, int *cap, const char *name, const struct stat *st) {
   if (*n == *cap) {
     int ncap = *cap ? 2 * *cap : 64;
-    disk_file *grown = realloc(*out, (size_t)ncap * sizeof **out);
+    disk_file *grown = core_realloc(*out, (size_t)ncap * sizeof **out);
     if (!grown) return false;
     *out = grown;
     *cap = ncap;

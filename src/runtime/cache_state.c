@@ -9,6 +9,7 @@
 #define XXH_STATIC_LINKING_ONLY
 #include <xxhash.h>
 
+#include "core/alloc.h"
 #include "core/pool.h"
 #include "runtime/cache.h"
 
@@ -63,7 +64,7 @@ bool cache_key_eq(cache_key a, cache_key b) {
 }
 
 static struct cache_state *state_new(kf_ctx *ctx) {
-  struct cache_state *cs = calloc(1, sizeof *cs);
+  struct cache_state *cs = core_calloc(1, sizeof *cs);
   if (!cs) return NULL;
   cs->ctx = ctx;
   pthread_mutex_init(&cs->lock, NULL);

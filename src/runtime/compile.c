@@ -8,14 +8,15 @@
 #include <time.h>
 
 #include "codegen/program.h"
+#include "core/alloc.h"
 #include "core/dump.h"
 #include "core/plan.h"
+#include "core/pool.h"
 #include "core/progress.h"
 #include "core/span.h"
 #include "runtime/cache.h"
 #include "runtime/nvrtc.h"
 #include "runtime/rt.h"
-#include "core/pool.h"
 
 static double now_ms(void) {
   struct timespec t;
@@ -129,8 +130,8 @@ static kf_status report_failure(const cg_program *prog, int i, char *err, size_t
  * the last worker from finishing alone with a big kernel. */
 static int *longest_first(const cg_program *prog) {
   int n = prog->n_launches;
-  int *order = malloc((size_t)(n ? n : 1) * sizeof *order);
-  size_t *len = malloc((size_t)(n ? n : 1) * sizeof *len);
+  int *order = core_malloc((size_t)(n ? n : 1) * sizeof *order);
+  size_t *len = core_malloc((size_t)(n ? n : 1) * sizeof *len);
   if (!order || !len) {
     free(order);
     free(len);
@@ -182,7 +183,7 @@ kf_status rt_compile_program(kf_ctx *ctx, cg_program *prog, char *err, size_t er
  * SM count). Having no device is not an error of the compile, so the
  * context's last message is left as it was. */
 static bool device_arch(kf_ctx *ctx, char *arch, size_t size, kf_device_info *info) {
-  char *saved = malloc(sizeof ctx->errmsg);
+  char *saved = core_malloc(sizeof ctx->errmsg);
   if (saved) {
     pthread_mutex_lock(&ctx->lock);
     memcpy(saved, ctx->errmsg, sizeof ctx->errmsg);
@@ -268,7 +269,7 @@ kf_status kf_plan_compile(kf_plan *plan) {
   for (int r = 0; st == KF_OK && r < RT_OCC_ROUNDS && rt_occupancy_apply_cached(plan, prog); r++)
     st = reemit(plan, &prog, &info);
   if (st == KF_OK) {
-    char *err = malloc(sizeof plan->errmsg);
+    char *err = core_malloc(sizeof plan->errmsg);
     st = err ? rt_compile_program(plan->ctx, prog, err, sizeof plan->errmsg) : KF_ERR_OUT_OF_MEMORY;
     if (st != KF_OK) core_plan_error(plan, st, "%s", err ? err : "out of memory");
     free(err);

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/alloc.h"
 #include "runtime/rt.h"
 
 static CUDA_KERNEL_NODE_PARAMS_v2 node_params(const rt_launch *l) {
@@ -44,8 +45,8 @@ static kf_status build(kf_plan *plan) {
   if (r != CUDA_SUCCESS) return rt_fail(plan->ctx, plan, rp->rt, r, "cuGraphCreate");
   size_t total = 0;
   for (int L = 0; L < rp->n_launches; L++) total += (size_t)rp->launches[L].n_params;
-  rp->graph_args = calloc(total + 1, sizeof *rp->graph_args);
-  CUgraphNode *deps = calloc((size_t)rp->n_launches + 1, sizeof *deps);
+  rp->graph_args = core_calloc(total + 1, sizeof *rp->graph_args);
+  CUgraphNode *deps = core_calloc((size_t)rp->n_launches + 1, sizeof *deps);
   kf_status st = rp->graph_args && deps ? KF_OK : KF_ERR_OUT_OF_MEMORY;
   if (st != KF_OK) core_plan_error(plan, st, "building the CUDA Graph: out of memory");
   size_t off = 0;

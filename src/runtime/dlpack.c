@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/alloc.h"
 #include "runtime/dlpack_types.h"
 #include "runtime/rt.h"
 
@@ -117,7 +118,7 @@ static kf_status run_dl(kf_plan *plan, const void *in, int n_in, const void *out
   if (st != KF_OK) return st;
   if (n_in < 0 || n_out < 0 || (n_in && !in) || (n_out && !out))
     return core_plan_error(plan, KF_ERR_INVALID_ARG, "kf_plan_run_dlpack: bad tensor arrays");
-  kf_tensor *t = calloc((size_t)(n_in + n_out) + 1, sizeof *t);
+  kf_tensor *t = core_calloc((size_t)(n_in + n_out) + 1, sizeof *t);
   if (!t) return core_plan_error(plan, KF_ERR_OUT_OF_MEMORY, "out of memory");
   st = convert_all(plan, dev, "inputs", in, n_in, get, t);
   if (st == KF_OK) st = convert_all(plan, dev, "outputs", out, n_out, get, t + n_in);

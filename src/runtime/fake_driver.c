@@ -16,7 +16,7 @@ enum { K_STREAM, K_EVENT, K_MODULE, K_FUNC, K_GRAPH, K_EXEC, K_NODE, K_CTX, K_CO
 static const char kind_prefix[K_COUNT] = {'s', 'e', 'm', 'f', 'g', 'x', 'n', 'c'};
 #define HBASE ((uintptr_t)0xfa000000u)
 #define MEMBASE ((CUdeviceptr)0x100000000ull)
-#define MAX_FUNCS 256
+#define MAX_FUNCS 32768 /* the OOM sweep (test_oom) loads a plan for every N */
 #define MAX_ALLOCS 256
 #define MAX_RULES 16
 

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/alloc.h"
 #include "runtime/rt.h"
 #include "runtime/trace.h"
 
@@ -194,8 +195,8 @@ static kf_status cache_ready(kf_plan *plan, int n) {
   if (rp->checked && rp->spans && rp->n_checked == n) return KF_OK;
   free(rp->checked);
   free(rp->spans);
-  rp->checked = calloc((size_t)n + 1, sizeof *rp->checked);
-  rp->spans = calloc((size_t)n + 1, sizeof *rp->spans);
+  rp->checked = core_calloc((size_t)n + 1, sizeof *rp->checked);
+  rp->spans = core_calloc((size_t)n + 1, sizeof *rp->spans);
   rp->checked_set = false;
   rp->n_checked = n;
   if (rp->checked && rp->spans) return KF_OK;

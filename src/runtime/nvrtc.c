@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "codegen/codegen.h"
+#include "core/alloc.h"
 
 kf_status kf_nvrtc_version(int *major, int *minor) {
   int ma = 0, mi = 0;
@@ -132,7 +133,7 @@ void rt_nvrtc_options(const char *arch, const char *source, rt_nvrtc_opts *out) 
 static char *program_log(nvrtcProgram prog) {
   size_t n = 0;
   if (nvrtcGetProgramLogSize(prog, &n) != NVRTC_SUCCESS || n == 0) return NULL;
-  char *log = malloc(n + 1);
+  char *log = core_malloc(n + 1);
   if (!log) return NULL;
   if (nvrtcGetProgramLog(prog, log) != NVRTC_SUCCESS) log[0] = 0;
   log[n] = 0;
@@ -147,7 +148,7 @@ kf_status rt_nvrtc_compile(const char *source, const char *name, const rt_nvrtc_
   nvrtcProgram prog;
   nvrtcResult r = nvrtcCreateProgram(&prog, source, name, 0, NULL, NULL);
   if (r != NVRTC_SUCCESS) {
-    *log = strdup(nvrtcGetErrorString(r));
+    *log = core_strdup(nvrtcGetErrorString(r));
     return r == NVRTC_ERROR_OUT_OF_MEMORY ? KF_ERR_OUT_OF_MEMORY : KF_ERR_INTERNAL;
   }
   r = nvrtcCompileProgram(prog, opts->argc, opts->argv);
@@ -156,12 +157,12 @@ kf_status rt_nvrtc_compile(const char *source, const char *name, const rt_nvrtc_
   if (r != NVRTC_SUCCESS) {
     if (!*log || !**log) {
       free(*log);
-      *log = strdup(nvrtcGetErrorString(r));
+      *log = core_strdup(nvrtcGetErrorString(r));
     }
     st = KF_ERR_COMPILE;
   } else if (nvrtcGetCUBINSize(prog, size) != NVRTC_SUCCESS || *size == 0) {
     st = KF_ERR_COMPILE;
-  } else if (!(*image = malloc(*size))) {
+  } else if (!(*image = core_malloc(*size))) {
     st = KF_ERR_OUT_OF_MEMORY;
   } else if (nvrtcGetCUBIN(prog, *image) != NVRTC_SUCCESS) {
     st = KF_ERR_INTERNAL;

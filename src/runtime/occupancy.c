@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "codegen/program.h"
+#include "core/alloc.h"
 #include "runtime/cache.h"
 #include "runtime/rt.h"
 
@@ -66,7 +67,7 @@ static CUresult read_occ(const rt_driver *d, CUfunction fn, int block, unsigned 
 
 static void record(kf_plan *plan, int launch, bool split, const char *text) {
   struct rt_plan *rp = plan->rt;
-  rt_decision *d = realloc(rp->decisions, (size_t)(rp->n_decisions + 1) * sizeof *d);
+  rt_decision *d = core_realloc(rp->decisions, (size_t)(rp->n_decisions + 1) * sizeof *d);
   if (!d) return; /* a lost log line is not worth failing a load */
   rp->decisions = d;
   d[rp->n_decisions].launch = launch;
@@ -104,7 +105,7 @@ typedef struct occ_record {
 
 static cache_key record_key(const char *source, const char *arch) {
   size_t ls = strlen(source), la = strlen(arch);
-  char *buf = malloc(ls + la + 2);
+  char *buf = core_malloc(ls + la + 2);
   if (!buf) return (cache_key){0, 0};
   memcpy(buf, source, ls + 1);
   memcpy(buf + ls + 1, arch, la + 1);
@@ -133,7 +134,7 @@ static bool record_get(kf_ctx *ctx, const char *source, const char *arch, occ_re
   void *data = NULL;
   size_t size = 0;
   if (!cache_blob_get(ctx, record_key(source, arch), &data, &size)) return false;
-  char *text = realloc(data, size + 1);
+  char *text = core_realloc(data, size + 1);
   if (!text) {
     free(data);
     return false;
@@ -218,13 +219,13 @@ static int32_t home_nodes(const fuse_kernel *k, int32_t *out) {
 static fuse_split *splits_with(const fuse_plan *fp, const occ_cand *c, int nc, bool only_split,
                                int32_t *n_out) {
   int32_t n = fp->options.n_splits;
-  fuse_split *s = calloc((size_t)(n + nc + 1), sizeof *s);
+  fuse_split *s = core_calloc((size_t)(n + nc + 1), sizeof *s);
   if (!s) return NULL;
   for (int32_t i = 0; i < n; i++) s[i] = fp->options.splits[i];
   for (int i = 0; i < nc; i++) {
     if (only_split && !c[i].split) continue;
     const fuse_kernel *k = c[i].k;
-    s[n].nodes = malloc((size_t)k->n_nodes * sizeof *s[n].nodes + 1);
+    s[n].nodes = core_malloc((size_t)k->n_nodes * sizeof *s[n].nodes + 1);
     if (!s[n].nodes) {
       for (int32_t j = fp->options.n_splits; j < n; j++) free(s[j].nodes);
       free(s);
@@ -255,7 +256,7 @@ static void tmp_free(kf_plan *tmp) {
 /* The plan's graph planned with the given splits and compiled (through the
  * caches) for the same arch; NULL, with a warning, when that fails. */
 static kf_plan *compile_with(kf_plan *plan, const fuse_split *s, int32_t n) {
-  kf_plan *tmp = calloc(1, sizeof *tmp);
+  kf_plan *tmp = core_calloc(1, sizeof *tmp);
   if (!tmp) return NULL;
   tmp->ctx = plan->ctx;
   tmp->graph = plan->graph;
@@ -299,8 +300,8 @@ static void measure_parts(kf_plan *plan, const kf_plan *tmp, occ_cand *c, int nc
   rt_state *rt = plan->rt->rt;
   const fuse_plan *fp = tmp->fuse;
   bool pushed;
-  rt_occ *occ = calloc((size_t)fp->n_launches + 1, sizeof *occ);
-  int8_t *state = calloc((size_t)fp->n_launches + 1, 1); /* 0 new, 1 measured, 2 failed */
+  rt_occ *occ = core_calloc((size_t)fp->n_launches + 1, sizeof *occ);
+  int8_t *state = core_calloc((size_t)fp->n_launches + 1, 1); /* 0 new, 1 measured, 2 failed */
   if (!occ || !state || rt_enter(plan->ctx, rt, &pushed) != KF_OK) {
     free(occ);
     free(state);
@@ -495,7 +496,7 @@ bool rt_occupancy_split(kf_plan *plan) {
   struct rt_plan *rp = plan->rt;
   if (!rt_occupancy_split_enabled(plan) || !rp || !rp->loaded || !plan->code || !plan->fuse)
     return false;
-  occ_cand *c = calloc((size_t)plan->fuse->n_launches + 1, sizeof *c);
+  occ_cand *c = core_calloc((size_t)plan->fuse->n_launches + 1, sizeof *c);
   if (!c) return false;
   int nc = find_candidates(plan, c);
   kf_plan *tmp = NULL;
@@ -536,7 +537,7 @@ bool rt_occupancy_apply_cached(kf_plan *plan, const cg_program *prog) {
   if (!rt_occupancy_split_enabled(plan) || !plan->fuse ||
       prog->n_launches != plan->fuse->n_launches)
     return false;
-  occ_cand *c = calloc((size_t)prog->n_launches + 1, sizeof *c);
+  occ_cand *c = core_calloc((size_t)prog->n_launches + 1, sizeof *c);
   if (!c) return false;
   int nc = 0;
   for (int i = 0; i < prog->n_launches; i++) {

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/alloc.h"
 #include "runtime/rt.h"
 #include "runtime/trace.h"
 
@@ -26,8 +27,8 @@ static kf_status prof_fail(prof_run *p, CUresult r, const char *what) {
 }
 
 static kf_status make_events(prof_run *p, int n) {
-  p->start = calloc((size_t)n + 1, sizeof *p->start);
-  p->end = calloc((size_t)n + 1, sizeof *p->end);
+  p->start = core_calloc((size_t)n + 1, sizeof *p->start);
+  p->end = core_calloc((size_t)n + 1, sizeof *p->end);
   if (!p->start || !p->end)
     return core_plan_error(p->plan, KF_ERR_OUT_OF_MEMORY, "kf_plan_profile: out of memory");
   CUresult r = p->d->EventCreate(&p->t0, CU_EVENT_DEFAULT);
@@ -112,7 +113,7 @@ static void trace_launch(const prof_run *p, const kf_profile *out, const kf_laun
 static kf_status read_back(prof_run *p, kf_profile *out) {
   struct rt_plan *rp = p->plan->rt;
   const fuse_plan *fp = p->plan->fuse;
-  out->launches = calloc((size_t)rp->n_launches + 1, sizeof *out->launches);
+  out->launches = core_calloc((size_t)rp->n_launches + 1, sizeof *out->launches);
   if (!out->launches)
     return core_plan_error(p->plan, KF_ERR_OUT_OF_MEMORY, "kf_plan_profile: out of memory");
   out->n_launches = rp->n_launches;

@@ -6,13 +6,14 @@
 #include <string.h>
 
 #include "codegen/program.h"
+#include "core/alloc.h"
 #include "core/dump.h"
 #include "core/span.h"
 #include "runtime/rt.h"
 
 struct rt_plan *rt_plan_get(kf_plan *plan) {
   if (!plan->rt) {
-    plan->rt = calloc(1, sizeof *plan->rt);
+    plan->rt = core_calloc(1, sizeof *plan->rt);
     if (plan->rt) plan->rt->mode = plan->options.mode;
   }
   return plan->rt;
@@ -115,9 +116,9 @@ static kf_status load_one(kf_plan *plan, rt_state *rt, rt_launch *l, const rt_im
   l->smem = src->smem_bytes;
   l->pdl = plan->options.pdl && pdl_allowed(rt) && src->grid_dep;
   l->n_params = src->n_params;
-  l->binds = calloc((size_t)src->n_params + 1, sizeof *l->binds);
-  l->args = calloc((size_t)src->n_params + 1, sizeof *l->args);
-  l->argv = calloc((size_t)src->n_params + 1, sizeof *l->argv);
+  l->binds = core_calloc((size_t)src->n_params + 1, sizeof *l->binds);
+  l->args = core_calloc((size_t)src->n_params + 1, sizeof *l->args);
+  l->argv = core_calloc((size_t)src->n_params + 1, sizeof *l->argv);
   if (!l->binds || !l->args || !l->argv)
     return core_plan_error(plan, KF_ERR_OUT_OF_MEMORY, "loading %s: out of memory", l->entry);
   /* Packed: the entry's one parameter is the whole array of pointers. */
@@ -222,7 +223,7 @@ kf_status rt_plan_load_images(kf_plan *plan, const rt_image *images, int n) {
   if ((st = rt_enter(plan->ctx, rt, &pushed)) != KF_OK) return st;
   release(rp);
   rp->rt = rt;
-  rp->launches = calloc((size_t)n + 1, sizeof *rp->launches);
+  rp->launches = core_calloc((size_t)n + 1, sizeof *rp->launches);
   if (!rp->launches) st = core_plan_error(plan, KF_ERR_OUT_OF_MEMORY, "kf_plan_load: out of memory");
   rp->n_launches = rp->launches ? n : 0;
   for (int i = 0; i < n && st == KF_OK; i++) {
@@ -250,7 +251,7 @@ static kf_status load_program(kf_plan *plan) {
   if (prog->n_launches != plan->fuse->n_launches)
     return core_plan_error(plan, KF_ERR_INTERNAL, "the compiled program has %d launches, the plan %d",
                            prog->n_launches, plan->fuse->n_launches);
-  rt_image *imgs = calloc((size_t)prog->n_launches + 1, sizeof *imgs);
+  rt_image *imgs = core_calloc((size_t)prog->n_launches + 1, sizeof *imgs);
   if (!imgs) return core_plan_error(plan, KF_ERR_OUT_OF_MEMORY, "kf_plan_load: out of memory");
   for (int i = 0; i < prog->n_launches; i++)
     imgs[i] = (rt_image){&prog->launches[i].src, prog->launches[i].image,

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/alloc.h"
 #include "runtime/rt.h"
 
 void rt_state_destroy(struct rt_state *rt);
@@ -56,7 +57,7 @@ kf_status rt_state_get(kf_ctx *ctx, rt_state **out) {
   pthread_mutex_lock(&ctx->lock);
   rt_state *rt = ctx->rt;
   if (!rt) {
-    rt = calloc(1, sizeof *rt);
+    rt = core_calloc(1, sizeof *rt);
     if (!rt) {
       st = KF_ERR_OUT_OF_MEMORY;
       snprintf(err, sizeof err, "out of memory");

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/alloc.h"
 #include "runtime/rt.h"
 
 /* One memory access of a launch: a buffer region, read or written. */
@@ -35,7 +36,7 @@ static access *launch_accesses(const fuse_plan *fp, int L, int *n) {
   int cap = 0;
   for (int k = 0; k < fl->n_kernels; k++)
     cap += fp->kernels[fl->kernels[k]].n_inputs + fp->kernels[fl->kernels[k]].n_outputs;
-  access *a = calloc((size_t)cap + 1, sizeof *a);
+  access *a = core_calloc((size_t)cap + 1, sizeof *a);
   *n = 0;
   if (!a) return NULL;
   for (int k = 0; k < fl->n_kernels; k++) {
@@ -64,15 +65,15 @@ static kf_status compute_deps(kf_plan *plan) {
   const fuse_plan *fp = plan->fuse;
   struct rt_plan *rp = plan->rt;
   int n = rp->n_launches;
-  access **acc = calloc((size_t)n + 1, sizeof *acc);
-  int *nacc = calloc((size_t)n + 1, sizeof *nacc);
+  access **acc = core_calloc((size_t)n + 1, sizeof *acc);
+  int *nacc = core_calloc((size_t)n + 1, sizeof *nacc);
   kf_status st = acc && nacc ? KF_OK : KF_ERR_OUT_OF_MEMORY;
   for (int L = 0; L < n && st == KF_OK; L++)
     if (!(acc[L] = launch_accesses(fp, L, &nacc[L]))) st = KF_ERR_OUT_OF_MEMORY;
   for (int L = 0; L < n && st == KF_OK; L++) {
     rt_launch *l = &rp->launches[L];
     free(l->deps);
-    l->deps = calloc((size_t)L + 1, sizeof *l->deps);
+    l->deps = core_calloc((size_t)L + 1, sizeof *l->deps);
     l->n_deps = 0;
     if (!l->deps) st = KF_ERR_OUT_OF_MEMORY;
     for (int M = 0; M < L && st == KF_OK; M++)

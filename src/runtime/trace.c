@@ -9,6 +9,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "core/alloc.h"
 #include "core/ctx.h"
 #include "core/escape.h"
 #include "core/json.h"
@@ -58,7 +59,7 @@ static void append(const trace_event *e) {
   if (atomic_load(&active)) {
     if (n_events == cap_events) {
       size_t cap = cap_events ? cap_events * 2 : 1024;
-      trace_event *p = realloc(events, cap * sizeof *p);
+      trace_event *p = core_realloc(events, cap * sizeof *p);
       if (p) events = p, cap_events = cap;
     }
     if (n_events < cap_events) {
@@ -83,7 +84,7 @@ void rt_trace_gpu(const char *device, const char *name, int stream, double ts_us
   if (!rt_trace_active()) return;
   trace_event e = {.ph = 'X', .pid = 2, .tid = stream, .ts = ts_us, .dur = dur_us};
   snprintf(e.name, sizeof e.name, "%s", name ? name : "");
-  e.args = args ? strdup(args) : NULL;
+  e.args = args ? core_strdup(args) : NULL;
   pthread_mutex_lock(&lock);
   if (device && !gpu_name[0]) snprintf(gpu_name, sizeof gpu_name, "%s", device);
   pthread_mutex_unlock(&lock);
@@ -95,7 +96,7 @@ kf_status kf_trace_start(void) {
   clear_events();
   gpu_name[0] = 0;
   t0_us = mono_us();
-  events = malloc(1024 * sizeof *events);
+  events = core_malloc(1024 * sizeof *events);
   cap_events = events ? 1024 : 0;
   if (events) atomic_store(&active, true);
   pthread_mutex_unlock(&lock);
