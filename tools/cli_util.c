@@ -398,6 +398,12 @@ void cli_compare_bounded(const kf_host_tensor *got, const kf_host_tensor *want, 
   c->first_bad = r.mismatches ? r.worst : -1;
   c->got_first = r.worst_got, c->want_first = r.worst_want;
   c->ok = r.ok;
+  /* the relative error too, for reports that compare runs (scripts/gpu-cli.sh) */
+  bool integral = want->dtype >= KF_I32;
+  for (size_t i = 0, n = cli_numel(want); i < n && !integral; i++) {
+    double g = cli_elem(got, i), w = cli_elem(want, i), d = fabs(g - w);
+    if (isfinite(d) && w != 0 && d / fabs(w) > c->max_rel) c->max_rel = d / fabs(w);
+  }
 }
 
 const char *cli_index_str(const kf_host_tensor *t, int64_t i, char *buf, size_t size) {
