@@ -280,6 +280,174 @@ START_TEST(argument_errors) {
 }
 END_TEST
 
+/* Every float op, emulated as the kernels compute it (templates/common.cuh:
+ * f32 arithmetic and the f32 libm, within the device's documented ulps;
+ * f16/bf16 operands widened, results rounded per node), in each float
+ * dtype, alone and after exp: within the bound. */
+typedef kf_value unary_builder(kf_graph *, kf_value);
+typedef kf_value binary_builder(kf_graph *, kf_value, kf_value);
+
+static float dev_unary(int op, float x) {
+  switch (op) {
+    case 0:
+      return -x;
+    case 1:
+      return fabsf(x);
+    case 2:
+      return expf(x);
+    case 3:
+      return logf(x);
+    case 4:
+      return sqrtf(x);
+    case 5:
+      return 1.0f / sqrtf(x);
+    case 6:
+      return 1.0f / x;
+    case 7:
+      return sinf(x);
+    case 8:
+      return cosf(x);
+    case 9:
+      return tanhf(x);
+    case 10:
+      return 1.0f / (1.0f + expf(-x));
+    case 11:
+      return x < 0.0f ? 0.0f : x;
+    case 12:
+      return 0.5f * x * (1.0f + erff(x * 0.70710678118654752440f));
+    case 13:
+      return 0.5f * x * (1.0f + tanhf(0.79788456080286535588f * (x + 0.044715f * x * x * x)));
+    case 14:
+      return x / (1.0f + expf(-x));
+    case 15:
+      return erff(x);
+    case 16:
+      return floorf(x);
+    case 17:
+      return ceilf(x);
+    default:
+      return x > 0.0f ? 1.0f : x < 0.0f ? -1.0f : x;
+  }
+}
+
+static unary_builder *const UNARY_OPS[] = {
+    kf_neg,  kf_abs, kf_exp,   kf_log,     kf_sqrt, kf_rsqrt, kf_reciprocal,
+    kf_sin,  kf_cos, kf_tanh,  kf_sigmoid, kf_relu, kf_gelu,  kf_gelu_tanh,
+    kf_silu, kf_erf, kf_floor, kf_ceil,    kf_sign};
+enum { N_UNARY = sizeof UNARY_OPS / sizeof UNARY_OPS[0] };
+
+static float dev_binary(int op, float a, float b) {
+  switch (op) {
+    case 0:
+      return a + b;
+    case 1:
+      return a - b;
+    case 2:
+      return a * b;
+    case 3:
+      return a / b;
+    case 4:
+      return powf(a, b);
+    case 5:
+      return a > b ? a : b;
+    default:
+      return a < b ? a : b;
+  }
+}
+
+static binary_builder *const BINARY_OPS[] = {kf_add, kf_sub,     kf_mul,    kf_div,
+                                             kf_pow, kf_maximum, kf_minimum};
+enum { N_BINARY = sizeof BINARY_OPS / sizeof BINARY_OPS[0] };
+
+static float round_to(float v, kf_dtype dt) {
+  return dt == KF_F32 ? v : (float)ir_round_to_dtype(v, dt);
+}
+
+START_TEST(every_op_emulated) {
+  static const kf_dtype dts[] = {KF_F32, KF_BF16, KF_F16};
+  enum { N = 2048 };
+  for (int d = 0; d < 3; d++) {
+    kf_dtype dt = dts[d];
+    for (int op = 0; op < N_UNARY + N_BINARY; op++) {
+      ref_teardown(), ref_setup();
+      bool un = op < N_UNARY;
+      kf_value x = IN("x", dt, N), y = IN("y", dt, N);
+      kf_value ex = kf_exp(G, x); /* positive, so that log/sqrt/pow are defined */
+      kf_value r0 = un ? UNARY_OPS[op](G, x) : BINARY_OPS[op - N_UNARY](G, x, y);
+      kf_value r1 = un ? UNARY_OPS[op](G, ex) : BINARY_OPS[op - N_UNARY](G, ex, y);
+      bool pos = un && (op == 3 || op == 4 || op == 5); /* defined for x > 0 only */
+      if (pos) r0 = UNARY_OPS[op](G, kf_add(G, kf_abs(G, x), kf_scalar(G, 0.25, dt)));
+      ref_out(r0);
+      ref_out(r1);
+      bind_random(0, -3, 3), bind_random(1, -3, 3);
+      run_bounded();
+      double *g0 = malloc(N * sizeof *g0), *g1 = malloc(N * sizeof *g1);
+      for (int k = 0; k < N; k++) {
+        float a = (float)ref_get(&INS[0], k), b = (float)ref_get(&INS[1], k);
+        float e = round_to(expf(a), dt);
+        float v0 = un ? dev_unary(op, a) : dev_binary(op - N_UNARY, a, b);
+        float v1 = un ? dev_unary(op, e) : dev_binary(op - N_UNARY, e, b);
+        if (pos) v0 = dev_unary(op, round_to(fabsf(a) + 0.25f, dt));
+        g0[k] = round_to(v0, dt), g1[k] = round_to(v1, dt);
+      }
+      for (int j = 0; j < 2; j++) {
+        kf_compare_result r = compare_out(j, j ? g1 : g0);
+        ck_assert_msg(r.ok,
+                      "%s op %d output %d: %lld bad; worst %lld: got %.9g want %.9g bound %.3g",
+                      kf_dtype_name(dt), op, j, (long long)r.mismatches, (long long)r.worst,
+                      r.worst_got, r.worst_want, r.worst_bound);
+      }
+      free(g0), free(g1);
+      for (int j = 0; j < 2; j++) free(BOUNDS[j]), BOUNDS[j] = NULL;
+    }
+  }
+}
+END_TEST
+
+/* mean, max and min in f32 and bf16, emulated (f32 accumulation, one
+ * rounding of the result). */
+START_TEST(reductions_emulated) {
+  enum { R = 48, C = 3000 };
+  static const kf_dtype dts[] = {KF_F32, KF_BF16};
+  for (int d = 0; d < 2; d++) {
+    ref_teardown(), ref_setup();
+    kf_dtype dt = dts[d];
+    kf_value x = IN("x", dt, R, C);
+    ref_out(kf_mean(G, x, 1, (int[]){1}, false));
+    ref_out(kf_max(G, x, 1, (int[]){1}, false));
+    ref_out(kf_min(G, kf_mul(G, x, x), 1, (int[]){0}, false));
+    bind_random(0, -2, 2);
+    run_bounded();
+    double mean[R], mx[R], mn[C];
+    for (int r = 0; r < R; r++) {
+      float acc = 0, m = -INFINITY;
+      for (int c = 0; c < C; c++) {
+        float v = (float)ref_get(&INS[0], r * C + c);
+        acc += v, m = v > m ? v : m;
+      }
+      mean[r] = round_to(acc / (float)C, dt), mx[r] = m;
+    }
+    for (int c = 0; c < C; c++) {
+      float m = INFINITY;
+      for (int r = 0; r < R; r++) {
+        float v = (float)ref_get(&INS[0], r * C + c), sq = round_to(v * v, dt);
+        m = sq < m ? sq : m;
+      }
+      mn[c] = m;
+    }
+    kf_compare_result r0 = compare_out(0, mean), r1 = compare_out(1, mx), r2 = compare_out(2, mn);
+    ASSERT_PASSES(r0);
+    ASSERT_PASSES(r1);
+    ASSERT_PASSES(r2);
+    ck_assert(BOUNDS[1][0] == 0 && BOUNDS[2][0] == 0); /* exact inputs: max and min exact */
+    mx[5] -= fabs(mx[5]) * 0.02 + 0.01;                /* a wrong maximum */
+    r1 = compare_out(1, mx);
+    ck_assert(!r1.ok && r1.worst == 5);
+    for (int j = 0; j < 3; j++) free(BOUNDS[j]), BOUNDS[j] = NULL;
+  }
+}
+END_TEST
+
 /* ---- the two H200 findings -------------------------------------------------------------- */
 
 enum { ROWS = 1024, COLS = 4096 };
@@ -412,6 +580,8 @@ static Suite *make_suite(void) {
   tcase_add_test(tc, special_values_and_unbounded);
   tcase_add_test(tc, argument_errors);
   tcase_add_test(tc, bounds_independent_of_threads);
+  tcase_add_test(tc, every_op_emulated);
+  tcase_add_test(tc, reductions_emulated);
   suite_add_tcase(s, tc);
   tc = bound_tcase("findings");
   tcase_add_test(tc, x_over_column_sum);

@@ -10,6 +10,8 @@
 
 double ref_bound_round(double pre, double dev, double v, kf_dtype dt) {
   if (!(dev < INFINITY)) return INFINITY; /* NaN too */
+  /* pre and dev are f64 results themselves: widen by their own rounding */
+  if (dev > 0 && isfinite(pre)) dev += 0x1p-40 * dev + 4 * REF_U64 * fabs(pre);
   if (!ir_dtype_is_float(dt)) {           /* a float cast to an integer: truncation */
     double lo = ir_round_to_dtype(pre - dev, dt), hi = ir_round_to_dtype(pre + dev, dt);
     return fmax(hi - v, v - lo);
