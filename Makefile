@@ -5,7 +5,9 @@ BUILD_ASAN ?= build-asan
 JOBS       ?= $(shell nproc)
 CUDA_PATH  ?= /usr/local/cuda
 export PATH := $(CUDA_PATH)/bin:$(PATH)
-CMAKE_FLAGS = -DCUDAToolkit_ROOT=$(CUDA_PATH)
+# Developer and CI builds treat warnings as errors (a user's plain cmake
+# configure does not: docs/building.md).
+CMAKE_FLAGS = -DCUDAToolkit_ROOT=$(CUDA_PATH) -DKFUSE_WERROR=ON
 
 .PHONY: all deps build build-asan demo test test-plain test-asan fuzz clean format
 

@@ -415,6 +415,61 @@ KF_API kf_status kf_graph_run_reference(kf_graph *g, const kf_host_tensor *input
                                         int n_inputs, kf_host_tensor *outputs,
                                         int n_outputs);
 
+/* kf_graph_run_reference, and also an error bound for every output element:
+ * bounds[j] (the caller's, one double per element of output j) receives the
+ * most a correct kernel's value may differ from the reference's. The bound
+ * is a running error analysis done next to the values (docs/reference.md,
+ * "Error bounds"): each op's bound follows from its operands' bounds and
+ * values (worst cases over the operands' intervals), plus the op's own
+ * error on the GPU (the device function's documented ulps; f16/bf16/f32
+ * nodes compute in f32) and its rounding to the node's dtype; a sum, mean
+ * or matmul adds an accumulation error relative to the sum of its |terms|
+ * (in any order: serial, split or tree), so that cancellation does not fail
+ * a correct kernel while a wrong element, index or term still fails. Integer
+ * and bool values have bound 0 unless they come from floats (a comparison
+ * that may flip has bound 1). A bound is INFINITY where nothing can be said
+ * (a division by a value that may be zero). For a NaN or infinite reference
+ * value a finite bound means that the kernel must give the same special
+ * value. Costs one more double per element held. Not thread-safe on one
+ * graph.
+ * Errors: those of kf_graph_run_reference; KF_ERR_INVALID_ARG when bounds
+ * or one of its entries is NULL. */
+KF_API kf_status kf_graph_run_reference_bounded(kf_graph *g, const kf_host_tensor *inputs,
+                                                int n_inputs, kf_host_tensor *outputs,
+                                                double *const *bounds, int n_outputs);
+
+/* What kf_compare found. `worst` is the element with the largest
+ * |got - want| / allowed (so a mismatch when there is one), -1 when there
+ * are no elements; allowed is the element's bound widened by the slack of
+ * kf_compare, plus atol + rtol |want|. */
+typedef struct kf_compare_result {
+  int64_t elements;           /* compared */
+  int64_t mismatches;         /* outside what is allowed, special values included */
+  int64_t special_mismatches; /* NaN or infinity where the reference has another value */
+  int64_t unbounded;          /* elements with an infinite bound: any value passes */
+  int64_t worst;
+  double worst_got, worst_want, worst_bound, worst_allowed;
+  double max_abs_err; /* largest |got - want| where both are finite */
+  double max_ratio;   /* largest |got - want| / allowed (INFINITY for a special value) */
+  bool ok;            /* mismatches == 0 */
+} kf_compare_result;
+
+/* Compares a kernel's output with the reference's, element by element:
+ * |got - want| <= bound * (1 + 2^-20) + tiny + atol + rtol * |want|, where
+ * tiny is the dtype's smallest normal (f16 2^-14, bf16 and f32 2^-126, f64
+ * 2^-1022: subnormal results) and bound the one that
+ * kf_graph_run_reference_bounded gave (NULL: 0 everywhere, so that atol and
+ * rtol alone make a fixed tolerance). NaN must be where the reference has
+ * NaN and an infinity where it has the same infinity, unless the element's
+ * bound is infinite; integers and bools compare exactly (as int64) where
+ * their bound is 0. got and want must have the same dtype and shape.
+ * Thread-safe.
+ * Errors: KF_ERR_INVALID_ARG (NULL tensors, data or out; dtypes or shapes
+ * differ; rtol or atol negative or NaN). */
+KF_API kf_status kf_compare(const kf_host_tensor *got, const kf_host_tensor *want,
+                            const double *bound, double rtol, double atol,
+                            kf_compare_result *out);
+
 /* ------------------------------------------------------------------------ */
 /* YAML graph files (format version 1; docs/yaml.md)                        */
 /* ------------------------------------------------------------------------ */

@@ -14,7 +14,7 @@ if ! command -v clang >/dev/null; then
   echo "fuzz.sh: clang is needed (apt-get install clang)" >&2
   exit 1
 fi
-CC=clang cmake -S "$root" -B "$build" -DKFUSE_FUZZ=ON -DKFUSE_TESTS=OFF \
+CC=clang cmake -S "$root" -B "$build" -DKFUSE_FUZZ=ON -DKFUSE_TESTS=OFF -DKFUSE_WERROR=ON \
   -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCUDAToolkit_ROOT="$cuda" >/dev/null
 cmake --build "$build" --target fuzz_yaml -j "${JOBS:-$(nproc)}"
 bin=$build/tests/fuzz/fuzz_yaml

@@ -119,7 +119,7 @@ ctest_line=$(grep -E "tests passed|tests failed" "$OUT/ctest.log" 2>/dev/null | 
 row "ctest (CPU + GPU)" "$([ $ctest_rc = 0 ] && echo ok || echo FAIL)" "$(elapsed "$t")" \
   "${ctest_line:-not run}"
 # The suites' figures now, before the slower sanitizer passes.
-grep -hE "^(examples:|example |differential|modes:|big tensor|unaligned|rows: |.* worst error|MISMATCH|mutation)" \
+grep -hE "^(examples:|example |planted: |differential|modes:|big tensor|unaligned|rows: |.* worst error|MISMATCH|mutation)" \
   "$build"/Testing/Temporary/LastTest.log 2>/dev/null | sort -u | head -60 >>"$summary"
 
 # ---- 4. compute-sanitizer on the GPU suites, small sizes ------------------------------
@@ -206,7 +206,7 @@ fi
   for r in "${rows[@]}"; do echo "$r"; done
   echo
   echo "GPU suite figures:"
-  grep -hE "^(examples:|example |differential|modes:|big tensor|unaligned|rows: |.* worst error|MISMATCH|SKIP)" \
+  grep -hE "^(examples:|example |planted: |differential|modes:|big tensor|unaligned|rows: |.* worst error|MISMATCH|SKIP)" \
     "$OUT/ctest.log" "$build"/Testing/Temporary/LastTest.log 2>/dev/null | sort -u | head -60
   echo
   echo "environment for later runs: source $build/env.sh"

@@ -35,7 +35,7 @@ static inline char *slurp(const char *path) {
 
 /* Runs `kfuse ARGS` (ARGS through the shell) with stdout and stderr in
  * files; KFUSE_LOG=error keeps warnings out of stderr checks. */
-static inline cli_result cli(const char *fmt, ...) {
+__attribute__((format(printf, 1, 2))) static inline cli_result cli(const char *fmt, ...) {
   char args[2048], cmd[4096], out[400], err[400];
   va_list ap;
   va_start(ap, fmt);

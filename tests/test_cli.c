@@ -37,7 +37,7 @@ START_TEST(version_and_help) {
 END_TEST
 
 START_TEST(no_command_and_unknown_command) {
-  cli_result r = cli("");
+  cli_result r = cli("%s", "");
   ck_assert_int_eq(r.status, 2);
   ck_contains(r.err, "usage: kfuse");
   ck_assert_str_eq(r.out, "");

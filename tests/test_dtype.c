@@ -28,6 +28,32 @@ static bool bf16_is_nan(uint16_t h) {
   return (h & 0x7F80u) == 0x7F80u && (h & 0x7Fu);
 }
 
+/* The compiler's own f16 conversions, where it has _Float16 (gcc 12 on
+ * x86-64 does; clang 14 does not): false without them, and the comparisons
+ * against the compiler are then left out (the other checks still run). */
+#ifdef __FLT16_MAX__
+static bool cc_f16_decode(uint16_t h, float *out) {
+  _Float16 ref;
+  memcpy(&ref, &h, sizeof ref);
+  *out = (float)ref;
+  return true;
+}
+static bool cc_f16_encode(double v, uint16_t *out) {
+  _Float16 ref = (_Float16)v;
+  memcpy(out, &ref, sizeof *out);
+  return true;
+}
+#else
+static bool cc_f16_decode(uint16_t h, float *out) {
+  (void)h, (void)out;
+  return false;
+}
+static bool cc_f16_encode(double v, uint16_t *out) {
+  (void)v, (void)out;
+  return false;
+}
+#endif
+
 START_TEST(names_sizes_parse) {
   static const char *names[] = {"f16", "bf16", "f32", "f64", "i32", "i64", "bool"};
   static const size_t sizes[] = {2, 2, 4, 8, 4, 8, 1};
@@ -60,8 +86,8 @@ START_TEST(f16_all_patterns) {
   for (uint32_t i = 0; i < 65536; i++) {
     uint16_t h = (uint16_t)i, back;
     float f = kf_f16_to_float(h);
-    _Float16 ref;
-    memcpy(&ref, &h, sizeof ref);
+    float ref;
+    bool have = cc_f16_decode(h, &ref);
     back = kf_float_to_f16(f);
     if (f16_is_nan(h)) {
       ck_assert_msg(isnan(f), "0x%04x", i);
@@ -71,7 +97,7 @@ START_TEST(f16_all_patterns) {
       if (h & 0x200u) ck_assert_uint_eq(back, h); /* quiet NaNs keep payload */
       continue;
     }
-    ck_assert_msg(fbits(f) == fbits((float)ref), "0x%04x: %a vs %a", i, f, (float)ref);
+    if (have) ck_assert_msg(fbits(f) == fbits(ref), "0x%04x: %a vs %a", i, f, ref);
     ck_assert_msg(back == h, "0x%04x -> %a -> 0x%04x", i, f, back);
     ck_assert_uint_eq(ir_double_to_f16((double)f), h);
     ck_assert(ir_round_to_dtype((double)f, KF_F16) == (double)f || isnan(f));
@@ -85,9 +111,8 @@ START_TEST(f16_from_float_sweep) {
   for (uint64_t u = 0; u <= 0xFFFFFFFFull; u += 4093) {
     float f = bitsf((uint32_t)u);
     if (isnan(f)) continue;
-    _Float16 ref = (_Float16)f;
     uint16_t rb;
-    memcpy(&rb, &ref, sizeof rb);
+    if (!cc_f16_encode(f, &rb)) break;
     ck_assert_msg(kf_float_to_f16(f) == rb, "%a: 0x%04x vs 0x%04x", f, kf_float_to_f16(f), rb);
   }
   /* Every halfway point between neighbours in the normal range rounds to
@@ -147,10 +172,8 @@ START_TEST(no_double_rounding) {
   double v = 1.0 + ldexp(1, -11) + ldexp(1, -40);       /* just above f16 halfway */
   ck_assert_uint_eq(kf_float_to_f16((float)v), 0x3C00); /* float hits the tie */
   ck_assert_uint_eq(ir_double_to_f16(v), 0x3C01);
-  _Float16 ref = (_Float16)v;
   uint16_t rb;
-  memcpy(&rb, &ref, sizeof rb);
-  ck_assert_uint_eq(rb, 0x3C01);
+  if (cc_f16_encode(v, &rb)) ck_assert_uint_eq(rb, 0x3C01);
   double w = 1.0 + ldexp(1, -8) + ldexp(1, -40); /* just above bf16 halfway */
   ck_assert_uint_eq(kf_float_to_bf16((float)w), 0x3F80);
   ck_assert_uint_eq(ir_double_to_bf16(w), 0x3F81);

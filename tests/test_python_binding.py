@@ -161,6 +161,42 @@ class Binding(unittest.TestCase):
         self.assertAlmostEqual(o.occupancy_drop, 0.20)
         kfuse.compile_yaml(graph("examples/graphs/softmax.yaml"), arch="sm_90", pdl=False)
 
+    def test_check_yaml(self):
+        # a kernel emulated in f32 (column sums in row order, then one f32
+        # division each) passes the reference's error bound; one wrong
+        # element fails it and is named
+        import array
+        import random
+        import struct
+        import tempfile
+        f32 = lambda v: struct.unpack("f", struct.pack("f", v))[0]  # noqa: E731
+        rows, cols = 64, 32
+        with tempfile.NamedTemporaryFile("w", suffix=".yaml", delete=False) as f:
+            f.write("kfuse: 1\nname: ratio\ninputs:\n  x: {dtype: f32, shape: [%d, %d]}\n"
+                    "nodes:\n  - {name: s, op: sum, args: [x], axes: [0], keepdim: true}\n"
+                    "  - {name: y, op: div, args: [x, s]}\noutputs: [y]\n" % (rows, cols))
+        try:
+            rnd = random.Random(3)
+            x = array.array("f", [rnd.uniform(-1, 1) for _ in range(rows * cols)])
+            s = [0.0] * cols
+            for r in range(rows):
+                for c in range(cols):
+                    s[c] = f32(s[c] + x[r * cols + c])
+            y = array.array("f", [x[k] / s[k % cols] for k in range(rows * cols)])
+            (res,) = kfuse.check_yaml(f.name, [x], [y])
+            self.assertTrue(res["ok"], res)
+            self.assertEqual(res["elements"], rows * cols)
+            y[77] = y[77] * 1.01
+            (res,) = kfuse.check_yaml(f.name, [x], [y])
+            self.assertFalse(res["ok"])
+            self.assertEqual((res["mismatches"], res["worst"]), (1, 77))
+            with self.assertRaisesRegex(kfuse.KfuseError, r"outputs\[0\]: shape \[3\]"):
+                kfuse.check_yaml(f.name, [x], [array.array("f", [0.0, 1.0, 2.0])])
+            with self.assertRaisesRegex(kfuse.KfuseError, "1 inputs and 1 outputs, got 0"):
+                kfuse.check_yaml(f.name, [], [y])
+        finally:
+            os.unlink(f.name)
+
     def test_torch_not_imported(self):
         self.assertNotIn("torch", sys.modules)
 

@@ -336,14 +336,20 @@ static bool int_equal(const kf_host_tensor *a, const kf_host_tensor *b, size_t i
   return cli_elem(a, i) == cli_elem(b, i);
 }
 
-static void note_bad(cli_cmp *c, size_t i, double g, double w) {
+/* Also keeps the worst element: the largest error over what is allowed. */
+static void note_bad(cli_cmp *c, size_t i, double g, double w, double allowed) {
   if (c->bad++ == 0) c->first_bad = (int64_t)i, c->got_first = g, c->want_first = w;
+  double ratio = isnan(g) || isnan(w) || isinf(g) || isinf(w) ? INFINITY : fabs(g - w) / allowed;
+  if (c->worst < 0 || ratio > c->max_ratio) {
+    c->worst = (int64_t)i, c->worst_got = g, c->worst_want = w, c->worst_allowed = allowed;
+    c->max_ratio = ratio;
+  }
 }
 
 void cli_compare(const kf_host_tensor *got, const kf_host_tensor *want, double rtol, double atol,
                  cli_cmp *c) {
   memset(c, 0, sizeof *c);
-  c->first_bad = -1;
+  c->first_bad = -1, c->worst = -1;
   c->rtol = rtol, c->atol = atol;
   bool integral = want->dtype >= KF_I32;
   size_t n = cli_numel(want);
@@ -364,23 +370,62 @@ void cli_compare(const kf_host_tensor *got, const kf_host_tensor *want, double r
       double d = fabs(g - w);
       if (d > c->max_abs) c->max_abs = d;
       if (w != 0 && d / fabs(w) > c->max_rel) c->max_rel = d / fabs(w);
-      if (!int_equal(got, want, i)) note_bad(c, i, g, w);
+      if (!int_equal(got, want, i)) note_bad(c, i, g, w, 0);
       continue;
     }
     if (isnan(g) || isnan(w)) {
-      if (isnan(g) != isnan(w)) c->nan_mismatch++, note_bad(c, i, g, w);
+      if (isnan(g) != isnan(w)) c->nan_mismatch++, note_bad(c, i, g, w, 0);
       continue;
     }
     if (isinf(g) || isinf(w)) {
-      if (g != w) note_bad(c, i, g, w);
+      if (g != w) c->nan_mismatch++, note_bad(c, i, g, w, 0);
       continue;
     }
     double d = fabs(g - w), rel = d / fmax(fabs(w), fmax(1e-6 * scale, 1e-30));
     if (d > c->max_abs) c->max_abs = d;
     if (d > 0 && rel > c->max_rel) c->max_rel = rel;
-    if (d > atol + rtol * fmax(fabs(w), scale)) note_bad(c, i, g, w);
+    double allowed = atol + rtol * fmax(fabs(w), scale);
+    if (d > allowed) note_bad(c, i, g, w, allowed);
   }
   c->ok = c->bad == 0;
+}
+
+void cli_compare_bounded(const kf_host_tensor *got, const kf_host_tensor *want, const double *bound,
+                         double rtol, double atol, cli_cmp *c) {
+  memset(c, 0, sizeof *c);
+  c->bounded = true;
+  c->rtol = rtol, c->atol = atol;
+  kf_compare_result r;
+  if (kf_compare(got, want, bound, rtol, atol, &r) != KF_OK) { /* cannot happen: same shapes */
+    c->bad = 1, c->first_bad = c->worst = -1;
+    return;
+  }
+  c->max_abs = r.max_abs_err, c->max_ratio = r.max_ratio;
+  c->bad = r.mismatches, c->nan_mismatch = r.special_mismatches, c->unbounded = r.unbounded;
+  c->worst = r.worst, c->worst_got = r.worst_got, c->worst_want = r.worst_want;
+  c->worst_bound = r.worst_bound, c->worst_allowed = r.worst_allowed;
+  c->first_bad = r.mismatches ? r.worst : -1;
+  c->got_first = r.worst_got, c->want_first = r.worst_want;
+  c->ok = r.ok;
+  /* the relative error too, for reports that compare runs (scripts/gpu-cli.sh) */
+  bool integral = want->dtype >= KF_I32;
+  for (size_t i = 0, n = cli_numel(want); i < n && !integral; i++) {
+    double g = cli_elem(got, i), w = cli_elem(want, i), d = fabs(g - w);
+    if (isfinite(d) && w != 0 && d / fabs(w) > c->max_rel) c->max_rel = d / fabs(w);
+  }
+}
+
+const char *cli_index_str(const kf_host_tensor *t, int64_t i, char *buf, size_t size) {
+  int64_t idx[KF_MAX_RANK];
+  for (int d = t->rank - 1; d >= 0; d--) {
+    idx[d] = t->shape[d] > 0 ? i % t->shape[d] : 0;
+    i = t->shape[d] > 0 ? i / t->shape[d] : 0;
+  }
+  size_t n = (size_t)snprintf(buf, size, "[");
+  for (int d = 0; d < t->rank && n < size; d++)
+    n += (size_t)snprintf(buf + n, size - n, "%s%lld", d ? "," : "", (long long)idx[d]);
+  if (n < size) snprintf(buf + n, size - n, "]");
+  return buf;
 }
 
 void cli_tensor_stats(const kf_host_tensor *t, cli_stats *s) {

@@ -84,22 +84,38 @@ double cli_elem(const kf_host_tensor *t, size_t i);
 
 /* ---- comparison --------------------------------------------------------- */
 
-/* Pass when |got - want| <= atol + rtol * |want| everywhere, NaN exactly
- * where the reference has NaN, infinities equal: f64 1e-10/1e-12, f32
- * 1e-4/1e-5, f16 1e-2/1e-3, bf16 2e-2/1e-2; integers and bool exact. */
+/* The fixed tolerance of a comparison without an error bound (the unfused
+ * plan on the GPU as the oracle): |got - want| <= atol + rtol * max(|want|,
+ * max |want| of the output), NaN exactly where the oracle has NaN,
+ * infinities equal: f64 1e-10/1e-12, f32 1e-4/1e-5, f16 1e-2/1e-3, bf16
+ * 2e-2/1e-2; integers and bool exact. */
 void cli_tolerance(kf_dtype dtype, double *rtol, double *atol);
 
 typedef struct cli_cmp {
   double max_abs, max_rel; /* over elements where both are finite or equal */
   int64_t bad;             /* elements outside the tolerance */
-  int64_t nan_mismatch;    /* NaN in one and not the other (counted in bad) */
+  int64_t nan_mismatch;    /* NaN or infinity in one and not the other (counted in bad) */
   int64_t first_bad;       /* index of the first bad element, or -1 */
   double got_first, want_first;
   double rtol, atol;
+  bool bounded;      /* compared within the reference's error bound (kf_compare) */
+  int64_t unbounded; /* bounded: elements whose bound is infinite (not checked) */
+  double max_ratio;  /* bounded: largest |got - want| / allowed */
+  /* the element farthest outside (or nearest to) what is allowed, -1: none */
+  int64_t worst;
+  double worst_got, worst_want, worst_bound, worst_allowed;
   bool ok;
 } cli_cmp;
+/* With a fixed tolerance (cli_tolerance). */
 void cli_compare(const kf_host_tensor *got, const kf_host_tensor *want, double rtol, double atol,
                  cli_cmp *out);
+/* Within bound, the CPU reference's error bound of each element
+ * (kf_graph_run_reference_bounded), plus atol + rtol |want| (0 and 0 by
+ * default): kf_compare. */
+void cli_compare_bounded(const kf_host_tensor *got, const kf_host_tensor *want, const double *bound,
+                         double rtol, double atol, cli_cmp *out);
+/* "[3,17]": element i of t as its index, into buf. */
+const char *cli_index_str(const kf_host_tensor *t, int64_t i, char *buf, size_t size);
 
 /* Summary of a tensor's values (for runs without a GPU). */
 typedef struct cli_stats {

@@ -63,7 +63,8 @@ typedef struct run_args {
   long long iters, seed;
   kf_run_mode mode;
   double lo, hi;      /* float inputs are uniform in [lo, hi) */
-  double rtol, atol;  /* < 0: the dtype's default */
+  double rtol, atol;  /* < 0: the default (0 on top of the reference's error bound; the
+                         dtype's fixed tolerance against the unfused plan) */
   double check_limit; /* most element operations the CPU reference may cost */
 } run_args;
 
@@ -76,6 +77,7 @@ typedef struct run_state {
   kf_graph *g;
   kf_plan *plan;
   kf_host_tensor *in, *got, *want; /* inputs; GPU outputs; reference outputs */
+  double **bound;                  /* per output, the reference's error bound of each element */
   int n_in, n_out;
   bool gpu;
   char device[256], no_gpu[512];
@@ -254,9 +256,23 @@ static bool run_gpu(run_state *s, const run_args *a) {
   return ok && st == KF_OK;
 }
 
+/* Outputs to compare with get their error bounds too (one more double per
+ * element held). */
 static bool run_reference(run_state *s) {
+  bool bounded = s->oracle == ORACLE_REFERENCE;
+  if (bounded && !(s->bound = calloc((size_t)s->n_out + 1, sizeof *s->bound))) {
+    cli_fail("run", "out of host memory for the error bounds");
+    return false;
+  }
+  for (int j = 0; bounded && j < s->n_out; j++)
+    if (!(s->bound[j] = malloc(cli_numel(&s->want[j]) * sizeof(double) + 1))) {
+      cli_fail("run", "out of host memory for the error bounds");
+      return false;
+    }
   kf_trace_push("cpu reference");
-  kf_status st = kf_graph_run_reference(s->g, s->in, s->n_in, s->want, s->n_out);
+  kf_status st =
+      bounded ? kf_graph_run_reference_bounded(s->g, s->in, s->n_in, s->want, s->bound, s->n_out)
+              : kf_graph_run_reference(s->g, s->in, s->n_in, s->want, s->n_out);
   kf_trace_pop();
   if (st != KF_OK) cli_fail("run", "the CPU reference failed: %s", kf_graph_errmsg(s->g));
   s->ran_reference = st == KF_OK;
@@ -296,11 +312,14 @@ static bool compare_all(run_state *s, const run_args *a) {
   bool ok = true;
   s->cmp = calloc((size_t)s->n_out + 1, sizeof *s->cmp);
   for (int j = 0; s->cmp && j < s->n_out; j++) {
-    double rtol, atol;
-    cli_tolerance(s->want[j].dtype, &rtol, &atol);
+    double rtol = 0, atol = 0;
+    if (s->oracle == ORACLE_UNFUSED) cli_tolerance(s->want[j].dtype, &rtol, &atol);
     if (a->rtol >= 0) rtol = a->rtol;
     if (a->atol >= 0) atol = a->atol;
-    cli_compare(&s->got[j], &s->want[j], rtol, atol, &s->cmp[j]);
+    if (s->oracle == ORACLE_REFERENCE)
+      cli_compare_bounded(&s->got[j], &s->want[j], s->bound[j], rtol, atol, &s->cmp[j]);
+    else
+      cli_compare(&s->got[j], &s->want[j], rtol, atol, &s->cmp[j]);
     ok = ok && s->cmp[j].ok;
   }
   return ok && s->cmp;
@@ -308,21 +327,41 @@ static bool compare_all(run_state *s, const run_args *a) {
 
 /* ---- reports ------------------------------------------------------------- */
 
+/* One output's check: its largest error, and on a mismatch the worst
+ * element with what was allowed there. */
+static void report_check_text(const cli_cmp *c, const kf_host_tensor *want) {
+  char extra[96] = "", at[KF_MAX_RANK * 21 + 3];
+  if (c->rtol > 0 || c->atol > 0)
+    snprintf(extra, sizeof extra, " + rtol %g, atol %g", c->rtol, c->atol);
+  if (c->bounded)
+    printf(" max abs err %.3g, %.3g of what is allowed: %s (error bound%s)\n", c->max_abs,
+           c->max_ratio, c->ok ? "ok" : "MISMATCH", extra);
+  else
+    printf(" max abs err %.3g, max rel err %.3g: %s (rtol %g, atol %g)\n", c->max_abs, c->max_rel,
+           c->ok ? "ok" : "MISMATCH", c->rtol, c->atol);
+  if (c->bounded && c->unbounded)
+    printf(
+        "         %lld of %zu elements not checked: their bound is infinite (a divisor that "
+        "may be 0, an overflow)\n",
+        (long long)c->unbounded, cli_numel(want));
+  if (c->ok || c->worst < 0) return;
+  printf(
+      "         %lld of %zu elements differ (%lld NaN/inf mismatches); worst at %s "
+      "(element %lld): got %.9g, want %.9g, |diff| %.3g > allowed %.3g",
+      (long long)c->bad, cli_numel(want), (long long)c->nan_mismatch,
+      cli_index_str(want, c->worst, at, sizeof at), (long long)c->worst, c->worst_got,
+      c->worst_want, fabs(c->worst_got - c->worst_want), c->worst_allowed);
+  if (c->bounded) printf(" (bound %.3g)", c->worst_bound);
+  printf("\n");
+}
+
 static void report_output_text(const run_state *s, int j) {
   char name[32], type[160];
   kf_value v = kf_graph_output(s->g, j);
   printf("output   %-10s %-22s", cli_show(cli_value_name(s->g, v, name, sizeof name)),
          cli_type_str(s->g, v, type, sizeof type));
   if (s->cmp) {
-    const cli_cmp *c = &s->cmp[j];
-    printf(" max abs err %.3g, max rel err %.3g: %s (rtol %g, atol %g)\n", c->max_abs, c->max_rel,
-           c->ok ? "ok" : "MISMATCH", c->rtol, c->atol);
-    if (!c->ok)
-      printf(
-          "         %lld of %zu elements differ (%lld NaN mismatches); first at %lld: "
-          "got %.9g, want %.9g\n",
-          (long long)c->bad, cli_numel(&s->want[j]), (long long)c->nan_mismatch,
-          (long long)c->first_bad, c->got_first, c->want_first);
+    report_check_text(&s->cmp[j], &s->want[j]);
     return;
   }
   if (!s->gpu && !s->ran_reference) {
@@ -378,6 +417,23 @@ static void report_text(const run_state *s, const run_args *a, bool ok) {
            oracle_words(s->oracle));
 }
 
+/* "worst": the element farthest outside what is allowed, on a mismatch. */
+static void report_json_worst(cli_json *j, const cli_cmp *c, const kf_host_tensor *want) {
+  if (c->ok || c->worst < 0) {
+    cj_null(j, "worst");
+    return;
+  }
+  cj_obj(j, "worst");
+  cj_int(j, "element", c->worst);
+  char at[KF_MAX_RANK * 21 + 3];
+  cj_str(j, "index", cli_index_str(want, c->worst, at, sizeof at));
+  cj_num(j, "got", c->worst_got);
+  cj_num(j, "want", c->worst_want);
+  cj_num(j, "allowed", c->worst_allowed);
+  if (c->bounded) cj_num(j, "bound", c->worst_bound);
+  cj_obj_end(j);
+}
+
 static void report_json_output(cli_json *j, const run_state *s, int k) {
   char name[32];
   kf_value v = kf_graph_output(s->g, k);
@@ -394,6 +450,12 @@ static void report_json_output(cli_json *j, const run_state *s, int k) {
     cj_int(j, "nan_mismatches", s->cmp[k].nan_mismatch);
     cj_num(j, "rtol", s->cmp[k].rtol);
     cj_num(j, "atol", s->cmp[k].atol);
+    cj_bool(j, "error_bound", s->cmp[k].bounded);
+    if (s->cmp[k].bounded) {
+      cj_num(j, "max_ratio", s->cmp[k].max_ratio);
+      cj_int(j, "unbounded", s->cmp[k].unbounded);
+    }
+    report_json_worst(j, &s->cmp[k], &s->want[k]);
     cj_bool(j, "ok", s->cmp[k].ok);
   } else {
     cj_null(j, "max_abs_err");
@@ -498,6 +560,8 @@ int cmd_run(int argc, char **argv) {
   if (rc && a.json && !s.reported) cli_json_failure(a.file, rc);
   kf_profile_release(&s.prof);
   free(s.cmp);
+  for (int j = 0; s.bound && j < s.n_out; j++) free(s.bound[j]);
+  free(s.bound);
   cli_tensors_free(s.in, s.n_in);
   cli_tensors_free(s.got, s.n_out);
   cli_tensors_free(s.want, s.n_out);

@@ -23,6 +23,12 @@ from .reference import from_bf16, to_bf16
 __version__ = _lib.kf_version().decode()
 
 
+def check_yaml(path, inputs, outputs, rtol=0.0, atol=0.0):
+    """A graph file's outputs, computed anywhere, against the CPU reference
+    within its per-element error bound (reference.check; docs/reference.md)."""
+    return load_yaml(path).check(inputs, outputs, rtol, atol)
+
+
 def _register_with_dynamo():
     """backend="kfuse" without the entry point, when torch is already loaded
     (kfuse never imports torch itself: kfuse.torch does, when imported)."""
@@ -36,7 +42,7 @@ def _register_with_dynamo():
 
 _register_with_dynamo()
 
-__all__ = ["DTYPES", "KF_MAX_RANK", "KfuseError", "Graph", "Value", "compile_yaml",
+__all__ = ["DTYPES", "KF_MAX_RANK", "KfuseError", "Graph", "Value", "check_yaml", "compile_yaml",
            "compile_yaml_string", "load_yaml", "load_yaml_string", "CHECKS", "FORMATS",
            "MODES", "Bound", "Context", "Plan", "default_context", "torch_dtype",
            "from_bf16", "to_bf16", "lib_path"]

@@ -45,6 +45,15 @@ class _Tensor(ctypes.Structure):
 _HostTensor = _Tensor  # kf_host_tensor has kf_tensor's layout
 
 
+class _CompareResult(ctypes.Structure):  # kf_compare_result
+    _fields_ = [("elements", ctypes.c_int64), ("mismatches", ctypes.c_int64),
+                ("special_mismatches", ctypes.c_int64), ("unbounded", ctypes.c_int64),
+                ("worst", ctypes.c_int64), ("worst_got", ctypes.c_double),
+                ("worst_want", ctypes.c_double), ("worst_bound", ctypes.c_double),
+                ("worst_allowed", ctypes.c_double), ("max_abs_err", ctypes.c_double),
+                ("max_ratio", ctypes.c_double), ("ok", ctypes.c_bool)]
+
+
 class _Options(ctypes.Structure):
     _fields_ = [("fusion", ctypes.c_bool), ("horizontal", ctypes.c_bool),
                 ("arch", ctypes.c_char_p), ("mode", ctypes.c_int),
@@ -173,6 +182,11 @@ for _n, _r, _a in [
     ("kf_matmul", _V, (_P, _V, _V)),
     ("kf_graph_run_reference", _I, (_P, ctypes.POINTER(_HostTensor), _I,
                                     ctypes.POINTER(_HostTensor), _I)),
+    ("kf_graph_run_reference_bounded", _I, (_P, ctypes.POINTER(_HostTensor), _I,
+                                            ctypes.POINTER(_HostTensor),
+                                            ctypes.POINTER(ctypes.POINTER(_D)), _I)),
+    ("kf_compare", _I, (ctypes.POINTER(_HostTensor), ctypes.POINTER(_HostTensor),
+                        ctypes.POINTER(_D), _D, _D, ctypes.POINTER(_CompareResult))),
     ("kf_graph_load_yaml", _I, (_P, _C, ctypes.POINTER(_P))),
     ("kf_graph_load_yaml_string", _I, (_P, _C, ctypes.c_size_t, _C, ctypes.POINTER(_P))),
     ("kf_graph_save_yaml", _I, (_P, _C)), ("kf_graph_to_yaml", _P, (_P,)),

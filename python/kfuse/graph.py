@@ -248,6 +248,12 @@ class Graph:
         from . import reference
         return reference.run(self, inputs)
 
+    def check(self, inputs, outputs, rtol=0.0, atol=0.0):
+        """outputs against the CPU reference on inputs, within its error bound
+        (see reference.check): one result dict per output."""
+        from . import reference
+        return reference.check(self, inputs, outputs, rtol, atol)
+
     def dump(self):
         return N.take_string(_lib.kf_graph_dump(self.h)) or ""
 

@@ -8,6 +8,11 @@ when ml_dtypes is installed, else uint16 arrays of the raw bits; uint16
 bits are taken as bf16 inputs either way (to_bf16 / from_bf16 convert).
 Outputs come back as new arrays of the outputs' dtypes. numpy is imported
 on first use, not with kfuse.
+
+check(graph, inputs, outputs) compares outputs computed anywhere (a GPU
+run copied to the host) with the reference within its per-element error
+bound (kf_graph_run_reference_bounded and kf_compare, the checker that
+`kfuse run --check` and the GPU suites use: docs/reference.md).
 """
 from . import _native as N
 from ._native import KfuseError, _HostTensor
@@ -78,3 +83,54 @@ def run(graph, inputs):
     if st != 0:
         graph._raise("kf_graph_run_reference", st)
     return outs
+
+
+def check(graph, inputs, outputs, rtol=0.0, atol=0.0):
+    """Each output against the CPU reference on these inputs, within the
+    reference's error bound of each element: |got - want| <= bound (+ a
+    small slack) + atol + rtol |want|, NaN and infinities exactly. outputs
+    take what inputs take (numpy arrays of the dtype, or anything numpy can
+    convert). Returns one dict per output: ok, elements, mismatches,
+    special_mismatches, unbounded, worst (flat index, -1: none), worst_got,
+    worst_want, worst_bound, worst_allowed, max_abs_err, max_ratio."""
+    import ctypes
+    import numpy as np
+    specs = [(v.dtype, v.shape) for v in graph.inputs]
+    if len(inputs) != len(specs) or len(outputs) != len(graph.outputs):
+        raise KfuseError("check: the graph has %d inputs and %d outputs, got %d and %d"
+                         % (len(specs), len(graph.outputs), len(inputs), len(outputs)),
+                         "ERR_INVALID_ARG")
+    def shaped(what, k, x, dtype, shape):  # flat buffers of the right size are taken
+        a = _as_input(k, x, dtype)
+        if tuple(a.shape) != tuple(shape) and a.size == int(np.prod(shape)):
+            a = a.reshape(shape)
+        if tuple(a.shape) != tuple(shape):
+            raise KfuseError("check: %s[%d]: shape %s, the graph's is %s%s"
+                             % (what, k, list(a.shape), dtype, list(shape)), "ERR_INVALID_ARG")
+        return a
+    arrays = [shaped("inputs", i, x, dt, sh) for i, (x, (dt, sh)) in
+              enumerate(zip(inputs, specs))]
+    got = [shaped("outputs", j, y, v.dtype, v.shape) for j, (y, v) in
+           enumerate(zip(outputs, graph.outputs))]
+    want = [np.empty(v.shape, dtype=numpy_dtype(v.dtype)) for v in graph.outputs]
+    bounds = [np.empty(max(int(np.prod(v.shape)), 1), dtype=np.float64) for v in graph.outputs]
+    dp = ctypes.POINTER(ctypes.c_double)
+    tin = (_HostTensor * max(len(arrays), 1))(*[_host(a, dt) for a, (dt, _) in
+                                                zip(arrays, specs)])
+    tout = (_HostTensor * max(len(want), 1))(*[_host(o, v.dtype) for o, v in
+                                               zip(want, graph.outputs)])
+    tb = (dp * max(len(bounds), 1))(*[b.ctypes.data_as(dp) for b in bounds])
+    st = _lib.kf_graph_run_reference_bounded(graph.h, tin, len(arrays), tout, tb, len(want))
+    if st != 0:
+        graph._raise("kf_graph_run_reference_bounded", st)
+    results = []
+    for j, v in enumerate(graph.outputs):
+        r = N._CompareResult()
+        g, w = _host(got[j], v.dtype), _host(want[j], v.dtype)
+        st = _lib.kf_compare(ctypes.byref(g), ctypes.byref(w), bounds[j].ctypes.data_as(dp),
+                             float(rtol), float(atol), ctypes.byref(r))
+        if st != 0:
+            raise KfuseError("check: kf_compare: %s" % _lib.kf_status_str(st).decode(),
+                             "ERR_INVALID_ARG")
+        results.append({f: getattr(r, f) for f, _ in N._CompareResult._fields_})
+    return results

@@ -475,9 +475,9 @@ static const char *looped_unroll(void) {
 static void chunk_open(row_emit *re, cg_buf *decl, cg_buf *pre) {
   cg_gen *gen = &re->gen;
   gen->indent = 1;
-  cg_line(gen, re->ri.fallback ? "#pragma unroll 1"
-               : re->ri.hold  ? "#pragma unroll"
-                              : looped_unroll());
+  cg_line(gen, "%s", re->ri.fallback ? "#pragma unroll 1"
+                     : re->ri.hold  ? "#pragma unroll"
+                                    : looped_unroll());
   cg_line(gen, "for (int kk = 0; kk < NV; kk++) {");
   cg_line(gen, "  const int c0 = kf_cb + (kk * G + lane) * W;");
   cg_line(gen, "  if (FULL || c0 < kf_cb + COLS) {");

@@ -36,7 +36,8 @@ struct kf_ctx {
  * be NULL (then nothing is recorded). Thread-safe. */
 kf_status core_error(kf_ctx *ctx, kf_status st, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
-kf_status core_verror(kf_ctx *ctx, kf_status st, const char *fmt, va_list ap);
+kf_status core_verror(kf_ctx *ctx, kf_status st, const char *fmt, va_list ap)
+    __attribute__((format(printf, 3, 0)));
 
 /* Logs a line if the component's level admits it. ctx may be NULL (then
  * KFUSE_LOG and the stderr logger decide). Thread-safe. */

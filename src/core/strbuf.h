@@ -16,7 +16,8 @@ typedef struct core_str {
 } core_str;
 
 void core_str_printf(core_str *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-void core_str_vprintf(core_str *b, const char *fmt, va_list ap);
+void core_str_vprintf(core_str *b, const char *fmt, va_list ap)
+    __attribute__((format(printf, 2, 0)));
 /* A NULL text (a string whose allocation failed upstream) latches oom, so
  * that the failure reaches whoever checks this buffer. */
 void core_str_puts(core_str *b, const char *text);

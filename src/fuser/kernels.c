@@ -208,7 +208,8 @@ kf_status fuse_finish_kernels(fuse_plan *plan, char *err, size_t errsize) {
   fuse_marks mem = {0}, in = {0};
   fuse_legal_ctx lc;
   uint8_t *needs_mem = core_calloc(g->n_nodes > 0 ? (size_t)g->n_nodes : 1, 1);
-  bool ok = needs_mem && fuse_marks_init(&mem, g->n_nodes) & fuse_marks_init(&in, g->n_nodes);
+  bool ok_mem = fuse_marks_init(&mem, g->n_nodes), ok_in = fuse_marks_init(&in, g->n_nodes);
+  bool ok = needs_mem && ok_mem && ok_in; /* each is tried (and freed below) */
   ok = fuse_legal_init(&lc, g, &plan->options) && ok;
   kf_status st = ok ? KF_OK : KF_ERR_OUT_OF_MEMORY;
   if (st == KF_OK) st = find_inputs(plan, &mem, &in, needs_mem);

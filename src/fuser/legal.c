@@ -39,8 +39,10 @@ bool fuse_legal_init(fuse_legal_ctx *lc, const kf_graph *g, const fuse_options *
   size_t cnt = g->n_nodes > 0 ? (size_t)g->n_nodes : 1;
   lc->role = core_calloc(cnt, 1);
   lc->stack = core_malloc(cnt * sizeof *lc->stack);
-  bool ok = fuse_marks_init(&lc->members, g->n_nodes) & fuse_marks_init(&lc->inputs, g->n_nodes) &
-            fuse_marks_init(&lc->seen, g->n_nodes);
+  bool ok_m = fuse_marks_init(&lc->members, g->n_nodes);
+  bool ok_i = fuse_marks_init(&lc->inputs, g->n_nodes);
+  bool ok_s = fuse_marks_init(&lc->seen, g->n_nodes);
+  bool ok = ok_m && ok_i && ok_s; /* each is tried (and freed below) */
   return ok && lc->role && lc->stack;
 }
 

@@ -108,7 +108,8 @@ static bool vstate_init(vstate *s, fuse_plan *plan) {
   bool ok = s->group_of && s->parent && s->copies && s->groups && s->live && s->cand &&
             s->cand_copy && s->cand_out && s->stack && s->from && build_uses(s);
   ok &= fuse_legal_init(&s->lc, s->g, s->opt);
-  ok &= fuse_marks_init(&s->gset, (int32_t)n) & fuse_marks_init(&s->gseen, (int32_t)n);
+  ok &= fuse_marks_init(&s->gset, (int32_t)n);
+  ok &= fuse_marks_init(&s->gseen, (int32_t)n);
   ok &= fuse_marks_init(&s->nseen, (int32_t)n);
   if (ok)
     for (size_t i = 0; i < n; i++) s->group_of[i] = -1;

@@ -7,10 +7,14 @@
 
 /* One value while the interpreter runs. Float dtypes (f16 bf16 f32 f64) live
  * in `f` as doubles already rounded to the dtype; integer and bool dtypes in
- * `i` as int64 already wrapped (or 0/1). Exactly one pointer is set. */
+ * `i` as int64 already wrapped (or 0/1). Exactly one of f and i is set. When
+ * the run also bounds errors (kf_graph_run_reference_bounded), `e` holds per
+ * element the most a correct kernel's value may differ from it (ref_bound.c),
+ * else NULL. */
 typedef struct ref_buf {
   double *f;
   int64_t *i;
+  double *e;
   int64_t n;
 } ref_buf;
 
@@ -73,6 +77,26 @@ void ref_put_i(ref_buf *o, int64_t k, int64_t v, kf_dtype dt);
  * to bool (v != 0, so NaN gives true). */
 int64_t ref_sat_int(double v, kf_dtype dt);
 
+/* The f64 columns of ops.def (the value of a float unary or binary op
+ * before rounding). */
+double ref_unary_f(ir_op op, double x);
+double ref_binary_f(ir_op op, double a, double b);
+
+/* A walk over the part [p0, p1) of a reduction of x over `axes`: the box of
+ * x's index space whose first kept axis lies in [p0, p1), row-major, with
+ * two odometers (in: x's dense offset from in_base; out: the output's
+ * offset from out_base) over n_in inputs and n_out outputs. Each output
+ * meets its inputs in row-major order of the reduced axes whatever the
+ * part, the order of one walk over all of x. */
+typedef struct ref_red_part {
+  ref_iter in, out;
+  int64_t in_base, out_base, n_in, n_out;
+} ref_red_part;
+void ref_red_part_init(const ir_node *x, uint8_t axes, int64_t p0, int64_t p1, ref_red_part *b);
+/* Strides, in elements, that step a matmul operand x's matrices while
+ * walking the batch axes of its node n (broadcasting). */
+void ref_matmul_strides(const ir_node *x, const ir_node *n, int64_t *stride);
+
 /* Evaluators, one per kind. `n` is the node, `a` its operands' buffers,
  * `out` its buffer, allocated for n's dtype and element count. Each
  * computes the part [p0, p1) of its node's extent (ref_extent): output
@@ -81,10 +105,16 @@ int64_t ref_sat_int(double v, kf_dtype dt);
  * `out`, and every output element is computed by the same sequence of
  * operations however the extent is split, so results do not depend on the
  * number of threads (ref_parallel.c). */
-typedef void ref_eval_fn(const kf_graph *g, const ir_node *n, const ref_buf *const *a,
-                         ref_buf *out, int64_t p0, int64_t p1);
+typedef void ref_eval_fn(const kf_graph *g, const ir_node *n, const ref_buf *const *a, ref_buf *out,
+                         int64_t p0, int64_t p1);
 ref_eval_fn ref_eval_unary, ref_eval_binary, ref_eval_where, ref_eval_clamp, ref_eval_cast,
     ref_eval_reduce, ref_eval_layout, ref_eval_matmul;
+
+/* Error bounds (ref_bound.c, ref_bound_reduce.c), one per kind, with the
+ * evaluators' signature: each reads its operands' values and bounds (a[j]->e)
+ * and the node's computed values, and writes out->e over the same part. */
+ref_eval_fn ref_bound_unary, ref_bound_binary, ref_bound_where, ref_bound_clamp, ref_bound_cast,
+    ref_bound_reduce, ref_bound_layout, ref_bound_matmul;
 
 /* The extent a node's evaluator splits, and the input elements one unit of
  * it reads (so that parts are sized by work). */

@@ -65,7 +65,7 @@ void ref_put_i(ref_buf *o, int64_t k, int64_t v, kf_dtype dt) {
 
 /* ---- unary and binary: the op table is the definition ------------------- */
 
-static double unary_f(ir_op op, double x) {
+double ref_unary_f(ir_op op, double x) {
   switch (op) {
 #define UNARY(ID, lname, acc, res, fexpr, iexpr) \
   case IR_OP_##ID:                               \
@@ -87,7 +87,7 @@ static int64_t unary_i(ir_op op, int64_t x) {
   }
 }
 
-static double binary_f(ir_op op, double a, double b) {
+double ref_binary_f(ir_op op, double a, double b) {
   switch (op) {
 #define BINARY(ID, lname, acc, res, fexpr, iexpr) \
   case IR_OP_##ID:                                \
@@ -117,7 +117,7 @@ void ref_eval_unary(const kf_graph *g, const ir_node *n, const ref_buf *const *a
   bool fin = ir_dtype_is_float(x->dtype);
   for (int64_t k = p0; k < p1; k++) {
     if (fin)
-      ref_put_f(out, k, unary_f(n->op, a[0]->f[k]), n->dtype);
+      ref_put_f(out, k, ref_unary_f(n->op, a[0]->f[k]), n->dtype);
     else
       ref_put_i(out, k, unary_i(n->op, a[0]->i[k]), n->dtype);
   }
@@ -137,7 +137,7 @@ void ref_eval_binary(const kf_graph *g, const ir_node *n, const ref_buf *const *
   bool fin = ir_dtype_is_float(x->dtype);
   for (int64_t k = p0; k < p1; k++) {
     if (fin)
-      ref_put_f(out, k, binary_f(n->op, a[0]->f[ix.off], a[1]->f[iy.off]), n->dtype);
+      ref_put_f(out, k, ref_binary_f(n->op, a[0]->f[ix.off], a[1]->f[iy.off]), n->dtype);
     else
       ref_put_i(out, k, binary_i(n->op, a[0]->i[ix.off], a[1]->i[iy.off]), n->dtype);
     ref_iter_next(&ix);
@@ -171,8 +171,8 @@ void ref_eval_where(const kf_graph *g, const ir_node *n, const ref_buf *const *a
 /* Integer bounds: the smallest integer >= lo and the largest <= hi, so that
  * comparisons stay exact for int64 values beyond 2^53. A NaN bound bounds
  * nothing, as in the float path. A bound outside dt's range saturates. */
-static void clamp_int(const ref_buf *x, ref_buf *out, double lo, double hi, kf_dtype dt,
-                      int64_t p0, int64_t p1) {
+static void clamp_int(const ref_buf *x, ref_buf *out, double lo, double hi, kf_dtype dt, int64_t p0,
+                      int64_t p1) {
   int64_t lo_i = isnan(lo) ? INT64_MIN : ref_sat_int(ceil(lo), KF_I64);
   int64_t hi_i = isnan(hi) ? INT64_MAX : ref_sat_int(floor(hi), KF_I64);
   for (int64_t k = p0; k < p1; k++) {

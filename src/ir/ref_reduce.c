@@ -26,17 +26,8 @@ static int first_kept(const ir_node *x, uint8_t axes) {
   return -1;
 }
 
-/* Part [p0, p1) of a reduction: the box of x's index space whose first
- * kept axis lies in [p0, p1), walked row-major with two odometers (the
- * input's dense offset, the output's), and the outputs it owns. For each
- * output, the walk meets its inputs in row-major order of the reduced axes
- * whatever the part: the same order as one walk over all of x. */
-typedef struct reduce_part {
-  ref_iter in, out;
-  int64_t in_base, out_base, n_in, n_out;
-} reduce_part;
-
-static void part_init(const ir_node *x, uint8_t axes, int64_t p0, int64_t p1, reduce_part *b) {
+/* ref.h: ref_red_part */
+void ref_red_part_init(const ir_node *x, uint8_t axes, int64_t p0, int64_t p1, ref_red_part *b) {
   int64_t dim[KF_MAX_RANK], dense[KF_MAX_RANK], ostride[KF_MAX_RANK];
   ref_dense_strides(x->rank, x->shape, dense);
   reduce_strides(x, axes, ostride);
@@ -55,7 +46,7 @@ static void part_init(const ir_node *x, uint8_t axes, int64_t p0, int64_t p1, re
 }
 
 static void reduce_float(const ir_node *n, const ir_node *x, const ref_buf *in, ref_buf *out,
-                         reduce_part *b) {
+                         ref_red_part *b) {
   double init = n->op == IR_OP_MAX ? -INFINITY : n->op == IR_OP_MIN ? INFINITY : 0.0;
   double *o = out->f + b->out_base;
   for (int64_t k = 0; k < b->n_out; k++) o[k] = init;
@@ -77,7 +68,7 @@ static void reduce_float(const ir_node *n, const ir_node *x, const ref_buf *in, 
   }
 }
 
-static void reduce_int(const ir_node *n, const ref_buf *in, ref_buf *out, reduce_part *b) {
+static void reduce_int(const ir_node *n, const ref_buf *in, ref_buf *out, ref_red_part *b) {
   int64_t init = n->op == IR_OP_MAX ? INT64_MIN : n->op == IR_OP_MIN ? INT64_MAX : 0;
   int64_t *o = out->i + b->out_base;
   for (int64_t k = 0; k < b->n_out; k++) o[k] = init;
@@ -96,8 +87,8 @@ static void reduce_int(const ir_node *n, const ref_buf *in, ref_buf *out, reduce
 void ref_eval_reduce(const kf_graph *g, const ir_node *n, const ref_buf *const *a, ref_buf *out,
                      int64_t p0, int64_t p1) {
   const ir_node *x = &g->nodes[n->args[0]];
-  reduce_part b;
-  part_init(x, n->axes, p0, p1, &b);
+  ref_red_part b;
+  ref_red_part_init(x, n->axes, p0, p1, &b);
   if (out->f)
     reduce_float(n, x, a[0], out, &b);
   else
@@ -106,9 +97,8 @@ void ref_eval_reduce(const kf_graph *g, const ir_node *n, const ref_buf *const *
 
 /* ---- matmul ------------------------------------------------------------------ */
 
-/* Strides, in elements, that step one operand's matrices while walking the
- * output's batch axes (rank nb): broadcasting, aligned from the right. */
-static void batch_strides(const ir_node *x, const ir_node *n, int64_t *stride) {
+/* ref.h; broadcasting, aligned from the right. */
+void ref_matmul_strides(const ir_node *x, const ir_node *n, int64_t *stride) {
   int nb = n->rank - 2, xb = x->rank - 2;
   int64_t mat = x->shape[x->rank - 2] * x->shape[x->rank - 1];
   int64_t dense[KF_MAX_RANK];
@@ -127,7 +117,8 @@ static void matmul_row(const ir_node *n, const ref_buf *A, int64_t ao, const ref
       ref_put_f(C, co + j, acc, n->dtype);
     } else {
       uint64_t acc = 0; /* wraps */
-      for (int64_t k = 0; k < K; k++) acc += (uint64_t)A->i[ao + k] * (uint64_t)B->i[bo + k * N + j];
+      for (int64_t k = 0; k < K; k++)
+        acc += (uint64_t)A->i[ao + k] * (uint64_t)B->i[bo + k * N + j];
       ref_put_i(C, co + j, (int64_t)acc, n->dtype);
     }
   }
@@ -139,8 +130,8 @@ void ref_eval_matmul(const kf_graph *g, const ir_node *n, const ref_buf *const *
   int64_t M = x->shape[x->rank - 2], K = x->shape[x->rank - 1], N = y->shape[y->rank - 1];
   int nb = n->rank - 2;
   int64_t sx[KF_MAX_RANK], sy[KF_MAX_RANK];
-  batch_strides(x, n, sx);
-  batch_strides(y, n, sy);
+  ref_matmul_strides(x, n, sx);
+  ref_matmul_strides(y, n, sy);
   ref_iter ix, iy;
   ref_iter_init(&ix, nb, n->shape, sx);
   ref_iter_init(&iy, nb, n->shape, sy);

@@ -1,6 +1,7 @@
-/* reference.c - kf_graph_run_reference: checks the caller's tensors, walks
- * the graph in order computing each live value in f64 (integers in int64),
- * frees every value after its last use, and writes the outputs. */
+/* reference.c - kf_graph_run_reference(_bounded): checks the caller's
+ * tensors, walks the graph in order computing each live value in f64
+ * (integers in int64) and, when asked, its error bound (ref_bound.c), frees
+ * every value after its last use, and writes the outputs. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +18,7 @@ typedef struct ref_run {
   bool *live;         /* needed by some output */
   int64_t held, peak; /* bytes of values held now, and at most */
   int32_t computed;   /* values evaluated (dead ones are skipped) */
+  bool bounds;        /* each value also carries its error bound */
   ref_workers workers;
 } ref_run;
 
@@ -52,9 +54,8 @@ static kf_status check_tensor(kf_graph *g, const char *role, int index, kf_value
   return KF_OK;
 }
 
-static kf_status check_args(kf_graph *g, const kf_host_tensor *inputs, int n_inputs,
+static kf_status check_args(kf_graph *g, const char *fn, const kf_host_tensor *inputs, int n_inputs,
                             const kf_host_tensor *outputs, int n_outputs) {
-  const char *fn = "kf_graph_run_reference";
   if (g->n_outputs == 0) return ir_error(g, KF_ERR_INVALID_ARG, "%s: the graph has no outputs", fn);
   if (n_inputs != g->n_inputs)
     return ir_error(g, KF_ERR_INVALID_ARG, "%s: the graph has %d inputs, got %d", fn,
@@ -97,12 +98,18 @@ static void plan_lifetimes(ref_run *r) {
   }
 }
 
+static int64_t elem_bytes(const ref_run *r) {
+  return r->bounds ? 16 : 8;
+}
+
 static void buf_free(ref_run *r, ref_buf *b) {
-  if (b->f || b->i) r->held -= (b->n > 0 ? b->n : 1) * 8;
+  if (b->f || b->i) r->held -= (b->n > 0 ? b->n : 1) * elem_bytes(r);
   free(b->f);
   free(b->i);
+  free(b->e);
   b->f = NULL;
   b->i = NULL;
+  b->e = NULL;
 }
 
 /* Allocates value v's buffer for its dtype and element count. */
@@ -111,15 +118,20 @@ static kf_status buf_alloc(ref_run *r, kf_value v) {
   char label[300], sh[KF_MAX_RANK * 21 + 3];
   int64_t count;
   bool ok = ir_numel(n->rank, n->shape, &count) && (uint64_t)count <= SIZE_MAX / 8;
-  void *p = ok ? core_malloc(count > 0 ? (size_t)count * 8 : 8) : NULL;
-  if (!p)
+  size_t size = count > 0 ? (size_t)count * 8 : 8;
+  void *p = ok ? core_malloc(size) : NULL;
+  double *e = p && r->bounds ? core_malloc(size) : NULL;
+  if (!p || (r->bounds && !e)) {
+    core_free(p);
     return ir_error(r->g, KF_ERR_OUT_OF_MEMORY,
-                    "kf_graph_run_reference: out of memory for %s: %s%s (8 bytes per element)",
+                    "kf_graph_run_reference: out of memory for %s: %s%s (%d bytes per element)",
                     ir_node_label(r->g, v, label, sizeof label), kf_dtype_name(n->dtype),
-                    ir_shape_str(sh, sizeof sh, n->rank, n->shape));
+                    ir_shape_str(sh, sizeof sh, n->rank, n->shape), (int)elem_bytes(r));
+  }
   ref_buf *b = &r->bufs[v];
   b->n = count;
-  r->held += (count > 0 ? count : 1) * 8;
+  b->e = e;
+  r->held += (count > 0 ? count : 1) * elem_bytes(r);
   if (r->held > r->peak) r->peak = r->held;
   if (ir_dtype_is_float(n->dtype))
     b->f = p;
@@ -197,39 +209,48 @@ static void eval_const(const ir_node *n, ref_buf *out) {
     out->i[0] = ref_sat_int(n->value, n->dtype);
 }
 
+/* A node's evaluator and its bound's (ref_bound.c); NULL for sources. */
+static ref_eval_fn *node_fn(const ir_node *n, bool bound) {
+  switch (ir_ops[n->op].kind) {
+    case KIND_UNARY:
+      return bound ? ref_bound_unary : ref_eval_unary;
+    case KIND_BINARY:
+      return bound ? ref_bound_binary : ref_eval_binary;
+    case KIND_REDUCE:
+      return bound ? ref_bound_reduce : ref_eval_reduce;
+    case KIND_LAYOUT:
+      return bound ? ref_bound_layout : ref_eval_layout;
+    case KIND_MATMUL:
+      return bound ? ref_bound_matmul : ref_eval_matmul;
+    case KIND_POINTWISE:
+      if (n->op == IR_OP_WHERE) return bound ? ref_bound_where : ref_eval_where;
+      if (n->op == IR_OP_CLAMP) return bound ? ref_bound_clamp : ref_eval_clamp;
+      return bound ? ref_bound_cast : ref_eval_cast;
+    default:
+      return NULL;
+  }
+}
+
 static kf_status eval_node(ref_run *r, kf_value v, const kf_host_tensor *inputs) {
   kf_graph *g = r->g;
   const ir_node *n = &g->nodes[v];
   const ref_buf *a[3] = {NULL, NULL, NULL};
   for (int j = 0; j < n->nargs && j < 3; j++) a[j] = &r->bufs[n->args[j]];
   ref_buf *out = &r->bufs[v];
-  ref_eval_fn *fn = NULL;
-  switch (ir_ops[n->op].kind) {
-    case KIND_SOURCE:
-      if (n->op == IR_OP_CONST) {
-        eval_const(n, out);
-        return KF_OK;
-      }
-      for (int i = 0; i < g->n_inputs; i++)
-        if (g->inputs[i] == v) read_input(&inputs[i], out);
-      return KF_OK;
-    case KIND_UNARY: fn = ref_eval_unary; break;
-    case KIND_BINARY: fn = ref_eval_binary; break;
-    case KIND_REDUCE: fn = ref_eval_reduce; break;
-    case KIND_LAYOUT: fn = ref_eval_layout; break;
-    case KIND_MATMUL: fn = ref_eval_matmul; break;
-    case KIND_POINTWISE:
-      fn = n->op == IR_OP_WHERE ? ref_eval_where
-           : n->op == IR_OP_CLAMP ? ref_eval_clamp
-                                  : ref_eval_cast;
-      break;
-    default:
-      break;
+  if (ir_ops[n->op].kind == KIND_SOURCE) {
+    if (n->op == IR_OP_CONST) eval_const(n, out);
+    for (int i = 0; n->op != IR_OP_CONST && i < g->n_inputs; i++)
+      if (g->inputs[i] == v) read_input(&inputs[i], out);
+    /* inputs and constants are the same on both sides */
+    for (int64_t k = 0; out->e && k < (out->n > 0 ? out->n : 1); k++) out->e[k] = 0;
+    return KF_OK;
   }
+  ref_eval_fn *fn = node_fn(n, false);
   if (fn) {
     int64_t work;
     int64_t extent = ref_extent(g, n, &work);
     ref_parallel(&r->workers, fn, g, n, a, out, extent, work);
+    if (r->bounds) ref_parallel(&r->workers, node_fn(n, true), g, n, a, out, extent, work);
     return KF_OK;
   }
   char label[300];
@@ -253,26 +274,34 @@ static kf_status run_nodes(ref_run *r, const kf_host_tensor *inputs) {
   return KF_OK;
 }
 
-kf_status kf_graph_run_reference(kf_graph *g, const kf_host_tensor *inputs, int n_inputs,
-                                 kf_host_tensor *outputs, int n_outputs) {
+/* Both entry points: bounds NULL for the plain run. */
+static kf_status run_reference(kf_graph *g, const char *fn, const kf_host_tensor *inputs,
+                               int n_inputs, kf_host_tensor *outputs, double *const *bounds,
+                               int n_outputs) {
   if (!g) return KF_ERR_INVALID_ARG;
   if (g->status != KF_OK) return g->status; /* its message is already there */
-  kf_status st = check_args(g, inputs, n_inputs, outputs, n_outputs);
+  kf_status st = check_args(g, fn, inputs, n_inputs, outputs, n_outputs);
+  for (int j = 0; st == KF_OK && bounds && j < n_outputs; j++)
+    if (!bounds[j]) st = ir_error(g, KF_ERR_INVALID_ARG, "%s: bounds[%d] is NULL", fn, j);
   if (st != KF_OK) return st;
   size_t nn = (size_t)g->n_nodes;
   ref_run r = {.g = g,
                .bufs = core_calloc(nn, sizeof(ref_buf)),
                .last_use = core_malloc(nn * sizeof(int32_t)),
-               .live = core_calloc(nn, sizeof(bool))};
+               .live = core_calloc(nn, sizeof(bool)),
+               .bounds = bounds != NULL};
   ref_workers_init(&r.workers);
   if (!r.bufs || !r.last_use || !r.live) {
-    st = ir_error(g, KF_ERR_OUT_OF_MEMORY, "kf_graph_run_reference: out of memory");
+    st = ir_error(g, KF_ERR_OUT_OF_MEMORY, "%s: out of memory", fn);
   } else {
     plan_lifetimes(&r);
     st = run_nodes(&r, inputs);
   }
-  for (int j = 0; st == KF_OK && j < n_outputs; j++)
-    write_output(&r.bufs[g->outputs[j]], &outputs[j]);
+  for (int j = 0; st == KF_OK && j < n_outputs; j++) {
+    const ref_buf *b = &r.bufs[g->outputs[j]];
+    write_output(b, &outputs[j]);
+    if (bounds) memcpy(bounds[j], b->e, (size_t)b->n * sizeof(double));
+  }
   if (st == KF_OK)
     core_log(g->ctx, KF_LOG_DEBUG, LOG_IR,
              "reference: %d of %d values computed, peak %lld bytes held", (int)r.computed,
@@ -283,4 +312,18 @@ kf_status kf_graph_run_reference(kf_graph *g, const kf_host_tensor *inputs, int 
   free(r.live);
   ref_workers_free(&r.workers);
   return st;
+}
+
+kf_status kf_graph_run_reference(kf_graph *g, const kf_host_tensor *inputs, int n_inputs,
+                                 kf_host_tensor *outputs, int n_outputs) {
+  return run_reference(g, "kf_graph_run_reference", inputs, n_inputs, outputs, NULL, n_outputs);
+}
+
+kf_status kf_graph_run_reference_bounded(kf_graph *g, const kf_host_tensor *inputs, int n_inputs,
+                                         kf_host_tensor *outputs, double *const *bounds,
+                                         int n_outputs) {
+  if (g && g->status == KF_OK && !bounds)
+    return ir_error(g, KF_ERR_INVALID_ARG, "kf_graph_run_reference_bounded: bounds is NULL");
+  return run_reference(g, "kf_graph_run_reference_bounded", inputs, n_inputs, outputs, bounds,
+                       n_outputs);
 }

@@ -30,7 +30,9 @@ static void where_text(const ir_yload *L, char *buf, size_t size) {
   }
 }
 
-static void vfail(ir_yload *L, kf_status st, const ir_ynode *at, const char *fmt, va_list ap) {
+__attribute__((format(printf, 4, 0))) static void vfail(ir_yload *L, kf_status st,
+                                                       const ir_ynode *at, const char *fmt,
+                                                       va_list ap) {
   if (L->st != KF_OK) return; /* the first error is the one to fix */
   L->st = st;
   char where[320], file[1024];

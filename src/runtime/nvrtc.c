@@ -104,9 +104,11 @@ const char *rt_cuda_include_dir(void) {
   return include_dir;
 }
 
-static void add_opt(rt_nvrtc_opts *o, size_t *used, const char *fmt, const char *arg) {
+/* One option: `prefix` then `arg` (a literal format would need
+ * -Wformat-nonliteral to be quiet about a table of formats). */
+static void add_opt(rt_nvrtc_opts *o, size_t *used, const char *prefix, const char *arg) {
   if (o->argc >= RT_NVRTC_MAX_OPTS) return;
-  int n = snprintf(o->text + *used, sizeof o->text - *used, fmt, arg);
+  int n = snprintf(o->text + *used, sizeof o->text - *used, "%s%s", prefix, arg);
   if (n < 0 || (size_t)n + 1 >= sizeof o->text - *used) return; /* no room: dropped */
   o->argv[o->argc++] = o->text + *used;
   *used += (size_t)n + 1; /* keep the NUL; joined with '\n' in the key */
@@ -115,19 +117,19 @@ static void add_opt(rt_nvrtc_opts *o, size_t *used, const char *fmt, const char 
 void rt_nvrtc_options(const char *arch, const char *source, rt_nvrtc_opts *out) {
   memset(out, 0, sizeof *out);
   size_t used = 0;
-  add_opt(out, &used, "--gpu-architecture=%s", arch);
-  add_opt(out, &used, "%s", "-default-device");
-  add_opt(out, &used, "%s", "--std=c++17");
+  add_opt(out, &used, "--gpu-architecture=", arch);
+  add_opt(out, &used, "", "-default-device");
+  add_opt(out, &used, "", "--std=c++17");
   /* Leaves out texture/surface and device-runtime declarations that
    * generated kernels never use: about 10% less front-end time each. */
-  add_opt(out, &used, "%s", "-minimal");
+  add_opt(out, &used, "", "-minimal");
   /* No contraction of a*b+c into one FMA across ops: a fused kernel then
    * computes every value exactly as the unfused kernels do, so fusion never
    * changes a result (explicit fma() in the templates and libdevice's math
    * functions are unaffected). The kernels are memory-bound: no cost seen. */
-  add_opt(out, &used, "%s", "--fmad=false");
+  add_opt(out, &used, "", "--fmad=false");
   const char *inc = rt_cuda_include_dir();
-  if (source && strstr(source, "#include") && *inc) add_opt(out, &used, "-I%s", inc);
+  if (source && strstr(source, "#include") && *inc) add_opt(out, &used, "-I", inc);
 }
 
 static char *program_log(nvrtcProgram prog) {

@@ -56,7 +56,7 @@ void rt_nvtx_pop(void) {
   rt_trace_host('E', NULL);
 }
 
-static void vpush(const char *fmt, va_list ap) {
+__attribute__((format(printf, 1, 0))) static void vpush(const char *fmt, va_list ap) {
   char name[96];
   vsnprintf(name, sizeof name, fmt, ap);
   rt_nvtx_push(name);

@@ -2,7 +2,8 @@
  * without a driver or GPU and runs Check without forking (CUDA does not
  * survive a fork), device buffers through the runtime's driver table,
  * seeded random inputs, poisoned outputs, and comparison with the CPU
- * reference within a computed error bound (error_bound.h) or fixed per-dtype
+ * reference within its per-element error bound (kf_graph_run_reference_bounded
+ * and kf_compare, the checker `kfuse run --check` uses) or fixed per-dtype
  * tolerances. Any number of inputs and outputs. */
 #ifndef KF_TEST_GPU_UTIL_H
 #define KF_TEST_GPU_UTIL_H
@@ -116,8 +117,6 @@ static double load_elem(const void *buf, kf_dtype dt, int64_t i) {
   }
 }
 
-#include "error_bound.h"
-
 /* ---- comparison ------------------------------------------------------- */
 
 typedef struct cmp_result {
@@ -153,12 +152,36 @@ static bool nonfinite_verdict(double g, double w, bool *ok) {
   return false;
 }
 
-/* Elementwise: within bound[i] * EB_SLACK when a bound is given (see
- * error_bound.h), else the fixed tolerance; NaN matches NaN and an infinity
- * matches itself. */
+/* Within the reference's error bound (kf_compare): the verdict, and the
+ * worst element in first_bad. */
+static void compare_bounded(const void *got, const void *want, kf_dtype dt, int64_t n,
+                            const double *bound, cmp_result *r) {
+  kf_host_tensor g = {(void *)got, dt, 1, {n}}, w = {(void *)want, dt, 1, {n}};
+  kf_compare_result c;
+  ck_assert_int_eq(kf_compare(&g, &w, bound, 0, 0, &c), KF_OK);
+  r->max_use = c.max_ratio;
+  r->bad = c.mismatches;
+  if (c.mismatches)
+    r->first_bad = c.worst, r->got = c.worst_got, r->want = c.worst_want, r->allowed = c.worst_allowed;
+  for (int64_t i = 0; i < n; i++) {
+    double a = load_elem(got, dt, i), b = load_elem(want, dt, i), d = fabs(a - b);
+    if (d == d && d < INFINITY && d > r->max_abs) r->max_abs = d;
+    if (d == d && d < INFINITY && b != 0 && d / fabs(b) > r->max_rel) r->max_rel = d / fabs(b);
+    if (dt == KF_BOOL && ((const uint8_t *)got)[i] > 1 && r->bad++ == 0) /* poison left */
+      r->first_bad = i, r->got = a, r->want = b, r->allowed = 0;
+  }
+}
+
+/* Elementwise: within the error bound when one is given (its worst element
+ * reported), else the fixed tolerance (its first bad element); NaN matches
+ * NaN and an infinity matches itself. */
 static cmp_result compare(const void *got, const void *want, kf_dtype dt, int64_t n,
                           const double *bound) {
   cmp_result r = {0, 0, 0, 0, -1, 0, 0, 0};
+  if (bound) {
+    compare_bounded(got, want, dt, n, bound, &r);
+    return r;
+  }
   double atol, rtol;
   tolerance(dt, &atol, &rtol);
   bool flt = dt == KF_F16 || dt == KF_BF16 || dt == KF_F32 || dt == KF_F64;
@@ -177,7 +200,7 @@ static cmp_result compare(const void *got, const void *want, kf_dtype dt, int64_
     bool ok;
     if (!nonfinite_verdict(g, w, &ok)) {
       double d = fabs(g - w);
-      allowed = bound && flt ? EB_SLACK * bound[i] : atol + rtol * fmax(fabs(w), scale);
+      allowed = atol + rtol * fmax(fabs(w), scale);
       if (d > r.max_abs) r.max_abs = d;
       if (w != 0 && d / fabs(w) > r.max_rel) r.max_rel = d / fabs(w);
       if (d > 0 && (allowed == 0 || d / allowed > r.max_use))
@@ -270,19 +293,19 @@ static void io_keep_as_reference(run_io *io) {
   }
 }
 
-/* Computes the error bound of every output element (error_bound.h) from the
- * current inputs; false (with the reason printed) when g has an op without a
- * rule, and then the fixed tolerances apply. */
+/* Runs the reference on the current inputs into href, with the error bound
+ * of every output element (kf_graph_run_reference_bounded); false (with the
+ * reason printed) when it fails. */
 static bool io_bound(kf_graph *g, run_io *io) {
-  eb_shadow b;
-  bool ok = eb_build(&b, G_ctx, g);
-  if (ok) {
-    io->bound = calloc((size_t)io->n_out + 1, sizeof *io->bound);
-    ok = io->bound && eb_run(&b, io->hin, io->n_in, io->bound, io->n_out);
-  }
-  if (!ok) printf("no error bound: %s\n", b.err[0] ? b.err : "out of memory");
-  eb_free(&b);
-  return ok;
+  io->bound = calloc((size_t)io->n_out + 1, sizeof *io->bound);
+  bool ok = io->bound != NULL;
+  for (int j = 0; ok && j < io->n_out; j++)
+    ok = (io->bound[j] = malloc((size_t)value_numel(g, kf_graph_output(g, j)) * sizeof(double) + 1)) != NULL;
+  kf_status st = ok ? kf_graph_run_reference_bounded(g, io->hin, io->n_in, io->href, io->bound,
+                                                     io->n_out)
+                    : KF_ERR_OUT_OF_MEMORY;
+  if (st != KF_OK) printf("no error bound: %s\n", ok ? kf_graph_errmsg(g) : "out of memory");
+  return st == KF_OK;
 }
 
 static void io_free(run_io *io) {
@@ -315,10 +338,10 @@ static int io_check(kf_graph *g, run_io *io, const char *what) {
     if (r.max_use > G_worst_use[dt]) G_worst_use[dt] = r.max_use;
     if (r.bad) {
       const char *name = kf_value_name(g, kf_graph_output(g, j));
-      printf("MISMATCH %s output %d (%s, %s): %lld of %lld bad; first at %lld: got %.9g want %.9g "
+      printf("MISMATCH %s output %d (%s, %s): %lld of %lld bad; %s at %lld: got %.9g want %.9g "
              "(allowed %.3g%s)\n",
              what, j, name ? name : "?", kf_dtype_name(dt), (long long)r.bad, (long long)n,
-             (long long)r.first_bad, r.got, r.want, r.allowed,
+             io->bound ? "worst" : "first", (long long)r.first_bad, r.got, r.want, r.allowed,
              io->bound ? ", error bound" : ", fixed tolerance");
       bad++;
     }

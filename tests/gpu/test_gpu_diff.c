@@ -1,9 +1,9 @@
 /* test_gpu_diff.c - a differential test over random graphs (1000 by
  * default; KFUSE_DIFF_GRAPHS overrides, KFUSE_TEST_SMALL=1 runs 40): each
  * graph fused, unfused (fusion off) and on the CPU reference, on fresh
- * random inputs with poisoned outputs, within a per-element error bound
- * (error_bound.h: kernels round like the reference, so only f32-versus-f64
- * evaluation may differ). A mutation check proves the bound can fail: one
+ * random inputs with poisoned outputs, within the reference's per-element
+ * error bound (kf_graph_run_reference_bounded, kf_compare: kernels round
+ * like the reference, so only f32-versus-f64 evaluation may differ). A mutation check proves the bound can fail: one
  * input element moved by 1 (a kernel reading a wrong element) must be
  * caught on at least 80% of the graphs where it changes an output. Skips (exit
  * 77) without a GPU. */

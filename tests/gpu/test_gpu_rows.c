@@ -4,7 +4,8 @@
  * fallback (W = 1, looped, unpaired), and rows held in registers, on a
  * real GPU:
  *  - fresh random rows against the CPU reference within the computed error
- *    bound (error_bound.h), aligned and one element off alignment;
+ *    bound (kf_graph_run_reference_bounded), aligned and one element off
+ *    alignment;
  *    (one row with a large common offset among them);
  *  - the same inputs with special rows: the first half -inf (a masked row),
  *    all -inf, one +inf, one NaN. Those rows are
