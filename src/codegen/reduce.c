@@ -13,7 +13,9 @@ typedef struct red_shape {
   int a, b; /* reduced dims [a, b) */
 } red_shape;
 
-static bool is_reduce(const ir_node *n) { return ir_ops[n->op].kind == KIND_REDUCE; }
+/* A reduction over more than one element; one of extent 1 is a reshape
+ * (ir_is_copy_reduce), computed per element like the layout ops. */
+static bool is_reduce(const kf_graph *g, const ir_node *n) { return ir_is_reduction(g, n); }
 
 static bool merge(const ir_node *n, const ir_node *x, red_shape *rs) {
   int a = -1, b = -1;
@@ -40,7 +42,7 @@ static kf_status shape_of(cg_emit_args *a, red_shape *rs) {
   bool have = false;
   for (int i = 0; i < k->n_nodes; i++) {
     const ir_node *n = &a->g->nodes[k->nodes[i]];
-    if (!is_reduce(n)) continue;
+    if (!is_reduce(a->g, n)) continue;
     red_shape r;
     if (!merge(n, &a->g->nodes[n->args[0]], &r)) {
       snprintf(a->err, a->errsize, "%s: reduction %%%d over axes that do not merge", k->name,
@@ -89,7 +91,7 @@ static size_t red_bytes(const cg_emit_args *a) {
   size_t b = 0;
   for (int i = 0; i < a->k->n_nodes; i++) {
     const ir_node *n = &a->g->nodes[a->k->nodes[i]];
-    if (is_reduce(n)) b += strcmp(cg_compute_type(n->dtype), "float") ? 8 : 4;
+    if (is_reduce(a->g, n)) b += strcmp(cg_compute_type(n->dtype), "float") ? 8 : 4;
   }
   return b;
 }
@@ -191,7 +193,7 @@ static void emit_reductions(cg_emit_args *a, const red_shape *rs, int64_t split,
   for (int i = 0; i < k->n_nodes; i++) {
     int32_t v = k->nodes[i];
     const ir_node *n = &a->g->nodes[v];
-    if (!is_reduce(n)) continue;
+    if (!is_reduce(a->g, n)) continue;
     const ir_node *x = &a->g->nodes[n->args[0]];
     const char *ct = cg_compute_type(n->dtype), *rd = red_struct(n);
     cg_printf(&b->decl, "  %s acc%d = %s<%s>::id();\n", ct, (int)v, rd, ct);
@@ -327,7 +329,7 @@ static void cols_elements(cg_emit_args *a, const red_shape *rs, const cols_plan 
   for (int i = 0; i < k->n_nodes; i++) {
     int32_t v = k->nodes[i];
     const ir_node *n = &a->g->nodes[v];
-    if (!is_reduce(n)) continue;
+    if (!is_reduce(a->g, n)) continue;
     const ir_node *x = &a->g->nodes[n->args[0]];
     red_shape r;
     merge(n, x, &r);
@@ -411,7 +413,7 @@ static kf_status emit_cols(cg_emit_args *a, const red_shape *rs) {
   cg_gen_init(&gen, a->g, a->k, &b.acc, idx);
   for (int i = 0; i < a->k->n_nodes; i++) {
     int32_t v = a->k->nodes[i];
-    if (!is_reduce(&a->g->nodes[v])) continue;
+    if (!is_reduce(a->g, &a->g->nodes[v])) continue;
     cols_reduction(a, rs, &cp, v, &b);
     cg_printf(&stores, "    kf_c%d[ty][l][tx] = acc%d[l];\n", (int)v, (int)v);
     char bound[32];
