@@ -337,8 +337,8 @@ static bool gen_layout(cg_gen *gen, const ir_node *n, const cg_ctx *c, char *nam
  * same linear index, as a reshape. Max and min of one element are that
  * element; sum and mean add +0, exactly what a sum from 0 gives (-0 becomes
  * +0, as in the reference), so no rounding follows. */
-static void gen_copy_reduce(cg_gen *gen, int32_t v, const cg_ctx *c, const char *key,
-                            char *name, size_t size) {
+static void gen_copy_reduce(cg_gen *gen, int32_t v, const cg_ctx *c, const char *key, char *name,
+                            size_t size) {
   const ir_node *n = &gen->g->nodes[v], *a = &gen->g->nodes[n->args[0]];
   char lin[256], x[160], zero[64];
   cg_ctx ac;

@@ -30,7 +30,9 @@ static int64_t numel_of(const ir_node *n) {
 
 /* A reduction over more than one element; one of extent 1 is a reshape
  * (ir_is_copy_reduce), computed per element like the layout ops. */
-static bool is_reduce(const kf_graph *g, const ir_node *n) { return ir_is_reduction(g, n); }
+static bool is_reduce(const kf_graph *g, const ir_node *n) {
+  return ir_is_reduction(g, n);
+}
 
 /* The context of a full-row value: dims split into row dims and column
  * dims where their trailing product is cols; a plain linear index else. */
@@ -147,7 +149,8 @@ static row_online_kind phase_at(const cg_emit_args *a, bool pair, int i, int *la
 static int online_pairs(const cg_emit_args *a) {
   int n = 0;
   for (int i = 0; i < a->k->n_nodes; i++)
-    if (is_reduce(a->g, &a->g->nodes[a->k->nodes[i]])) n += phase_at(a, true, i, &i) != ROW_ONLINE_NONE;
+    if (is_reduce(a->g, &a->g->nodes[a->k->nodes[i]]))
+      n += phase_at(a, true, i, &i) != ROW_ONLINE_NONE;
   return n;
 }
 
