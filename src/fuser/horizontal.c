@@ -1,7 +1,7 @@
 /* horizontal.c - orders the kernels (by depth in the kernel graph, a
  * topological order) and packs independent kernels of one depth into
  * shared launches when they are too small to fill the GPU or of different
- * kinds, within the part and parameter-byte limits. */
+ * kinds, within the part, parameter-byte and shared-memory limits. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -138,6 +138,28 @@ static int32_t open_launch(packer *pk, int32_t kid) {
   return add_part(pk, id, kid) ? id : -1;
 }
 
+/* Most static shared memory that sm_90 and older give one block. */
+#define SMEM_LIMIT 49152
+
+/* An upper bound of the static shared memory of k's part (each part of a
+ * launch declares its own, so a launch needs their sum): the reduction
+ * scratch that codegen declares for k's kind (templates/ and
+ * src/codegen/reduce.c, row.c): a strided reduction's slices (at most
+ * 16 KB when vectorized, else 512 values per reduction), a contiguous
+ * reduction's 32 values of each type, a row's 64 values of each type and
+ * one-pass pair states, a matmul's two 16 x 17 tiles. */
+static int64_t smem_bound(const fuse_plan *plan, const fuse_kernel *k) {
+  int64_t red = 0;
+  for (int32_t i = 0; i < k->n_nodes; i++)
+    if (ir_is_reduction(plan->graph, &plan->graph->nodes[k->nodes[i]])) red += 8;
+  switch (k->kind) {
+    case FK_REDUCE: return k->inner > 1 ? (red * 512 > 16384 ? red * 512 : 16384) + 64 : 32 * 24 + 8;
+    case FK_ROW: return 64 * 24 + 64 * 16 * 4 + red * 8 + 64;
+    case FK_MATMUL: return 2 * 16 * 17 * 8;
+    default: return 0;
+  }
+}
+
 /* May kernel kid join the open launch? Logs the decision either way. */
 static bool may_join(packer *pk, int32_t kid) {
   fuse_plan *plan = pk->plan;
@@ -154,6 +176,14 @@ static bool may_join(packer *pk, int32_t kid) {
   if (bytes > o->max_param_bytes) {
     fuse_decide(plan, false, "param-bytes", "%s into launch %d: %d parameter bytes > %d",
                 k->name, (int)pk->open, (int)bytes, o->max_param_bytes);
+    return false;
+  }
+  int64_t smem = smem_bound(plan, k);
+  for (int32_t i = 0; i < l->n_kernels; i++) smem += smem_bound(plan, &plan->kernels[l->kernels[i]]);
+  if (smem > SMEM_LIMIT) {
+    fuse_decide(plan, false, "shared-memory",
+                "%s into launch %d: its parts would declare up to %lld bytes of shared memory "
+                "(> %d)", k->name, (int)pk->open, (long long)smem, SMEM_LIMIT);
     return false;
   }
   bool small = is_small(plan, k);
