@@ -31,7 +31,9 @@ static inline uint64_t pg_next(uint64_t *s) {
   return *s;
 }
 
-static inline int pg_pick(pg_gen *p, int n) { return (int)(pg_next(&p->s) % (uint64_t)n); }
+static inline int pg_pick(pg_gen *p, int n) {
+  return (int)(pg_next(&p->s) % (uint64_t)n);
+}
 
 static inline bool pg_is_float(kf_dtype dt) {
   return dt == KF_F16 || dt == KF_BF16 || dt == KF_F32 || dt == KF_F64;
@@ -73,36 +75,62 @@ static inline kf_value pg_unary(pg_gen *p, kf_value x) {
   if (dt == KF_BOOL) return kf_logical_not(g, x);
   if (!pg_is_float(dt)) {
     switch (pg_pick(p, 5)) {
-      case 0: return kf_neg(g, x);
-      case 1: return kf_abs(g, x);
-      case 2: return kf_relu(g, x);
-      case 3: return kf_sign(g, x);
-      default: return kf_logical_not(g, x);
+      case 0:
+        return kf_neg(g, x);
+      case 1:
+        return kf_abs(g, x);
+      case 2:
+        return kf_relu(g, x);
+      case 3:
+        return kf_sign(g, x);
+      default:
+        return kf_logical_not(g, x);
     }
   }
   kf_value pos = kf_add(g, kf_abs(g, x), kf_scalar(g, 0.5, dt));
   switch (pg_pick(p, 21)) {
-    case 0: return kf_neg(g, x);
-    case 1: return kf_abs(g, x);
-    case 2: return kf_exp(g, kf_clamp(g, x, -4, 4));
-    case 3: return kf_log(g, pos);
-    case 4: return kf_sqrt(g, pos);
-    case 5: return kf_rsqrt(g, pos);
-    case 6: return kf_reciprocal(g, pos);
-    case 7: return kf_sin(g, x);
-    case 8: return kf_cos(g, x);
-    case 9: return kf_tanh(g, x);
-    case 10: return kf_sigmoid(g, x);
-    case 11: return kf_relu(g, x);
-    case 12: return kf_gelu(g, x);
-    case 13: return kf_gelu_tanh(g, x);
-    case 14: return kf_silu(g, x);
-    case 15: return kf_erf(g, x);
-    case 16: return kf_floor(g, x);
-    case 17: return kf_ceil(g, x);
-    case 18: return kf_sign(g, x);
-    case 19: return kf_clamp(g, x, -1, 0.5);
-    default: return kf_logical_not(g, x);
+    case 0:
+      return kf_neg(g, x);
+    case 1:
+      return kf_abs(g, x);
+    case 2:
+      return kf_exp(g, kf_clamp(g, x, -4, 4));
+    case 3:
+      return kf_log(g, pos);
+    case 4:
+      return kf_sqrt(g, pos);
+    case 5:
+      return kf_rsqrt(g, pos);
+    case 6:
+      return kf_reciprocal(g, pos);
+    case 7:
+      return kf_sin(g, x);
+    case 8:
+      return kf_cos(g, x);
+    case 9:
+      return kf_tanh(g, x);
+    case 10:
+      return kf_sigmoid(g, x);
+    case 11:
+      return kf_relu(g, x);
+    case 12:
+      return kf_gelu(g, x);
+    case 13:
+      return kf_gelu_tanh(g, x);
+    case 14:
+      return kf_silu(g, x);
+    case 15:
+      return kf_erf(g, x);
+    case 16:
+      return kf_floor(g, x);
+    case 17:
+      return kf_ceil(g, x);
+    case 18:
+      return kf_sign(g, x);
+    case 19:
+      return kf_clamp(g, x, -1, 0.5);
+    default:
+      return kf_logical_not(g, x);
   }
 }
 
@@ -112,21 +140,36 @@ static inline kf_value pg_binary(pg_gen *p, kf_value a, kf_value b) {
   int n = dt == KF_BOOL ? 8 : pg_is_float(dt) ? 15 : 13;
   int op = dt == KF_BOOL ? 5 + pg_pick(p, 8) : pg_pick(p, n);
   switch (op) {
-    case 0: return kf_add(g, a, b);
-    case 1: return kf_sub(g, a, b);
-    case 2: return kf_mul(g, a, b);
-    case 3: return kf_maximum(g, a, b);
-    case 4: return kf_minimum(g, a, b);
-    case 5: return kf_eq(g, a, b);
-    case 6: return kf_ne(g, a, b);
-    case 7: return kf_lt(g, a, b);
-    case 8: return kf_le(g, a, b);
-    case 9: return kf_gt(g, a, b);
-    case 10: return kf_ge(g, a, b);
-    case 11: return kf_logical_and(g, a, b);
-    case 12: return kf_where(g, kf_logical_or(g, a, b), a, b);
-    case 13: return kf_div(g, a, kf_add(g, kf_abs(g, b), kf_scalar(g, 0.5, dt)));
-    default: return kf_pow(g, kf_add(g, kf_abs(g, a), kf_scalar(g, 0.5, dt)), kf_clamp(g, b, -2, 2));
+    case 0:
+      return kf_add(g, a, b);
+    case 1:
+      return kf_sub(g, a, b);
+    case 2:
+      return kf_mul(g, a, b);
+    case 3:
+      return kf_maximum(g, a, b);
+    case 4:
+      return kf_minimum(g, a, b);
+    case 5:
+      return kf_eq(g, a, b);
+    case 6:
+      return kf_ne(g, a, b);
+    case 7:
+      return kf_lt(g, a, b);
+    case 8:
+      return kf_le(g, a, b);
+    case 9:
+      return kf_gt(g, a, b);
+    case 10:
+      return kf_ge(g, a, b);
+    case 11:
+      return kf_logical_and(g, a, b);
+    case 12:
+      return kf_where(g, kf_logical_or(g, a, b), a, b);
+    case 13:
+      return kf_div(g, a, kf_add(g, kf_abs(g, b), kf_scalar(g, 0.5, dt)));
+    default:
+      return kf_pow(g, kf_add(g, kf_abs(g, a), kf_scalar(g, 0.5, dt)), kf_clamp(g, b, -2, 2));
   }
 }
 
@@ -170,10 +213,14 @@ static inline kf_value pg_reduce(pg_gen *p, kf_value x, int op) {
   if (dt == KF_BOOL) x = kf_cast(g, x, KF_I32);
   if (op == 1 && !pg_is_float(dt)) op = 0;
   switch (op) {
-    case 0: return kf_sum(g, x, n, axes, keep);
-    case 1: return kf_mean(g, x, n, axes, keep);
-    case 2: return kf_max(g, x, n, axes, keep);
-    default: return kf_min(g, x, n, axes, keep);
+    case 0:
+      return kf_sum(g, x, n, axes, keep);
+    case 1:
+      return kf_mean(g, x, n, axes, keep);
+    case 2:
+      return kf_max(g, x, n, axes, keep);
+    default:
+      return kf_min(g, x, n, axes, keep);
   }
 }
 
@@ -235,10 +282,14 @@ static inline kf_value pg_composite(pg_gen *p, kf_value x) {
   kf_dtype dt = kf_value_dtype(g, x);
   kf_value w = pg_pick(p, 2) ? pg_input(p, dt, 1, &last) : KF_NONE;
   switch (pg_pick(p, 4)) {
-    case 0: return kf_softmax(g, x, pg_pick(p, rank) - (pg_pick(p, 2) ? rank : 0));
-    case 1: return kf_log_softmax(g, x, pg_pick(p, rank));
-    case 2: return kf_layernorm(g, x, w, pg_pick(p, 2) ? pg_input(p, dt, 1, &last) : KF_NONE, 1e-5);
-    default: return kf_rmsnorm(g, x, w, 1e-6);
+    case 0:
+      return kf_softmax(g, x, pg_pick(p, rank) - (pg_pick(p, 2) ? rank : 0));
+    case 1:
+      return kf_log_softmax(g, x, pg_pick(p, rank));
+    case 2:
+      return kf_layernorm(g, x, w, pg_pick(p, 2) ? pg_input(p, dt, 1, &last) : KF_NONE, 1e-5);
+    default:
+      return kf_rmsnorm(g, x, w, 1e-6);
   }
 }
 
@@ -263,13 +314,22 @@ static inline kf_value pg_matmul(pg_gen *p, kf_value x) {
 static inline kf_value pg_step(pg_gen *p, kf_value x) {
   kf_graph *g = p->g;
   switch (pg_pick(p, 10)) {
-    case 0: case 1: return pg_unary(p, x);
-    case 2: case 3: return pg_binary(p, x, pg_partner(p, x));
-    case 4: return pg_reduce(p, x, pg_pick(p, 4));
-    case 5: return pg_layout(p, x);
-    case 6: return kf_cast(g, x, pg_dtype(p));
-    case 7: return pg_composite(p, x);
-    case 8: return pg_matmul(p, x);
+    case 0:
+    case 1:
+      return pg_unary(p, x);
+    case 2:
+    case 3:
+      return pg_binary(p, x, pg_partner(p, x));
+    case 4:
+      return pg_reduce(p, x, pg_pick(p, 4));
+    case 5:
+      return pg_layout(p, x);
+    case 6:
+      return kf_cast(g, x, pg_dtype(p));
+    case 7:
+      return pg_composite(p, x);
+    case 8:
+      return pg_matmul(p, x);
     default: { /* a diamond: two branches of x joined */
       kf_value a = pg_unary(p, x), b = pg_unary(p, x);
       if (kf_value_dtype(g, a) != kf_value_dtype(g, b)) b = kf_cast(g, b, kf_value_dtype(g, a));
@@ -306,21 +366,38 @@ static inline kf_status pg_random(kf_ctx *ctx, uint64_t seed, kf_graph **out) {
 
 static const int64_t pg_edge_shapes[][KF_MAX_RANK + 1] = {
     /* rank, extents */
-    {0},          {1, 1},       {1, 5},          {1, 65537},     {2, 1, 4096},
-    {2, 4096, 1}, {2, 8, 1},    {2, 1, 1},       {3, 3, 4, 5},   {3, 3, 1, 5},
-    {3, 1, 1, 1}, {3, 4, 1, 6}, {4, 1, 4, 1, 6}, {4, 2, 3, 4, 5}, {5, 2, 1, 3, 1, 2},
+    {0},
+    {1, 1},
+    {1, 5},
+    {1, 65537},
+    {2, 1, 4096},
+    {2, 4096, 1},
+    {2, 8, 1},
+    {2, 1, 1},
+    {3, 3, 4, 5},
+    {3, 3, 1, 5},
+    {3, 1, 1, 1},
+    {3, 4, 1, 6},
+    {4, 1, 4, 1, 6},
+    {4, 2, 3, 4, 5},
+    {5, 2, 1, 3, 1, 2},
     {5, 1, 2, 3, 2, 1}};
 #define PG_EDGE_SHAPES ((int)(sizeof pg_edge_shapes / sizeof pg_edge_shapes[0]))
 
-/* Graphs of the edge family, per shape and keepdim: every reduction op over
- * every axis subset (and "all" as naxes 0) of one f32 input, each an
- * output, plus softmax and log_softmax over every axis and layernorm and
- * rmsnorm; with single, one graph per reduction instead (PG_EDGE_SINGLE). */
+/* Graphs of the edge family, per shape: every reduction op over every axis
+ * subset (and "all" as naxes 0) of one f32 input, each an output, with
+ * keepdim and without (two graphs), then one of softmax and log_softmax
+ * over every axis and layernorm and rmsnorm; with single, one graph per
+ * case instead (KFUSE_PROPS_EDGE=single). */
+static inline int pg_edge_items(int r) {
+  return 8 * (1 << r) + 2 * r + (r > 0 ? 2 : 0);
+}
+
 static inline int pg_edge_count(bool single) {
   int n = 0;
   for (int i = 0; i < PG_EDGE_SHAPES; i++) {
     int r = (int)pg_edge_shapes[i][0];
-    n += single ? 2 * (4 * (1 << r) + 2 * r + (r > 0 ? 2 : 0)) : 2;
+    n += single ? pg_edge_items(r) : 3;
   }
   return n;
 }
@@ -330,50 +407,55 @@ static inline kf_value pg_edge_reduce(kf_graph *g, kf_value x, int op, int mask,
   for (int d = 0; d < KF_MAX_RANK; d++)
     if (mask & (1 << d)) axes[n++] = d;
   switch (op) {
-    case 0: return kf_sum(g, x, n, axes, keep);
-    case 1: return kf_mean(g, x, n, axes, keep);
-    case 2: return kf_max(g, x, n, axes, keep);
-    default: return kf_min(g, x, n, axes, keep);
+    case 0:
+      return kf_sum(g, x, n, axes, keep);
+    case 1:
+      return kf_mean(g, x, n, axes, keep);
+    case 2:
+      return kf_max(g, x, n, axes, keep);
+    default:
+      return kf_min(g, x, n, axes, keep);
   }
 }
 
-/* Item `which` of shape r's list: reductions (op, mask 0 = all), then
- * softmax / log_softmax per axis, then layernorm and rmsnorm. */
-static inline void pg_edge_item(kf_graph *g, kf_value x, int r, int which, bool keep) {
-  int nred = 4 << r;
+/* Item `which` of shape r's list: reductions (keepdim, op, mask; mask 0 =
+ * all), then softmax / log_softmax per axis, then layernorm and rmsnorm. */
+static inline void pg_edge_item(kf_graph *g, kf_value x, int r, int which) {
+  int nred = 8 << r;
   kf_value y;
   if (which < nred) {
-    y = pg_edge_reduce(g, x, which >> r, which & ((1 << r) - 1), keep);
+    int op = (which >> r) & 3;
+    y = pg_edge_reduce(g, x, op, which & ((1 << r) - 1), which >= nred / 2);
   } else if (which < nred + 2 * r) {
     int j = which - nred;
     y = j % 2 ? kf_log_softmax(g, x, j / 2) : kf_softmax(g, x, j / 2);
   } else {
     int64_t last = kf_value_shape(g, x)[r - 1];
-    kf_value w = kf_input(g, which % 2 ? "w2" : "w", KF_F32, 1, &last);
-    y = which - nred - 2 * r == 0 ? kf_layernorm(g, x, w, KF_NONE, 1e-5)
-                                  : kf_rmsnorm(g, x, w, 1e-6);
+    bool ln = which - nred - 2 * r == 0;
+    kf_value w = kf_input(g, ln ? "w" : "w2", KF_F32, 1, &last);
+    y = ln ? kf_layernorm(g, x, w, KF_NONE, 1e-5) : kf_rmsnorm(g, x, w, 1e-6);
   }
   kf_set_output(g, y);
 }
 
+/* Graph `index` of the family: batched, per shape the reductions without
+ * keepdim, with keepdim, then the composites. */
 static inline kf_status pg_edge(kf_ctx *ctx, int index, bool single, kf_graph **out) {
   kf_status st = kf_graph_create(ctx, out);
   if (st != KF_OK) return st;
   kf_graph *g = *out;
   for (int i = 0; i < PG_EDGE_SHAPES; i++) {
-    int r = (int)pg_edge_shapes[i][0];
-    int items = 4 * (1 << r) + 2 * r + (r > 0 ? 2 : 0);
-    int here = single ? 2 * items : 2;
+    int r = (int)pg_edge_shapes[i][0], items = pg_edge_items(r), nred = 8 << r;
+    int here = single ? items : 3;
     if (index >= here) {
       index -= here;
       continue;
     }
-    bool keep = single ? index >= items : index == 1;
     kf_value x = kf_input(g, "x", KF_F32, r, pg_edge_shapes[i] + 1);
-    if (single)
-      pg_edge_item(g, x, r, index % items, keep);
-    else
-      for (int j = 0; j < items; j++) pg_edge_item(g, x, r, j, keep);
+    int from = single ? index : index == 0 ? 0 : index == 1 ? nred / 2 : nred;
+    int to = single ? index + 1 : index == 0 ? nred / 2 : index == 1 ? nred : items;
+    for (int j = from; j < to; j++) pg_edge_item(g, x, r, j);
+    if (to == from) kf_set_output(g, kf_neg(g, x)); /* rank 0: no composites */
     return kf_graph_status(g);
   }
   return KF_ERR_INVALID_ARG;

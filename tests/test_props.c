@@ -5,7 +5,8 @@
  * failure prints its seed (or edge index) and the graph as YAML.
  * KFUSE_PROPS_N=N sets the random graphs (120), KFUSE_PROPS_SEED the first
  * seed (1), KFUSE_PROPS_EDGE=single one graph per edge case (else one per
- * shape and keepdim, every case an output of it). */
+ * shape, every case an output of it). CK_RUN_CASE=edge or =random runs
+ * one family. */
 #include <check.h>
 #include <ftw.h>
 #include <stdio.h>
@@ -26,13 +27,27 @@ static void fill(void *buf, kf_dtype dt, int64_t n, uint64_t *s) {
   for (int64_t i = 0; i < n; i++) {
     double u = (double)(pg_next(s) >> 11) / 9007199254740992.0 * 4.0 - 2.0;
     switch (dt) {
-      case KF_F16: ((uint16_t *)buf)[i] = kf_float_to_f16((float)u); break;
-      case KF_BF16: ((uint16_t *)buf)[i] = kf_float_to_bf16((float)u); break;
-      case KF_F32: ((float *)buf)[i] = (float)u; break;
-      case KF_F64: ((double *)buf)[i] = u; break;
-      case KF_I32: ((int32_t *)buf)[i] = (int32_t)(pg_next(s) % 101) - 50; break;
-      case KF_I64: ((int64_t *)buf)[i] = (int64_t)(pg_next(s) % 101) - 50; break;
-      default: ((uint8_t *)buf)[i] = (uint8_t)(pg_next(s) & 1); break;
+      case KF_F16:
+        ((uint16_t *)buf)[i] = kf_float_to_f16((float)u);
+        break;
+      case KF_BF16:
+        ((uint16_t *)buf)[i] = kf_float_to_bf16((float)u);
+        break;
+      case KF_F32:
+        ((float *)buf)[i] = (float)u;
+        break;
+      case KF_F64:
+        ((double *)buf)[i] = u;
+        break;
+      case KF_I32:
+        ((int32_t *)buf)[i] = (int32_t)(pg_next(s) % 101) - 50;
+        break;
+      case KF_I64:
+        ((int64_t *)buf)[i] = (int64_t)(pg_next(s) % 101) - 50;
+        break;
+      default:
+        ((uint8_t *)buf)[i] = (uint8_t)(pg_next(s) & 1);
+        break;
     }
   }
 }
@@ -147,7 +162,7 @@ START_TEST(edge_family) {
     kf_graph_destroy(g);
   }
   printf("edge family (%s): %d of %d graphs plan, compile and run the reference\n",
-         single ? "one case per graph" : "one graph per shape and keepdim", n - bad, n);
+         single ? "one case per graph" : "batched per shape", n - bad, n);
   hermetic_done(ctx);
   ck_assert_msg(bad == 0, "%d of %d edge graphs failed (see FAIL lines)", bad, n);
 }
@@ -171,13 +186,17 @@ START_TEST(reproducible) {
 }
 END_TEST
 
+/* Cases run alone with CK_RUN_CASE=edge or CK_RUN_CASE=random. */
 static Suite *make_suite(void) {
   Suite *s = suite_create("props");
-  TCase *tc = tcase_create("families");
-  tcase_set_timeout(tc, 600);
-  tcase_add_test(tc, reproducible);
-  tcase_add_test(tc, edge_family);
-  tcase_add_test(tc, random_family);
-  suite_add_tcase(s, tc);
+  const char *names[] = {"edge", "random"};
+  const TTest *tests[] = {edge_family, random_family};
+  for (int i = 0; i < 2; i++) {
+    TCase *tc = tcase_create(names[i]);
+    tcase_set_timeout(tc, 3600);
+    if (i == 0) tcase_add_test(tc, reproducible);
+    tcase_add_test(tc, tests[i]);
+    suite_add_tcase(s, tc);
+  }
   return s;
 }
