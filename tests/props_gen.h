@@ -67,6 +67,19 @@ static inline kf_dtype pg_dtype(pg_gen *p) {
   return all[pg_pick(p, 8)];
 }
 
+/* The operand of an op that is not continuous (floor, ceil, sign, the
+ * comparisons, logical ops, a cast from a float to an integer): a float
+ * value computed by the graph is replaced by a fresh input of its shape,
+ * since f32 (kernels) and f64 (reference) evaluation of it may lie on two
+ * sides of a step, and the GPU comparison would fail on a correct kernel.
+ * Inputs are exact on both sides. */
+static inline kf_value pg_exact(pg_gen *p, kf_value x) {
+  kf_graph *g = p->g;
+  const char *op = kf_value_op(g, x);
+  if (!pg_is_float(kf_value_dtype(g, x)) || (op && !strcmp(op, "input"))) return x;
+  return pg_input(p, kf_value_dtype(g, x), kf_value_rank(g, x), kf_value_shape(g, x));
+}
+
 /* Domain-safe forms keep the values finite on random inputs in [-2, 2] (so
  * the GPU comparison tests arithmetic, not overflow), and still use the op. */
 static inline kf_value pg_unary(pg_gen *p, kf_value x) {
@@ -87,8 +100,10 @@ static inline kf_value pg_unary(pg_gen *p, kf_value x) {
         return kf_logical_not(g, x);
     }
   }
-  kf_value pos = kf_add(g, kf_abs(g, x), kf_scalar(g, 0.5, dt));
-  switch (pg_pick(p, 21)) {
+  int op = pg_pick(p, 21);
+  if (op >= 16 && op != 19) x = pg_exact(p, x);
+  kf_value pos = op >= 3 && op <= 6 ? kf_add(g, kf_abs(g, x), kf_scalar(g, 0.5, dt)) : KF_NONE;
+  switch (op) {
     case 0:
       return kf_neg(g, x);
     case 1:
@@ -139,6 +154,7 @@ static inline kf_value pg_binary(pg_gen *p, kf_value a, kf_value b) {
   kf_dtype dt = kf_value_dtype(g, a);
   int n = dt == KF_BOOL ? 8 : pg_is_float(dt) ? 15 : 13;
   int op = dt == KF_BOOL ? 5 + pg_pick(p, 8) : pg_pick(p, n);
+  if (op >= 5 && op <= 12) a = pg_exact(p, a), b = pg_exact(p, b);
   switch (op) {
     case 0:
       return kf_add(g, a, b);
@@ -324,15 +340,18 @@ static inline kf_value pg_step(pg_gen *p, kf_value x) {
       return pg_reduce(p, x, pg_pick(p, 4));
     case 5:
       return pg_layout(p, x);
-    case 6:
-      return kf_cast(g, x, pg_dtype(p));
+    case 6: { /* to an integer or bool from a float: a step (pg_exact) */
+      kf_dtype to = pg_dtype(p);
+      return kf_cast(g, pg_is_float(to) ? x : pg_exact(p, x), to);
+    }
     case 7:
       return pg_composite(p, x);
     case 8:
       return pg_matmul(p, x);
     default: { /* a diamond: two branches of x joined */
       kf_value a = pg_unary(p, x), b = pg_unary(p, x);
-      if (kf_value_dtype(g, a) != kf_value_dtype(g, b)) b = kf_cast(g, b, kf_value_dtype(g, a));
+      kf_dtype da = kf_value_dtype(g, a);
+      if (kf_value_dtype(g, b) != da) b = kf_cast(g, pg_is_float(da) ? b : pg_exact(p, b), da);
       return pg_binary(p, a, b);
     }
   }

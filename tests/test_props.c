@@ -6,7 +6,7 @@
  * KFUSE_PROPS_N=N sets the random graphs (120), KFUSE_PROPS_SEED the first
  * seed (1), KFUSE_PROPS_EDGE=single one graph per edge case (else one per
  * shape, every case an output of it). CK_RUN_CASE=edge or =random runs
- * one family. */
+ * one family; KFUSE_PROPS_PRINT=1 prints every random graph. */
 #include <check.h>
 #include <ftw.h>
 #include <stdio.h>
@@ -136,6 +136,7 @@ START_TEST(random_family) {
       snprintf(err, sizeof err, "builder: %s: %s", kf_status_name(st), g ? kf_graph_errmsg(g) : "");
     if (ok) ok = check_graph(ctx, g, seed, err, sizeof err);
     if (!ok) report("random seed", (long long)seed, g, err), bad++;
+    if (ok && getenv("KFUSE_PROPS_PRINT")) report("(passed) random seed", (long long)seed, g, "");
     kf_graph_destroy(g);
   }
   printf("random family: %d of %d graphs plan, compile and run the reference (seeds %d..%d)\n",
