@@ -116,7 +116,9 @@ static int64_t split_of(const cg_emit_args *a, const red_shape *rs, int threads)
  * owning W adjacent outputs (16 bytes of the narrowest full-size input),
  * tiles of TX * W outputs, and the reduced axis split over SPLIT blocks per
  * tile when the tiles alone would not fill the GPU (8 blocks of 256 per SM),
- * keeping at least 8 iterations per thread. */
+ * keeping at least 8 iterations per thread. The fuser's horizontal packing
+ * mirrors the scratch size (src/fuser/horizontal.c cols_scratch): change
+ * both together. */
 typedef struct cols_plan {
   int w, tx, ty;
   int64_t nt, split, chunk;
