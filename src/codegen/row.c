@@ -651,7 +651,7 @@ static bool needed_later(const row_emit *re, int32_t v, int32_t red) {
     bool reads = false;
     for (int j = 0; j < un->nargs; j++) reads |= un->args[j] == v;
     if (!reads || u == red) continue;
-    if (is_reduce(un) ? !bound(&re->gen, u, "") : !computed_here(&re->gen, u)) return true;
+    if (is_reduce(re->a->g, un) ? !bound(&re->gen, u, "") : !computed_here(&re->gen, u)) return true;
   }
   return false;
 }
