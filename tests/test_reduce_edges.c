@@ -55,6 +55,22 @@ static char *compile_ok(kf_graph *g, bool fusion, char **src) {
   return json;
 }
 
+/* Whether the plan's JSON holds text (both written without spaces, so
+ * that the JSON's spacing does not matter). */
+static bool has(const char *json, const char *text) {
+  char *a = malloc(strlen(json) + 1), *b = malloc(strlen(text) + 1);
+  ck_assert(a && b);
+  size_t n = 0, m = 0;
+  for (const char *c = json; *c; c++)
+    if (*c != ' ') a[n++] = *c;
+  for (const char *c = text; *c; c++)
+    if (*c != ' ') b[m++] = *c;
+  a[n] = b[m] = '\0';
+  bool found = strstr(a, b) != NULL;
+  free(a), free(b);
+  return found;
+}
+
 static kf_graph *new_graph(void) {
   kf_graph *g = NULL;
   ck_assert_int_eq(kf_graph_create(G_ctx, &g), KF_OK);
@@ -69,7 +85,7 @@ START_TEST(mean_of_batch_one) {
   kf_set_output(g, kf_mean(g, kf_input(g, "x", KF_F32, 2, s), 1, &ax, false));
   for (int fusion = 0; fusion < 2; fusion++) {
     char *src = NULL, *json = compile_ok(g, fusion, &src);
-    ck_assert_msg(strstr(json, "\"kind\": \"pointwise\""), "%s", json);
+    ck_assert_msg(has(json, "\"kind\": \"pointwise\""), "%s", json);
     ck_assert_ptr_null(strstr(src, "red1"));
     kf_free(json), kf_free(src);
   }
@@ -90,8 +106,8 @@ START_TEST(reductions_of_one_element) {
   kf_set_output(g, kf_min(g, y, 1, &ax, true));
   kf_set_output(g, kf_sum(g, y, 1, &ax, true));
   char *json = compile_ok(g, true, NULL);
-  ck_assert_ptr_null(strstr(json, "\"kind\": \"reduce\""));
-  ck_assert_ptr_null(strstr(json, "\"kind\": \"row\""));
+  ck_assert(!has(json, "\"kind\": \"reduce\""));
+  ck_assert(!has(json, "\"kind\": \"row\""));
   kf_free(json);
   kf_graph_destroy(g);
 }
@@ -106,8 +122,8 @@ START_TEST(softmax_over_length_one) {
     kf_value x = kf_input(g, "x", KF_F32, i ? 3 : 2, i ? b : a);
     kf_set_output(g, kf_softmax(g, x, i ? 1 : -1));
     char *json = compile_ok(g, true, NULL);
-    ck_assert_msg(strstr(json, "\"n_kernels\": 1,"), "%s", json);
-    ck_assert_msg(strstr(json, "\"kind\": \"pointwise\""), "%s", json);
+    ck_assert_msg(has(json, "\"n_kernels\": 1,"), "%s", json);
+    ck_assert_msg(has(json, "\"kind\": \"pointwise\""), "%s", json);
     kf_free(json);
     kf_graph_destroy(g);
   }
@@ -122,7 +138,7 @@ START_TEST(axes_that_do_not_merge) {
   int axes[2] = {0, 2};
   kf_set_output(g, kf_sum(g, kf_input(g, "x", KF_F32, 3, s), 2, axes, false));
   char *src = NULL, *json = compile_ok(g, true, &src);
-  ck_assert_msg(strstr(json, "\"outer\": 4, \"red\": 15, \"inner\": 1, \"strided\": true"), "%s",
+  ck_assert_msg(has(json, "\"outer\": 4, \"red\": 15, \"inner\": 1, \"strided\": true"), "%s",
                 json);
   ck_assert_msg(strstr(src, "((k) / 5) * 20 + (o) * 5 + (k) % 5"), "%s", src);
   kf_free(json), kf_free(src);
@@ -159,7 +175,7 @@ START_TEST(packed_shared_memory) {
     kf_set_output(g, kf_mean(g, x, n, ax, false));
   }
   char *json = compile_ok(g, true, NULL);
-  ck_assert_msg(strstr(json, "\"rule\": \"shared-memory\""), "no shared-memory decision");
+  ck_assert_msg(has(json, "\"rule\": \"shared-memory\""), "no shared-memory decision");
   kf_free(json);
   kf_graph_destroy(g);
 }
