@@ -158,6 +158,12 @@ void cg_ctx_transpose(const cg_ctx *c, int rank, const int64_t *in_shape, const 
  * rows and columns, or outer, reduced and inner. */
 void cg_ctx_groups(cg_ctx *c, int rank, const int64_t *shape, int ngroups, const int *bounds,
                    const char *const *vars, int vclass);
+/* A context over shape whose dims each belong to one of the vars
+ * (group[d] indexes vars), in any order: var g is a row-major index over
+ * the dims of group g. A reduction over axes that do not merge (sum over
+ * axes 0 and 2 of [A,B,C]): outer, reduced and inner interleave. */
+void cg_ctx_assign(cg_ctx *c, int rank, const int64_t *shape, const int *group,
+                   const char *const *vars, int vclass);
 
 /* Generates the computation of value v at context c; returns the name of the
  * temporary (or bound variable) holding it, in v's compute type. */

@@ -125,6 +125,70 @@ void cg_ctx_groups(cg_ctx *c, int rank, const int64_t *shape, int ngroups, const
     if (!c->coord[d][0]) snprintf(c->coord[d], sizeof c->coord[d], "0");
 }
 
+/* The part of var (a row-major index over the dims d of shape with
+ * group[d] == gi) that dims [d0, d1) of that group hold: (var / st) % ext. */
+static void run_index(const char *var, int rank, const int64_t *shape, const int *group, int gi,
+                      int d0, int d1, char *out, size_t size) {
+  int64_t st = 1, ext = 1;
+  bool leading = true;
+  for (int i = 0; i < rank; i++) {
+    if (group[i] != gi || shape[i] == 1) continue;
+    if (i < d0) leading = false;
+    if (i >= d1) st *= shape[i];
+    if (i >= d0 && i < d1) ext *= shape[i];
+  }
+  char s[32], e[32];
+  num(s, sizeof s, st);
+  num(e, sizeof e, ext);
+  if (leading && st == 1)
+    snprintf(out, size, "%s", var);
+  else if (leading)
+    snprintf(out, size, "(%s) / %s", var, s);
+  else if (st == 1)
+    snprintf(out, size, "(%s) %% %s", var, e);
+  else
+    snprintf(out, size, "(%s) / %s %% %s", var, s, e);
+}
+
+void cg_ctx_assign(cg_ctx *c, int rank, const int64_t *shape, const int *group,
+                   const char *const *vars, int vclass) {
+  memset(c, 0, sizeof *c);
+  c->rank = rank;
+  c->vclass = vclass;
+  for (int d = 0; d < rank; d++) c->shape[d] = shape[d];
+  size_t n = 0;
+  for (int d = 0; d < rank;) {
+    if (shape[d] == 1) {
+      snprintf(c->coord[d], sizeof c->coord[d], "0");
+      d++;
+      continue;
+    }
+    /* a run: consecutive dims of one group (1-extents in between add nothing) */
+    int e = d + 1, last = d;
+    while (e < rank && (shape[e] == 1 || group[e] == group[d])) {
+      if (shape[e] != 1) last = e;
+      e++;
+    }
+    e = last + 1;
+    for (int i = d; i < e; i++)
+      if (shape[i] != 1)
+        run_index(vars[group[d]], rank, shape, group, group[d], i, i + 1, c->coord[i],
+                  sizeof c->coord[i]);
+      else
+        snprintf(c->coord[i], sizeof c->coord[i], "0");
+    char r[200], s[32];
+    run_index(vars[group[d]], rank, shape, group, group[d], d, e, r, sizeof r);
+    int64_t st = stride_of(rank, shape, e - 1);
+    num(s, sizeof s, st);
+    if (st == 1)
+      n += (size_t)snprintf(c->lin + n, sizeof c->lin - n, "%s%s", n ? " + " : "", r);
+    else
+      n += (size_t)snprintf(c->lin + n, sizeof c->lin - n, "%s(%s) * %s", n ? " + " : "", r, s);
+    d = e;
+  }
+  if (n == 0) snprintf(c->lin, sizeof c->lin, "0");
+}
+
 /* Vector class of an operand reached from c by broadcasting or a
  * transposition that keeps the innermost axis: it stays contiguous only if
  * a W-group of c never crosses c's innermost run and the operand keeps

@@ -341,6 +341,29 @@ static bool gen_layout(cg_gen *gen, const ir_node *n, const cg_ctx *c, char *nam
   return true;
 }
 
+/* A reduction of extent 1 (ir_is_copy_reduce): the operand's element at the
+ * same linear index, as a reshape. Max and min of one element are that
+ * element; sum and mean add +0, exactly what a sum from 0 gives (-0 becomes
+ * +0, as in the reference), so no rounding follows. */
+static void gen_copy_reduce(cg_gen *gen, int32_t v, const cg_ctx *c, const char *key, char *name,
+                            size_t size) {
+  const ir_node *n = &gen->g->nodes[v], *a = &gen->g->nodes[n->args[0]];
+  char lin[256], x[160], zero[64];
+  cg_ctx ac;
+  cg_ctx_lin(c, lin, sizeof lin);
+  cg_ctx_linear(&ac, a->rank, a->shape, lin, c->vclass);
+  cg_gen_value(gen, n->args[0], &ac, x, sizeof x);
+  if (n->op == IR_OP_MAX || n->op == IR_OP_MIN) {
+    snprintf(name, size, "%s", x);
+    return;
+  }
+  int t = memo_add(gen, v, key);
+  cg_literal(n->dtype, 0.0, zero, sizeof zero);
+  const char *ct = cg_compute_type(n->dtype);
+  cg_line(gen, "const %s t%d = kf_add(%s, (%s)%s);", ct, t, x, ct, zero);
+  snprintf(name, size, "t%d", t);
+}
+
 /* Whether expr is a value bound for every context (a per-row reduction
  * result): one value for all the elements the code runs over. */
 static bool uniform_expr(const cg_gen *gen, const char *expr) {
@@ -391,6 +414,10 @@ const char *cg_gen_value(cg_gen *gen, int32_t v, const cg_ctx *c, char *name, si
     return name;
   }
   if (gen_layout(gen, n, c, name, size)) return name;
+  if (ir_is_copy_reduce(gen->g, n)) {
+    gen_copy_reduce(gen, v, c, key, name, size);
+    return name;
+  }
   ir_kind kind = ir_ops[n->op].kind;
   if (kind != KIND_UNARY && kind != KIND_BINARY && kind != KIND_POINTWISE) {
     cg_gen_fail(gen, "node %d (%s) cannot be computed per element here", (int)v,

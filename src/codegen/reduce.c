@@ -1,5 +1,6 @@
 /* reduce.c - the part function of a reduce kernel: outer x red x inner
- * after merging axes, with a fused prologue (per element) and epilogue (per
+ * after merging axes (or indexed per dim when the reduced axes do not
+ * merge), with a fused prologue (per element) and epilogue (per
  * output): contiguous reductions in templates/reduce_rows.cu (split over
  * several blocks, deterministically, when outputs are few), strided ones in
  * templates/reduce_cols.cu. */
@@ -10,12 +11,25 @@
 
 typedef struct red_shape {
   int64_t outer, red, inner;
-  int a, b; /* reduced dims [a, b) */
+  int a, b; /* reduced dims [a, b) when they merge */
+  /* Axes that do not merge (sum over axes 0 and 2 of [A,B,C]): each dim's
+   * variable, 0 outer (kept dims before the last reduced one), 1 reduced,
+   * 2 inner (kept dims after it), so that outputs stay o * inner + n. */
+  bool strided;
+  int grp[KF_MAX_RANK];
+  const ir_node *x; /* the reduced operand, whose shape full-size values share */
 } red_shape;
 
-static bool is_reduce(const ir_node *n) { return ir_ops[n->op].kind == KIND_REDUCE; }
+/* A reduction over more than one element; one of extent 1 is a reshape
+ * (ir_is_copy_reduce), computed per element like the layout ops. */
+static bool is_reduce(const kf_graph *g, const ir_node *n) {
+  return ir_is_reduction(g, n);
+}
 
-static bool merge(const ir_node *n, const ir_node *x, red_shape *rs) {
+/* A reduction's iteration space outer x red x inner. Reduced dims that
+ * merge keep the contiguous-group form; others get a per-dim assignment
+ * (cg_ctx_assign) with the same outer, red and inner. */
+static void merge(const ir_node *n, const ir_node *x, red_shape *rs) {
   int a = -1, b = -1;
   for (int d = 0; d < x->rank; d++)
     if (((n->axes >> d) & 1u) && x->shape[d] != 1) {
@@ -23,35 +37,58 @@ static bool merge(const ir_node *n, const ir_node *x, red_shape *rs) {
       b = d + 1;
     }
   if (a < 0) a = b = x->rank; /* reducing only size-1 axes */
+  rs->x = x;
+  rs->strided = false;
   for (int d = a; d < b; d++)
-    if (!((n->axes >> d) & 1u) && x->shape[d] != 1) return false;
+    if (!((n->axes >> d) & 1u) && x->shape[d] != 1) rs->strided = true;
   rs->a = a;
   rs->b = b;
   rs->outer = rs->red = rs->inner = 1;
   for (int d = 0; d < x->rank; d++) {
-    int64_t *e = d < a ? &rs->outer : d < b ? &rs->red : &rs->inner;
+    bool r = ((n->axes >> d) & 1u) && x->shape[d] != 1;
+    rs->grp[d] = r ? 1 : d < b ? 0 : 2;
+    int64_t *e = rs->grp[d] == 0 ? &rs->outer : rs->grp[d] == 1 ? &rs->red : &rs->inner;
     *e *= x->shape[d];
   }
-  return true;
 }
 
+/* The context of an element (o, k, n) of the reduced operand. */
+static void elem_ctx(const red_shape *r, int vclass, cg_ctx *c) {
+  const ir_node *x = r->x;
+  static const char *const vars[3] = {"o", "k", "n"};
+  if (r->strided) {
+    cg_ctx_assign(c, x->rank, x->shape, r->grp, vars, vclass);
+    return;
+  }
+  int bounds[4] = {0, r->a, r->b, x->rank};
+  cg_ctx_groups(c, x->rank, x->shape, 3, bounds, vars, vclass);
+}
+
+/* The linear index of element (o, k, n) in the reduced input's layout. */
+static void elem_lin(const red_shape *r, char *out, size_t size) {
+  if (!r->strided) {
+    snprintf(out, size, "(o * %lld + k) * %lld + n", (long long)r->red, (long long)r->inner);
+    return;
+  }
+  cg_ctx c;
+  elem_ctx(r, VC_GATHER, &c);
+  cg_ctx_lin(&c, out, size);
+}
+
+/* The kernel's space, from its reductions (legal.c gives them one). */
 static kf_status shape_of(cg_emit_args *a, red_shape *rs) {
   const fuse_kernel *k = a->k;
   bool have = false;
   for (int i = 0; i < k->n_nodes; i++) {
     const ir_node *n = &a->g->nodes[k->nodes[i]];
-    if (!is_reduce(n)) continue;
+    if (!is_reduce(a->g, n)) continue;
     red_shape r;
-    if (!merge(n, &a->g->nodes[n->args[0]], &r)) {
-      snprintf(a->err, a->errsize, "%s: reduction %%%d over axes that do not merge", k->name,
-               (int)k->nodes[i]);
-      return KF_ERR_UNSUPPORTED;
-    }
+    merge(n, &a->g->nodes[n->args[0]], &r);
     if (have && (r.outer != rs->outer || r.red != rs->red || r.inner != rs->inner)) {
       snprintf(a->err, a->errsize, "%s: reductions of different extents in one kernel", k->name);
       return KF_ERR_UNSUPPORTED;
     }
-    *rs = r;
+    if (!have) *rs = r;
     have = true;
   }
   if (!have) {
@@ -79,7 +116,9 @@ static int64_t split_of(const cg_emit_args *a, const red_shape *rs, int threads)
  * owning W adjacent outputs (16 bytes of the narrowest full-size input),
  * tiles of TX * W outputs, and the reduced axis split over SPLIT blocks per
  * tile when the tiles alone would not fill the GPU (8 blocks of 256 per SM),
- * keeping at least 8 iterations per thread. */
+ * keeping at least 8 iterations per thread. The fuser's horizontal packing
+ * mirrors the scratch size (src/fuser/horizontal.c cols_scratch): change
+ * both together. */
 typedef struct cols_plan {
   int w, tx, ty;
   int64_t nt, split, chunk;
@@ -89,7 +128,7 @@ static size_t red_bytes(const cg_emit_args *a) {
   size_t b = 0;
   for (int i = 0; i < a->k->n_nodes; i++) {
     const ir_node *n = &a->g->nodes[a->k->nodes[i]];
-    if (is_reduce(n)) b += strcmp(cg_compute_type(n->dtype), "float") ? 8 : 4;
+    if (is_reduce(a->g, n)) b += strcmp(cg_compute_type(n->dtype), "float") ? 8 : 4;
   }
   return b;
 }
@@ -191,16 +230,14 @@ static void emit_reductions(cg_emit_args *a, const red_shape *rs, int64_t split,
   for (int i = 0; i < k->n_nodes; i++) {
     int32_t v = k->nodes[i];
     const ir_node *n = &a->g->nodes[v];
-    if (!is_reduce(n)) continue;
+    if (!is_reduce(a->g, n)) continue;
     const ir_node *x = &a->g->nodes[n->args[0]];
     const char *ct = cg_compute_type(n->dtype), *rd = red_struct(n);
     cg_printf(&b->decl, "  %s acc%d = %s<%s>::id();\n", ct, (int)v, rd, ct);
     red_shape r;
     merge(n, x, &r);
-    int bounds[4] = {0, r.a, r.b, x->rank};
-    const char *vars[3] = {"o", "k", "n"};
     cg_ctx c;
-    cg_ctx_groups(&c, x->rank, x->shape, 3, bounds, vars, VC_GATHER);
+    elem_ctx(&r, VC_GATHER, &c);
     char name[160];
     cg_gen_value(gen, n->args[0], &c, name, sizeof name);
     cg_line(gen, "acc%d = %s<%s>::op(acc%d, %s);", (int)v, rd, ct, (int)v, name);
@@ -235,8 +272,7 @@ static void emit_reductions(cg_emit_args *a, const red_shape *rs, int64_t split,
     const ir_node *n = &a->g->nodes[v];
     if (kf_value_numel(a->g, v) != rs->outer * rs->red * rs->inner) continue;
     char lin[256];
-    snprintf(lin, sizeof lin, "(o * %lld + k) * %lld + n", (long long)rs->red,
-             (long long)rs->inner);
+    elem_lin(rs, lin, sizeof lin);
     cg_ctx c;
     cg_ctx_linear(&c, n->rank, n->shape, lin, VC_GATHER);
     char name[160];
@@ -327,14 +363,12 @@ static void cols_elements(cg_emit_args *a, const red_shape *rs, const cols_plan 
   for (int i = 0; i < k->n_nodes; i++) {
     int32_t v = k->nodes[i];
     const ir_node *n = &a->g->nodes[v];
-    if (!is_reduce(n)) continue;
+    if (!is_reduce(a->g, n)) continue;
     const ir_node *x = &a->g->nodes[n->args[0]];
     red_shape r;
     merge(n, x, &r);
-    int bounds[4] = {0, r.a, r.b, x->rank};
-    const char *vars[3] = {"o", "k", "n"};
     cg_ctx c;
-    cg_ctx_groups(&c, x->rank, x->shape, 3, bounds, vars, VC_CONTIG);
+    elem_ctx(&r, VC_CONTIG, &c);
     if (!x0) {
       x0 = x;
       first = c;
@@ -349,8 +383,7 @@ static void cols_elements(cg_emit_args *a, const red_shape *rs, const cols_plan 
     const ir_node *n = &a->g->nodes[v];
     if (kf_value_numel(a->g, v) != rs->outer * rs->red * rs->inner) continue;
     char lin[256], name[160];
-    snprintf(lin, sizeof lin, "(o * %lld + k) * %lld + n", (long long)rs->red,
-             (long long)rs->inner);
+    elem_lin(rs, lin, sizeof lin);
     cg_ctx c;
     bool same = x0 && n->rank == x0->rank &&
                 !memcmp(n->shape, x0->shape, sizeof(int64_t) * (size_t)n->rank);
@@ -411,7 +444,7 @@ static kf_status emit_cols(cg_emit_args *a, const red_shape *rs) {
   cg_gen_init(&gen, a->g, a->k, &b.acc, idx);
   for (int i = 0; i < a->k->n_nodes; i++) {
     int32_t v = a->k->nodes[i];
-    if (!is_reduce(&a->g->nodes[v])) continue;
+    if (!is_reduce(a->g, &a->g->nodes[v])) continue;
     cols_reduction(a, rs, &cp, v, &b);
     cg_printf(&stores, "    kf_c%d[ty][l][tx] = acc%d[l];\n", (int)v, (int)v);
     char bound[32];

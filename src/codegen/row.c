@@ -29,7 +29,11 @@ static int64_t numel_of(const ir_node *n) {
   return m;
 }
 
-static bool is_reduce(const ir_node *n) { return ir_ops[n->op].kind == KIND_REDUCE; }
+/* A reduction over more than one element; one of extent 1 is a reshape
+ * (ir_is_copy_reduce), computed per element like the layout ops. */
+static bool is_reduce(const kf_graph *g, const ir_node *n) {
+  return ir_is_reduction(g, n);
+}
 
 /* The context of a full-row value: dims split into row dims and column
  * dims where their trailing product is cols; a plain linear index else. */
@@ -60,7 +64,7 @@ static kf_status check_row(cg_emit_args *a) {
   }
   for (int i = 0; i < k->n_nodes; i++) {
     const ir_node *n = &a->g->nodes[k->nodes[i]];
-    if (!is_reduce(n)) continue;
+    if (!is_reduce(a->g, n)) continue;
     const ir_node *x = &a->g->nodes[n->args[0]];
     int64_t red = 1;
     bool trailing = true, seen_kept = false;
@@ -107,11 +111,11 @@ static size_t cache_bytes(const cg_emit_args *a) {
   size_t b = 0;
   for (int i = 0; i < k->n_nodes; i++) {
     const ir_node *n = &a->g->nodes[k->nodes[i]];
-    if (!is_reduce(n) || !cache_worthy(a, k->nodes[i], n->args[0])) continue;
+    if (!is_reduce(a->g, n) || !cache_worthy(a, k->nodes[i], n->args[0])) continue;
     bool dup = false;
     for (int j = 0; j < i; j++) {
       const ir_node *m = &a->g->nodes[k->nodes[j]];
-      if (is_reduce(m) && m->args[0] == n->args[0]) dup = true;
+      if (is_reduce(a->g, m) && m->args[0] == n->args[0]) dup = true;
     }
     if (!dup) b += compute_size(a->g->nodes[n->args[0]].dtype);
   }
@@ -121,7 +125,7 @@ static size_t cache_bytes(const cg_emit_args *a) {
 /* The kernel's reduction after node position i (k->nodes index), or -1. */
 static int next_reduce(const cg_emit_args *a, int i) {
   for (int j = i + 1; j < a->k->n_nodes; j++)
-    if (is_reduce(&a->g->nodes[a->k->nodes[j]])) return j;
+    if (is_reduce(a->g, &a->g->nodes[a->k->nodes[j]])) return j;
   return -1;
 }
 
@@ -146,7 +150,8 @@ static row_online_kind phase_at(const cg_emit_args *a, bool pair, int i, int *la
 static int online_pairs(const cg_emit_args *a) {
   int n = 0;
   for (int i = 0; i < a->k->n_nodes; i++)
-    if (is_reduce(&a->g->nodes[a->k->nodes[i]])) n += phase_at(a, true, i, &i) != ROW_ONLINE_NONE;
+    if (is_reduce(a->g, &a->g->nodes[a->k->nodes[i]]))
+      n += phase_at(a, true, i, &i) != ROW_ONLINE_NONE;
   return n;
 }
 
@@ -647,7 +652,7 @@ static bool needed_later(const row_emit *re, int32_t v, int32_t red) {
     bool reads = false;
     for (int j = 0; j < un->nargs; j++) reads |= un->args[j] == v;
     if (!reads || u == red) continue;
-    if (is_reduce(un) ? !bound(&re->gen, u, "") : !computed_here(&re->gen, u)) return true;
+    if (is_reduce(re->a->g, un) ? !bound(&re->gen, u, "") : !computed_here(&re->gen, u)) return true;
   }
   return false;
 }
@@ -1122,7 +1127,7 @@ static void emit_shared(row_emit *re) {
   bool used[4] = {false, false, false, false};
   for (int i = 0; i < re->a->k->n_nodes; i++) {
     const ir_node *n = &re->a->g->nodes[re->a->k->nodes[i]];
-    if (is_reduce(n)) used[strchr(letters, sm_letter(n->dtype)) - letters] = true;
+    if (is_reduce(re->a->g, n)) used[strchr(letters, sm_letter(n->dtype)) - letters] = true;
   }
   for (int t = 0; t < 4; t++) {
     if (!used[t]) continue;
@@ -1139,7 +1144,7 @@ static void emit_shared(row_emit *re) {
   bool pair[2][2] = {{false, false}, {false, false}};
   for (int i = 0; i < re->a->k->n_nodes; i++) {
     const ir_node *n = &re->a->g->nodes[re->a->k->nodes[i]];
-    if (!is_reduce(n)) continue;
+    if (!is_reduce(re->a->g, n)) continue;
     row_online_kind kind = phase_at(re->a, true, i, &i);
     if (kind) pair[kind == ROW_ONLINE_WELFORD][n->dtype == KF_F64] = true;
   }
@@ -1163,7 +1168,7 @@ static int row_reductions(const row_emit *re) {
   const fuse_kernel *k = re->a->k;
   int n = 0;
   for (int i = 0; i < k->n_nodes; i++)
-    if (is_reduce(&re->a->g->nodes[k->nodes[i]])) {
+    if (is_reduce(re->a->g, &re->a->g->nodes[k->nodes[i]])) {
       phase_at(re->a, pairs(re), i, &i);
       n++;
     }
@@ -1177,7 +1182,7 @@ static void emit_body(row_emit *re) {
   emit_shared(re);
   if (re->ri.hold) emit_hold(re);
   for (int i = 0; i < k->n_nodes; i++) {
-    if (!is_reduce(&re->a->g->nodes[k->nodes[i]])) continue;
+    if (!is_reduce(re->a->g, &re->a->g->nodes[k->nodes[i]])) continue;
     int last;
     row_online_kind kind = phase_at(re->a, pairs(re), i, &last);
     if (kind)

@@ -61,7 +61,7 @@ static bool full_row(const cg_emit_args *a, const ir_node *n) {
 
 static bool has_reduce(const cg_emit_args *a) {
   for (int i = 0; i < a->k->n_nodes; i++)
-    if (ir_ops[a->g->nodes[a->k->nodes[i]].op].kind == KIND_REDUCE) return true;
+    if (ir_is_reduction(a->g, &a->g->nodes[a->k->nodes[i]])) return true;
   return false;
 }
 

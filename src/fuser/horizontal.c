@@ -1,7 +1,7 @@
 /* horizontal.c - orders the kernels (by depth in the kernel graph, a
  * topological order) and packs independent kernels of one depth into
  * shared launches when they are too small to fill the GPU or of different
- * kinds, within the part and parameter-byte limits. */
+ * kinds, within the part, parameter-byte and shared-memory limits. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -140,6 +140,54 @@ static int32_t open_launch(packer *pk, int32_t kid) {
   return add_part(pk, id, kid) ? id : -1;
 }
 
+/* Most static shared memory that a block may declare (48 KB), less 1 KB
+ * for the entry's own variables and the alignment between the parts'. */
+#define SMEM_LIMIT (49152 - 1024)
+
+/* The slice scratch of a strided reduction (src/codegen/reduce.c cols_of,
+ * mirrored): starting from w lanes, halved until they divide inner, TX
+ * threads along inner (the fewest that cover it, at most 32), TY = 256 / TX
+ * thread rows, TY x W x (TX + 1) values of rb bytes, W halved again while
+ * twice that passes 32 KB. */
+static int64_t cols_scratch(int64_t inner, int w, int64_t rb) {
+  for (;;) {
+    while (w > 1 && inner % w) w /= 2;
+    int64_t tx = 32;
+    while (tx > 1 && (tx / 2) * w >= inner) tx /= 2;
+    int64_t bytes = rb * (256 / tx) * w * (tx + 1);
+    if (w == 1 || 2 * bytes <= 32768) return bytes;
+    w /= 2;
+  }
+}
+
+/* An upper bound of the static shared memory of k's part (each part of a
+ * launch declares its own, so a launch needs their sum), from the
+ * declarations of templates/ and src/codegen/reduce.c, row.c: a strided
+ * reduction's slices (cols_scratch, the largest over every starting lane
+ * count), a contiguous reduction's 32 values of each type, a row's 64
+ * values of each type and one-pass pair states, a matmul's two 16 x 17
+ * tiles. */
+static int64_t smem_bound(const fuse_plan *plan, const fuse_kernel *k) {
+  int64_t rb = 0, most = 0;
+  for (int32_t i = 0; i < k->n_nodes; i++) {
+    const ir_node *n = &plan->graph->nodes[k->nodes[i]];
+    if (ir_is_reduction(plan->graph, n))
+      rb += n->dtype == KF_F64 || n->dtype == KF_I64 ? 8 : 4;
+  }
+  switch (k->kind) {
+    case FK_REDUCE:
+      if (k->inner == 1) return 32 * 24 + 8;
+      for (int w = 1; w <= 8; w *= 2) {
+        int64_t b = cols_scratch(k->inner, w, rb);
+        if (b > most) most = b;
+      }
+      return most + 8;
+    case FK_ROW: return 64 * 24 + 64 * 16 * 4 + rb * 8 + 64;
+    case FK_MATMUL: return 2 * 16 * 17 * 8;
+    default: return 0;
+  }
+}
+
 /* May kernel kid join the open launch? Logs the decision either way. */
 static bool may_join(packer *pk, int32_t kid) {
   fuse_plan *plan = pk->plan;
@@ -156,6 +204,14 @@ static bool may_join(packer *pk, int32_t kid) {
   if (bytes > o->max_param_bytes) {
     fuse_decide(plan, false, "param-bytes", "%s into launch %d: %d parameter bytes > %d",
                 k->name, (int)pk->open, (int)bytes, o->max_param_bytes);
+    return false;
+  }
+  int64_t smem = smem_bound(plan, k);
+  for (int32_t i = 0; i < l->n_kernels; i++) smem += smem_bound(plan, &plan->kernels[l->kernels[i]]);
+  if (smem > SMEM_LIMIT) {
+    fuse_decide(plan, false, "shared-memory",
+                "%s into launch %d: its parts would declare up to %lld bytes of shared memory "
+                "(> %d)", k->name, (int)pk->open, (long long)smem, SMEM_LIMIT);
     return false;
   }
   bool small = is_small(plan, k);

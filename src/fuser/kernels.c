@@ -8,12 +8,6 @@
 #include "core/alloc.h"
 #include "fuser/fuse_int.h"
 
-static int64_t prod(const int64_t *s, int from, int to) {
-  int64_t p = 1;
-  for (int i = from; i < to; i++) p *= s[i];
-  return p;
-}
-
 static int64_t ceil_div(int64_t a, int64_t b) { return b > 0 ? (a + b - 1) / b : 0; }
 
 static void reduce_space(fuse_kernel *k) {
@@ -28,12 +22,16 @@ static void reduce_space(fuse_kernel *k) {
     k->red = k->inner = 1;
     return;
   }
+  /* kept dims before the last reduced one are outer, those after it inner
+   * (axes that do not merge interleave outer and reduced dims: codegen's
+   * reduce.c indexes them per dim) */
   k->red = 1;
-  k->outer = prod(k->shape, 0, first);
-  k->inner = 1;
-  for (int i = first; i < k->rank; i++) {
+  k->outer = k->inner = 1;
+  for (int i = 0; i < k->rank; i++) {
     if (k->red_axes & (1u << i))
       k->red *= k->shape[i];
+    else if (i < last)
+      k->outer *= k->shape[i];
     else
       k->inner *= k->shape[i];
   }

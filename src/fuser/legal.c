@@ -164,7 +164,8 @@ static bool dep_role(red_ctx *rc, int32_t v, uint8_t *out) {
     bool ok;
     if (lc->role[u] == FUSE_ROLE_FULL)
       ok = full && same_node(un, info->s_rank, info->s);
-    else if (nd->op == IR_OP_RESHAPE || (red && nd->op == IR_OP_BROADCAST_TO))
+    else if (nd->op == IR_OP_RESHAPE || ir_is_copy_reduce(g, nd) ||
+             (red && nd->op == IR_OP_BROADCAST_TO))
       ok = red && fuse_numel(un) == fuse_numel(nd);
     else if (full)
       ok = same_node(un, rc->rk, rc->k); /* broadcast along the reduced axes */
@@ -210,7 +211,7 @@ static bool legal_reduction(fuse_legal_ctx *lc, const fuse_set *set, fuse_shape_
     uint8_t role = FUSE_ROLE_FREE;
     if (set->copy && set->copy[i]) {
       role = FUSE_ROLE_FREE;
-    } else if (ir_ops[nd->op].kind == KIND_REDUCE) {
+    } else if (ir_is_reduction(g, nd)) {
       int r;
       int64_t s[KF_MAX_RANK];
       uint8_t mask;
@@ -315,7 +316,8 @@ bool fuse_legal(fuse_legal_ctx *lc, const fuse_set *set, fuse_shape_info *info, 
   int n_red = 0, n_mm = 0;
   for (int32_t i = 0; i < set->n; i++) {
     const ir_node *nd = &g->nodes[set->nodes[i]];
-    ir_kind k = ir_ops[nd->op].kind;
+    /* a reduction of extent 1 is a reshape (ir_is_copy_reduce): elementwise */
+    ir_kind k = ir_is_copy_reduce(g, nd) ? KIND_LAYOUT : ir_ops[nd->op].kind;
     if (k == KIND_REDUCE || k == KIND_MATMUL) {
       if (k == KIND_REDUCE) n_red++;
       else n_mm++;

@@ -21,7 +21,7 @@ static int64_t pass_evals(fuse_legal_ctx *lc, int32_t root, int64_t budget) {
   int64_t count = 0;
   int32_t top = 0;
   if (!fuse_marked(&lc->members, root) || fuse_marked(&lc->seen, root) ||
-      ir_ops[g->nodes[root].op].kind == KIND_REDUCE)
+      ir_is_reduction(g, &g->nodes[root]))
     return 0;
   fuse_mark(&lc->seen, root, 0);
   lc->stack[top++] = root;
@@ -31,7 +31,7 @@ static int64_t pass_evals(fuse_legal_ctx *lc, int32_t root, int64_t budget) {
     for (int a = 0; a < nd->nargs; a++) {
       int32_t u = nd->args[a];
       if (!fuse_marked(&lc->members, u) || fuse_marked(&lc->seen, u) ||
-          ir_ops[g->nodes[u].op].kind == KIND_REDUCE)
+          ir_is_reduction(g, &g->nodes[u]))
         continue;
       fuse_mark(&lc->seen, u, 0);
       lc->stack[top++] = u; /* each member is pushed once per pass */
@@ -45,7 +45,7 @@ int64_t fuse_row_evals(fuse_legal_ctx *lc, const fuse_set *set, int64_t budget) 
   int64_t total = 0;
   for (int32_t i = 0; i < set->n && total <= budget; i++) {
     const ir_node *nd = &g->nodes[set->nodes[i]];
-    if (ir_ops[nd->op].kind != KIND_REDUCE) continue;
+    if (!ir_is_reduction(g, nd)) continue; /* extent 1: a reshape */
     fuse_marks_clear(&lc->seen);
     total += pass_evals(lc, nd->args[0], budget - total);
   }

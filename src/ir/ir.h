@@ -137,6 +137,14 @@ bool ir_tensor_bytes(int rank, const int64_t *shape, kf_dtype dt, int64_t *bytes
  * KF_MAX_TENSOR_BYTES or add is negative: for totals such as a plan's
  * buffers and workspace. */
 bool ir_bytes_add(int64_t *sum, int64_t add);
+/* A reduction whose reduced axes all have extent 1 (a rank-0 operand
+ * included): each result is one element of the operand, so the fuser and
+ * codegen treat it as a reshape (sum and mean add +0, as the reference's
+ * sum from 0.0 does), never as a reduction kernel. False for other ops. */
+bool ir_is_copy_reduce(const kf_graph *g, const ir_node *n);
+/* A reduction over more than one element: what needs a row or reduce
+ * kernel (KIND_REDUCE and not ir_is_copy_reduce). */
+bool ir_is_reduction(const kf_graph *g, const ir_node *n);
 /* NumPy broadcasting of two shapes; false if they do not broadcast. */
 bool ir_broadcast_shapes(int ra, const int64_t *a, int rb, const int64_t *b, int *rout,
                          int64_t *out);

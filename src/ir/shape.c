@@ -1,5 +1,5 @@
-/* shape.c - element and byte counts under the size limit, NumPy broadcasting
- * and shape formatting. */
+/* shape.c - element and byte counts under the size limit, NumPy broadcasting,
+ * extent-1 reductions and shape formatting. */
 #include <stdio.h>
 
 #include "ir/ir.h"
@@ -60,6 +60,18 @@ bool ir_broadcast_shapes(int ra, const int64_t *a, int rb, const int64_t *b, int
   for (int i = 0; i < r; i++) out[i] = tmp[i];
   if (rout) *rout = r;
   return true;
+}
+
+bool ir_is_copy_reduce(const kf_graph *g, const ir_node *n) {
+  if (ir_ops[n->op].kind != KIND_REDUCE) return false;
+  const ir_node *x = &g->nodes[n->args[0]];
+  for (int d = 0; d < x->rank; d++)
+    if (((n->axes >> d) & 1u) && x->shape[d] != 1) return false;
+  return true;
+}
+
+bool ir_is_reduction(const kf_graph *g, const ir_node *n) {
+  return ir_ops[n->op].kind == KIND_REDUCE && !ir_is_copy_reduce(g, n);
 }
 
 const char *ir_shape_str(char *buf, size_t size, int rank, const int64_t *shape) {

@@ -1,0 +1,196 @@
+/* test_reduce_edges.c - regression tests of the reductions that did not
+ * plan or compile (issue 18): extent-1 reductions (a batch of 1, a scalar,
+ * softmax over a length-1 axis) become pointwise copies, axes that do not
+ * merge get a per-dim indexed reduce kernel, and a launch of many strided
+ * reductions keeps its shared memory under 48 KB. Each plans, emits and
+ * compiles for sm_90 (no GPU needed); the CPU reference runs. */
+#include <ftw.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "check_main.h"
+#include "kfuse.h"
+
+static char G_dir[64];
+static kf_ctx *G_ctx;
+
+static int rm_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw) {
+  (void)sb, (void)flag, (void)ftw;
+  return remove(path);
+}
+
+static void setup(void) {
+  snprintf(G_dir, sizeof G_dir, "/tmp/kfuse-redge-XXXXXX");
+  ck_assert_ptr_nonnull(mkdtemp(G_dir));
+  setenv("KFUSE_CACHE_DIR", G_dir, 1);
+  ck_assert_int_eq(kf_ctx_create(&G_ctx), KF_OK);
+  kf_ctx_set_log(G_ctx, NULL, NULL);
+}
+
+static void teardown(void) {
+  kf_ctx_destroy(G_ctx);
+  nftw(G_dir, rm_entry, 8, FTW_DEPTH | FTW_PHYS);
+}
+
+/* Plans g (fusion on or off), compiles it for sm_90 and returns the plan's
+ * JSON (caller frees with kf_free) and launch 0's source in *src. */
+static char *compile_ok(kf_graph *g, bool fusion, char **src) {
+  ck_assert_int_eq(kf_graph_status(g), KF_OK);
+  kf_options opt;
+  kf_options_init(&opt);
+  opt.arch = "sm_90";
+  opt.fusion = fusion;
+  kf_plan *plan = NULL;
+  kf_status st = kf_compile(G_ctx, g, &opt, &plan);
+  ck_assert_msg(st == KF_OK, "compile failed: %s", kf_ctx_errmsg(G_ctx));
+  char *json = kf_plan_describe(plan, KF_FORMAT_JSON);
+  ck_assert_ptr_nonnull(json);
+  if (src) {
+    *src = kf_plan_source(plan, 0, NULL);
+    ck_assert_ptr_nonnull(*src);
+  }
+  kf_plan_destroy(plan);
+  return json;
+}
+
+/* Whether the plan's JSON holds text (both written without spaces, so
+ * that the JSON's spacing does not matter). */
+static bool has(const char *json, const char *text) {
+  char *a = malloc(strlen(json) + 1), *b = malloc(strlen(text) + 1);
+  ck_assert(a && b);
+  size_t n = 0, m = 0;
+  for (const char *c = json; *c; c++)
+    if (*c != ' ') a[n++] = *c;
+  for (const char *c = text; *c; c++)
+    if (*c != ' ') b[m++] = *c;
+  a[n] = b[m] = '\0';
+  bool found = strstr(a, b) != NULL;
+  free(a), free(b);
+  return found;
+}
+
+static kf_graph *new_graph(void) {
+  kf_graph *g = NULL;
+  ck_assert_int_eq(kf_graph_create(G_ctx, &g), KF_OK);
+  return g;
+}
+
+/* mean over axis 0 of [1, 4096] (a batch of 1): stored an undefined red1. */
+START_TEST(mean_of_batch_one) {
+  kf_graph *g = new_graph();
+  int64_t s[2] = {1, 4096};
+  int ax = 0;
+  kf_set_output(g, kf_mean(g, kf_input(g, "x", KF_F32, 2, s), 1, &ax, false));
+  for (int fusion = 0; fusion < 2; fusion++) {
+    char *src = NULL, *json = compile_ok(g, fusion, &src);
+    ck_assert_msg(has(json, "\"kind\": \"pointwise\""), "%s", json);
+    ck_assert_ptr_null(strstr(src, "red1"));
+    kf_free(json), kf_free(src);
+  }
+  kf_graph_destroy(g);
+}
+END_TEST
+
+/* sum, mean, max and min of a rank-0 value, and over only 1-extents. */
+START_TEST(reductions_of_one_element) {
+  kf_graph *g = new_graph();
+  kf_value x = kf_input(g, "x", KF_F32, 0, NULL);
+  int64_t s[3] = {3, 1, 5};
+  kf_value y = kf_input(g, "y", KF_F16, 3, s);
+  int ax = 1;
+  kf_set_output(g, kf_sum(g, x, 0, NULL, false));
+  kf_set_output(g, kf_mean(g, x, 0, NULL, true));
+  kf_set_output(g, kf_max(g, y, 1, &ax, false));
+  kf_set_output(g, kf_min(g, y, 1, &ax, true));
+  kf_set_output(g, kf_sum(g, y, 1, &ax, true));
+  char *json = compile_ok(g, true, NULL);
+  ck_assert(!has(json, "\"kind\": \"reduce\""));
+  ck_assert(!has(json, "\"kind\": \"row\""));
+  kf_free(json);
+  kf_graph_destroy(g);
+}
+END_TEST
+
+/* softmax over [8, 1] (ERR_UNSUPPORTED bad row extents 0 x 0) and over a
+ * middle axis of length 1: one pointwise kernel each. */
+START_TEST(softmax_over_length_one) {
+  int64_t a[2] = {8, 1}, b[3] = {4, 1, 6};
+  for (int i = 0; i < 2; i++) {
+    kf_graph *g = new_graph();
+    kf_value x = kf_input(g, "x", KF_F32, i ? 3 : 2, i ? b : a);
+    kf_set_output(g, kf_softmax(g, x, i ? 1 : -1));
+    char *json = compile_ok(g, true, NULL);
+    ck_assert_msg(has(json, "\"n_kernels\": 1,"), "%s", json);
+    ck_assert_msg(has(json, "\"kind\": \"pointwise\""), "%s", json);
+    kf_free(json);
+    kf_graph_destroy(g);
+  }
+}
+END_TEST
+
+/* A sum over axes 0 and 2 of [3, 4, 5] ("axes that do not merge"): one
+ * reduce kernel, the operand indexed per dim. */
+START_TEST(axes_that_do_not_merge) {
+  kf_graph *g = new_graph();
+  int64_t s[3] = {3, 4, 5};
+  int axes[2] = {0, 2};
+  kf_set_output(g, kf_sum(g, kf_input(g, "x", KF_F32, 3, s), 2, axes, false));
+  char *src = NULL, *json = compile_ok(g, true, &src);
+  ck_assert_msg(has(json, "\"outer\": 4, \"red\": 15, \"inner\": 1, \"strided\": true"), "%s",
+                json);
+  ck_assert_msg(strstr(src, "((k) / 5) * 20 + (o) * 5 + (k) % 5"), "%s", src);
+  kf_free(json), kf_free(src);
+  kf_graph_destroy(g);
+  /* and with kept inner axes (the strided template), every rank-4 set */
+  int64_t t[4] = {2, 3, 4, 5};
+  for (unsigned m = 1; m < 16; m++) {
+    g = new_graph();
+    int ax[4], n = 0;
+    for (int d = 0; d < 4; d++)
+      if (m & (1u << d)) ax[n++] = d;
+    kf_set_output(g, kf_max(g, kf_input(g, "x", KF_BF16, 4, t), n, ax, m & 1));
+    kf_free(compile_ok(g, true, NULL));
+    kf_graph_destroy(g);
+  }
+}
+END_TEST
+
+/* Many independent strided reductions of one input (every adjacent axis
+ * set that keeps the last axis): their launch passed 48 KB of static
+ * shared memory (ptxas: 0x17104 bytes). */
+START_TEST(packed_shared_memory) {
+  kf_graph *g = new_graph();
+  int64_t s[4] = {2, 3, 4, 5};
+  kf_value x = kf_input(g, "x", KF_F32, 4, s);
+  static const unsigned masks[] = {1, 2, 4, 3, 6, 7};
+  for (int i = 0; i < 6; i++) {
+    int ax[4], n = 0;
+    for (int d = 0; d < 4; d++)
+      if (masks[i] & (1u << d)) ax[n++] = d;
+    kf_set_output(g, kf_sum(g, x, n, ax, false));
+    kf_set_output(g, kf_max(g, x, n, ax, true));
+    kf_set_output(g, kf_min(g, x, n, ax, true));
+    kf_set_output(g, kf_mean(g, x, n, ax, false));
+  }
+  char *json = compile_ok(g, true, NULL);
+  ck_assert_msg(has(json, "\"rule\": \"shared-memory\""), "no shared-memory decision");
+  kf_free(json);
+  kf_graph_destroy(g);
+}
+END_TEST
+
+static Suite *make_suite(void) {
+  Suite *s = suite_create("reduce_edges");
+  TCase *tc = tcase_create("edges");
+  tcase_add_checked_fixture(tc, setup, teardown);
+  tcase_set_timeout(tc, 300);
+  tcase_add_test(tc, mean_of_batch_one);
+  tcase_add_test(tc, reductions_of_one_element);
+  tcase_add_test(tc, softmax_over_length_one);
+  tcase_add_test(tc, axes_that_do_not_merge);
+  tcase_add_test(tc, packed_shared_memory);
+  suite_add_tcase(s, tc);
+  return s;
+}
