@@ -523,6 +523,22 @@ typedef enum kf_run_mode {
   KF_MODE_GRAPH = 2    /* recorded once as a CUDA Graph and replayed */
 } kf_run_mode;
 
+/* The math policy of a plan's pointwise device functions (docs/codegen.md,
+ * "Math policy", has each op's error in ulps per policy and dtype). Every
+ * policy keeps fused == unfused bit for bit: an op's function may contract
+ * or approximate inside itself, and the same function runs fused and
+ * unfused; nothing is contracted across ops. */
+typedef enum kf_math {
+  KF_MATH_DEFAULT = 0, /* the CUDA math library's functions, contracted (fma)
+                          inside each op, hardware reciprocal where its error
+                          is bounded (sigmoid, silu, reciprocal) */
+  KF_MATH_STRICT = 1,  /* correctly rounded where the hardware allows (IEEE
+                          division and sqrt), the library's functions, no
+                          contraction: kfuse before the policy existed */
+  KF_MATH_FAST = 2     /* --use_fast_math-like hardware approximations (exp,
+                          log, sin, cos, tanh, sqrt, division, pow) */
+} kf_math;
+
 typedef struct kf_options {
   bool fusion;           /* false: every op its own kernel */
   bool horizontal;       /* false: no horizontal packing */
@@ -538,11 +554,15 @@ typedef struct kf_options {
                             start while the one ahead drains, and waits for
                             its writes (docs/runtime.md). false: plain
                             launches */
+  kf_math math;          /* KF_MATH_DEFAULT; another value is an error of
+                            kf_plan_create (KF_ERR_INVALID_ARG) */
 } kf_options;
 
 /* Fills defaults: fusion and horizontal packing on (unless KFUSE_NO_FUSION
  * or KFUSE_NO_HORIZONTAL is set to 1), arch NULL, KF_MODE_PLAIN, 0.20, 4,
- * pdl on (unless KFUSE_PDL is set to 0). */
+ * pdl on (unless KFUSE_PDL is set to 0), math KF_MATH_DEFAULT (KFUSE_MATH
+ * set to strict, default or fast chooses; another value makes the
+ * kf_plan_create of these options fail with a message naming it). */
 KF_API void kf_options_init(kf_options *opt);
 
 /* Text renderings of a plan. */

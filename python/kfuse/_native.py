@@ -58,7 +58,7 @@ class _Options(ctypes.Structure):
     _fields_ = [("fusion", ctypes.c_bool), ("horizontal", ctypes.c_bool),
                 ("arch", ctypes.c_char_p), ("mode", ctypes.c_int),
                 ("occupancy_drop", ctypes.c_double), ("streams", ctypes.c_int),
-                ("pdl", ctypes.c_bool)]
+                ("pdl", ctypes.c_bool), ("math", ctypes.c_int)]
 
 
 class _Hash(ctypes.Structure):

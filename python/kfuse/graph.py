@@ -337,7 +337,8 @@ def load_yaml_string(text, filename=None, ctx=None):
 def compile_yaml(path, ctx=None, **kw):
     """Loads a graph file (str or os.PathLike) and compiles it for the
     current GPU, or for arch="sm_90" (any sm_XX) where there is none. Other
-    keywords go to Plan: fusion, horizontal, mode, check, pdl."""
+    keywords go to Plan: fusion, horizontal, mode, check, pdl, math ("strict",
+    "default" or "fast")."""
     return load_yaml(path, ctx).compile(**kw)
 
 

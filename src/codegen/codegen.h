@@ -20,6 +20,8 @@ typedef struct cg_target {
   uint32_t max_grid;      /* most blocks of one launch's 1-D grid: CG_MAX_GRID
                              (0 means that too); tests lower it to exercise
                              the block-stride loops on small shapes */
+  kf_math math;           /* the device functions' math policy (the plan's
+                             kf_options.math; KF_MATH_DEFAULT) */
 } cg_target;
 
 /* The hardware's limit on gridDim.x (2^31 - 1 on every arch since sm_30). */
@@ -78,6 +80,7 @@ typedef struct cg_launch_src {
    * runtime may launch it with programmatic dependent launch. As
    * cg_target.grid_dep asked. */
   bool grid_dep;
+  kf_math math; /* cg_target.math: the policy the source is written for */
 } cg_launch_src;
 
 /* Generates the launch `launch` of `plan`. out is the caller's; release its

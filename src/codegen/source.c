@@ -20,6 +20,7 @@ KF_API char *kf_plan_source(kf_plan *plan, int launch, const char *arch) {
     return NULL;
   }
   t.grid_dep = plan->options.pdl;
+  t.math = plan->options.math;
   cg_launch_src src;
   char err[512] = "";
   kf_status st = cg_emit_launch(plan->graph, plan->fuse, launch, &t, &src, err, sizeof err);

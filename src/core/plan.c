@@ -10,6 +10,18 @@
 #include "core/alloc.h"
 #include "core/span.h"
 #include "runtime/rt.h"
+/* kf_options_init's math for a KFUSE_MATH it cannot read: kf_plan_create
+ * then fails and names the setting (kf_options_init cannot fail). */
+#define CORE_MATH_BAD_ENV ((kf_math)-1)
+
+/* KFUSE_MATH: strict, default or fast; unset or empty is the default. */
+static kf_math core_math_from_env(void) {
+  const char *m = getenv("KFUSE_MATH");
+  if (!m || !*m || strcmp(m, "default") == 0) return KF_MATH_DEFAULT;
+  if (strcmp(m, "strict") == 0) return KF_MATH_STRICT;
+  if (strcmp(m, "fast") == 0) return KF_MATH_FAST;
+  return CORE_MATH_BAD_ENV;
+}
 
 void kf_options_init(kf_options *opt) {
   if (!opt) return;
@@ -24,6 +36,7 @@ void kf_options_init(kf_options *opt) {
   opt->streams = 4;
   const char *pdl = getenv("KFUSE_PDL");
   opt->pdl = !(pdl && strcmp(pdl, "0") == 0);
+  opt->math = core_math_from_env();
 }
 
 kf_status core_plan_error(kf_plan *plan, kf_status st, const char *fmt, ...) {
@@ -59,6 +72,19 @@ static kf_status check_options(kf_ctx *ctx, const kf_options *o) {
   return KF_OK;
 }
 
+/* A math policy kf_plan_create takes, or the error that names the bad one. */
+static kf_status check_math(kf_ctx *ctx, kf_math math) {
+  if (math == KF_MATH_DEFAULT || math == KF_MATH_STRICT || math == KF_MATH_FAST) return KF_OK;
+  if (math == CORE_MATH_BAD_ENV && core_math_from_env() == CORE_MATH_BAD_ENV)
+    return core_error(ctx, KF_ERR_INVALID_ARG,
+                      "kf_plan_create: KFUSE_MATH='%.40s': expected strict, default or fast",
+                      getenv("KFUSE_MATH"));
+  return core_error(ctx, KF_ERR_INVALID_ARG,
+                    "kf_plan_create: kf_options.math %d is not a kf_math (0 default, 1 strict, "
+                    "2 fast)",
+                    (int)math);
+}
+
 kf_status kf_plan_create(kf_ctx *ctx, const kf_graph *g, const kf_options *opt,
                          kf_plan **out) {
   if (!out) return core_error(ctx, KF_ERR_INVALID_ARG, "kf_plan_create: out is NULL");
@@ -72,6 +98,8 @@ kf_status kf_plan_create(kf_ctx *ctx, const kf_graph *g, const kf_options *opt,
     kf_status st = check_options(ctx, opt);
     if (st != KF_OK) return st;
   }
+  kf_status mst = check_math(ctx, opt ? opt->math : core_math_from_env());
+  if (mst != KF_OK) return mst;
   kf_plan *plan = core_calloc(1, sizeof *plan);
   if (!plan) return core_error(ctx, KF_ERR_OUT_OF_MEMORY, "kf_plan_create: out of memory");
   plan->ctx = ctx;

@@ -230,6 +230,7 @@ static kf_status emit_all(kf_plan *plan, cg_program *prog, const kf_device_info 
     return core_plan_error(plan, KF_ERR_INVALID_ARG, "kf_plan_compile: unknown arch %s",
                            prog->arch);
   target.grid_dep = plan->options.pdl;
+  target.math = plan->options.math;
   if (info->sm_count > 0) {
     target.sm_count = info->sm_count;
     if (info->max_threads_per_sm > 0) target.max_threads_per_sm = info->max_threads_per_sm;
