@@ -235,7 +235,7 @@ class Graph:
     def compile(self, **kw):
         """A Plan compiled with NVRTC (arch="sm_90" where there is no GPU).
         Keywords as Plan (kf_options' fields): fusion, horizontal, mode, arch,
-        pdl, occupancy_drop, streams; and check (the torch path's policy)."""
+        pdl, occupancy_drop, streams, math; and check (the torch path's policy)."""
         return P.Plan(self.ctx, self.h, **kw)
 
     def plan(self, **kw):
