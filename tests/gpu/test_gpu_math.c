@@ -9,7 +9,9 @@
  * magnitude, and floor = abs_floor + x_floor * |x| (for ops whose result
  * cancels: sin, cos and log near their zeros, gelu's negative tail).
  * Results below 2^-126 (f32 subnormals, flushed by the SFU reciprocal) are
- * held to an absolute error of 2^-126 instead. */
+ * held to an absolute error of 2^-126 instead. The bounds are worst cases
+ * derived from the documented errors of the functions used (a relative
+ * error r is at most r * 2^24 ulps); the measured maxima are smaller. */
 #include <math.h>
 
 #include "gpu_util.h"
@@ -20,8 +22,8 @@ typedef struct math_case {
   double ylo, yhi; /* 0, 0: unary */
   bool signed_mag; /* x = +-[lo, hi] (log-uniform magnitudes) */
   double abs_floor, x_floor;
-  double f32[3];        /* f32 bound in ulps: strict, default, fast */
-  double half_fast_f16; /* f16 bound under fast (1 otherwise, and for bf16) */
+  double f32[3];    /* f32 bound in ulps: strict, default, fast */
+  double half_fast; /* f16 and bf16 bound under fast (1 otherwise) */
 } math_case;
 
 #define PI_F 3.14159265358979
@@ -34,12 +36,12 @@ static const math_case cases[] = {
     {"sin", -PI_F, PI_F, 0, 0, false, 1, 0, {2, 2, 4}, 1},
     {"cos", -PI_F, PI_F, 0, 0, false, 1, 0, {2, 2, 4}, 1},
     {"tanh", -10, 10, 0, 0, false, 0, 0, {2, 2, 9000}, 2},
-    {"sigmoid", -20, 20, 0, 0, false, 0, 0, {3, 4, 28}, 1},
-    {"silu", -20, 20, 0, 0, false, 0, 0, {4, 5, 29}, 1},
-    {"gelu", -5, 5, 0, 0, false, 0, 0.125, {8, 8, 8}, 1},
-    {"gelu_tanh", -5, 5, 0, 0, false, 0, 0.125, {8, 8, 34000}, 2},
+    {"sigmoid", -20, 20, 0, 0, false, 0, 0, {6, 7, 53}, 1},
+    {"silu", -20, 20, 0, 0, false, 0, 0, {7, 8, 54}, 1},
+    {"gelu", -5, 5, 0, 0, false, 0, 0.125, {32, 32, 32}, 1},
+    {"gelu_tanh", -5, 5, 0, 0, false, 0, 0.125, {32, 32, 34000}, 5},
     {"erf", -4, 4, 0, 0, false, 0, 0, {2, 2, 2}, 1},
-    {"div", -100, 100, 0.01, 100, false, 0, 0, {0.5, 0.5, 2}, 1},
+    {"div", -100, 100, 0.01, 100, false, 0, 0, {0.5, 0.5, 3}, 1},
     {"pow", 0.25, 4, -2, 2, false, 0, 0, {8, 8, 24}, 1},
 };
 static const kf_math policies[] = {KF_MATH_STRICT, KF_MATH_DEFAULT, KF_MATH_FAST};
@@ -171,9 +173,7 @@ START_TEST(ulp_bounds) {
   for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++)
     for (int d = 0; d < 3; d++)
       for (int p = 0; p < 3; p++) {
-        double bound = dts[d] == KF_F32               ? cases[k].f32[p]
-                       : (dts[d] == KF_F16 && p == 2) ? cases[k].half_fast_f16
-                                                      : 1.0;
+        double bound = dts[d] == KF_F32 ? cases[k].f32[p] : p == 2 ? cases[k].half_fast : 1.0;
         double got = measure(&cases[k], dts[d], p, n);
         if (got > bound) {
           printf("OVER: %s %s %s: %.3g ulp > documented %.3g\n", cases[k].op, dt_name(dts[d]),
