@@ -10,6 +10,7 @@
 #include "core/alloc.h"
 #include "core/span.h"
 #include "runtime/rt.h"
+
 /* kf_options_init's math for a KFUSE_MATH it cannot read: kf_plan_create
  * then fails and names the setting (kf_options_init cannot fail). */
 #define CORE_MATH_BAD_ENV ((kf_math)-1)
