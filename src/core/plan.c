@@ -14,16 +14,14 @@
 void kf_options_init(kf_options *opt) {
   if (!opt) return;
   memset(opt, 0, sizeof *opt);
-  const char *nf = getenv("KFUSE_NO_FUSION");
-  const char *nh = getenv("KFUSE_NO_HORIZONTAL");
-  opt->fusion = !(nf && strcmp(nf, "1") == 0);
-  opt->horizontal = !(nh && strcmp(nh, "1") == 0);
+  const core_knobs *k = core_knobs_quiet(); /* kf_plan_create warns, on its context */
+  opt->fusion = !k->no_fusion;
+  opt->horizontal = !k->no_horizontal;
   opt->arch = NULL;
   opt->mode = KF_MODE_PLAIN;
   opt->occupancy_drop = 0.20;
   opt->streams = 4;
-  const char *pdl = getenv("KFUSE_PDL");
-  opt->pdl = !(pdl && strcmp(pdl, "0") == 0);
+  opt->pdl = k->pdl;
 }
 
 kf_status core_plan_error(kf_plan *plan, kf_status st, const char *fmt, ...) {
@@ -75,6 +73,7 @@ kf_status kf_plan_create(kf_ctx *ctx, const kf_graph *g, const kf_options *opt,
   kf_plan *plan = core_calloc(1, sizeof *plan);
   if (!plan) return core_error(ctx, KF_ERR_OUT_OF_MEMORY, "kf_plan_create: out of memory");
   plan->ctx = ctx;
+  plan->knobs = core_knobs_get(ctx);
   if (opt)
     plan->options = *opt;
   else

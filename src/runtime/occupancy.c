@@ -39,8 +39,7 @@ bool rt_occupancy_decide(const rt_occ *fused, const rt_occ *parts, int n_parts, 
 }
 
 bool rt_occupancy_split_enabled(const kf_plan *plan) {
-  const char *e = getenv("KFUSE_NO_OCCUPANCY_SPLIT");
-  return plan->options.occupancy_drop > 0 && !(e && strcmp(e, "1") == 0);
+  return plan->options.occupancy_drop > 0 && !plan->knobs->no_occupancy_split;
 }
 
 /* Only a kernel that spills or sits below (1 - drop) can be more than drop
