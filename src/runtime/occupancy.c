@@ -261,6 +261,7 @@ static kf_plan *compile_with(kf_plan *plan, const fuse_split *s, int32_t n) {
   tmp->graph = plan->graph;
   tmp->options = plan->options;
   tmp->options.arch = plan->code->arch;
+  tmp->knobs = plan->knobs; /* the same environment as the plan it measures for */
   fuse_options fo = plan->fuse->options;
   fo.splits = s;
   fo.n_splits = n;
