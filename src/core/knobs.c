@@ -12,14 +12,16 @@
 #include "core/alloc.h"
 #include "core/ctx.h"
 
-enum { KNOB_COUNT = 0
+enum {
+  KNOB_COUNT = 0
 #define KNOB(field, var, type, def, lo, hi, acc, cls, comp, doc) +1
 #include "core/knobs.def"
 #undef KNOB
 };
 
 static const core_knob_row rows[] = {
-#define KNOB(field, var, type, def, lo, hi, acc, cls, comp, doc) {#var, def, acc, doc, type, cls, comp, lo, hi},
+#define KNOB(field, var, type, def, lo, hi, acc, cls, comp, doc) \
+  {#var, def, acc, doc, type, cls, comp, lo, hi},
 #include "core/knobs.def"
 #undef KNOB
 };
@@ -115,22 +117,30 @@ static bool parse_value(const core_knob_row *r, const char *s, bool ranged, void
       *(int *)out = (int)l;
       return true;
     case KT_STR:
-    case KT_PATH: *(const char **)out = *s ? s : NULL; return true;
+    case KT_PATH:
+      *(const char **)out = *s ? s : NULL;
+      return true;
   }
   return false;
 }
 
 void core_knob_accepts(const core_knob_row *r, char *out, size_t size) {
   switch (r->type) {
-    case KT_BOOL: snprintf(out, size, "0 or 1"); break;
-    case KT_INT: snprintf(out, size, "an integer from %.0f to %.0f", r->lo, r->hi); break;
+    case KT_BOOL:
+      snprintf(out, size, "0 or 1");
+      break;
+    case KT_INT:
+      snprintf(out, size, "an integer from %.0f to %.0f", r->lo, r->hi);
+      break;
     case KT_POW2:
       snprintf(out, size, "a power of two from %.0f to %.0f", r->lo > 0 ? r->lo : 1, r->hi);
       if (r->lo == 0) snprintf(out + strlen(out), size - strlen(out), ", or 0");
       break;
     case KT_MB:
-      snprintf(out, size, "a size in MB from %.10g to %.10g (digits, optionally with a fraction: "
-               "512, 1.5)", r->lo, r->hi);
+      snprintf(out, size,
+               "a size in MB from %.10g to %.10g (digits, optionally with a fraction: "
+               "512, 1.5)",
+               r->lo, r->hi);
       break;
     case KT_ENUM: {
       snprintf(out, size, "one of ");
@@ -140,8 +150,27 @@ void core_knob_accepts(const core_knob_row *r, char *out, size_t size) {
       break;
     }
     case KT_STR:
-    case KT_PATH: snprintf(out, size, "any text"); break;
+    case KT_PATH:
+      snprintf(out, size, "any text");
+      break;
   }
+}
+
+/* The default in words: "unset" for text and for a number outside the range
+ * (the code decides; the doc says how), else the table's text. */
+static const char *default_words(const core_knob_row *r) {
+  if (r->type == KT_STR || r->type == KT_PATH) return "unset";
+  long l;
+  if ((r->type == KT_INT || r->type == KT_POW2) && parse_long(r->def, &l) &&
+      (l < r->lo || l > r->hi) && !(r->type == KT_POW2 && l == 0 && r->lo == 0))
+    return "unset";
+  return r->def;
+}
+
+void core_knob_markdown(const core_knob_row *r, char *out, size_t size) {
+  char acc[160];
+  core_knob_accepts(r, acc, sizeof acc);
+  snprintf(out, size, "| `%s` | %s | %s | %s |", r->name, acc, default_words(r), r->doc);
 }
 
 /* ---- reading -------------------------------------------------------------- */

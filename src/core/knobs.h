@@ -10,7 +10,13 @@
 #include "kfuse.h"
 
 typedef enum core_knob_type {
-  KT_BOOL, KT_INT, KT_POW2, KT_MB, KT_ENUM, KT_STR, KT_PATH
+  KT_BOOL,
+  KT_INT,
+  KT_POW2,
+  KT_MB,
+  KT_ENUM,
+  KT_STR,
+  KT_PATH
 } core_knob_type;
 
 typedef enum core_knob_class { KC_USER, KC_TUNE, KC_SYS } core_knob_class;
@@ -62,6 +68,10 @@ void core_knobs_reload(void);
 
 /* What `row` accepts, in words ("0 or 1", "an integer from 1 to 64", ...). */
 void core_knob_accepts(const core_knob_row *row, char *out, size_t size);
+
+/* The row as a line of the Markdown tables of README.md / docs (checked by
+ * tests/test_knobs.c): | `NAME` | accepts | default | doc | */
+void core_knob_markdown(const core_knob_row *row, char *out, size_t size);
 
 /* The `accepted` value of enum knob `row` with index i ("" past the end). */
 const char *core_knob_enum_value(const char *accepted, int i, char *out, size_t size);
