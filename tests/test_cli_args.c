@@ -225,7 +225,7 @@ START_TEST(json_every_command) {
   const char *g = small_graph(), *bad = bad_graph();
   char env[600];
   snprintf(env, sizeof env, "%s/jcache", tmpdir);
-  setenv("KFUSE_CACHE_DIR", env, 1);
+  kt_setenv("KFUSE_CACHE_DIR", env, 1);
   const char *ok_cmds[] = {
       "info --json",        "check '%s' --json",         "compile '%s' --arch sm_90 --json",
       "cache stats --json", "cache path --json",         "plan '%s' --json",
@@ -252,7 +252,7 @@ START_TEST(json_every_command) {
   ck_json("bench", r.out);
   if (!have_gpu()) ck_contains(r.out, "\"exit\":4}");
   cli_free(&r);
-  unsetenv("KFUSE_CACHE_DIR");
+  kt_unsetenv("KFUSE_CACHE_DIR");
 }
 END_TEST
 

@@ -177,21 +177,34 @@ static char *slurp(const char *path) {
   return s;
 }
 
+static char *slurp(const char *path);
+
+/* A macro of kfuse.h (KFUSE_VERSION_STRING), not a variable. */
+static bool public_macro(const char *name, size_t len) {
+  char *h = slurp("include/kfuse.h");
+  bool found = false;
+  for (const char *p = strstr(h, "#define KFUSE_"); p && !found;
+       p = strstr(p + 1, "#define KFUSE_"))
+    found = !strncmp(p + 8, name, len) && (p[8 + len] == ' ' || p[8 + len] == '(');
+  free(h);
+  return found;
+}
+
 static bool in_table(const char *name, size_t len) {
   int n;
   const core_knob_row *rows = core_knob_rows(&n);
   for (int i = 0; i < n; i++)
     if (strlen(rows[i].name) == len && !strncmp(rows[i].name, name, len)) return true;
   /* not the library's: build options, test-suite and Python variables */
-  static const char *const others[] = {"KFUSE_SANITIZE",    "KFUSE_WERROR",
-                                       "KFUSE_TESTS",       "KFUSE_FUZZ",
-                                       "KFUSE_CLI",         "KFUSE_UPDATE_GOLDEN",
-                                       "KFUSE_DIFF_GRAPHS", "KFUSE_DIFF_FIRST",
-                                       "KFUSE_TEST_SMALL",  "KFUSE_EXAMPLE_MAX_ELEMS",
-                                       "KFUSE_CHECK"};
+  static const char *const others[] = {
+      "KFUSE_SANITIZE", "KFUSE_WERROR", "KFUSE_TESTS", "KFUSE_FUZZ", "KFUSE_CLI",
+      "KFUSE_UPDATE_GOLDEN", "KFUSE_DIFF_GRAPHS", "KFUSE_DIFF_FIRST", "KFUSE_TEST_SMALL",
+      "KFUSE_EXAMPLE_MAX_ELEMS",
+      /* the Python package's own (python/) */
+      "KFUSE_CHECK", "KFUSE_LIB", "KFUSE_BUILD", "KFUSE_TORCH_MATMUL", "KFUSE_TORCH_REGISTER"};
   for (size_t i = 0; i < sizeof others / sizeof others[0]; i++)
     if (strlen(others[i]) == len && !strncmp(others[i], name, len)) return true;
-  return false;
+  return public_macro(name, len);
 }
 
 /* Every KFUSE_ name in text is the table's (or a known other's); with
