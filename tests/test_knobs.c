@@ -66,8 +66,9 @@ START_TEST(bad_value_warns_naming_the_range) {
   ck_assert_msg(strstr(logged[0], "KFUSE_NO_FUSION='yes' is not 0 or 1; using the default (0)"),
                 "%s", logged[0]);
   ck_assert_str_eq(logged_comp[0], "fuse");
-  ck_assert_msg(strstr(logged[1], "KFUSE_ROW_THREADS='300' is not a power of two from 64 to 1024"),
-                "%s", logged[1]);
+  ck_assert_msg(
+      strstr(logged[1], "KFUSE_ROW_THREADS='300' is not 0, or a power of two from 64 to 1024"),
+      "%s", logged[1]);
   ck_assert_str_eq(logged_comp[1], "codegen");
   ck_assert_int_eq(plan->knobs->row_threads, 0);
   ck_assert(!plan->knobs->no_fusion);
@@ -100,6 +101,11 @@ START_TEST(values_parse_strictly) {
                {"KFUSE_CACHE_MAX_MB", "1e3", false},
                {"KFUSE_ROW_STAGE", "thread", true},
                {"KFUSE_ROW_STAGE", "3", false},
+               {"KFUSE_ROW_STAGE", "0", true},
+               {"KFUSE_ROW_THREADS", "0", true},
+               {"KFUSE_ROW_WAVES", "0", true},
+               {"KFUSE_ROW_MIN_BLOCKS", "0", true},
+               {"KFUSE_ROW_THREADS", "32", false},
                {"KFUSE_PDL", "0", true},
                {"KFUSE_PDL", "off", false}};
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {

@@ -16,7 +16,7 @@ enum { ROW_STAGE_MAX = 40 * 1024 };
  * chunks (not at all where two do not fit); unset or anything else, no
  * staging (the default: measured 12-16% slower, performance.md T1). */
 static const char *stage_knob(const core_knobs *k) {
-  /* in the order of knobs.def's values: off|1|2|thread */
+  /* in the order of knobs.def's values: 0|1|2|thread */
   static const char *const modes[] = {NULL, "1", "2", "thread"};
   return k->row_stage > 0 && k->row_stage < 4 ? modes[k->row_stage] : NULL;
 }
@@ -24,7 +24,7 @@ static const char *stage_knob(const core_knobs *k) {
 /* KFUSE_ROW_PERSIST=1 or dynamic: the persistent grid without staging
  * (the threads load their rows as usual), for telling the grid's effect
  * from the staging's. */
-static bool persist_only(const core_knobs *k) { return k->row_persist != 0; /* off|1|dynamic */ }
+static bool persist_only(const core_knobs *k) { return k->row_persist != 0; /* 0|1|dynamic */ }
 
 /* KFUSE_ROW_PERSIST=dynamic: each block of a persistent grid takes its
  * next row from a launch-wide counter instead of striding by gridDim.x, so

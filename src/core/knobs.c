@@ -102,8 +102,7 @@ static bool parse_value(const core_knob_row *r, const char *s, bool ranged, void
     case KT_INT:
     case KT_POW2:
       if (!parse_long(s, &l)) return false;
-      if (ranged && (l < r->lo || l > r->hi) && !(r->type == KT_POW2 && l == 0 && r->lo == 0))
-        return false;
+      if (ranged && (l < r->lo || l > r->hi) && !(r->type == KT_POW2 && l == 0)) return false;
       if (ranged && r->type == KT_POW2 && (l & (l - 1))) return false;
       *(long *)out = l;
       return true;
@@ -133,8 +132,7 @@ void core_knob_accepts(const core_knob_row *r, char *out, size_t size) {
       snprintf(out, size, "an integer from %.0f to %.0f", r->lo, r->hi);
       break;
     case KT_POW2:
-      snprintf(out, size, "a power of two from %.0f to %.0f", r->lo > 0 ? r->lo : 1, r->hi);
-      if (r->lo == 0) snprintf(out + strlen(out), size - strlen(out), ", or 0");
+      snprintf(out, size, "0, or a power of two from %.0f to %.0f", r->lo, r->hi);
       break;
     case KT_MB:
       snprintf(out, size,
@@ -162,7 +160,7 @@ static const char *default_words(const core_knob_row *r) {
   if (r->type == KT_STR || r->type == KT_PATH) return "unset";
   long l;
   if ((r->type == KT_INT || r->type == KT_POW2) && parse_long(r->def, &l) &&
-      (l < r->lo || l > r->hi) && !(r->type == KT_POW2 && l == 0 && r->lo == 0))
+      (l < r->lo || l > r->hi) && !(r->type == KT_POW2 && l == 0))
     return "unset";
   return r->def;
 }
