@@ -30,7 +30,7 @@ const char *cg_use_aligned(cg_buf *into, const cg_buf *align);
 
 /* ---- templates ----------------------------------------------------------------- */
 
-/* The text of templates/<name>: from $KFUSE_TEMPLATE_DIR when set (read
+/* The text of templates/<name>: from KFUSE_TEMPLATE_DIR when set (read
  * each call, for development), else the embedded copy. malloc'd; NULL when
  * missing (err says why). */
 char *cg_template_text(const char *name, char *err, size_t errsize);

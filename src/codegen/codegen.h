@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/knobs.h"
 #include "fuser/plan.h"
 
 /* What code is generated for. */
@@ -22,6 +23,9 @@ typedef struct cg_target {
                              the block-stride loops on small shapes */
   kf_math math;           /* the device functions' math policy (the plan's
                              kf_options.math; KF_MATH_DEFAULT) */
+  /* The tuning knobs (core/knobs.def) the code is generated with: code
+   * generation reads them here, never the environment. */
+  const core_knobs *knobs;
 } cg_target;
 
 /* The hardware's limit on gridDim.x (2^31 - 1 on every arch since sm_30). */
@@ -37,7 +41,9 @@ typedef struct cg_target {
 bool cg_arch_parse(const char *name, int *num, char *suffix);
 
 /* Parses an arch name (cg_arch_parse) into a target with that arch's
- * defaults. false on a malformed name or one before sm_50. */
+ * defaults and the current knobs (core_knobs_quiet). false on a malformed
+ * name or one before sm_50. A plan's target is built by rt_plan_target (one
+ * place for kf_plan_source and kf_plan_compile). */
 bool cg_target_from_arch(const char *arch, cg_target *out);
 
 /* One device-memory parameter of a launch, in kernel-signature order. Every

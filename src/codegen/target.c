@@ -62,5 +62,6 @@ bool cg_target_from_arch(const char *arch, cg_target *out) {
   out->grid_dep = true;
   out->max_grid = CG_MAX_GRID;
   out->math = KF_MATH_DEFAULT;
+  out->knobs = core_knobs_quiet();
   return true;
 }

@@ -1,5 +1,6 @@
 /* ctx.c - creating and destroying contexts, and their last-error text. */
 #include "core/ctx.h"
+#include "core/knobs.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,7 +22,7 @@ kf_status kf_ctx_create(kf_ctx **out) {
     free(ctx);
     return KF_ERR_INTERNAL;
   }
-  core_log_parse(getenv("KFUSE_LOG"), ctx->levels);
+  core_log_parse(core_knobs_quiet()->log, ctx->levels);
   *out = ctx;
   return KF_OK;
 }

@@ -11,33 +11,18 @@
 #include "core/span.h"
 #include "runtime/rt.h"
 
-/* kf_options_init's math for a KFUSE_MATH it cannot read: kf_plan_create
- * then fails and names the setting (kf_options_init cannot fail). */
-#define CORE_MATH_BAD_ENV ((kf_math)-1)
-
-/* KFUSE_MATH: strict, default or fast; unset or empty is the default. */
-static kf_math core_math_from_env(void) {
-  const char *m = getenv("KFUSE_MATH");
-  if (!m || !*m || strcmp(m, "default") == 0) return KF_MATH_DEFAULT;
-  if (strcmp(m, "strict") == 0) return KF_MATH_STRICT;
-  if (strcmp(m, "fast") == 0) return KF_MATH_FAST;
-  return CORE_MATH_BAD_ENV;
-}
-
 void kf_options_init(kf_options *opt) {
   if (!opt) return;
   memset(opt, 0, sizeof *opt);
-  const char *nf = getenv("KFUSE_NO_FUSION");
-  const char *nh = getenv("KFUSE_NO_HORIZONTAL");
-  opt->fusion = !(nf && strcmp(nf, "1") == 0);
-  opt->horizontal = !(nh && strcmp(nh, "1") == 0);
+  const core_knobs *k = core_knobs_quiet(); /* kf_plan_create warns, on its context */
+  opt->fusion = !k->no_fusion;
+  opt->horizontal = !k->no_horizontal;
   opt->arch = NULL;
   opt->mode = KF_MODE_PLAIN;
   opt->occupancy_drop = 0.20;
   opt->streams = 4;
-  const char *pdl = getenv("KFUSE_PDL");
-  opt->pdl = !(pdl && strcmp(pdl, "0") == 0);
-  opt->math = core_math_from_env();
+  opt->pdl = k->pdl;
+  opt->math = (kf_math)k->math;
 }
 
 kf_status core_plan_error(kf_plan *plan, kf_status st, const char *fmt, ...) {
@@ -76,18 +61,13 @@ static kf_status check_options(kf_ctx *ctx, const kf_options *o) {
 /* A math policy kf_plan_create takes, or the error that names the bad one. */
 static kf_status check_math(kf_ctx *ctx, kf_math math) {
   if (math == KF_MATH_DEFAULT || math == KF_MATH_STRICT || math == KF_MATH_FAST) return KF_OK;
-  if (math == CORE_MATH_BAD_ENV && core_math_from_env() == CORE_MATH_BAD_ENV)
-    return core_error(ctx, KF_ERR_INVALID_ARG,
-                      "kf_plan_create: KFUSE_MATH='%.40s': expected strict, default or fast",
-                      getenv("KFUSE_MATH"));
   return core_error(ctx, KF_ERR_INVALID_ARG,
                     "kf_plan_create: kf_options.math %d is not a kf_math (0 default, 1 strict, "
                     "2 fast)",
                     (int)math);
 }
 
-kf_status kf_plan_create(kf_ctx *ctx, const kf_graph *g, const kf_options *opt,
-                         kf_plan **out) {
+kf_status kf_plan_create(kf_ctx *ctx, const kf_graph *g, const kf_options *opt, kf_plan **out) {
   if (!out) return core_error(ctx, KF_ERR_INVALID_ARG, "kf_plan_create: out is NULL");
   *out = NULL;
   if (!ctx || !g) return core_error(ctx, KF_ERR_INVALID_ARG, "kf_plan_create: NULL ctx or graph");
@@ -99,11 +79,12 @@ kf_status kf_plan_create(kf_ctx *ctx, const kf_graph *g, const kf_options *opt,
     kf_status st = check_options(ctx, opt);
     if (st != KF_OK) return st;
   }
-  kf_status mst = check_math(ctx, opt ? opt->math : core_math_from_env());
+  kf_status mst = check_math(ctx, opt ? opt->math : (kf_math)core_knobs_quiet()->math);
   if (mst != KF_OK) return mst;
   kf_plan *plan = core_calloc(1, sizeof *plan);
   if (!plan) return core_error(ctx, KF_ERR_OUT_OF_MEMORY, "kf_plan_create: out of memory");
   plan->ctx = ctx;
+  plan->knobs = core_knobs_get(ctx);
   if (opt)
     plan->options = *opt;
   else
@@ -143,7 +124,9 @@ void kf_plan_destroy(kf_plan *plan) {
   free(plan);
 }
 
-const char *kf_plan_errmsg(const kf_plan *plan) { return plan ? plan->errmsg : ""; }
+const char *kf_plan_errmsg(const kf_plan *plan) {
+  return plan ? plan->errmsg : "";
+}
 
 char *kf_plan_describe(const kf_plan *plan, kf_format fmt) {
   if (!plan || !plan->fuse) return NULL;

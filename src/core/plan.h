@@ -3,6 +3,7 @@
 #ifndef KF_CORE_PLAN_H
 #define KF_CORE_PLAN_H
 
+#include "core/knobs.h"
 #include "core/ctx.h"
 #include "fuser/plan.h"
 
@@ -17,6 +18,7 @@ struct kf_plan {
   fuse_plan *fuse;
   struct cg_program *code;
   struct rt_plan *rt;
+  const core_knobs *knobs; /* the environment as at kf_plan_create: emit and compile agree */
   char errmsg[8192];
 };
 

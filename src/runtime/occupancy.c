@@ -39,8 +39,7 @@ bool rt_occupancy_decide(const rt_occ *fused, const rt_occ *parts, int n_parts, 
 }
 
 bool rt_occupancy_split_enabled(const kf_plan *plan) {
-  const char *e = getenv("KFUSE_NO_OCCUPANCY_SPLIT");
-  return plan->options.occupancy_drop > 0 && !(e && strcmp(e, "1") == 0);
+  return plan->options.occupancy_drop > 0 && !plan->knobs->no_occupancy_split;
 }
 
 /* Only a kernel that spills or sits below (1 - drop) can be more than drop
@@ -262,6 +261,7 @@ static kf_plan *compile_with(kf_plan *plan, const fuse_split *s, int32_t n) {
   tmp->graph = plan->graph;
   tmp->options = plan->options;
   tmp->options.arch = plan->code->arch;
+  tmp->knobs = plan->knobs; /* the same environment as the plan it measures for */
   fuse_options fo = plan->fuse->options;
   fo.splits = s;
   fo.n_splits = n;

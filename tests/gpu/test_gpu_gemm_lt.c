@@ -64,7 +64,11 @@ static double check_case(const host_case *h, int cand) {
         double got = load_elem(h->d, g->d_type, di);
         /* f32 accumulation (or TF32 operand rounding) over |terms|, one
          * rounding of the output, and the epilogue's own few ulps. */
-        double allowed = (2.0 * g->k * 0x1p-24 + 2 * eps_ab) * mag + eps_d * fabs(v) +
+        /* cuBLASLt's epilogue may round to the output type twice (the
+         * scaled product, then the result): on the H200 a bf16 output of
+         * 0.75 A B + bias + GELU erred 0.046 at 10.6, 1.5 half-ulps. */
+        double roundings = (g->bias || g->act || g->alpha != 1.0f || g->beta != 0) ? 2 : 1;
+        double allowed = (2.0 * g->k * 0x1p-24 + 2 * eps_ab) * mag + roundings * eps_d * fabs(v) +
                          8 * 0x1p-24 * (mag + 1) + 1e-30;
         ck_assert_msg(isfinite(got), "element %lld not written or not finite: %g", (long long)di,
                       got);
