@@ -290,13 +290,13 @@ START_TEST(exit_codes) {
   }
   /* 1: outputs differ. Correct kernels pass the error bound at any
    * tolerance, so the kernels are made wrong on purpose: a copy of
-   * templates/ whose exp is 1e-3 too large (the library reads templates
+   * templates/ whose float add scales b by 1.001 (the library reads templates
    * from KFUSE_TEMPLATE_DIR; the program run below is a new process). */
   char planted[600];
   snprintf(planted, sizeof planted,
            "d=$(mktemp -d) && cp '%s'/templates/* \"$d\" && "
-           "sed -i 's/  return expf(x);/  return expf(x) * 1.001f;/' \"$d\"/common.cuh && "
-           "grep -q 'expf(x) \\* 1.001f' \"$d\"/common.cuh && echo \"$d\"",
+           "sed -i 's/kf_add(float a, float b) { return a + b; }/kf_add(float a, float b) { return a + b * 1.001f; }/' \"$d\"/common.cuh && "
+           "grep -q 'b \\* 1.001f' \"$d\"/common.cuh && echo \"$d\"",
            KFUSE_SOURCE_DIR);
   FILE *p = popen(planted, "r");
   char dir[256] = "";
