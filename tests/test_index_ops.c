@@ -156,14 +156,22 @@ static const char YAML_ALL[] =
     "  - {name: y, op: add, args: [c, r]}\n"
     "outputs: [y]\n";
 
+/* The context of a loaded G: it must outlive G (ref_teardown destroys G,
+ * then free_load_ctx this). */
+static kf_ctx *LCTX;
+
+static void free_load_ctx(void) {
+  kf_ctx_destroy(LCTX);
+  LCTX = NULL;
+}
+
 static void load(const char *text) {
   kf_graph_destroy(G);
   G = NULL;
-  kf_ctx *ctx;
-  ck_assert_int_eq(kf_ctx_create(&ctx), KF_OK);
-  kf_status st = kf_graph_load_yaml_string(ctx, text, strlen(text), "t.yaml", &G);
-  ck_assert_msg(st == KF_OK, "%s", kf_ctx_errmsg(ctx));
-  kf_ctx_destroy(ctx);
+  free_load_ctx();
+  ck_assert_int_eq(kf_ctx_create(&LCTX), KF_OK);
+  kf_status st = kf_graph_load_yaml_string(LCTX, text, strlen(text), "t.yaml", &G);
+  ck_assert_msg(st == KF_OK, "%s", kf_ctx_errmsg(LCTX));
 }
 
 START_TEST(yaml_all_ops_values_and_roundtrip) {
@@ -270,6 +278,7 @@ static Suite *make_suite(void) {
   tcase_add_test(tc, iota_values);
   suite_add_tcase(s, tc);
   tc = ref_tcase("forms");
+  tcase_add_checked_fixture(tc, NULL, free_load_ctx);
   tcase_set_timeout(tc, 60);
   tcase_add_test(tc, yaml_all_ops_values_and_roundtrip);
   tcase_add_test(tc, yaml_errors);
