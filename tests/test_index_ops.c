@@ -140,6 +140,32 @@ START_TEST(iota_values) {
 }
 END_TEST
 
+/* Error bounds move with the values: concat's second half has exp(b)'s
+ * bounds, gather's rows the gathered rows' bounds; an f32 iota is exact. */
+START_TEST(bounds_move_with_values) {
+  kf_value a = IN("a", KF_F32, 2, 3), b = IN("b", KF_F32, 2, 3);
+  kf_value eb = kf_exp(G, b);
+  kf_value rev = kf_sub(G, kf_scalar(G, 1, KF_I32), kf_iota(G, KF_I32, 1, (const int64_t[]){2}, 0));
+  ref_out(kf_concat(G, 2, (const kf_value[]){kf_exp(G, a), eb}, 0));
+  ref_out(eb);
+  ref_out(kf_gather(G, eb, rev, 0));
+  ref_out(kf_iota(G, KF_F32, 2, (const int64_t[]){2, 3}, 1));
+  double in[6] = {0.1, 0.7, 1.3, -2.1, 3.3, 0.5};
+  ref_bind(0, in);
+  ref_bind(1, in);
+  for (int j = 0; j < 4; j++) OUTS[j] = ref_host_like(kf_graph_output(G, j));
+  double e0[12], e1[6], e2[6], e3[6];
+  double *const bounds[4] = {e0, e1, e2, e3};
+  ck_assert_int_eq(kf_graph_run_reference_bounded(G, INS, 2, OUTS, bounds, 4), KF_OK);
+  for (int k = 0; k < 6; k++) {
+    ck_assert(e1[k] > 0);
+    ck_assert(e0[6 + k] == e1[k]);
+    ck_assert(e2[k] == e1[(k + 3) % 6]);
+    ck_assert(e3[k] == 0);
+  }
+}
+END_TEST
+
 /* ---- YAML, hash, compile ------------------------------------------------------------ */
 
 static const char YAML_ALL[] =
@@ -276,6 +302,7 @@ static Suite *make_suite(void) {
   tcase_add_test(tc, gather_values_clamped);
   tcase_add_test(tc, gather_inner_axis);
   tcase_add_test(tc, iota_values);
+  tcase_add_test(tc, bounds_move_with_values);
   suite_add_tcase(s, tc);
   tc = ref_tcase("forms");
   tcase_add_checked_fixture(tc, NULL, free_load_ctx);

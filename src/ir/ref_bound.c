@@ -347,9 +347,9 @@ static void bound_iota(const ir_node *n, ref_buf *out, int64_t p0, int64_t p1) {
   int64_t inner = 1;
   for (int d = n->axis + 1; d < n->rank; d++) inner *= n->shape[d];
   for (int64_t k = p0; k < p1; k++)
-    out->e[k] = out->f ? ref_bound_round((double)(k / inner % n->shape[n->axis]), 0, out->f[k],
-                                         n->dtype)
-                       : 0;
+    out->e[k] =
+        out->f ? ref_bound_round((double)(k / inner % n->shape[n->axis]), 0, out->f[k], n->dtype)
+               : 0;
 }
 
 /* Bounds move with their values: the layout evaluator on the bound buffers
