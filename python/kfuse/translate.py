@@ -287,6 +287,15 @@ def _slice(t, n, x, dim=0, start=None, end=None, step=1):
     return t.g.slice(v, dim, 0 if start is None else start, end, step)
 
 
+def _select(t, n, x, dim, index):
+    """x.select(dim, index): a slice of one, the axis dropped."""
+    v = t.v(x)
+    dim %= v.rank
+    i = index + v.shape[dim] if index < 0 else index
+    s = t.g.slice(v, dim, i, i + 1, 1)
+    return t.g.reshape(s, [d for k, d in enumerate(v.shape) if k != dim])
+
+
 def _cat(t, n, xs, dim=0):
     out = _kdt(n)
     return t.g.concat([t.v(x, out) for x in xs], dim)
@@ -409,6 +418,7 @@ TABLE[aten.ones_like.default] = _full_like(1)
 TABLE[aten.full_like.default] = _full_like()
 TABLE[aten.slice.Tensor] = _slice
 TABLE[aten.cat.default] = _cat
+TABLE[aten.select.int] = _select
 TABLE[aten.index_select.default] = _index_select
 TABLE[aten.embedding.default] = _embedding
 TABLE[aten.index.Tensor] = _index
@@ -478,6 +488,8 @@ def _op_check(node):
             return "clamp with min > max"
         if any(b is not None and b != b for b in (lo, hi)):
             return "a NaN clamp bound"
+    if t == aten.select.int and not isinstance(args[2], int):
+        return "a symbolic index"
     if t == aten.index.Tensor:
         idx = [a for a in args[1] if a is not None]
         if len(idx) != 1 or _meta(idx[0]) is None or _meta(idx[0]).dtype == torch.bool:
