@@ -376,6 +376,32 @@ KF_API kf_value kf_reshape(kf_graph *g, kf_value x, int rank, const int64_t *sha
 KF_API kf_value kf_transpose(kf_graph *g, kf_value x, const int *perm);
 KF_API kf_value kf_broadcast_to(kf_graph *g, kf_value x, int rank, const int64_t *shape);
 
+/* Index ops (they fuse with pointwise work on both sides).
+ *
+ * slice: x[start:stop:step] along `axis` (negative axis counts from the
+ * end), by Python's rules: a negative start or stop counts from the end,
+ * both are then clamped into [0, n]; pass KF_SLICE_END as stop for "to the
+ * end". step >= 1. An empty result is a KF_ERR_SHAPE error (kfuse has no
+ * empty tensors).
+ *
+ * concat: the n values (n >= 1) joined along `axis`; equal rank and dtype,
+ * equal sizes on every other axis. n == 1 returns xs[0].
+ *
+ * gather: numpy.take along `axis`: the result's shape is x's with axis
+ * replaced by index's whole shape (embedding: x [V, D], index [B, S], axis
+ * 0 gives [B, S, D]); index is i32 or i64; result rank <= KF_MAX_RANK.
+ * Out-of-range indices cannot raise on a GPU, so they are clamped into
+ * [0, n-1] (negative ones read element 0), on the GPU and in the reference.
+ *
+ * iota: a new value of `shape` and numeric `dtype` whose element is its
+ * coordinate along `axis` (arange broadcast over the other axes). */
+#define KF_SLICE_END INT64_MAX
+KF_API kf_value kf_slice(kf_graph *g, kf_value x, int axis, int64_t start, int64_t stop,
+                         int64_t step);
+KF_API kf_value kf_concat(kf_graph *g, int n, const kf_value *xs, int axis);
+KF_API kf_value kf_gather(kf_graph *g, kf_value x, kf_value index, int axis);
+KF_API kf_value kf_iota(kf_graph *g, kf_dtype dtype, int rank, const int64_t *shape, int axis);
+
 /* Composites, expanded into primitives when built (half-precision inputs are
  * computed in f32 and cast back once). softmax and log_softmax work along
  * `axis`; layernorm and rmsnorm along the last axis, with optional weight

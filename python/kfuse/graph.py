@@ -213,6 +213,26 @@ class Graph:
         n, sh = _ints(shape)
         return self._made("kf_broadcast_to", _lib.kf_broadcast_to(self.h, self._v(x), n, sh))
 
+    def slice(self, x, axis, start=0, stop=None, step=1):
+        """x[start:stop:step] along axis, by Python's rules (None: the end)."""
+        stop = (1 << 63) - 1 if stop is None else int(stop)
+        return self._made("kf_slice", _lib.kf_slice(self.h, self._v(x), int(axis), int(start),
+                                                    stop, int(step)))
+
+    def concat(self, xs, axis=0):
+        vs = [self._v(x) for x in xs]
+        arr = (ctypes.c_int32 * max(len(vs), 1))(*vs)
+        return self._made("kf_concat", _lib.kf_concat(self.h, len(vs), arr, int(axis)))
+
+    def gather(self, x, index, axis=0):
+        """numpy.take along axis; out-of-range indices clamp into [0, n-1]."""
+        return self._made("kf_gather", _lib.kf_gather(self.h, self._v(x), self._v(index),
+                                                      int(axis)))
+
+    def iota(self, dtype, shape, axis=-1):
+        n, sh = _ints(shape)
+        return self._made("kf_iota", _lib.kf_iota(self.h, N.dtype_code(dtype), n, sh, int(axis)))
+
     def softmax(self, x, axis=-1):
         return self._made("kf_softmax", _lib.kf_softmax(self.h, self._v(x), int(axis)))
 

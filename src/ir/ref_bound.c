@@ -348,10 +348,28 @@ void ref_bound_cast(const kf_graph *g, const ir_node *n, const ref_buf *const *a
 
 /* ---- layout ---------------------------------------------------------------------------- */
 
-/* Bounds move with their values: the layout evaluator on the bound buffers. */
+/* iota: a coordinate is exact in f32 below 2^24; above, the kernel's f32
+ * conversion before an f16/bf16 rounding may round twice. */
+static void bound_iota(const ir_node *n, ref_buf *out, int64_t p0, int64_t p1) {
+  int64_t inner = 1;
+  for (int d = n->axis + 1; d < n->rank; d++) inner *= n->shape[d];
+  for (int64_t k = p0; k < p1; k++)
+    out->e[k] =
+        out->f ? ref_bound_round((double)(k / inner % n->shape[n->axis]), 0, out->f[k], n->dtype)
+               : 0;
+}
+
+/* Bounds move with their values: the layout evaluator on the bound buffers
+ * (concat's second operand's too; gather's index operand is its values). */
 void ref_bound_layout(const kf_graph *g, const ir_node *n, const ref_buf *const *a, ref_buf *out,
                       int64_t p0, int64_t p1) {
+  if (n->op == IR_OP_IOTA) {
+    bound_iota(n, out, p0, p1);
+    return;
+  }
   ref_buf src = {.f = a[0]->e, .n = a[0]->n}, dst = {.f = out->e, .n = out->n};
-  const ref_buf *args[1] = {&src};
+  ref_buf src1 = {0};
+  if (n->op == IR_OP_CONCAT) src1 = (ref_buf){.f = a[1]->e, .n = a[1]->n};
+  const ref_buf *args[2] = {&src, n->op == IR_OP_GATHER ? a[1] : &src1};
   ref_eval_layout(g, n, args, &dst, p0, p1);
 }
