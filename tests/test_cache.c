@@ -15,79 +15,24 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "check_main.h"
-#include "runtime/cache.h"
+#include "cache_util.h"
 
 /* ---- fixtures ------------------------------------------------------------ */
 
-static char dir[256];
-static _Atomic int warnings;
-static char last_warning[2048];
-
-static void count_log(void *user, kf_log_level level, const char *component, const char *msg) {
-  (void)user;
-  if (level <= KF_LOG_WARN && strcmp(component, "cache") == 0) {
-    atomic_fetch_add(&warnings, 1);
-    snprintf(last_warning, sizeof last_warning, "%s", msg);
-  }
-}
-
-static int rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw) {
-  (void)st, (void)flag, (void)ftw;
-  return remove(path);
-}
-
 static void setup(void) {
-  snprintf(dir, sizeof dir, "/tmp/kfuse-test-cache-XXXXXX");
-  ck_assert_ptr_nonnull(mkdtemp(dir));
-  strcat(dir, "/c"); /* not there yet: the cache must create it */
-  kt_setenv("KFUSE_CACHE_DIR", dir, 1);
-  kt_unsetenv("KFUSE_CACHE_MAX_MB");
-  kt_unsetenv("KFUSE_CACHE_MEM_MAX_MB");
-  kt_unsetenv("KFUSE_CACHE_FAULT");
-  kt_unsetenv("KFUSE_DISK_CACHE");
+  cache_fixture_setup("cache");
   cache_disk_inject_fault(0, 0);
   cache_disk_inject_fault(1, 0);
-  warnings = 0;
-  last_warning[0] = 0;
 }
 
 static void teardown(void) {
-  char top[256];
-  snprintf(top, sizeof top, "%s", dir);
-  *strrchr(top, '/') = 0;
-  chmod(dir, 0700);
-  nftw(top, rm_one, 16, FTW_DEPTH | FTW_PHYS);
-}
-
-static kf_ctx *new_ctx(void) {
-  kf_ctx *ctx;
-  ck_assert_int_eq(kf_ctx_create(&ctx), KF_OK);
-  kf_ctx_set_log(ctx, count_log, NULL);
-  return ctx;
+  cache_fixture_teardown();
 }
 
 static struct cache_state *state(kf_ctx *ctx) {
   struct cache_state *cs = cache_state_get(ctx);
   ck_assert_ptr_nonnull(cs);
   return cs;
-}
-
-static cache_key key_n(int n) {
-  char src[64];
-  snprintf(src, sizeof src, "__global__ void k%d() {}", n);
-  return cache_key_kernel(src, "--gpu-architecture=sm_90", "sm_90");
-}
-
-static void entry_path(cache_key key, char *out, size_t size) {
-  char hex[33];
-  cache_key_hex(key, hex);
-  snprintf(out, size, "%s/%s.kfc", dir, hex);
-}
-
-static bool exists(const char *path) {
-  struct stat st;
-  return stat(path, &st) == 0;
 }
 
 static int count_files(const char *prefix) {
@@ -507,9 +452,7 @@ START_TEST(folder_is_a_regular_file) {
 END_TEST
 
 START_TEST(folder_from_xdg_and_home) {
-  char base[256];
-  snprintf(base, sizeof base, "%s", dir);
-  *strrchr(base, '/') = 0;
+  const char *base = top;
   kt_unsetenv("KFUSE_CACHE_DIR");
   char xdg[300], want[320];
   snprintf(xdg, sizeof xdg, "%s/xdg", base);

@@ -17,7 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "check_main.h"
+#include "cache_util.h"
 #include "core/strbuf.h"
 #include "ir/graph_blob.h"
 #include "ir/ir.h"
@@ -26,48 +26,14 @@
 /* A uid no one here uses, for foreign owners and an unprivileged child. */
 #define OTHER_UID 54321
 
-static char top[256], dir[300];
-static _Atomic int warnings;
-static char last_warning[2048];
-
-static void count_log(void *user, kf_log_level level, const char *component, const char *msg) {
-  (void)user;
-  if (level <= KF_LOG_WARN && strcmp(component, "cache") == 0) {
-    atomic_fetch_add(&warnings, 1);
-    snprintf(last_warning, sizeof last_warning, "%s", msg);
-  }
-}
-
-static int rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw) {
-  (void)st, (void)flag, (void)ftw;
-  return remove(path);
-}
-
 static void setup(void) {
-  snprintf(top, sizeof top, "/tmp/kfuse-test-faults-XXXXXX");
-  ck_assert_ptr_nonnull(mkdtemp(top));
-  snprintf(dir, sizeof dir, "%s/c", top);
-  kt_setenv("KFUSE_CACHE_DIR", dir, 1);
-  kt_unsetenv("KFUSE_CACHE_MAX_MB");
-  kt_unsetenv("KFUSE_CACHE_MEM_MAX_MB");
-  kt_unsetenv("KFUSE_CACHE_FAULT");
-  kt_unsetenv("KFUSE_DISK_CACHE");
-  warnings = 0;
-  last_warning[0] = 0;
+  cache_fixture_setup("faults");
   alarm(20); /* a regression that blocks (a FIFO) fails instead of hanging ctest */
 }
 
 static void teardown(void) {
   alarm(0);
-  chmod(dir, 0700);
-  nftw(top, rm_one, 16, FTW_DEPTH | FTW_PHYS);
-}
-
-static kf_ctx *new_ctx(void) {
-  kf_ctx *ctx;
-  ck_assert_int_eq(kf_ctx_create(&ctx), KF_OK);
-  kf_ctx_set_log(ctx, count_log, NULL);
-  return ctx;
+  cache_fixture_teardown();
 }
 
 static struct cache_state *ready(kf_ctx *ctx) {
@@ -75,23 +41,6 @@ static struct cache_state *ready(kf_ctx *ctx) {
   ck_assert_ptr_nonnull(cs);
   ck_assert(cache_disk_ready(cs));
   return cs;
-}
-
-static cache_key key_n(int n) {
-  char src[64];
-  snprintf(src, sizeof src, "__global__ void f%d() {}", n);
-  return cache_key_kernel(src, "--gpu-architecture=sm_90", "sm_90");
-}
-
-static void path_of(cache_key key, char *out, size_t size) {
-  char hex[33];
-  cache_key_hex(key, hex);
-  snprintf(out, size, "%s/%s.kfc", dir, hex);
-}
-
-static bool exists(const char *path) {
-  struct stat st;
-  return lstat(path, &st) == 0;
 }
 
 static bool is_root(const char *test) {
@@ -117,7 +66,7 @@ START_TEST(fifo_is_a_miss_not_a_hang) {
   kf_ctx *ctx = new_ctx();
   struct cache_state *cs = ready(ctx);
   char path[512];
-  path_of(key_n(1), path, sizeof path);
+  entry_path(key_n(1), path, sizeof path);
   ck_assert_int_eq(mkfifo(path, 0600), 0);
   expect_refused(cs, key_n(1), "a FIFO");
   ck_assert_msg(!exists(path), "the FIFO was not removed");
@@ -137,7 +86,7 @@ START_TEST(symlinked_entry_not_followed) {
   kf_ctx *ctx = new_ctx();
   struct cache_state *cs = ready(ctx);
   char path[512], outside[512];
-  path_of(key_n(1), path, sizeof path);
+  entry_path(key_n(1), path, sizeof path);
   snprintf(outside, sizeof outside, "%s/outside.kfc", top);
   ck_assert(cache_disk_put(cs, key_n(1), "payload", 7));
   ck_assert_int_eq(rename(path, outside), 0);
@@ -168,7 +117,7 @@ START_TEST(foreign_owned_entry_refused) {
   kf_ctx *ctx = new_ctx();
   struct cache_state *cs = ready(ctx);
   char path[512];
-  path_of(key_n(2), path, sizeof path);
+  entry_path(key_n(2), path, sizeof path);
   ck_assert(cache_disk_put(cs, key_n(2), "payload", 7));
   ck_assert_int_eq(chown(path, OTHER_UID, OTHER_UID), 0);
   expect_refused(cs, key_n(2), "owned by uid 54321");
@@ -205,7 +154,7 @@ START_TEST(huge_entry_is_a_miss) {
   kf_ctx *ctx = new_ctx();
   struct cache_state *cs = ready(ctx);
   char path[512];
-  path_of(key_n(3), path, sizeof path);
+  entry_path(key_n(3), path, sizeof path);
   ck_assert(cache_disk_put(cs, key_n(3), "x", 1));
   uint64_t payload = (uint64_t)300 << 20;
   unsigned char size_field[8];
@@ -360,7 +309,7 @@ START_TEST(graph_entry_fifo_parses) {
   kf_ctx *ctx = new_ctx();
   ready(ctx);
   char path[512];
-  path_of(cache_key_blob("graph-v1", text, len), path, sizeof path);
+  entry_path(cache_key_blob("graph-v1", text, len), path, sizeof path);
   ck_assert_int_eq(mkfifo(path, 0600), 0);
   kf_graph *g = NULL;
   ck_assert_int_eq(kf_graph_load_yaml_string(ctx, text, len, "g.yaml", &g), KF_OK);
@@ -381,13 +330,13 @@ START_TEST(clear_counts_what_it_removed) {
   char path[512], target[512], inner[600];
   ck_assert(cache_disk_put(cs, key_n(1), "a", 1));
   ck_assert(cache_disk_put(cs, key_n(2), "b", 1));
-  path_of(key_n(3), path, sizeof path);
+  entry_path(key_n(3), path, sizeof path);
   ck_assert_int_eq(mkfifo(path, 0600), 0);
   snprintf(target, sizeof target, "%s/target", top);
   fclose(fopen(target, "w"));
-  path_of(key_n(4), path, sizeof path);
+  entry_path(key_n(4), path, sizeof path);
   ck_assert_int_eq(symlink(target, path), 0);
-  path_of(key_n(5), path, sizeof path);
+  entry_path(key_n(5), path, sizeof path);
   ck_assert_int_eq(mkdir(path, 0700), 0);
   snprintf(inner, sizeof inner, "%s/x", path);
   fclose(fopen(inner, "w"));
@@ -416,7 +365,7 @@ static int as_owner(int (*fn)(void)) {
   ck_assert(cache_disk_put(cs, key_n(1), "a", 1));
   kf_ctx_destroy(ctx);
   char path[512];
-  path_of(key_n(1), path, sizeof path);
+  entry_path(key_n(1), path, sizeof path);
   if (geteuid() == 0) {
     ck_assert_int_eq(chown(dir, OTHER_UID, OTHER_UID), 0);
     ck_assert_int_eq(chown(path, OTHER_UID, OTHER_UID), 0);
@@ -551,7 +500,7 @@ END_TEST
 
 static void set_mtime(cache_key k, time_t when) {
   char path[512];
-  path_of(k, path, sizeof path);
+  entry_path(k, path, sizeof path);
   struct timespec ts[2] = {{when, 0}, {when, 0}};
   ck_assert_int_eq(utimensat(AT_FDCWD, path, ts, 0), 0);
 }
@@ -572,7 +521,7 @@ START_TEST(tiny_bound_spares_fresh_entries) {
   ck_assert(cache_disk_put(cs, key_n(3), payload, n));
   char path[512];
   for (int i = 0; i < 4; i++) {
-    path_of(key_n(i), path, sizeof path);
+    entry_path(key_n(i), path, sizeof path);
     ck_assert_msg(exists(path), "fresh entry %d was evicted", i);
   }
   ck_assert_int_eq(atomic_load(&cs->evictions), 0);
@@ -583,7 +532,7 @@ START_TEST(tiny_bound_spares_fresh_entries) {
   cs = ready(ctx);
   ck_assert(cache_disk_put(cs, key_n(4), payload, n));
   for (int i = 0; i < 5; i++) {
-    path_of(key_n(i), path, sizeof path);
+    entry_path(key_n(i), path, sizeof path);
     ck_assert_msg(exists(path) == (i >= 3), "entry %d: wrong one evicted", i);
   }
   ck_assert_int_eq(atomic_load(&cs->evictions), 3);
