@@ -477,6 +477,7 @@ typedef struct kf_compare_result {
   double worst_got, worst_want, worst_bound, worst_allowed;
   double max_abs_err; /* largest |got - want| where both are finite */
   double max_ratio;   /* largest |got - want| / allowed (INFINITY for a special value) */
+  double max_rel_err; /* largest |got - want| / |want| where both are finite and want != 0 */
   bool ok;            /* mismatches == 0 */
 } kf_compare_result;
 

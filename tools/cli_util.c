@@ -338,7 +338,7 @@ static bool int_equal(const kf_host_tensor *a, const kf_host_tensor *b, size_t i
 
 /* Also keeps the worst element: the largest error over what is allowed. */
 static void note_bad(cli_cmp *c, size_t i, double g, double w, double allowed) {
-  if (c->bad++ == 0) c->first_bad = (int64_t)i, c->got_first = g, c->want_first = w;
+  c->bad++;
   double ratio = isnan(g) || isnan(w) || isinf(g) || isinf(w) ? INFINITY : fabs(g - w) / allowed;
   if (c->worst < 0 || ratio > c->max_ratio) {
     c->worst = (int64_t)i, c->worst_got = g, c->worst_want = w, c->worst_allowed = allowed;
@@ -349,7 +349,7 @@ static void note_bad(cli_cmp *c, size_t i, double g, double w, double allowed) {
 void cli_compare(const kf_host_tensor *got, const kf_host_tensor *want, double rtol, double atol,
                  cli_cmp *c) {
   memset(c, 0, sizeof *c);
-  c->first_bad = -1, c->worst = -1;
+  c->worst = -1;
   c->rtol = rtol, c->atol = atol;
   bool integral = want->dtype >= KF_I32;
   size_t n = cli_numel(want);
@@ -397,22 +397,15 @@ void cli_compare_bounded(const kf_host_tensor *got, const kf_host_tensor *want, 
   c->rtol = rtol, c->atol = atol;
   kf_compare_result r;
   if (kf_compare(got, want, bound, rtol, atol, &r) != KF_OK) { /* cannot happen: same shapes */
-    c->bad = 1, c->first_bad = c->worst = -1;
+    c->bad = 1, c->worst = -1;
     return;
   }
   c->max_abs = r.max_abs_err, c->max_ratio = r.max_ratio;
   c->bad = r.mismatches, c->nan_mismatch = r.special_mismatches, c->unbounded = r.unbounded;
   c->worst = r.worst, c->worst_got = r.worst_got, c->worst_want = r.worst_want;
   c->worst_bound = r.worst_bound, c->worst_allowed = r.worst_allowed;
-  c->first_bad = r.mismatches ? r.worst : -1;
-  c->got_first = r.worst_got, c->want_first = r.worst_want;
+  c->max_rel = r.max_rel_err;
   c->ok = r.ok;
-  /* the relative error too, for reports that compare runs (scripts/gpu-cli.sh) */
-  bool integral = want->dtype >= KF_I32;
-  for (size_t i = 0, n = cli_numel(want); i < n && !integral; i++) {
-    double g = cli_elem(got, i), w = cli_elem(want, i), d = fabs(g - w);
-    if (isfinite(d) && w != 0 && d / fabs(w) > c->max_rel) c->max_rel = d / fabs(w);
-  }
 }
 
 const char *cli_index_str(const kf_host_tensor *t, int64_t i, char *buf, size_t size) {

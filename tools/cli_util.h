@@ -95,8 +95,6 @@ typedef struct cli_cmp {
   double max_abs, max_rel; /* over elements where both are finite or equal */
   int64_t bad;             /* elements outside the tolerance */
   int64_t nan_mismatch;    /* NaN or infinity in one and not the other (counted in bad) */
-  int64_t first_bad;       /* index of the first bad element, or -1 */
-  double got_first, want_first;
   double rtol, atol;
   bool bounded;      /* compared within the reference's error bound (kf_compare) */
   int64_t unbounded; /* bounded: elements whose bound is infinite (not checked) */

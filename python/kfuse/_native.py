@@ -51,7 +51,8 @@ class _CompareResult(ctypes.Structure):  # kf_compare_result
                 ("worst", ctypes.c_int64), ("worst_got", ctypes.c_double),
                 ("worst_want", ctypes.c_double), ("worst_bound", ctypes.c_double),
                 ("worst_allowed", ctypes.c_double), ("max_abs_err", ctypes.c_double),
-                ("max_ratio", ctypes.c_double), ("ok", ctypes.c_bool)]
+                ("max_ratio", ctypes.c_double), ("max_rel_err", ctypes.c_double),
+                ("ok", ctypes.c_bool)]
 
 
 class _Options(ctypes.Structure):

@@ -92,7 +92,8 @@ def check(graph, inputs, outputs, rtol=0.0, atol=0.0):
     take what inputs take (numpy arrays of the dtype, or anything numpy can
     convert). Returns one dict per output: ok, elements, mismatches,
     special_mismatches, unbounded, worst (flat index, -1: none), worst_got,
-    worst_want, worst_bound, worst_allowed, max_abs_err, max_ratio."""
+    worst_want, worst_bound, worst_allowed, max_abs_err, max_ratio,
+    max_rel_err."""
     import ctypes
     import numpy as np
     specs = [(v.dtype, v.shape) for v in graph.inputs]

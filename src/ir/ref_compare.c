@@ -86,6 +86,7 @@ static void compare_float(const kf_host_tensor *got, const kf_host_tensor *want,
     }
     double d = fabs(g - w);
     if (d > r->max_abs_err) r->max_abs_err = d;
+    if (w != 0 && d / fabs(w) > r->max_rel_err) r->max_rel_err = d / fabs(w);
     note(r, i, g, w, b, allowed, d / allowed, d > allowed);
   }
 }
@@ -103,6 +104,7 @@ static void compare_int(const kf_host_tensor *got, const kf_host_tensor *want, c
     /* |g - w| without overflow (through uint64) */
     double d = g >= w ? (double)((uint64_t)g - (uint64_t)w) : (double)((uint64_t)w - (uint64_t)g);
     if (d > r->max_abs_err) r->max_abs_err = d;
+    if (w != 0 && d / fabs((double)w) > r->max_rel_err) r->max_rel_err = d / fabs((double)w);
     bool bad = allowed == 0 ? g != w : d > allowed;
     note(r, i, (double)g, (double)w, b, allowed, allowed > 0 ? d / allowed : (bad ? INFINITY : 0),
          bad);
