@@ -1,10 +1,11 @@
-/* source.c - kf_plan_source: the public way to read a launch's CUDA C. */
+/* source.c - kf_plan_source: the public way to read a launch's CUDA C (the
+ * emitter run for one launch, without compiling). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "codegen/codegen.h"
-#include "core/plan.h"
+#include "pipeline/pipeline.h"
 
 KF_API char *kf_plan_source(kf_plan *plan, int launch, const char *arch) {
   if (!plan) return NULL;

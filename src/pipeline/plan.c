@@ -1,14 +1,17 @@
 /* plan.c - creating, describing and destroying plans: the pipeline's front
- * door. kf_plan_create runs verify -> fuse -> buffer planning. */
-#include "core/plan.h"
-
+ * door. kf_plan_create runs verify -> fuse -> buffer planning; compile.c
+ * carries the plan on. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "codegen/codegen.h"
+#include "codegen/program.h"
 #include "core/alloc.h"
 #include "core/span.h"
+#include "ir/ir.h"
+#include "pipeline/pipeline.h"
 #include "runtime/rt.h"
 
 void kf_options_init(kf_options *opt) {
@@ -24,15 +27,6 @@ void kf_options_init(kf_options *opt) {
   opt->streams = 4;
   const char *pdl = getenv("KFUSE_PDL");
   opt->pdl = !(pdl && strcmp(pdl, "0") == 0);
-}
-
-kf_status core_plan_error(kf_plan *plan, kf_status st, const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(plan->errmsg, sizeof plan->errmsg, fmt, ap);
-  va_end(ap);
-  core_error(plan->ctx, st, "%s", plan->errmsg);
-  return st;
 }
 
 /* Every field of the caller's options, at the API boundary: a value out of
@@ -59,8 +53,7 @@ static kf_status check_options(kf_ctx *ctx, const kf_options *o) {
   return KF_OK;
 }
 
-kf_status kf_plan_create(kf_ctx *ctx, const kf_graph *g, const kf_options *opt,
-                         kf_plan **out) {
+kf_status kf_plan_create(kf_ctx *ctx, const kf_graph *g, const kf_options *opt, kf_plan **out) {
   if (!out) return core_error(ctx, KF_ERR_INVALID_ARG, "kf_plan_create: out is NULL");
   *out = NULL;
   if (!ctx || !g) return core_error(ctx, KF_ERR_INVALID_ARG, "kf_plan_create: NULL ctx or graph");
@@ -75,6 +68,7 @@ kf_status kf_plan_create(kf_ctx *ctx, const kf_graph *g, const kf_options *opt,
   kf_plan *plan = core_calloc(1, sizeof *plan);
   if (!plan) return core_error(ctx, KF_ERR_OUT_OF_MEMORY, "kf_plan_create: out of memory");
   plan->ctx = ctx;
+  plan->load = kf_plan_load;
   if (opt)
     plan->options = *opt;
   else
@@ -114,7 +108,9 @@ void kf_plan_destroy(kf_plan *plan) {
   free(plan);
 }
 
-const char *kf_plan_errmsg(const kf_plan *plan) { return plan ? plan->errmsg : ""; }
+const char *kf_plan_errmsg(const kf_plan *plan) {
+  return plan ? plan->errmsg : "";
+}
 
 char *kf_plan_describe(const kf_plan *plan, kf_format fmt) {
   if (!plan || !plan->fuse) return NULL;
