@@ -1,9 +1,19 @@
-/* ctx.c - a context's last-error text (src/pipeline/context.c creates and
- * destroys contexts). */
+/* ctx.c - a context's last-error text and its logger (src/pipeline/context.c
+ * creates and destroys contexts). */
 #include "core/ctx.h"
 
 #include <stdio.h>
 #include <string.h>
+
+const char *kf_ctx_errmsg(const kf_ctx *ctx) {
+  return ctx ? ctx->errmsg : "";
+}
+
+void kf_ctx_set_log(kf_ctx *ctx, kf_log_fn fn, void *user) {
+  if (!ctx) return;
+  ctx->log_fn = fn;
+  ctx->log_user = user;
+}
 
 kf_status core_verror(kf_ctx *ctx, kf_status st, const char *fmt, va_list ap) {
   if (!ctx) return st;

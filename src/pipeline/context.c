@@ -28,13 +28,3 @@ void kf_ctx_destroy(kf_ctx *ctx) {
   pthread_mutex_destroy(&ctx->lock);
   free(ctx);
 }
-
-const char *kf_ctx_errmsg(const kf_ctx *ctx) {
-  return ctx ? ctx->errmsg : "";
-}
-
-void kf_ctx_set_log(kf_ctx *ctx, kf_log_fn fn, void *user) {
-  if (!ctx) return;
-  ctx->log_fn = fn;
-  ctx->log_user = user;
-}
