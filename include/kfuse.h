@@ -376,6 +376,32 @@ KF_API kf_value kf_reshape(kf_graph *g, kf_value x, int rank, const int64_t *sha
 KF_API kf_value kf_transpose(kf_graph *g, kf_value x, const int *perm);
 KF_API kf_value kf_broadcast_to(kf_graph *g, kf_value x, int rank, const int64_t *shape);
 
+/* Index ops (they fuse with pointwise work on both sides).
+ *
+ * slice: x[start:stop:step] along `axis` (negative axis counts from the
+ * end), by Python's rules: a negative start or stop counts from the end,
+ * both are then clamped into [0, n]; pass KF_SLICE_END as stop for "to the
+ * end". step >= 1. An empty result is a KF_ERR_SHAPE error (kfuse has no
+ * empty tensors).
+ *
+ * concat: the n values (n >= 1) joined along `axis`; equal rank and dtype,
+ * equal sizes on every other axis. n == 1 returns xs[0].
+ *
+ * gather: numpy.take along `axis`: the result's shape is x's with axis
+ * replaced by index's whole shape (embedding: x [V, D], index [B, S], axis
+ * 0 gives [B, S, D]); index is i32 or i64; result rank <= KF_MAX_RANK.
+ * Out-of-range indices cannot raise on a GPU, so they are clamped into
+ * [0, n-1] (negative ones read element 0), on the GPU and in the reference.
+ *
+ * iota: a new value of `shape` and numeric `dtype` whose element is its
+ * coordinate along `axis` (arange broadcast over the other axes). */
+#define KF_SLICE_END INT64_MAX
+KF_API kf_value kf_slice(kf_graph *g, kf_value x, int axis, int64_t start, int64_t stop,
+                         int64_t step);
+KF_API kf_value kf_concat(kf_graph *g, int n, const kf_value *xs, int axis);
+KF_API kf_value kf_gather(kf_graph *g, kf_value x, kf_value index, int axis);
+KF_API kf_value kf_iota(kf_graph *g, kf_dtype dtype, int rank, const int64_t *shape, int axis);
+
 /* Composites, expanded into primitives when built (half-precision inputs are
  * computed in f32 and cast back once). softmax and log_softmax work along
  * `axis`; layernorm and rmsnorm along the last axis, with optional weight
@@ -523,6 +549,22 @@ typedef enum kf_run_mode {
   KF_MODE_GRAPH = 2    /* recorded once as a CUDA Graph and replayed */
 } kf_run_mode;
 
+/* The math policy of a plan's pointwise device functions (docs/codegen.md,
+ * "Math policy", has each op's error in ulps per policy and dtype). Every
+ * policy keeps fused == unfused bit for bit: an op's function may contract
+ * or approximate inside itself, and the same function runs fused and
+ * unfused; nothing is contracted across ops. */
+typedef enum kf_math {
+  KF_MATH_DEFAULT = 0, /* the CUDA math library's functions, contracted (fma)
+                          inside each op, hardware reciprocal where its error
+                          is bounded (sigmoid, silu, reciprocal) */
+  KF_MATH_STRICT = 1,  /* correctly rounded where the hardware allows (IEEE
+                          division and sqrt), the library's functions, no
+                          contraction: kfuse before the policy existed */
+  KF_MATH_FAST = 2     /* --use_fast_math-like hardware approximations (exp,
+                          log, sin, cos, tanh, sqrt, division, pow) */
+} kf_math;
+
 typedef struct kf_options {
   bool fusion;           /* false: every op its own kernel */
   bool horizontal;       /* false: no horizontal packing */
@@ -538,11 +580,15 @@ typedef struct kf_options {
                             start while the one ahead drains, and waits for
                             its writes (docs/runtime.md). false: plain
                             launches */
+  kf_math math;          /* KF_MATH_DEFAULT; another value is an error of
+                            kf_plan_create (KF_ERR_INVALID_ARG) */
 } kf_options;
 
 /* Fills defaults: fusion and horizontal packing on (unless KFUSE_NO_FUSION
  * or KFUSE_NO_HORIZONTAL is set to 1), arch NULL, KF_MODE_PLAIN, 0.20, 4,
- * pdl on (unless KFUSE_PDL is set to 0). */
+ * pdl on (unless KFUSE_PDL is set to 0), math KF_MATH_DEFAULT (KFUSE_MATH
+ * set to strict, default or fast chooses; another value makes the
+ * kf_plan_create of these options fail with a message naming it). */
 KF_API void kf_options_init(kf_options *opt);
 
 /* Text renderings of a plan. */

@@ -227,24 +227,129 @@ KF_INLINE bool kf_aligned(const void *p, unsigned bytes) {
 }
 
 // ---- pointwise ops, one function per op and compute type ----------------
+// The math policy (docs/codegen.md, "Math policy", with each op's error):
+// the code generator defines KF_MATH_STRICT or KF_MATH_FAST before this
+// prelude, or neither for the default. An op's function may contract
+// (explicit __fmaf_rn) and use hardware approximations inside itself; the
+// compiler contracts nothing across ops (--fmad=false), so a fused kernel
+// computes what the unfused kernels compute, bit for bit, in every policy.
+// f16 and bf16 are computed with the float functions; double always uses
+// the CUDA math library.
+#if defined(KF_MATH_STRICT) + defined(KF_MATH_FAST) > 1
+#error "at most one of KF_MATH_STRICT and KF_MATH_FAST"
+#endif
+// 1/x from the SFU (MUFU.RCP): at most 1 ulp, subnormal x and results
+// flushed to zero (PTX rcp.approx.ftz.f32).
+KF_INLINE float kf_rcp_approx(float x) {
+  float r;
+  asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(x));
+  return r;
+}
+// The same over the full range, subnormals included: at most 1 ulp (PTX
+// rcp.approx.f32).
+KF_INLINE float kf_rcp_approx_full(float x) {
+  float r;
+  asm("rcp.approx.f32 %0, %1;" : "=f"(r) : "f"(x));
+  return r;
+}
+KF_INLINE float kf_tanh_approx(float x) {
+  float r;
+  asm("tanh.approx.f32 %0, %1;" : "=f"(r) : "f"(x));
+  return r;
+}
 // float
 KF_INLINE float kf_neg(float x) { return -x; }
 KF_INLINE float kf_abs(float x) { return fabsf(x); }
-KF_INLINE float kf_exp(float x) { return expf(x); }
-KF_INLINE float kf_log(float x) { return logf(x); }
-KF_INLINE float kf_sqrt(float x) { return sqrtf(x); }
-KF_INLINE float kf_rsqrt(float x) { return rsqrtf(x); }
-KF_INLINE float kf_reciprocal(float x) { return 1.0f / x; }
-KF_INLINE float kf_sin(float x) { return sinf(x); }
-KF_INLINE float kf_cos(float x) { return cosf(x); }
-KF_INLINE float kf_tanh(float x) { return tanhf(x); }
-KF_INLINE float kf_sigmoid(float x) { return 1.0f / (1.0f + expf(-x)); }
-KF_INLINE float kf_relu(float x) { return x < 0.0f ? 0.0f : x; }
-KF_INLINE float kf_gelu(float x) { return 0.5f * x * (1.0f + erff(x * 0.70710678118654752440f)); }
-KF_INLINE float kf_gelu_tanh(float x) {
-  return 0.5f * x * (1.0f + tanhf(0.79788456080286535588f * (x + 0.044715f * x * x * x)));
+KF_INLINE float kf_exp(float x) {
+#ifdef KF_MATH_FAST
+  return __expf(x);
+#else
+  return expf(x);
+#endif
 }
-KF_INLINE float kf_silu(float x) { return x / (1.0f + expf(-x)); }
+KF_INLINE float kf_log(float x) {
+#ifdef KF_MATH_FAST
+  return __logf(x);
+#else
+  return logf(x);
+#endif
+}
+KF_INLINE float kf_sqrt(float x) {
+#ifdef KF_MATH_FAST
+  float r;
+  asm("sqrt.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(x));
+  return r;
+#else
+  return sqrtf(x);
+#endif
+}
+KF_INLINE float kf_rsqrt(float x) { return rsqrtf(x); }
+KF_INLINE float kf_reciprocal(float x) {
+#if defined(KF_MATH_STRICT)
+  return 1.0f / x;
+#elif defined(KF_MATH_FAST)
+  return kf_rcp_approx(x);
+#else
+  return kf_rcp_approx_full(x);
+#endif
+}
+KF_INLINE float kf_sin(float x) {
+#ifdef KF_MATH_FAST
+  return __sinf(x);
+#else
+  return sinf(x);
+#endif
+}
+KF_INLINE float kf_cos(float x) {
+#ifdef KF_MATH_FAST
+  return __cosf(x);
+#else
+  return cosf(x);
+#endif
+}
+KF_INLINE float kf_tanh(float x) {
+#ifdef KF_MATH_FAST
+  return kf_tanh_approx(x);
+#else
+  return tanhf(x);
+#endif
+}
+// 1 + e >= 1: the reciprocal needs no IEEE division's special cases (a
+// result below 2^-126, x < -87.3, flushes to zero).
+KF_INLINE float kf_sigmoid(float x) {
+#ifdef KF_MATH_STRICT
+  return 1.0f / (1.0f + expf(-x));
+#else
+  return kf_rcp_approx(1.0f + kf_exp(-x));
+#endif
+}
+KF_INLINE float kf_relu(float x) { return x < 0.0f ? 0.0f : x; }
+KF_INLINE float kf_gelu(float x) {
+#ifdef KF_MATH_STRICT
+  return 0.5f * x * (1.0f + erff(x * 0.70710678118654752440f));
+#else
+  const float h = 0.5f * x;
+  return __fmaf_rn(h, erff(x * 0.70710678118654752440f), h);
+#endif
+}
+KF_INLINE float kf_gelu_tanh(float x) {
+#ifdef KF_MATH_STRICT
+  return 0.5f * x * (1.0f + tanhf(0.79788456080286535588f * (x + 0.044715f * x * x * x)));
+#else
+  // sqrt(2/pi) * (x + 0.044715 x^3) = x * (sqrt(2/pi) + 0.0356774 x^2)
+  const float u = x * __fmaf_rn(0.035677408136300125f, x * x, 0.79788456080286535588f);
+  const float h = 0.5f * x;
+  return __fmaf_rn(h, kf_tanh(u), h);
+#endif
+}
+// As sigmoid; x / (1 + e) for x < -87.3 (|result| < 2^-119) flushes to zero.
+KF_INLINE float kf_silu(float x) {
+#ifdef KF_MATH_STRICT
+  return x / (1.0f + expf(-x));
+#else
+  return x * kf_rcp_approx(1.0f + kf_exp(-x));
+#endif
+}
 KF_INLINE float kf_erf(float x) { return erff(x); }
 KF_INLINE float kf_floor(float x) { return floorf(x); }
 KF_INLINE float kf_ceil(float x) { return ceilf(x); }
@@ -253,8 +358,23 @@ KF_INLINE bool kf_logical_not(float x) { return x == 0.0f; }
 KF_INLINE float kf_add(float a, float b) { return a + b; }
 KF_INLINE float kf_sub(float a, float b) { return a - b; }
 KF_INLINE float kf_mul(float a, float b) { return a * b; }
-KF_INLINE float kf_div(float a, float b) { return a / b; }
-KF_INLINE float kf_pow(float a, float b) { return powf(a, b); }
+// fast: a times the SFU reciprocal of b, as __fdividef (2 ulp for 2^-126 <=
+// |b| <= 2^126; 0 beyond). kf_rcp_rn and kf_div_rcp below compute the same
+// for a divisor shared by a row, so row kernels divide as kf_div does.
+KF_INLINE float kf_div(float a, float b) {
+#ifdef KF_MATH_FAST
+  return __fmul_rn(a, kf_rcp_approx(b));
+#else
+  return a / b;
+#endif
+}
+KF_INLINE float kf_pow(float a, float b) {
+#ifdef KF_MATH_FAST
+  return __powf(a, b);
+#else
+  return powf(a, b);
+#endif
+}
 // x / d for a d shared by many x (a per-row value): r = kf_rcp_rn(d) once,
 // then per x a product and one Markstein correction (r correctly rounded
 // and q0 faithful give the correctly rounded quotient). The residual is
@@ -268,12 +388,25 @@ KF_INLINE float kf_pow(float a, float b) { return powf(a, b); }
 // carried its own never-taken copy (FCHK, reciprocal, its slow-path call),
 // 12-19 ms of NVRTC per row kernel; the taken path is the same instructions.
 template <class T> __device__ __noinline__ T kf_div_slow(T x, T d) { return x / d; }
-KF_INLINE float kf_rcp_rn(float d) { return __frcp_rn(d); }
+// Under KF_MATH_FAST: kf_div's reciprocal and product, bit for bit (no
+// correction, no fallback).
+KF_INLINE float kf_rcp_rn(float d) {
+#ifdef KF_MATH_FAST
+  return kf_rcp_approx(d);
+#else
+  return __frcp_rn(d);
+#endif
+}
 KF_INLINE float kf_div_rcp(float x, float d, float r) {
+#ifdef KF_MATH_FAST
+  (void)d;
+  return __fmul_rn(x, r);
+#else
   const float q0 = __fmul_rn(x, r);
   const float e = __fmaf_rn(q0, d, -x);
   const float q1 = __fmaf_rn(-e, r, q0);
   return q1 == q1 ? q1 : kf_div_slow(x, d);
+#endif
 }
 // The same without the per-element fallback: a NaN q1 sets bad, and the
 // caller computes the whole chunk again with kf_div_rcp (row outputs). A
@@ -290,11 +423,17 @@ KF_INLINE float kf_fresh(float x) {
   return y;
 }
 KF_INLINE float kf_div_rcpf(float x, float d, float r, bool &bad) {
+#ifdef KF_MATH_FAST
+  (void)d;
+  (void)bad;
+  return __fmul_rn(x, r);
+#else
   const float q0 = __fmul_rn(x, r);
   const float e = __fmaf_rn(q0, d, -x);
   const float q1 = __fmaf_rn(-e, r, q0);
   bad |= q1 != q1;
   return q1;
+#endif
 }
 KF_INLINE float kf_maximum(float a, float b) { return (a != a || b != b) ? a + b : (a > b ? a : b); }
 KF_INLINE float kf_minimum(float a, float b) { return (a != a || b != b) ? a + b : (a < b ? a : b); }

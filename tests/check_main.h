@@ -6,6 +6,8 @@
 #include <check.h>
 #include <stdlib.h>
 
+#include "knob_env.h"
+
 static Suite *make_suite(void);
 
 int main(void) {

@@ -119,7 +119,7 @@ START_TEST(plan_source_arch_forms) {
   ck_assert_msg(src != NULL, "%s", kf_plan_errmsg(p));
   kf_free(src);
   ck_assert_ptr_null(kf_plan_source(p, 0, "a.b"));
-  ck_assert_msg(strstr(kf_plan_errmsg(p), "bad arch 'a.b'"), "%s", kf_plan_errmsg(p));
+  ck_assert_msg(strstr(kf_plan_errmsg(p), "bad arch name 'a.b'"), "%s", kf_plan_errmsg(p));
   src = kf_plan_source(p, 0, "compute_90");
   ck_assert_ptr_nonnull(src);
   kf_free(src);

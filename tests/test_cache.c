@@ -41,11 +41,11 @@ static void setup(void) {
   snprintf(dir, sizeof dir, "/tmp/kfuse-test-cache-XXXXXX");
   ck_assert_ptr_nonnull(mkdtemp(dir));
   strcat(dir, "/c"); /* not there yet: the cache must create it */
-  setenv("KFUSE_CACHE_DIR", dir, 1);
-  unsetenv("KFUSE_CACHE_MAX_MB");
-  unsetenv("KFUSE_CACHE_MEM_MAX_MB");
-  unsetenv("KFUSE_CACHE_FAULT");
-  unsetenv("KFUSE_DISK_CACHE");
+  kt_setenv("KFUSE_CACHE_DIR", dir, 1);
+  kt_unsetenv("KFUSE_CACHE_MAX_MB");
+  kt_unsetenv("KFUSE_CACHE_MEM_MAX_MB");
+  kt_unsetenv("KFUSE_CACHE_FAULT");
+  kt_unsetenv("KFUSE_DISK_CACHE");
   cache_disk_inject_fault(0, 0);
   cache_disk_inject_fault(1, 0);
   warnings = 0;
@@ -123,7 +123,7 @@ END_TEST
 /* The memory cache holds at most KFUSE_CACHE_MEM_MAX_MB: publishing past it
  * drops the least recently used kernels (a hit counts as a use). */
 START_TEST(memory_bound_evicts_least_recently_used) {
-  setenv("KFUSE_CACHE_MEM_MAX_MB", "1", 1);
+  kt_setenv("KFUSE_CACHE_MEM_MAX_MB", "1", 1);
   kf_ctx *ctx = new_ctx();
   struct cache_state *cs = state(ctx);
   size_t big = 400 << 10; /* three fit in 1 MiB only as two */
@@ -167,7 +167,7 @@ START_TEST(memory_bound_evicts_least_recently_used) {
   free(huge);
   free(blob);
   kf_ctx_destroy(ctx);
-  unsetenv("KFUSE_CACHE_MEM_MAX_MB");
+  kt_unsetenv("KFUSE_CACHE_MEM_MAX_MB");
 }
 END_TEST
 
@@ -510,17 +510,17 @@ START_TEST(folder_from_xdg_and_home) {
   char base[256];
   snprintf(base, sizeof base, "%s", dir);
   *strrchr(base, '/') = 0;
-  unsetenv("KFUSE_CACHE_DIR");
+  kt_unsetenv("KFUSE_CACHE_DIR");
   char xdg[300], want[320];
   snprintf(xdg, sizeof xdg, "%s/xdg", base);
-  setenv("XDG_CACHE_HOME", xdg, 1);
+  kt_setenv("XDG_CACHE_HOME", xdg, 1);
   snprintf(want, sizeof want, "%s/kfuse", xdg);
   kf_ctx *ctx = new_ctx();
   ck_assert_str_eq(kf_cache_dir(ctx), want);
   ck_assert(exists(want));
   kf_ctx_destroy(ctx);
-  unsetenv("XDG_CACHE_HOME");
-  setenv("HOME", base, 1);
+  kt_unsetenv("XDG_CACHE_HOME");
+  kt_setenv("HOME", base, 1);
   snprintf(want, sizeof want, "%s/.cache/kfuse", base);
   ctx = new_ctx();
   ck_assert_str_eq(kf_cache_dir(ctx), want);
@@ -530,7 +530,7 @@ START_TEST(folder_from_xdg_and_home) {
 END_TEST
 
 START_TEST(disk_cache_switch_off) {
-  setenv("KFUSE_DISK_CACHE", "0", 1);
+  kt_setenv("KFUSE_DISK_CACHE", "0", 1);
   kf_ctx *ctx = new_ctx();
   kf_cache_stats s;
   ck_assert_int_eq(kf_ctx_cache_stats(ctx, &s), KF_OK);
@@ -568,7 +568,7 @@ START_TEST(read_only_disk_survived) {
 END_TEST
 
 START_TEST(fault_from_environment) {
-  setenv("KFUSE_CACHE_FAULT", "enospc", 1);
+  kt_setenv("KFUSE_CACHE_FAULT", "enospc", 1);
   kf_ctx *ctx = new_ctx();
   struct cache_state *cs = state(ctx);
   ck_assert(cache_disk_ready(cs));
@@ -604,7 +604,7 @@ static void set_mtime(cache_key k, time_t when) {
 }
 
 START_TEST(eviction_oldest_first) {
-  setenv("KFUSE_CACHE_MAX_MB", "1", 1);
+  kt_setenv("KFUSE_CACHE_MAX_MB", "1", 1);
   kf_ctx *ctx = new_ctx();
   struct cache_state *cs = state(ctx);
   ck_assert(cache_disk_ready(cs));
@@ -633,7 +633,7 @@ START_TEST(eviction_oldest_first) {
 END_TEST
 
 START_TEST(eviction_spares_recently_read) {
-  setenv("KFUSE_CACHE_MAX_MB", "1", 1);
+  kt_setenv("KFUSE_CACHE_MAX_MB", "1", 1);
   kf_ctx *ctx = new_ctx();
   struct cache_state *cs = state(ctx);
   ck_assert(cache_disk_ready(cs));
@@ -679,7 +679,7 @@ START_TEST(stale_temp_files_removed) {
 END_TEST
 
 START_TEST(bad_size_bound_uses_default) {
-  setenv("KFUSE_CACHE_MAX_MB", "lots", 1);
+  kt_setenv("KFUSE_CACHE_MAX_MB", "lots", 1);
   kf_ctx *ctx = new_ctx();
   kf_cache_stats s;
   kf_ctx_cache_stats(ctx, &s);

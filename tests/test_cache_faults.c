@@ -47,11 +47,11 @@ static void setup(void) {
   snprintf(top, sizeof top, "/tmp/kfuse-test-faults-XXXXXX");
   ck_assert_ptr_nonnull(mkdtemp(top));
   snprintf(dir, sizeof dir, "%s/c", top);
-  setenv("KFUSE_CACHE_DIR", dir, 1);
-  unsetenv("KFUSE_CACHE_MAX_MB");
-  unsetenv("KFUSE_CACHE_MEM_MAX_MB");
-  unsetenv("KFUSE_CACHE_FAULT");
-  unsetenv("KFUSE_DISK_CACHE");
+  kt_setenv("KFUSE_CACHE_DIR", dir, 1);
+  kt_unsetenv("KFUSE_CACHE_MAX_MB");
+  kt_unsetenv("KFUSE_CACHE_MEM_MAX_MB");
+  kt_unsetenv("KFUSE_CACHE_FAULT");
+  kt_unsetenv("KFUSE_DISK_CACHE");
   warnings = 0;
   last_warning[0] = 0;
   alarm(20); /* a regression that blocks (a FIFO) fails instead of hanging ctest */
@@ -504,8 +504,8 @@ START_TEST(bad_size_knobs_warn_and_use_default) {
                                     "0.5",  "1.",   ".5",  "2000000", "99999999999999999999",
                                     "1,5"};
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-    setenv("KFUSE_CACHE_MAX_MB", bad[i], 1);
-    setenv("KFUSE_CACHE_MEM_MAX_MB", bad[i], 1);
+    kt_setenv("KFUSE_CACHE_MAX_MB", bad[i], 1);
+    kt_setenv("KFUSE_CACHE_MEM_MAX_MB", bad[i], 1);
     warnings = 0;
     kf_ctx *ctx = new_ctx();
     kf_cache_stats s;
@@ -524,8 +524,8 @@ START_TEST(bad_size_knobs_warn_and_use_default) {
   } good[] = {
       {"1", 1ull << 20}, {"1.5", 3ull << 19}, {"512", 512ull << 20}, {"1048576", 1ull << 40}};
   for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
-    setenv("KFUSE_CACHE_MAX_MB", good[i].text, 1);
-    unsetenv("KFUSE_CACHE_MEM_MAX_MB");
+    kt_setenv("KFUSE_CACHE_MAX_MB", good[i].text, 1);
+    kt_unsetenv("KFUSE_CACHE_MEM_MAX_MB");
     warnings = 0;
     kf_ctx *ctx = new_ctx();
     kf_cache_stats s;
@@ -538,7 +538,7 @@ START_TEST(bad_size_knobs_warn_and_use_default) {
 END_TEST
 
 START_TEST(bad_disk_cache_switch_warns) {
-  setenv("KFUSE_DISK_CACHE", "off", 1);
+  kt_setenv("KFUSE_DISK_CACHE", "off", 1);
   kf_ctx *ctx = new_ctx();
   kf_cache_stats s;
   ck_assert_int_eq(kf_ctx_cache_stats(ctx, &s), KF_OK);
@@ -560,7 +560,7 @@ static void set_mtime(cache_key k, time_t when) {
  * be about to read them): none is evicted until they age; then the least
  * recently used go first. */
 START_TEST(tiny_bound_spares_fresh_entries) {
-  setenv("KFUSE_CACHE_MAX_MB", "1", 1);
+  kt_setenv("KFUSE_CACHE_MAX_MB", "1", 1);
   size_t n = 400 * 1024;
   char *payload = calloc(1, n);
   kf_ctx *other = new_ctx();

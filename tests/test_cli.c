@@ -322,9 +322,9 @@ START_TEST(compile_dump_dir) {
     char cmd[500];
     snprintf(cmd, sizeof cmd, "rm -rf '%s/dump'", tmpdir);
     ck_assert_int_eq(system(cmd), 0);
-    setenv("KFUSE_DUMP_DIR", dir, 1);
+    kt_setenv("KFUSE_DUMP_DIR", dir, 1);
     cli_result r = cli("compile '%s' --arch sm_90", g);
-    unsetenv("KFUSE_DUMP_DIR");
+    kt_unsetenv("KFUSE_DUMP_DIR");
     ck_assert_msg(r.status == 0, "status %d: %s", r.status, r.err);
     cli_free(&r);
     size_t n;
@@ -372,9 +372,9 @@ static int count(const char *hay, const char *needle) {
 START_TEST(run_trace_pipeline_spans) {
   char trace[400];
   snprintf(trace, sizeof trace, "%s/spans.json", tmpdir);
-  setenv("KFUSE_DISK_CACHE", "0", 1);
+  kt_setenv("KFUSE_DISK_CACHE", "0", 1);
   cli_result r = cli("run '%s' --trace '%s' --iters 1 --no-fusion", small_graph(), trace);
-  unsetenv("KFUSE_DISK_CACHE");
+  kt_unsetenv("KFUSE_DISK_CACHE");
   ck_assert_msg(r.status == 0, "status %d: %s", r.status, r.err);
   char *t = slurp(trace);
   ck_assert_int_eq(count(t, "\"name\":\"parse\""), 1);
@@ -404,8 +404,8 @@ END_TEST
  * is one) shows the check below could fail. */
 START_TEST(progress_only_on_a_tty) {
   const char *g = small_graph();
-  setenv("KFUSE_PROGRESS", "1", 1);
-  setenv("KFUSE_DISK_CACHE", "0", 1);
+  kt_setenv("KFUSE_PROGRESS", "1", 1);
+  kt_setenv("KFUSE_DISK_CACHE", "0", 1);
   cli_result r = cli("compile '%s' --arch sm_90", g);
   ck_assert_msg(r.status == 0, "status %d: %s", r.status, r.err);
   ck_assert_str_eq(r.err, ""); /* stderr is a file: nothing, not even \r */
@@ -425,8 +425,8 @@ START_TEST(progress_only_on_a_tty) {
     ck_contains(t, "\r\033[K"); /* erased at the end */
     free(t);
   }
-  unsetenv("KFUSE_PROGRESS");
-  unsetenv("KFUSE_DISK_CACHE");
+  kt_unsetenv("KFUSE_PROGRESS");
+  kt_unsetenv("KFUSE_DISK_CACHE");
 }
 END_TEST
 

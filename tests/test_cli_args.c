@@ -225,7 +225,7 @@ START_TEST(json_every_command) {
   const char *g = small_graph(), *bad = bad_graph();
   char env[600];
   snprintf(env, sizeof env, "%s/jcache", tmpdir);
-  setenv("KFUSE_CACHE_DIR", env, 1);
+  kt_setenv("KFUSE_CACHE_DIR", env, 1);
   const char *ok_cmds[] = {
       "info --json",        "check '%s' --json",         "compile '%s' --arch sm_90 --json",
       "cache stats --json", "cache path --json",         "plan '%s' --json",
@@ -252,7 +252,7 @@ START_TEST(json_every_command) {
   ck_json("bench", r.out);
   if (!have_gpu()) ck_contains(r.out, "\"exit\":4}");
   cli_free(&r);
-  unsetenv("KFUSE_CACHE_DIR");
+  kt_unsetenv("KFUSE_CACHE_DIR");
 }
 END_TEST
 
@@ -288,12 +288,34 @@ START_TEST(exit_codes) {
     cli_free(&r);
     return;
   }
-  /* 1: outputs differ. No tolerance at all: the GPU's erf, exp and sums in
-   * f32 cannot all round like the f64 reference over 16384 elements. */
-  r = cli("run '%s' --check --rtol 0 --atol 0 --iters 1", g);
+  /* 1: outputs differ. Correct kernels pass the error bound at any
+   * tolerance, so the kernels are made wrong on purpose: a copy of
+   * templates/ whose float add scales b by 1.001 (the library reads templates
+   * from KFUSE_TEMPLATE_DIR; the program run below is a new process). */
+  char planted[600];
+  snprintf(planted, sizeof planted,
+           "d=$(mktemp -d) && cp '%s'/templates/* \"$d\" && "
+           "sed -i 's/kf_add(float a, float b) { return a + b; }/kf_add(float a, float b) { return a + b * 1.001f; }/' \"$d\"/common.cuh && "
+           "grep -q 'b \\* 1.001f' \"$d\"/common.cuh && echo \"$d\"",
+           KFUSE_SOURCE_DIR);
+  FILE *p = popen(planted, "r");
+  char dir[256] = "";
+  ck_assert(p && fgets(dir, sizeof dir, p));
+  pclose(p);
+  dir[strcspn(dir, "\n")] = 0;
+  ck_assert_msg(dir[0] == '/', "no patched template folder");
+  r = cli("run '%s' --check --iters 1", g);
+  ck_assert_msg(r.status == 0, "unpatched: status %d: %s", r.status, r.out);
+  cli_free(&r);
+  setenv("KFUSE_TEMPLATE_DIR", dir, 1); /* for the child only */
+  r = cli("run '%s' --check --iters 1", g);
+  unsetenv("KFUSE_TEMPLATE_DIR");
   ck_assert_msg(r.status == 1, "status %d: %s", r.status, r.out);
   ck_contains(r.out, "MISMATCH");
   cli_free(&r);
+  char rm[300];
+  snprintf(rm, sizeof rm, "rm -rf '%s'", dir);
+  ck_assert_int_eq(system(rm), 0);
 }
 END_TEST
 

@@ -329,12 +329,12 @@ START_TEST(staged_row_variants_compile) {
        "looped: inputs re-read per phase, paired"},
   };
   for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
-    setenv(cases[c].var, cases[c].value, 1);
-    if (cases[c].var2) setenv(cases[c].var2, cases[c].value2, 1);
+    kt_setenv(cases[c].var, cases[c].value, 1);
+    if (cases[c].var2) kt_setenv(cases[c].var2, cases[c].value2, 1);
     char *srcs[4];
     int n = example_sources(cases[c].file, srcs, 4);
-    unsetenv(cases[c].var);
-    if (cases[c].var2) unsetenv(cases[c].var2);
+    kt_unsetenv(cases[c].var);
+    if (cases[c].var2) kt_unsetenv(cases[c].var2);
     ck_assert_int_eq(n, 1);
     ck_assert_msg(strstr(srcs[0], cases[c].marker), "%s=%s %s: no '%s'", cases[c].var,
                   cases[c].value, cases[c].file, cases[c].marker);

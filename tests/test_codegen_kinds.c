@@ -69,9 +69,9 @@ static void row_case(kf_dtype dt, int64_t rows, int64_t cols, int which, const c
 /* row_case with the environment variable var set to value for it alone. */
 static void row_case_env(const char *var, const char *value, kf_dtype dt, int64_t rows,
                          int64_t cols, int which, const char *what, cg_launch_src *keep) {
-  setenv(var, value, 1);
+  kt_setenv(var, value, 1);
   row_case(dt, rows, cols, which, what, keep);
-  unsetenv(var);
+  kt_unsetenv(var);
 }
 
 /* How many times needle occurs in hay. */
@@ -237,9 +237,9 @@ START_TEST(split_rows) {
   ck_assert_ptr_null(strstr(src.source, "__cluster_dims__("));
   ck_assert_ptr_nonnull(strstr(src.source, "looped"));
   cg_launch_src_free(&src);
-  setenv("KFUSE_ROW_SPLIT", "0", 1);
+  kt_setenv("KFUSE_ROW_SPLIT", "0", 1);
   row_case(KF_F32, 64, 131072, 0, "softmax_f32_131072_nosplit", &src);
-  unsetenv("KFUSE_ROW_SPLIT");
+  kt_unsetenv("KFUSE_ROW_SPLIT");
   ck_assert_ptr_null(strstr(src.source, "__cluster_dims__("));
   ck_assert_ptr_nonnull(strstr(src.source, "looped"));
   cg_launch_src_free(&src);
@@ -276,7 +276,7 @@ END_TEST
 
 START_TEST(row_l2_prefetch) {
   cg_launch_src src;
-  setenv("KFUSE_ROW_L2PF", "792", 1);
+  kt_setenv("KFUSE_ROW_L2PF", "792", 1);
   row_case(KF_F32, 8192, 8192, 1, "layernorm_f32_l2pf", &src);
   const char *pf = strstr(src.source, "kf_prefetch_l2_bulk(p0 + (long long)(r + 792) * 8192, 32768u);");
   ck_assert_ptr_nonnull(pf);
@@ -290,12 +290,12 @@ START_TEST(row_l2_prefetch) {
   ck_assert_ptr_null(strstr(src.source, "kf_prefetch_l2_bulk(p"));
   ck_assert(!src.l2_prefetch);
   cg_launch_src_free(&src);
-  setenv("KFUSE_ROW_L2PF", "0", 1);
+  kt_setenv("KFUSE_ROW_L2PF", "0", 1);
   row_case(KF_F32, 8192, 8192, 1, "layernorm_f32_no_l2pf", &src);
   ck_assert_ptr_null(strstr(src.source, "kf_prefetch_l2_bulk(p"));
   ck_assert(!src.l2_prefetch);
   cg_launch_src_free(&src);
-  unsetenv("KFUSE_ROW_L2PF");
+  kt_unsetenv("KFUSE_ROW_L2PF");
   row_case(KF_F32, 8192, 8192, 1, "layernorm_f32", &src);
   ck_assert_ptr_nonnull(strstr(src.source, "if (lane == 0 && kf_l2pf_rows > 0 && r + kf_l2pf_rows < 8192)"));
   ck_assert_ptr_nonnull(strstr(src.source, "kf_prefetch_l2_bulk(p0 + (long long)(r + kf_l2pf_rows) * 8192, 32768u);"));

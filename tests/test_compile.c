@@ -36,8 +36,8 @@ static void setup(void) {
   snprintf(top, sizeof top, "/tmp/kfuse-test-compile-XXXXXX");
   ck_assert_ptr_nonnull(mkdtemp(top));
   snprintf(dir, sizeof dir, "%s/cache", top);
-  setenv("KFUSE_CACHE_DIR", dir, 1);
-  unsetenv("KFUSE_DUMP_DIR");
+  kt_setenv("KFUSE_CACHE_DIR", dir, 1);
+  kt_unsetenv("KFUSE_DUMP_DIR");
   cache_disk_inject_fault(0, 0);
   cache_disk_inject_fault(1, 0);
   warnings = 0;
@@ -140,7 +140,7 @@ END_TEST
 START_TEST(compile_error_has_log_source_and_dump) {
   char dump[300];
   snprintf(dump, sizeof dump, "%s/dump", top);
-  setenv("KFUSE_DUMP_DIR", dump, 1);
+  kt_setenv("KFUSE_DUMP_DIR", dump, 1);
   kf_ctx *ctx = new_ctx();
   cg_program *p = make_prog(3, 0, 2);
   char err[8192];

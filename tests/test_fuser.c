@@ -216,11 +216,11 @@ START_TEST(switches) {
   kf_set_output(g, kf_softmax(g, x, -1));
   kf_set_output(g, kf_relu(g, kf_input(g, "y", KF_F32, 1, S1)));
   fuse_options o;
-  setenv("KFUSE_NO_FUSION", "1", 1);
-  setenv("KFUSE_NO_HORIZONTAL", "1", 1);
+  kt_setenv("KFUSE_NO_FUSION", "1", 1);
+  kt_setenv("KFUSE_NO_HORIZONTAL", "1", 1);
   fuse_options_default(&o);
-  unsetenv("KFUSE_NO_FUSION");
-  unsetenv("KFUSE_NO_HORIZONTAL");
+  kt_unsetenv("KFUSE_NO_FUSION");
+  kt_unsetenv("KFUSE_NO_HORIZONTAL");
   ck_assert(!o.fusion && !o.horizontal);
   fuse_plan *p = fz_plan_opts(g, &o);
   ck_assert_ptr_nonnull(p);

@@ -26,9 +26,9 @@ static int rm_one(const char *path, const struct stat *st, int flag, struct FTW 
 static void setup(void) {
   snprintf(dir, sizeof dir, "/tmp/kfuse-test-gcache-XXXXXX");
   ck_assert_ptr_nonnull(mkdtemp(dir));
-  setenv("KFUSE_CACHE_DIR", dir, 1);
-  unsetenv("KFUSE_DISK_CACHE");
-  unsetenv("KFUSE_CACHE_MAX_MB");
+  kt_setenv("KFUSE_CACHE_DIR", dir, 1);
+  kt_unsetenv("KFUSE_DISK_CACHE");
+  kt_unsetenv("KFUSE_CACHE_MAX_MB");
 }
 
 static void teardown(void) {
@@ -138,13 +138,13 @@ START_TEST(small_broken_and_disabled_are_not_cached) {
   ck_assert_int_eq(entries(), 2);
   kf_ctx_destroy(ctx);
   /* the disk cache off: loads, keeps nothing */
-  setenv("KFUSE_DISK_CACHE", "0", 1);
+  kt_setenv("KFUSE_DISK_CACHE", "0", 1);
   ck_assert_int_eq(kf_ctx_create(&ctx), KF_OK);
   good[strlen(good) - 3] = '7';
   ck_assert_int_eq(kf_graph_load_yaml_string(ctx, good, strlen(good), "g.yaml", &g), KF_OK);
   kf_graph_destroy(g);
   kf_ctx_destroy(ctx);
-  unsetenv("KFUSE_DISK_CACHE");
+  kt_unsetenv("KFUSE_DISK_CACHE");
   ck_assert_int_eq(entries(), 2);
   free(good);
 }

@@ -42,10 +42,10 @@ static void setup(void) {
   memset(&T, 0, sizeof T);
   snprintf(T.top, sizeof T.top, "/tmp/kfuse-test-occupancy-XXXXXX");
   ck_assert_ptr_nonnull(mkdtemp(T.top));
-  setenv("KFUSE_CACHE_DIR", T.top, 1);
-  unsetenv("KFUSE_NO_OCCUPANCY_SPLIT");
-  unsetenv("KFUSE_NO_FUSION");
-  setenv("KFUSE_LOG", "runtime=info", 1); /* decisions are logged at info and warn */
+  kt_setenv("KFUSE_CACHE_DIR", T.top, 1);
+  kt_unsetenv("KFUSE_NO_OCCUPANCY_SPLIT");
+  kt_unsetenv("KFUSE_NO_FUSION");
+  kt_setenv("KFUSE_LOG", "runtime=info", 1); /* decisions are logged at info and warn */
   rt_fake_reset();
   rt_driver_override(rt_fake_driver());
 }
@@ -286,7 +286,7 @@ START_TEST(low_occupancy_is_split_then_cached) {
 
   /* With the split turned off, the cached decision is ignored too. */
   rt_fake_reset();
-  setenv("KFUSE_NO_OCCUPANCY_SPLIT", "1", 1);
+  kt_setenv("KFUSE_NO_OCCUPANCY_SPLIT", "1", 1);
   run off = compile_and_load(0.20);
   ck_assert_int_eq(kf_plan_num_launches(off.plan), 1);
   run_free(&off);

@@ -8,9 +8,9 @@
 #include <string.h>
 
 #include "check_main.h"
-#include "pipeline/dump.h"
 #include "core/progress.h"
 #include "kfuse.h"
+#include "pipeline/dump.h"
 #include "runtime/driver.h"
 #include "runtime/trace.h"
 
@@ -271,10 +271,10 @@ START_TEST(dump_plan_files) {
   build(KF_MODE_PLAIN);
   char dir[200];
   snprintf(dir, sizeof dir, "%s/a/b", F.dir);
-  unsetenv("KFUSE_DUMP_DIR");
+  kt_unsetenv("KFUSE_DUMP_DIR");
   ck_assert_ptr_null(pl_dump_dir());
   ck_assert(!pl_dump_file(F.ctx, "x.txt", "x", 1));
-  setenv("KFUSE_DUMP_DIR", dir, 1);
+  kt_setenv("KFUSE_DUMP_DIR", dir, 1);
   ck_assert(pl_dump_file(F.ctx, "x.txt", "hello", 5));
   ck_assert(!pl_dump_file(F.ctx, "../escape.txt", "x", 1));
   pl_dump_plan(F.plan);
@@ -289,7 +289,7 @@ START_TEST(dump_plan_files) {
   char *s = slurp(path);
   ck_assert_str_eq(s, "hello");
   free(s);
-  unsetenv("KFUSE_DUMP_DIR");
+  kt_unsetenv("KFUSE_DUMP_DIR");
 }
 END_TEST
 

@@ -56,16 +56,16 @@ static int differs(kf_graph *g, uint64_t seed, const char *what) {
   fill_inputs(g, ins, seed);
   alloc_outputs(g, one);
   alloc_outputs(g, five);
-  setenv("KFUSE_REF_THREADS", "1", 1);
-  unsetenv("KFUSE_REF_GRAIN");
+  kt_setenv("KFUSE_REF_THREADS", "1", 1);
+  kt_unsetenv("KFUSE_REF_GRAIN");
   ck_assert_msg(kf_graph_run_reference(g, ins, n_in, one, n_out) == KF_OK, "%s: %s", what,
                 kf_graph_errmsg(g));
-  setenv("KFUSE_REF_THREADS", "5", 1);
-  setenv("KFUSE_REF_GRAIN", "1", 1);
+  kt_setenv("KFUSE_REF_THREADS", "5", 1);
+  kt_setenv("KFUSE_REF_GRAIN", "1", 1);
   ck_assert_msg(kf_graph_run_reference(g, ins, n_in, five, n_out) == KF_OK, "%s: %s", what,
                 kf_graph_errmsg(g));
-  unsetenv("KFUSE_REF_THREADS");
-  unsetenv("KFUSE_REF_GRAIN");
+  kt_unsetenv("KFUSE_REF_THREADS");
+  kt_unsetenv("KFUSE_REF_GRAIN");
   int bad = 0;
   for (int j = 0; j < n_out; j++) {
     size_t bytes = (size_t)ref_numel(&one[j]) * kf_dtype_size(one[j].dtype);
@@ -144,14 +144,14 @@ END_TEST
 START_TEST(bad_settings_ignored) {
   kf_value x = IN("x", KF_F32, 3, 8);
   ref_out(kf_softmax(G, x, -1));
-  setenv("KFUSE_REF_THREADS", "lots", 1);
-  setenv("KFUSE_REF_GRAIN", "-3", 1);
+  kt_setenv("KFUSE_REF_THREADS", "lots", 1);
+  kt_setenv("KFUSE_REF_GRAIN", "-3", 1);
   kf_host_tensor ins[1], outs[1];
   fill_inputs(G, ins, 15);
   alloc_outputs(G, outs);
   ck_assert_int_eq(kf_graph_run_reference(G, ins, 1, outs, 1), KF_OK);
-  unsetenv("KFUSE_REF_THREADS");
-  unsetenv("KFUSE_REF_GRAIN");
+  kt_unsetenv("KFUSE_REF_THREADS");
+  kt_unsetenv("KFUSE_REF_GRAIN");
   free_tensors(ins, 1);
   free_tensors(outs, 1);
   ck_assert_int_eq(differs(G, 15, "softmax"), 0);

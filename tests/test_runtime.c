@@ -147,6 +147,7 @@ static void build(uint32_t smem_c) {
   F.plan = calloc(1, sizeof *F.plan);
   F.plan->ctx = F.ctx;
   F.plan->graph = F.g;
+  F.plan->knobs = core_knobs_get(F.ctx);
   kf_options_init(&F.plan->options);
   F.plan->fuse = &F.fp;
   rt_fake_add_device_range(DEV, 1 << 20);
@@ -320,9 +321,9 @@ START_TEST(programmatic_dependent_launch) {
   kf_options o;
   kf_options_init(&o);
   ck_assert(o.pdl);
-  setenv("KFUSE_PDL", "0", 1);
+  kt_setenv("KFUSE_PDL", "0", 1);
   kf_options_init(&o);
-  unsetenv("KFUSE_PDL");
+  kt_unsetenv("KFUSE_PDL");
   ck_assert(!o.pdl);
   ck_assert_int_eq(kf_plan_set_mode(F.plan, KF_MODE_STREAMS), KF_OK);
   ck_assert_int_eq(load(), KF_OK);
@@ -379,13 +380,14 @@ START_TEST(persistent_grid_fits_resident_blocks) {
                {100, NULL, true, 100},
                {8192, NULL, false, 8192}};
   for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+    /* before the plan: a plan keeps the knobs of its creation */
+    if (cases[c].waves)
+      kt_setenv("KFUSE_PERSIST_WAVES", cases[c].waves, 1);
+    else
+      kt_unsetenv("KFUSE_PERSIST_WAVES");
     fresh_heavy_plan();
     F.src[L_A].grid = cases[c].grid;
     F.src[L_A].persistent = cases[c].persistent;
-    if (cases[c].waves)
-      setenv("KFUSE_PERSIST_WAVES", cases[c].waves, 1);
-    else
-      unsetenv("KFUSE_PERSIST_WAVES");
     ck_assert_int_eq(load(), KF_OK);
     ck_assert_int_eq(run(NULL), KF_OK);
     char want[64];
@@ -393,7 +395,7 @@ START_TEST(persistent_grid_fits_resident_blocks) {
     ck_assert_msg(rt_fake_find(0, "LaunchKernel fn=k0_exp_heavy", want) >= 0,
                   "case %zu: no launch with %s", c, want);
   }
-  unsetenv("KFUSE_PERSIST_WAVES");
+  kt_unsetenv("KFUSE_PERSIST_WAVES");
   finish();
 }
 END_TEST
@@ -1228,6 +1230,7 @@ START_TEST(overlap_sweep_matches_pairs) {
   ck_assert_int_eq(kf_graph_status(g), KF_OK);
   kf_plan *plan = calloc(1, sizeof *plan);
   plan->ctx = ctx;
+  plan->knobs = core_knobs_get(ctx);
   plan->graph = g;
   ck_assert_ptr_nonnull(rt_plan_get(plan));
   kf_tensor in[OV_N], out[OV_N];

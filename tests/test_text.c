@@ -150,7 +150,7 @@ START_TEST(log_lines_escaped) {
   ck_assert_int_eq(kf_ctx_create(&ctx), KF_OK);
   kf_ctx_set_log(ctx, capture, NULL);
   /* KFUSE_DUMP_DIR that cannot be created: the warning names the path. */
-  setenv("KFUSE_DUMP_DIR", "/proc/no\033[2J\nsuch", 1);
+  kt_setenv("KFUSE_DUMP_DIR", "/proc/no\033[2J\nsuch", 1);
   kf_graph *g;
   ck_assert_int_eq(kf_graph_create(ctx, &g), KF_OK);
   int64_t sh[1] = {4};
@@ -160,7 +160,7 @@ START_TEST(log_lines_escaped) {
   o.arch = "sm_90"; /* the dump is written when the plan is compiled */
   kf_plan *p = NULL;
   ck_assert_int_eq(kf_compile(ctx, g, &o, &p), KF_OK);
-  unsetenv("KFUSE_DUMP_DIR");
+  kt_unsetenv("KFUSE_DUMP_DIR");
   ck_assert_msg(strstr(logged, "KFUSE_DUMP_DIR: cannot write /proc/no\\x1B[2J\\x0Asuch/"),
                 "logged: %s", logged);
   ck_assert_ptr_null(strchr(logged, '\n'));
@@ -182,13 +182,13 @@ START_TEST(dump_file_names_safe) {
   ck_assert_int_eq(kf_graph_set_name(g, "a/b\nc\033[1m d"), KF_OK);
   int64_t sh[1] = {4};
   kf_set_output(g, kf_exp(g, kf_input(g, "x", KF_F32, 1, sh)));
-  setenv("KFUSE_DUMP_DIR", dir, 1);
+  kt_setenv("KFUSE_DUMP_DIR", dir, 1);
   kf_options o;
   kf_options_init(&o);
   o.arch = "sm_90"; /* the dump is written when the plan is compiled */
   kf_plan *p = NULL;
   ck_assert_int_eq(kf_compile(ctx, g, &o, &p), KF_OK);
-  unsetenv("KFUSE_DUMP_DIR");
+  kt_unsetenv("KFUSE_DUMP_DIR");
   char pat[100];
   snprintf(pat, sizeof pat, "%s/*", dir);
   glob_t gl;

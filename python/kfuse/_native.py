@@ -58,7 +58,7 @@ class _Options(ctypes.Structure):
     _fields_ = [("fusion", ctypes.c_bool), ("horizontal", ctypes.c_bool),
                 ("arch", ctypes.c_char_p), ("mode", ctypes.c_int),
                 ("occupancy_drop", ctypes.c_double), ("streams", ctypes.c_int),
-                ("pdl", ctypes.c_bool)]
+                ("pdl", ctypes.c_bool), ("math", ctypes.c_int)]
 
 
 class _Hash(ctypes.Structure):
@@ -177,6 +177,9 @@ for _n, _r, _a in [
     ("kf_cast", _V, (_P, _V, _I)),
     ("kf_reshape", _V, (_P, _V, _I, _I64P)), ("kf_transpose", _V, (_P, _V, _IP)),
     ("kf_broadcast_to", _V, (_P, _V, _I, _I64P)),
+    ("kf_slice", _V, (_P, _V, _I, ctypes.c_int64, ctypes.c_int64, ctypes.c_int64)),
+    ("kf_concat", _V, (_P, _I, ctypes.POINTER(_V), _I)), ("kf_gather", _V, (_P, _V, _V, _I)),
+    ("kf_iota", _V, (_P, _I, _I, _I64P, _I)),
     ("kf_softmax", _V, (_P, _V, _I)), ("kf_log_softmax", _V, (_P, _V, _I)),
     ("kf_layernorm", _V, (_P, _V, _V, _V, _D)), ("kf_rmsnorm", _V, (_P, _V, _V, _D)),
     ("kf_matmul", _V, (_P, _V, _V)),

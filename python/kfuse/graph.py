@@ -213,6 +213,26 @@ class Graph:
         n, sh = _ints(shape)
         return self._made("kf_broadcast_to", _lib.kf_broadcast_to(self.h, self._v(x), n, sh))
 
+    def slice(self, x, axis, start=0, stop=None, step=1):
+        """x[start:stop:step] along axis, by Python's rules (None: the end)."""
+        stop = (1 << 63) - 1 if stop is None else int(stop)
+        return self._made("kf_slice", _lib.kf_slice(self.h, self._v(x), int(axis), int(start),
+                                                    stop, int(step)))
+
+    def concat(self, xs, axis=0):
+        vs = [self._v(x) for x in xs]
+        arr = (ctypes.c_int32 * max(len(vs), 1))(*vs)
+        return self._made("kf_concat", _lib.kf_concat(self.h, len(vs), arr, int(axis)))
+
+    def gather(self, x, index, axis=0):
+        """numpy.take along axis; out-of-range indices clamp into [0, n-1]."""
+        return self._made("kf_gather", _lib.kf_gather(self.h, self._v(x), self._v(index),
+                                                      int(axis)))
+
+    def iota(self, dtype, shape, axis=-1):
+        n, sh = _ints(shape)
+        return self._made("kf_iota", _lib.kf_iota(self.h, N.dtype_code(dtype), n, sh, int(axis)))
+
     def softmax(self, x, axis=-1):
         return self._made("kf_softmax", _lib.kf_softmax(self.h, self._v(x), int(axis)))
 
@@ -235,7 +255,7 @@ class Graph:
     def compile(self, **kw):
         """A Plan compiled with NVRTC (arch="sm_90" where there is no GPU).
         Keywords as Plan (kf_options' fields): fusion, horizontal, mode, arch,
-        pdl, occupancy_drop, streams; and check (the torch path's policy)."""
+        pdl, occupancy_drop, streams, math; and check (the torch path's policy)."""
         return P.Plan(self.ctx, self.h, **kw)
 
     def plan(self, **kw):
@@ -337,7 +357,8 @@ def load_yaml_string(text, filename=None, ctx=None):
 def compile_yaml(path, ctx=None, **kw):
     """Loads a graph file (str or os.PathLike) and compiles it for the
     current GPU, or for arch="sm_90" (any sm_XX) where there is none. Other
-    keywords go to Plan: fusion, horizontal, mode, check, pdl."""
+    keywords go to Plan: fusion, horizontal, mode, check, pdl, math ("strict",
+    "default" or "fast")."""
     return load_yaml(path, ctx).compile(**kw)
 
 

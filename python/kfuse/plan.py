@@ -73,8 +73,11 @@ def default_context():
     return _default_ctx
 
 
+MATHS = {"default": 0, "strict": 1, "fast": 2}  # kf_math (docs/codegen.md, "Math policy")
+
+
 def make_options(fusion=True, horizontal=True, mode="plain", arch=None, pdl=None,
-                 occupancy_drop=None, streams=None):
+                 occupancy_drop=None, streams=None, math=None):
     """A kf_options from keywords (kfuse.h's fields; None: kf_options_init's
     default); the arch string is kept alive by the caller."""
     if mode not in MODES:
@@ -93,6 +96,11 @@ def make_options(fusion=True, horizontal=True, mode="plain", arch=None, pdl=None
         opt.occupancy_drop = float(occupancy_drop)
     if streams is not None:
         opt.streams = int(streams)
+    if math is not None:  # None: kf_options_init's (KFUSE_MATH, else "default")
+        if math not in MATHS:
+            raise KfuseError("math must be one of %s, not %r" % (", ".join(MATHS), math),
+                             "ERR_INVALID_ARG")
+        opt.math = MATHS[math]
     return opt
 
 
@@ -101,14 +109,15 @@ class Plan:
     describe() and source() without NVRTC); call it with tensors."""
 
     def __init__(self, ctx, graph, fusion=True, horizontal=True, mode="plain", arch=None,
-                 check=None, pdl=None, compile=True, occupancy_drop=None, streams=None):
+                 check=None, pdl=None, compile=True, occupancy_drop=None, streams=None,
+                 math=None):
         self.ctx = ctx
         self.h = None
         self.check = check or os.environ.get("KFUSE_CHECK") or "new"
         if self.check not in CHECKS:
             raise KfuseError("check must be one of %s, not %r" % (", ".join(CHECKS), self.check),
                              "ERR_INVALID_ARG")
-        opt = make_options(fusion, horizontal, mode, arch, pdl, occupancy_drop, streams)
+        opt = make_options(fusion, horizontal, mode, arch, pdl, occupancy_drop, streams, math)
         self.options = {k: getattr(opt, k) for k, _ in _Options._fields_ if k != "arch"}
         self.options["arch"] = opt.arch.decode() if opt.arch else None
         h = _P()

@@ -280,6 +280,88 @@ def _matmul(t, n, a, b):
     return t.g.matmul(t.v(a, out), t.v(b, out))
 
 
+def _slice(t, n, x, dim=0, start=None, end=None, step=1):
+    v = t.v(x)
+    if v.rank == 0:
+        return v
+    return t.g.slice(v, dim, 0 if start is None else start, end, step)
+
+
+def _select(t, n, x, dim, index):
+    """x.select(dim, index): a slice of one, the axis dropped."""
+    v = t.v(x)
+    dim %= v.rank
+    i = index + v.shape[dim] if index < 0 else index
+    s = t.g.slice(v, dim, i, i + 1, 1)
+    return t.g.reshape(s, [d for k, d in enumerate(v.shape) if k != dim])
+
+
+def _cat(t, n, xs, dim=0):
+    out = _kdt(n)
+    return t.g.concat([t.v(x, out) for x in xs], dim)
+
+
+def _take(t, x, idx, axis):
+    """numpy.take (kfuse's gather: indices clamped, where PyTorch raises)."""
+    i = t.v(idx)
+    if i.dtype not in ("i32", "i64"):
+        i = t.g.cast(i, "i64")
+    return t.g.gather(t.v(x), i, axis)
+
+
+def _index_select(t, n, x, dim, index):
+    i = t.v(index)
+    if i.rank == 0:  # index_select keeps the axis (size 1)
+        i = t.g.reshape(i, [1])
+    return t.g.gather(t.v(x), i, dim % max(t.v(x).rank, 1))
+
+
+def _embedding(t, n, weight, indices, *rest, **kw):
+    return _take(t, weight, indices, 0)
+
+
+def _index(t, n, x, indices):
+    k = next(i for i, a in enumerate(indices) if a is not None)
+    return _take(t, x, indices[k], k)
+
+
+def _gather_along(t, n, x, dim, index, sparse_grad=False):
+    """torch.gather (take_along_axis) as one gather of x flattened: the linear
+    index is the clamped index times x's stride at dim plus every other
+    axis's coordinate (an iota) times its stride."""
+    v, i = t.v(x), t.g.cast(t.v(index), "i64")
+    dim %= v.rank
+    shape, xs = list(i.shape), v.shape
+    strides = [1] * v.rank
+    for d in range(v.rank - 2, -1, -1):
+        strides[d] = strides[d + 1] * xs[d + 1]
+    lin = t.g.mul(t.g.clamp(i, 0, xs[dim] - 1), t.g.scalar(strides[dim], "i64"))
+    for d in range(v.rank):
+        if d != dim and shape[d] > 1:
+            lin = t.g.add(lin, t.g.mul(t.g.iota("i64", shape, d), t.g.scalar(strides[d], "i64")))
+    flat = t.g.reshape(v, [-1]) if v.rank != 1 else v
+    return t.g.gather(flat, lin, 0)
+
+
+def _arange(t, n, *a, **kw):
+    """arange(end), arange(start, end[, step]): start + step * iota."""
+    nums = [x for x in a if isinstance(x, NUMBER)]
+    start, step = (nums[0], nums[2] if len(nums) > 2 else 1) if len(nums) > 1 else (0, 1)
+    out = _kdt(n)
+    length = _meta(n).shape[0]
+    wide = "f64" if out in FLOATING else "i64"
+    r = t.g.iota(wide, [length], 0)
+    if step != 1:
+        r = t.g.mul(r, t.g.scalar(step, wide))
+    if start != 0:
+        r = t.g.add(r, t.g.scalar(start, wide))
+    return t.g.cast(r, out) if out != wide else r
+
+
+def _prims_iota(t, n, length, *, start, step, dtype, device, requires_grad):
+    return _arange(t, n, start, start + step * length, step)
+
+
 TABLE = {}
 for _op, _k in [("neg", "neg"), ("abs", "abs"), ("relu", "relu"), ("logical_not", "logical_not")]:
     TABLE[getattr(aten, _op).default] = _unary(_k)
@@ -334,6 +416,17 @@ TABLE[prims.div.default] = _binary("div")  # floating only (_op_check)
 TABLE[aten.zeros_like.default] = _full_like(0)
 TABLE[aten.ones_like.default] = _full_like(1)
 TABLE[aten.full_like.default] = _full_like()
+TABLE[aten.slice.Tensor] = _slice
+TABLE[aten.cat.default] = _cat
+TABLE[aten.select.int] = _select
+TABLE[aten.index_select.default] = _index_select
+TABLE[aten.embedding.default] = _embedding
+TABLE[aten.index.Tensor] = _index
+TABLE[aten.gather.default] = _gather_along
+for _ov in ("default", "start", "start_step"):
+    TABLE[getattr(aten.arange, _ov)] = _arange
+if hasattr(prims, "iota"):
+    TABLE[prims.iota.default] = _prims_iota
 MATMUL = {aten.mm.default: _matmul, aten.bmm.default: _matmul, aten.addmm.default: _addmm}
 VIEWS = {aten.view.default, aten._unsafe_view.default, aten.reshape.default,
          aten.permute.default, aten.transpose.int, aten.t.default, aten.expand.default,
@@ -395,6 +488,28 @@ def _op_check(node):
             return "clamp with min > max"
         if any(b is not None and b != b for b in (lo, hi)):
             return "a NaN clamp bound"
+    if t == aten.select.int and not isinstance(args[2], int):
+        return "a symbolic index"
+    if t == aten.index.Tensor:
+        idx = [a for a in args[1] if a is not None]
+        if len(idx) != 1 or _meta(idx[0]) is None or _meta(idx[0]).dtype == torch.bool:
+            return "an index other than one integer tensor"
+    if t in (aten.index_select.default, aten.embedding.default, aten.index.Tensor,
+             aten.gather.default):
+        i = args[2] if t in (aten.index_select.default, aten.gather.default) else \
+            args[1] if t == aten.embedding.default else [a for a in args[1] if a][0]
+        if _meta(i) is None or _meta(i).dtype not in (torch.int32, torch.int64):
+            return "a non-integer index"
+    if t == aten.embedding.default and any(bool(a) for a in args[3:5]):
+        return "embedding with scale_grad_by_freq or sparse"
+    if t == aten.gather.default and _meta(args[0]).dim() != _meta(args[2]).dim():
+        return "gather with index rank != input rank"
+    if t == aten.gather.default and _meta(args[0]).dim() == 0:
+        return "gather of a scalar"
+    if getattr(t, "overloadpacket", None) == aten.arange and any(not isinstance(a, NUMBER) for a in args):
+        return "arange with symbolic bounds"
+    if getattr(t, "overloadpacket", None) == aten.arange and kw.get("layout") not in (None, torch.strided):
+        return "a layout"
     if t in (aten.sum.dim_IntList, aten.sum.default) and \
             _meta(args[0]).dtype == torch.bool and out == "bool":
         return "a bool result"

@@ -30,7 +30,7 @@ const char *cg_use_aligned(cg_buf *into, const cg_buf *align);
 
 /* ---- templates ----------------------------------------------------------------- */
 
-/* The text of templates/<name>: from $KFUSE_TEMPLATE_DIR when set (read
+/* The text of templates/<name>: from KFUSE_TEMPLATE_DIR when set (read
  * each call, for development), else the embedded copy. malloc'd; NULL when
  * missing (err says why). */
 char *cg_template_text(const char *name, char *err, size_t errsize);
@@ -168,6 +168,9 @@ void cg_ctx_assign(cg_ctx *c, int rank, const int64_t *shape, const int *group,
 /* Generates the computation of value v at context c; returns the name of the
  * temporary (or bound variable) holding it, in v's compute type. */
 const char *cg_gen_value(cg_gen *gen, int32_t v, const cg_ctx *c, char *name, size_t size);
+/* The index ops (slice, concat, gather, iota; index.c): their code at
+ * context c, true; false for any other op. */
+bool cg_gen_index(cg_gen *gen, const ir_node *n, const cg_ctx *c, char *name, size_t size);
 /* The same, for a store of output v in v's dtype: where v was rounded to
  * its f16/bf16 dtype where computed, the value before that rounding (the
  * store rounds it the same way: one conversion instead of two). */

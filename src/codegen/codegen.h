@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/knobs.h"
 #include "fuser/plan.h"
 
 /* What code is generated for. */
@@ -20,6 +21,11 @@ typedef struct cg_target {
   uint32_t max_grid;      /* most blocks of one launch's 1-D grid: CG_MAX_GRID
                              (0 means that too); tests lower it to exercise
                              the block-stride loops on small shapes */
+  kf_math math;           /* the device functions' math policy (the plan's
+                             kf_options.math; KF_MATH_DEFAULT) */
+  /* The tuning knobs (core/knobs.def) the code is generated with: code
+   * generation reads them here, never the environment. */
+  const core_knobs *knobs;
 } cg_target;
 
 /* The hardware's limit on gridDim.x (2^31 - 1 on every arch since sm_30). */
@@ -35,7 +41,9 @@ typedef struct cg_target {
 bool cg_arch_parse(const char *name, int *num, char *suffix);
 
 /* Parses an arch name (cg_arch_parse) into a target with that arch's
- * defaults. false on a malformed name or one before sm_50. */
+ * defaults and the current knobs (core_knobs_quiet). false on a malformed
+ * name or one before sm_50. A plan's target is built by pl_plan_target (one
+ * place for kf_plan_source and kf_plan_compile). */
 bool cg_target_from_arch(const char *arch, cg_target *out);
 
 /* One device-memory parameter of a launch, in kernel-signature order. Every
@@ -78,6 +86,7 @@ typedef struct cg_launch_src {
    * runtime may launch it with programmatic dependent launch. As
    * cg_target.grid_dep asked. */
   bool grid_dep;
+  kf_math math; /* cg_target.math: the policy the source is written for */
 } cg_launch_src;
 
 /* Generates the launch `launch` of `plan`. out is the caller's; release its

@@ -142,6 +142,11 @@ static kf_status assemble(const kf_graph *g, cg_part *parts, int n, const cg_buf
             out->index64 ? "64-bit" : "32-bit", (long long)out->max_offset, out->vec_bytes,
             out->packed_params ? "; pointers packed in one parameter" : "");
   kf_status st = KF_OK;
+  /* The policy selects each op's device function in common.cuh. It is in
+   * the source, so the kernel cache key (a hash of the source) tells
+   * policies apart; the default writes nothing (its sources are as before). */
+  if (out->math == KF_MATH_STRICT) cg_puts(&src, "#define KF_MATH_STRICT 1\n");
+  if (out->math == KF_MATH_FAST) cg_puts(&src, "#define KF_MATH_FAST 1\n");
   /* Appended in place (a hole-less fill): a copy could fail, and its NULL
    * would read as a missing template. */
   if (!cg_fill(&src, "common.cuh", NULL, 0, err, errsize)) {
@@ -237,6 +242,7 @@ static kf_status emit_launch(const kf_graph *g, const fuse_plan *plan, const fus
     launch_decls(g, out, &params);
   }
   out->grid_dep = t->grid_dep;
+  out->math = t->math;
   if (st == KF_OK) st = assemble(g, parts, n, &body, &decls, &params, &route, out, err, errsize);
   cg_buf_free(&body);
   cg_buf_free(&decls);

@@ -319,6 +319,7 @@ static void gen_cast(cg_gen *gen, int32_t v, const char *x, int t) {
 /* Layout ops: no code, the operand at a transformed context. */
 static bool gen_layout(cg_gen *gen, const ir_node *n, const cg_ctx *c, char *name,
                        size_t size) {
+  if (cg_gen_index(gen, n, c, name, size)) return true;
   const ir_node *a = &gen->g->nodes[n->args[0]];
   cg_ctx ac;
   switch (n->op) {

@@ -73,11 +73,7 @@ static void decide_index(cg_part *p, int64_t numel, const kf_graph *g, const fus
 
 /* Waves of resident blocks in a pointwise grid (grid-stride beyond them):
  * 1024, or KFUSE_PW_WAVES=N (1..1024, a tuning knob for measurements). */
-static int64_t waves(void) {
-  const char *e = getenv("KFUSE_PW_WAVES");
-  long v = e && *e ? strtol(e, NULL, 10) : 0;
-  return v >= 1 && v <= 1024 ? v : 1024;
-}
+static int64_t waves(const core_knobs *k) { return k->pw_waves; }
 
 kf_status cg_plan_pointwise(cg_emit_args *a) {
   const fuse_kernel *k = a->k;
@@ -89,7 +85,7 @@ kf_status cg_plan_pointwise(cg_emit_args *a) {
   /* up to 1024 waves of resident blocks: in practice one vector group per
    * thread, grid-striding only past a million blocks (chain8 on the H200:
    * 4 waves 4131 GB/s, 16 waves 4260, 1024 waves 4314; docs/performance.md) */
-  int64_t cap = (int64_t)a->t->sm_count * a->t->max_threads_per_sm * waves() / threads;
+  int64_t cap = (int64_t)a->t->sm_count * a->t->max_threads_per_sm * waves(a->t->knobs) / threads;
   p->threads = (uint32_t)threads;
   cg_part_grid_stride(p, cg_min64(cg_ceil_div(items, threads), cap < 1 ? 1 : cap));
   p->lanes = w;

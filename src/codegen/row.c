@@ -137,8 +137,7 @@ static int next_reduce(const cg_emit_args *a, int i) {
  * pairing against the phases it replaces. */
 static row_online_kind phase_at(const cg_emit_args *a, bool pair, int i, int *last) {
   *last = i;
-  const char *e = getenv("KFUSE_ROW_ONLINE");
-  if (!pair || (e && !strcmp(e, "0"))) return ROW_ONLINE_NONE;
+  if (!pair || !a->t->knobs->row_online) return ROW_ONLINE_NONE;
   int j = next_reduce(a, i);
   row_online_kind kind = j < 0 ? ROW_ONLINE_NONE
                                : cg_row_online(a->g, a->k, a->k->nodes[i], a->k->nodes[j]);
@@ -157,24 +156,13 @@ static int online_pairs(const cg_emit_args *a) {
 
 /* KFUSE_ROW_THREADS=N (a power of two, 64..1024) sets the threads per row
  * of rows longer than 1024 columns: a tuning knob for measurements. */
-static int threads_override(void) {
-  const char *e = getenv("KFUSE_ROW_THREADS");
-  if (!e || !*e) return 0;
-  long v = strtol(e, NULL, 10);
-  if (v < 64 || v > 1024 || (v & (v - 1))) return 0;
-  return (int)v;
-}
+static int threads_override(const core_knobs *k) { return (int)k->row_threads; }
 
 /* KFUSE_ROW_MIN_BLOCKS=N (1..32) asks ptxas for N resident blocks per SM
  * of held row kernels too (__launch_bounds__(threads, N)), and of looped
  * ones instead of full occupancy: a tuning knob for measurements; the
  * runtime's occupancy report shows any spill. */
-static int min_blocks_override(void) {
-  const char *e = getenv("KFUSE_ROW_MIN_BLOCKS");
-  if (!e || !*e) return 0;
-  long v = strtol(e, NULL, 10);
-  return v >= 1 && v <= 32 ? (int)v : 0;
-}
+static int min_blocks_override(const core_knobs *k) { return (int)k->row_min_blocks; }
 
 /* KFUSE_ROW_SMEM_PAD=BYTES (1..227 KB) gives each row block that much
  * dynamic shared memory it does not use: a tuning knob that caps the
@@ -182,8 +170,7 @@ static int min_blocks_override(void) {
  * per SM on sm_90, Inductor's layernorm occupancy), which
  * KFUSE_ROW_MIN_BLOCKS cannot. The decisions line names it. */
 static uint32_t smem_pad(const cg_target *t) {
-  const char *e = getenv("KFUSE_ROW_SMEM_PAD");
-  long v = e && *e ? strtol(e, NULL, 10) : 0;
+  long v = t->knobs->row_smem_pad; /* 0..227 KB (knobs.def); the target may allow less */
   return v >= 1 && v <= t->max_smem_per_block ? (uint32_t)v : 0;
 }
 
@@ -198,10 +185,8 @@ static uint32_t smem_pad(const cg_target *t) {
  * whose launches wait for 8 free slots in one GPC: softmax f32 0.1743 ->
  * 0.1676 ms, layernorm f32 0.1933 -> 0.1779 (1 and 2 waves: 0.1900 and
  * 0.1717; performance.md, "Rows held by a cluster"). */
-static int64_t row_waves(bool split) {
-  const char *e = getenv("KFUSE_ROW_WAVES");
-  long v = e && *e ? strtol(e, NULL, 10) : 0;
-  return v >= 1 && v <= 1024 ? v : split ? 4 : 32;
+static int64_t row_waves(const core_knobs *k, bool split) {
+  return k->row_waves ? k->row_waves : split ? 4 : 32;
 }
 
 /* KFUSE_ROW_RECOMPUTE=1: the output phase of a held row computes its
@@ -212,19 +197,13 @@ static int64_t row_waves(bool split) {
  * measuring registers against instructions (softmax_bf16: 58 registers
  * either way with the operand cache on or off, as ptxas merges the two
  * computations of exp(x - max)). */
-static bool recompute(void) {
-  const char *e = getenv("KFUSE_ROW_RECOMPUTE");
-  return e && !strcmp(e, "1");
-}
+static bool recompute(const core_knobs *k) { return k->row_recompute; }
 
 /* KFUSE_ROW_HOLD=0: rows are never held in registers; every row kernel
  * takes the looped form (inputs read again per phase, from L2 while the
  * row is still there; paired phases in one pass), as Inductor's two-pass
  * layernorm does. A knob for measuring the two forms on the same rows. */
-static bool hold_allowed(void) {
-  const char *e = getenv("KFUSE_ROW_HOLD");
-  return !(e && !strcmp(e, "0"));
-}
+static bool hold_allowed(const core_knobs *k) { return k->row_hold; }
 
 /* Registers per thread (32-bit words) that held rows may take: past about
  * 64 the kernel's occupancy drops below 3 blocks of 512 per SM. */
@@ -237,10 +216,7 @@ enum { ROW_SPLIT_WORDS = 32 };
 
 /* KFUSE_ROW_SPLIT=0: rows too long for one block's registers take the
  * looped form even on sm_90 (a knob for measuring the two forms). */
-static bool split_allowed(void) {
-  const char *e = getenv("KFUSE_ROW_SPLIT");
-  return !(e && !strcmp(e, "0"));
-}
+static bool split_allowed(const core_knobs *k) { return k->row_split; }
 
 /* Threads per row for `cols` columns of W lanes: about `accesses` accesses
  * of W per thread, a power of two from 32 to 512. */
@@ -271,11 +247,7 @@ static int64_t fit_group(int64_t cols, int w, size_t held, int words, int64_t ma
 
 /* KFUSE_ROW_SPLIT_THREADS=N (a power of two, 128..1024) sets the threads of
  * each block of a cluster-held row (a knob for measurements). */
-static int64_t split_threads(void) {
-  const char *e = getenv("KFUSE_ROW_SPLIT_THREADS");
-  long v = e && *e ? strtol(e, NULL, 10) : 0;
-  return v >= 128 && v <= 1024 && !(v & (v - 1)) ? v : 0;
-}
+static int64_t split_threads(const core_knobs *k) { return k->row_split_threads; }
 
 /* For a row that one block cannot hold: the smallest cluster (2, 4 or 8
  * blocks, the portable sizes) whose blocks each hold cols / S columns in at
@@ -290,14 +262,15 @@ static int64_t split_threads(void) {
 static int split_for(const cg_emit_args *a, size_t held, size_t minsz, int w, int64_t *group,
                      int64_t *ept) {
   const fuse_kernel *k = a->k;
-  if (a->t->cc_major < 9 || !a->part->alone || !split_allowed() || !hold_allowed() || minsz != 4)
+  if (a->t->cc_major < 9 || !a->part->alone || !split_allowed(a->t->knobs) || !hold_allowed(a->t->knobs) || minsz != 4)
     return 0;
   for (int S = 2; S <= 8; S *= 2) {
     if (k->cols % ((int64_t)S * w)) continue;
     int64_t slice = k->cols / S;
     if (slice <= 1024) continue;
-    int64_t gsz = split_threads() ? split_threads() : group_for(slice, w, accesses_for(slice, w));
-    int64_t e = split_threads() ? per_thread(slice, gsz, w)
+    int64_t st = split_threads(a->t->knobs);
+    int64_t gsz = st ? st : group_for(slice, w, accesses_for(slice, w));
+    int64_t e = st ? per_thread(slice, gsz, w)
                                 : fit_group(slice, w, held, ROW_SPLIT_WORDS, 512, &gsz);
     if ((int64_t)held * e <= 4 * ROW_SPLIT_WORDS) {
       *group = gsz;
@@ -343,10 +316,10 @@ static void choose(cg_emit_args *a, row_info *ri) {
    * measured otherwise). A warp per row up to 1024 columns. */
   int64_t gsz = group_for(k->cols, w, accesses_for(k->cols, w));
   if (k->cols <= 1024) gsz = 32;
-  else if (threads_override()) gsz = threads_override();
+  else if (threads_override(a->t->knobs)) gsz = threads_override(a->t->knobs);
   /* registers for held inputs: at most ROW_HOLD_WORDS words per thread */
   int64_t ept = fit_group(k->cols, w, held, ROW_HOLD_WORDS, 1024, &gsz);
-  ri->hold = (int64_t)held * ept <= 4 * ROW_HOLD_WORDS && hold_allowed();
+  ri->hold = (int64_t)held * ept <= 4 * ROW_HOLD_WORDS && hold_allowed(a->t->knobs);
   int S = ri->hold ? 0 : split_for(a, held, minsz, w, &gsz, &ept);
   ri->split = S > 1 ? S : 1;
   if (S > 1) ri->hold = true;
@@ -354,7 +327,7 @@ static void choose(cg_emit_args *a, row_info *ri) {
   ri->cache = ri->hold &&
               (int64_t)(held + cache_bytes(a)) * ept <=
                   4 * (ri->split > 1 ? ROW_SPLIT_WORDS : ROW_HOLD_WORDS) &&
-              !recompute();
+              !recompute(a->t->knobs);
   size_t words = 4 * (ri->split > 1 ? ROW_SPLIT_WORDS : ROW_HOLD_WORDS);
   ri->room = ri->cache ? words / (size_t)(ept > 0 ? ept : 1) - held - cache_bytes(a) : 0;
   ri->group = (int)gsz;
@@ -380,15 +353,16 @@ kf_status cg_plan_row(cg_emit_args *a) {
    * few nodes (softmax, layernorm: 5-13): a long fused chain needs more
    * registers, and forcing 32 would spill it. The runtime's occupancy
    * report shows any spill. */
-  if (!ri.hold && k->n_nodes <= ROW_BOUND_NODES && !min_blocks_override())
+  int mb = min_blocks_override(a->t->knobs);
+  if (!ri.hold && k->n_nodes <= ROW_BOUND_NODES && !mb)
     p->min_blocks = a->t->max_threads_per_sm / (int)p->threads;
-  else if (min_blocks_override())
-    p->min_blocks = min_blocks_override() < a->t->max_threads_per_sm / (int)p->threads
-                        ? min_blocks_override()
+  else if (mb)
+    p->min_blocks = mb < a->t->max_threads_per_sm / (int)p->threads
+                        ? mb
                         : a->t->max_threads_per_sm / (int)p->threads;
   p->smem = smem_pad(a->t);
   int64_t cap =
-      (int64_t)a->t->sm_count * (a->t->max_threads_per_sm / p->threads) * row_waves(ri.split > 1);
+      (int64_t)a->t->sm_count * (a->t->max_threads_per_sm / p->threads) * row_waves(a->t->knobs, ri.split > 1);
   /* a split row: a cluster of ri.split blocks per row, whole clusters */
   int64_t per = ri.split;
   cap = cg_min64(cap, p->max_blocks ? p->max_blocks : CG_MAX_GRID) / per * per;
@@ -462,12 +436,8 @@ static void pass_close(row_emit *re, row_pass *ps) {
  * in flight per thread), or KFUSE_ROW_UNROLL=N (1, 2, 4 or 8; 0 = unrolled
  * completely), a knob for measuring the looped form with more loads in
  * flight. */
-static const char *looped_unroll(void) {
-  const char *e = getenv("KFUSE_ROW_UNROLL");
-  char *end;
-  long v = e && *e ? strtol(e, &end, 10) : 2;
-  if (e && *e && *end) v = 2; /* not a number */
-  switch (v) {
+static const char *looped_unroll(const core_knobs *k) {
+  switch (k->row_unroll) {
     case 0: return "#pragma unroll";
     case 1: return "#pragma unroll 1";
     case 4: return "#pragma unroll 4";
@@ -482,7 +452,7 @@ static void chunk_open(row_emit *re, cg_buf *decl, cg_buf *pre) {
   gen->indent = 1;
   cg_line(gen, "%s", re->ri.fallback ? "#pragma unroll 1"
                      : re->ri.hold  ? "#pragma unroll"
-                                    : looped_unroll());
+                                    : looped_unroll(re->a->t->knobs));
   cg_line(gen, "for (int kk = 0; kk < NV; kk++) {");
   cg_line(gen, "  const int c0 = kf_cb + (kk * G + lane) * W;");
   cg_line(gen, "  if (FULL || c0 < kf_cb + COLS) {");
@@ -517,10 +487,7 @@ static char sm_letter(kf_dtype dt) {
 /* KFUSE_ROW_BARRIERS=2 keeps the leading barrier of every block reduction
  * of a row (the old form, for measurements); by default a row's reductions
  * alternate two halves of their shared scratch and need one barrier each. */
-static bool one_barrier(void) {
-  const char *e = getenv("KFUSE_ROW_BARRIERS");
-  return !(e && !strcmp(e, "2"));
-}
+static bool one_barrier(const core_knobs *k) { return k->row_barriers != 2; }
 
 /* The call reducing `acc` over the row group, of reduction R<T>, through
  * shared scratch sm. Reduction i of the row uses half i % 2 of sm without
@@ -529,7 +496,7 @@ static bool one_barrier(void) {
 static void red_call(row_emit *re, cg_buf *b, const char *dst, const char *r, const char *t,
                      const char *acc, const char *sm) {
   int i = re->i_red++;
-  bool halves = one_barrier() && re->ri.group > 32;
+  bool halves = one_barrier(re->a->t->knobs) && re->ri.group > 32;
   bool lead = !halves || (i == 0 && re->n_red % 2);
   char blk[256];
   snprintf(blk, sizeof blk, "kf_block_allreduce<%s<%s>, G, %d, %s>(%s, %s%s)", r, t,
@@ -550,12 +517,10 @@ static void red_call(row_emit *re, cg_buf *b, const char *dst, const char *r, co
  * (first to leave L2, as Inductor's last read of a row: 4% slower, K3).
  * Streaming (.cs) loads and stores were measured slower and are gone
  * (performance.md, S1). */
-static const char *held_load(void) {
-  const char *e = getenv("KFUSE_ROW_STREAM");
-  if (e && !strcmp(e, "loads")) return "kf_ldna";
-  if (e && !strcmp(e, "evict_first")) return "kf_ldef";
-  if (e && !strcmp(e, "l2_evict_first")) return "kf_ldl2ef";
-  return "__ldg";
+static const char *held_load(const core_knobs *k) {
+  /* in the order of knobs.def's values: ldg|loads|evict_first|l2_evict_first */
+  static const char *const loads[] = {"__ldg", "kf_ldna", "kf_ldef", "kf_ldl2ef"};
+  return loads[k->row_stream >= 0 && k->row_stream < 4 ? k->row_stream : 0];
 }
 
 /* How element j of chunk kk of held input v is read: from its registers,
@@ -850,7 +815,7 @@ static void output_elems(row_emit *re, cg_buf *decl, cg_buf *stores, bool declar
 /* With KFUSE_ROW_RECOMPUTE=1, the output phase reads the held inputs
  * computed in float through kf_fresh. */
 static void fresh_held_reads(row_emit *re) {
-  if (!recompute() || !re->ri.hold || re->ri.fallback) return;
+  if (!recompute(re->a->t->knobs) || !re->ri.hold || re->ri.fallback) return;
   for (int i = 0; i < re->gen.n_binds; i++) {
     cg_bind *b = &re->gen.binds[i];
     int32_t v = b->value;
@@ -998,14 +963,11 @@ static void emit_row_outputs(row_emit *re) {
  * the row, so that the output phase, which reads them only after the last
  * reduction, finds them there instead of waiting on L2 (a knob for
  * measurements; no registers: prefetch.global.L1). */
-static bool prefetch_columns(void) {
-  const char *e = getenv("KFUSE_ROW_PREFETCH");
-  return e && !strcmp(e, "1");
-}
+static bool prefetch_columns(const core_knobs *k) { return k->row_prefetch; }
 
 static void emit_prefetch_columns(row_emit *re) {
   const fuse_kernel *k = re->a->k;
-  if (!prefetch_columns() || re->ri.fallback) return;
+  if (!prefetch_columns(re->a->t->knobs) || re->ri.fallback) return;
   for (int i = 0; i < k->n_inputs; i++) {
     int32_t v = k->inputs[i];
     const ir_node *n = &re->a->g->nodes[v];
@@ -1032,19 +994,16 @@ static void emit_prefetch_columns(row_emit *re) {
  * the address took ptxas from 40 to 44 registers (2 blocks of 512 per SM
  * instead of 3). KFUSE_ROW_L2PF=0 turns it off, =D (1..65536) fixes D in
  * the code (a knob for measurements); any other value is the default. */
-static int64_t l2_prefetch_fixed(bool *off) {
-  const char *e = getenv("KFUSE_ROW_L2PF");
-  char *end = NULL;
-  long v = e && *e ? strtol(e, &end, 10) : -1;
-  if (end && *end) v = -1; /* not a number: the default */
+static int64_t l2_prefetch_fixed(const core_knobs *k, bool *off) {
+  long v = k->row_l2pf; /* -1 unset, else 0..65536 (knobs.def) */
   *off = v == 0;
-  return v >= 1 && v <= 65536 ? v : 0;
+  return v >= 1 ? v : 0;
 }
 
 static void emit_prefetch_next_rows(row_emit *re) {
   const fuse_kernel *k = re->a->k;
   bool off;
-  int64_t fixed = l2_prefetch_fixed(&off);
+  int64_t fixed = l2_prefetch_fixed(re->a->t->knobs, &off);
   /* held rows, a block per row, alone in the launch (the distance counts the
    * launch's resident blocks), not staged, not split */
   if (off || !re->ri.hold || re->ri.split > 1 || re->ri.st.bytes || re->ri.group <= 32 ||
@@ -1087,7 +1046,7 @@ static void emit_hold(row_emit *re) {
       snprintf(load, sizeof load, "*");
     } else {
       snprintf(src, sizeof src, "p%d + (r * %lld + c0)", (int)v, (long long)re->cols);
-      snprintf(load, sizeof load, "%s", held_load());
+      snprintf(load, sizeof load, "%s", held_load(re->a->t->knobs));
     }
     cg_printf(&re->body,
               "  kf_pack<%s, W> x%d[NV];\n#pragma unroll\n  for (int kk = 0; kk < NV; kk++) {\n"
@@ -1132,7 +1091,7 @@ static void emit_shared(row_emit *re) {
   for (int t = 0; t < 4; t++) {
     if (!used[t]) continue;
     if (re->ri.group > 32)
-      cg_printf(&re->body, "  __shared__ %s kf_sm%c[%d];\n", types[t], letters[t], one_barrier() ? 64 : 32);
+      cg_printf(&re->body, "  __shared__ %s kf_sm%c[%d];\n", types[t], letters[t], one_barrier(re->a->t->knobs) ? 64 : 32);
     else
       cg_printf(&re->body, "  %s *kf_sm%c = 0;\n", types[t], letters[t]);
     cg_printf(&re->body, "  (void)kf_sm%c;\n", letters[t]);
@@ -1155,7 +1114,7 @@ static void emit_shared(row_emit *re) {
       char nm[16];
       snprintf(nm, sizeof nm, "kf_sm%c%c", w ? 'w' : 'o', d ? 'd' : 'f');
       if (re->ri.group > 32)
-        cg_printf(&re->body, "  __shared__ %s<%s> %s[%d];\n", st, t, nm, one_barrier() ? 64 : 32);
+        cg_printf(&re->body, "  __shared__ %s<%s> %s[%d];\n", st, t, nm, one_barrier(re->a->t->knobs) ? 64 : 32);
       else
         cg_printf(&re->body, "  %s<%s> *%s = 0;\n", st, t, nm);
       cg_printf(&re->body, "  (void)%s;\n", nm);

@@ -15,43 +15,31 @@ enum { ROW_STAGE_MAX = 40 * 1024 };
  * in ROW_STAGE_MAX (else one); thread two, each thread copying its own
  * chunks (not at all where two do not fit); unset or anything else, no
  * staging (the default: measured 12-16% slower, performance.md T1). */
-static const char *stage_knob(void) {
-  const char *e = getenv("KFUSE_ROW_STAGE");
-  return e && (!strcmp(e, "1") || !strcmp(e, "2") || !strcmp(e, "thread")) ? e : NULL;
+static const char *stage_knob(const core_knobs *k) {
+  /* in the order of knobs.def's values: 0|1|2|thread */
+  static const char *const modes[] = {NULL, "1", "2", "thread"};
+  return k->row_stage > 0 && k->row_stage < 4 ? modes[k->row_stage] : NULL;
 }
 
 /* KFUSE_ROW_PERSIST=1 or dynamic: the persistent grid without staging
  * (the threads load their rows as usual), for telling the grid's effect
  * from the staging's. */
-static bool persist_only(void) {
-  const char *e = getenv("KFUSE_ROW_PERSIST");
-  return e && (!strcmp(e, "1") || !strcmp(e, "dynamic"));
-}
+static bool persist_only(const core_knobs *k) { return k->row_persist != 0; /* 0|1|dynamic */ }
 
 /* KFUSE_ROW_PERSIST=dynamic: each block of a persistent grid takes its
  * next row from a launch-wide counter instead of striding by gridDim.x, so
  * that faster SMs take more rows (as a grid of one block per row gets from
  * the block scheduler); with or without two bulk stages. */
-static bool persist_dynamic(void) {
-  const char *e = getenv("KFUSE_ROW_PERSIST");
-  return e && !strcmp(e, "dynamic");
-}
+static bool persist_dynamic(const core_knobs *k) { return k->row_persist == 2; }
 
 /* KFUSE_ROW_STAGE_SLEEP=N (1..10000): bulk-staged rows sleep N ns between
  * their tries of a row's mbarrier (0, the default: try_wait's own
  * suspension only). */
-static int stage_sleep(void) {
-  const char *e = getenv("KFUSE_ROW_STAGE_SLEEP");
-  long v = e && *e ? strtol(e, NULL, 10) : 0;
-  return v >= 1 && v <= 10000 ? (int)v : 0;
-}
+static int stage_sleep(const core_knobs *k) { return (int)k->row_stage_sleep; }
 
 /* KFUSE_ROW_STAGE_FENCE=1: a fence.proxy.async before each row's bulk
  * copies (see bulk_decls). */
-static bool stage_fence(void) {
-  const char *e = getenv("KFUSE_ROW_STAGE_FENCE");
-  return e && !strcmp(e, "1");
-}
+static bool stage_fence(const core_knobs *k) { return k->row_stage_fence; }
 
 static bool full_row(const cg_emit_args *a, const ir_node *n) {
   int64_t m = 1;
@@ -88,7 +76,7 @@ static int64_t row_bytes(const cg_emit_args *a, bool hold, int group, int rpb, i
 
 row_stage cg_row_stage_plan(const cg_emit_args *a, bool hold, int group, int rpb, int lanes) {
   row_stage s = {.stages = 1};
-  const char *knob = stage_knob();
+  const char *knob = stage_knob(a->t->knobs);
   int64_t b = knob ? row_bytes(a, hold, group, rpb, lanes) : 0;
   /* two stages: a block barrier in every row after its loads (a block
    * reduction has one) protects the stage written at the top of a row */
@@ -98,11 +86,11 @@ row_stage cg_row_stage_plan(const cg_emit_args *a, bool hold, int group, int rpb
     s.stages = two ? 2 : 1;
     s.by_thread = !strcmp(knob, "thread");
   }
-  bool persist = persist_only() && hold && rpb == 1 && group > 32 && a->part->alone;
+  bool persist = persist_only(a->t->knobs) && hold && rpb == 1 && group > 32 && a->part->alone;
   s.persistent = s.bytes > 0 || persist;
   /* dynamic rows: on the plain persistent grid, or with two bulk stages
    * (thread 0 takes the row after next as it starts its copies) */
-  s.dynamic = persist_dynamic() && (s.bytes ? s.stages == 2 && !s.by_thread : persist);
+  s.dynamic = persist_dynamic(a->t->knobs) && (s.bytes ? s.stages == 2 && !s.by_thread : persist);
   return s;
 }
 
@@ -188,7 +176,7 @@ static void bulk_decls(const cg_emit_args *a, const row_stage *s, const char *id
     cg_printf(out, "  if (r >= %lld%s) return;\n", (long long)k->rows,
               a->part->index64 ? "LL" : "");
   cg_printf(out, "%s  kf_mbar_expect(&%s_bar[slot], %lldu);\n%s}\n",
-            stage_fence() ? "  kf_fence_async_smem();\n" : "", fn, (long long)s->bytes,
+            stage_fence(a->t->knobs) ? "  kf_fence_async_smem();\n" : "", fn, (long long)s->bytes,
             copies.s ? copies.s : "");
   if (copies.oom) out->oom = true;
   cg_buf_free(&copies);
@@ -312,7 +300,7 @@ void cg_row_stage_holes(const cg_emit_args *a, const row_stage *s, int group, in
               "    kf_mbar_wait<%d>(&%s_bar[slot], (i >> 1) & 1);\n"
               "    r = %s_row_of[slot];\n"
               "    if (r >= %lld%s) break;\n",
-              fn, idx, idx, fn, args, stage_sleep(), fn, fn, (long long)a->k->rows,
+              fn, idx, idx, fn, args, stage_sleep(a->t->knobs), fn, fn, (long long)a->k->rows,
               a->part->index64 ? "LL" : "");
     return;
   }
@@ -322,5 +310,5 @@ void cg_row_stage_holes(const cg_emit_args *a, const row_stage *s, int group, in
   cg_printf(top,
             "    // the k-th use of a stage's barrier completes its phase of parity k & 1\n"
             "    kf_mbar_wait<%d>(&%s_bar[slot], (%s) & 1);\n",
-            stage_sleep(), fn, s->stages == 2 ? "i >> 1" : "i");
+            stage_sleep(a->t->knobs), fn, s->stages == 2 ? "i >> 1" : "i");
 }

@@ -61,5 +61,7 @@ bool cg_target_from_arch(const char *arch, cg_target *out) {
   out->max_smem_per_block = v >= 90 ? 227 * 1024 : v >= 80 ? 163 * 1024 : 96 * 1024;
   out->grid_dep = true;
   out->max_grid = CG_MAX_GRID;
+  out->math = KF_MATH_DEFAULT;
+  out->knobs = core_knobs_quiet();
   return true;
 }

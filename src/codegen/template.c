@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/knobs.h"
 #include "codegen/cg_internal.h"
 #include "codegen/templates.h"
 #include "core/alloc.h"
@@ -35,11 +36,9 @@ static const cg_template *embedded(const char *name) {
   return NULL;
 }
 
-/* $KFUSE_TEMPLATE_DIR, or NULL when unset or empty. */
-static const char *template_dir(void) {
-  const char *dir = getenv("KFUSE_TEMPLATE_DIR");
-  return dir && *dir ? dir : NULL;
-}
+/* KFUSE_TEMPLATE_DIR (core/knobs.def), or NULL when unset or empty: a
+ * development setting of the process, the same for every target. */
+static const char *template_dir(void) { return core_knobs_quiet()->template_dir; }
 
 static char *read_dev_template(const char *dir, const char *name, char *err, size_t errsize) {
   char path[4096];

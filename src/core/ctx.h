@@ -4,6 +4,7 @@
 #define KF_CORE_CTX_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdarg.h>
 #include <stddef.h>
 
@@ -34,6 +35,7 @@ struct kf_ctx {
   kf_log_level levels[LOG_COMPONENT_COUNT];
   struct rt_state *rt;
   struct cache_state *cache;
+  _Atomic(void *) knobs_warned; /* the knob snapshot whose warnings it logged */
 };
 
 /* Records the message of a failing call on the context; returns st. ctx may

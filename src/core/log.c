@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "core/ctx.h"
+#include "core/knobs.h"
 
 static const char *const component_names[LOG_COMPONENT_COUNT] = {
     "ir", "fuse", "codegen", "cache", "runtime"};
@@ -41,7 +42,7 @@ void core_log_parse(const char *spec, kf_log_level levels[LOG_COMPONENT_COUNT]) 
 bool core_log_enabled(const kf_ctx *ctx, kf_log_level level, core_component comp) {
   if (ctx) return level <= ctx->levels[comp];
   kf_log_level levels[LOG_COMPONENT_COUNT];
-  core_log_parse(getenv("KFUSE_LOG"), levels);
+  core_log_parse(core_knobs_quiet()->log, levels);
   return level <= levels[comp];
 }
 

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "core/ctx.h"
+#include "core/knobs.h"
 
 #define PROGRESS_MIN_STEPS 8
 #define PROGRESS_DELAY_MS 500.0
@@ -22,9 +23,9 @@ static double now_ms(void) {
 /* KFUSE_PROGRESS=0: never; =1: from the first step, however short the
  * batch (still only on a terminal: tests and demos use it). */
 static bool wanted(const kf_ctx *ctx, int total, bool *at_once) {
-  const char *env = getenv("KFUSE_PROGRESS");
-  *at_once = env && strcmp(env, "1") == 0;
-  if (env && strcmp(env, "0") == 0) return false;
+  long knob = core_knobs_get((kf_ctx *)ctx)->progress; /* -1: unset */
+  *at_once = knob == 1;
+  if (knob == 0) return false;
   if (ctx && ctx->log_fn) return false; /* an embedder: its own UI */
   return total > 0 && (*at_once || total >= PROGRESS_MIN_STEPS) && isatty(STDERR_FILENO);
 }

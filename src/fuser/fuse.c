@@ -6,17 +6,14 @@
 
 #include "core/alloc.h"
 #include "core/ctx.h"
+#include "core/knobs.h"
 #include "fuser/fuse_int.h"
-
-static bool env_is_one(const char *name) {
-  const char *v = getenv(name);
-  return v && strcmp(v, "1") == 0;
-}
 
 void fuse_options_default(fuse_options *opt) {
   memset(opt, 0, sizeof *opt);
-  opt->fusion = !env_is_one("KFUSE_NO_FUSION");
-  opt->horizontal = !env_is_one("KFUSE_NO_HORIZONTAL");
+  const core_knobs *k = core_knobs_quiet();
+  opt->fusion = !k->no_fusion;
+  opt->horizontal = !k->no_horizontal;
   opt->sm_count = 132;
   /* An optimizer step over a few hundred tensors must fit one launch. */
   opt->max_parts = 1024;

@@ -147,6 +147,9 @@ static bool dep_role(red_ctx *rc, int32_t v, uint8_t *out) {
   if (nd->op == IR_OP_TRANSPOSE)
     return refuse(info, "layout", "%s transposes a value computed from a reduction",
                   lbl(g, v, b1, sizeof b1));
+  if (nd->op == IR_OP_SLICE || nd->op == IR_OP_CONCAT || nd->op == IR_OP_GATHER)
+    return refuse(info, "layout", "%s moves elements of a value computed from a reduction",
+                  lbl(g, v, b1, sizeof b1));
   if (!full && !red)
     return refuse(info, "row-shape",
                   "%s has shape %s: neither the reduced input %s nor its reduced form",

@@ -47,6 +47,10 @@ static void dump_attrs(sbuf *b, const kf_graph *g, const ir_node *n) {
     sb_printf(b, " perm=[");
     for (int i = 0; i < n->rank; i++) sb_printf(b, i ? ",%d" : "%d", n->perm[i]);
     sb_printf(b, "]");
+  } else if (n->op == IR_OP_SLICE) {
+    sb_printf(b, " axis=%d start=%lld step=%lld", n->axis, (long long)n->start, (long long)n->step);
+  } else if (n->op == IR_OP_CONCAT || n->op == IR_OP_GATHER || n->op == IR_OP_IOTA) {
+    sb_printf(b, " axis=%d", n->axis);
   } else if (ir_ops[n->op].kind == KIND_REDUCE) {
     int in_rank = ir_valid(g, n->args[0]) ? g->nodes[n->args[0]].rank : KF_MAX_RANK;
     sb_printf(b, " axes=[");

@@ -11,7 +11,7 @@
 
 #include "ir/replay.h"
 
-static const char MAGIC[4] = {'K', 'F', 'G', '1'};
+static const char MAGIC[4] = {'K', 'F', 'G', '2'} /* 2: index ops' fields */;
 
 /* Longest name the reader takes (the YAML loader allows 255 bytes). */
 enum { IR_BLOB_NAME_MAX = 4095 };
@@ -38,6 +38,8 @@ typedef struct blob_node {
   int64_t shape[KF_MAX_RANK];
   double value, lo, hi;
   int8_t perm[KF_MAX_RANK];
+  int64_t start, step;
+  int8_t axis, pad_[7];
 } blob_node;
 
 void ir_graph_to_blob(const kf_graph *g, core_str *out) {
@@ -56,6 +58,7 @@ void ir_graph_to_blob(const kf_graph *g, core_str *out) {
     memcpy(b.shape, n->shape, sizeof b.shape);
     b.value = n->value, b.lo = n->lo, b.hi = n->hi;
     memcpy(b.perm, n->perm, sizeof b.perm);
+    b.start = n->start, b.step = n->step, b.axis = n->axis;
     put(out, &b, sizeof b);
     put_name(out, n->name);
   }
@@ -114,6 +117,7 @@ static bool read_node(reader *r, kf_graph *g, int32_t i, char *why, size_t why_s
   memcpy(n.shape, b.shape, sizeof n.shape);
   n.value = b.value, n.lo = b.lo, n.hi = b.hi;
   memcpy(n.perm, b.perm, sizeof n.perm);
+  n.start = b.start, n.step = b.step, n.axis = b.axis;
   v = ir_replay_node(g, &n, why, why_size); /* the new node's index, i, or KF_NONE */
   if (v != KF_NONE && named && kf_set_name(g, v, r->name) != KF_OK) {
     snprintf(why, why_size, "%s", kf_graph_errmsg(g));

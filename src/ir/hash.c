@@ -52,6 +52,13 @@ static void put_attrs(ser *s, const ir_node *n) {
     put_f64(s, n->hi);
   } else if (n->op == IR_OP_TRANSPOSE) {
     for (int i = 0; i < n->rank && i < KF_MAX_RANK; i++) put_u8(s, (uint8_t)n->perm[i]);
+  } else if (n->op == IR_OP_SLICE || n->op == IR_OP_CONCAT || n->op == IR_OP_GATHER ||
+             n->op == IR_OP_IOTA) {
+    put_u8(s, (uint8_t)n->axis);
+    if (n->op == IR_OP_SLICE) {
+      put_u64(s, (uint64_t)n->start);
+      put_u64(s, (uint64_t)n->step);
+    }
   } else if ((unsigned)n->op < IR_OP_COUNT && ir_ops[n->op].kind == KIND_REDUCE) {
     put_u8(s, n->axes);
     put_u8(s, n->keepdim ? 1 : 0);

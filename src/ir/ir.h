@@ -26,7 +26,8 @@ typedef enum ir_kind {
   KIND_BINARY,    /* two operands, broadcast, elementwise */
   KIND_POINTWISE, /* where, clamp, cast */
   KIND_REDUCE,    /* sum mean max min */
-  KIND_LAYOUT,    /* reshape transpose broadcast_to: index arithmetic only */
+  KIND_LAYOUT,    /* reshape transpose broadcast_to slice concat gather iota:
+                     index arithmetic only */
   KIND_COMPOSITE, /* expanded at build time, never a node */
   KIND_MATMUL
 } ir_kind;
@@ -44,7 +45,8 @@ enum {
   ATTR_SHAPE = 1u << 5,
   ATTR_PERM = 1u << 6,
   ATTR_AXIS = 1u << 7,
-  ATTR_EPS = 1u << 8
+  ATTR_EPS = 1u << 8,
+  ATTR_RANGE = 1u << 9 /* slice: start, stop, step */
 };
 
 typedef struct ir_op_info {
@@ -79,6 +81,9 @@ typedef struct ir_node {
   uint8_t axes;        /* REDUCE: bit i set when input axis i is reduced */
   bool keepdim;        /* REDUCE */
   int8_t perm[KF_MAX_RANK]; /* TRANSPOSE: output axis i is input axis perm[i] */
+  int8_t axis;         /* SLICE CONCAT GATHER IOTA: the axis (of the operand
+                          x for GATHER, of the result otherwise), >= 0 */
+  int64_t start, step; /* SLICE: first element (>= 0) and step (>= 1) */
   char *name;          /* NULL when unnamed; unique within the graph */
   int32_t uses;        /* how many operand slots of later nodes read it */
   bool is_output;

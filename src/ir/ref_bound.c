@@ -46,7 +46,8 @@ double ref_bound_round(double pre, double dev, double v, kf_dtype dt) {
 /* The kernel's own error in computing op (before its final rounding), in
  * units of the compute dtype's unit roundoff u, relative to the result: the
  * CUDA C Programming Guide's maximum ulp errors (1 ulp <= 2u) of the device
- * functions in templates/common.cuh, without fast math. 0 for the ops that
+ * functions in templates/common.cuh under the default math policy (the fast
+ * policy is not bounded here). 0 for the ops that
  * are correctly rounded (or exact): their rounding is the node's. */
 static double op_units(ir_op op, bool f64) {
   switch (op) {
@@ -65,9 +66,15 @@ static double op_units(ir_op op, bool f64) {
       return 4; /* 2 ulp */
     case IR_OP_POW:
       return f64 ? 4 : 8; /* pow 2 ulp, powf 4 */
-    case IR_OP_SIGMOID:   /* 1 / (1 + exp(-x)): exp damped, two roundings */
-    case IR_OP_SILU:
-      return 8; /* x / (1 + exp(-x)) */
+    /* The default math policy's hardware reciprocal (rcp.approx, 1 ulp)
+     * in reciprocal, sigmoid and silu (docs/codegen.md, "Math policy";
+     * the H200 found a reciprocal 1 ulp from the rounded f64 value). */
+    case IR_OP_RECIPROCAL:
+      return f64 ? 0 : 2;
+    case IR_OP_SIGMOID: /* rcp(1 + exp(-x)): 7 ulp by codegen.md's table */
+      return 14;
+    case IR_OP_SILU: /* x * rcp(1 + exp(-x)): 8 ulp */
+      return 16;
     case IR_OP_GELU:
     case IR_OP_GELU_TANH:
       return 4; /* plus an absolute part (gelu_abs) */
@@ -341,10 +348,28 @@ void ref_bound_cast(const kf_graph *g, const ir_node *n, const ref_buf *const *a
 
 /* ---- layout ---------------------------------------------------------------------------- */
 
-/* Bounds move with their values: the layout evaluator on the bound buffers. */
+/* iota: a coordinate is exact in f32 below 2^24; above, the kernel's f32
+ * conversion before an f16/bf16 rounding may round twice. */
+static void bound_iota(const ir_node *n, ref_buf *out, int64_t p0, int64_t p1) {
+  int64_t inner = 1;
+  for (int d = n->axis + 1; d < n->rank; d++) inner *= n->shape[d];
+  for (int64_t k = p0; k < p1; k++)
+    out->e[k] =
+        out->f ? ref_bound_round((double)(k / inner % n->shape[n->axis]), 0, out->f[k], n->dtype)
+               : 0;
+}
+
+/* Bounds move with their values: the layout evaluator on the bound buffers
+ * (concat's second operand's too; gather's index operand is its values). */
 void ref_bound_layout(const kf_graph *g, const ir_node *n, const ref_buf *const *a, ref_buf *out,
                       int64_t p0, int64_t p1) {
+  if (n->op == IR_OP_IOTA) {
+    bound_iota(n, out, p0, p1);
+    return;
+  }
   ref_buf src = {.f = a[0]->e, .n = a[0]->n}, dst = {.f = out->e, .n = out->n};
-  const ref_buf *args[1] = {&src};
+  ref_buf src1 = {0};
+  if (n->op == IR_OP_CONCAT) src1 = (ref_buf){.f = a[1]->e, .n = a[1]->n};
+  const ref_buf *args[2] = {&src, n->op == IR_OP_GATHER ? a[1] : &src1};
   ref_eval_layout(g, n, args, &dst, p0, p1);
 }

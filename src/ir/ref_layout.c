@@ -1,5 +1,6 @@
 /* ref_layout.c - the reference interpreter's index arithmetic: strides,
- * broadcasting, and the layout ops (reshape, transpose, broadcast_to). */
+ * broadcasting, and the layout ops (reshape, transpose, broadcast_to, and
+ * the index ops slice, concat, gather, iota). */
 #include <string.h>
 
 #include "ir/ref.h"
@@ -37,6 +38,68 @@ static void gather(const ir_node *n, const int64_t *stride, const ref_buf *x, re
   }
 }
 
+/* Coordinates of linear index k over (rank, shape). */
+static void coords_of(int64_t k, int rank, const int64_t *shape, int64_t *c) {
+  for (int d = rank - 1; d >= 0; d--) {
+    c[d] = k % shape[d];
+    k /= shape[d];
+  }
+}
+
+static int64_t lin_of(int rank, const int64_t *shape, const int64_t *c) {
+  int64_t k = 0;
+  for (int d = 0; d < rank; d++) k = k * shape[d] + c[d];
+  return k;
+}
+
+static void put(ref_buf *out, int64_t k, const ref_buf *x, int64_t at) {
+  if (out->f)
+    out->f[k] = x->f[at];
+  else
+    out->i[k] = x->i[at];
+}
+
+/* slice, concat, gather: each element is one operand element. */
+static void eval_index(const kf_graph *g, const ir_node *n, const ref_buf *const *a, ref_buf *out,
+                       int64_t p0, int64_t p1) {
+  const ir_node *x = &g->nodes[n->args[0]];
+  int ax = n->axis;
+  int64_t c[KF_MAX_RANK], xc[KF_MAX_RANK];
+  for (int64_t k = p0; k < p1; k++) {
+    coords_of(k, n->rank, n->shape, c);
+    if (n->op == IR_OP_SLICE) {
+      c[ax] = n->start + c[ax] * n->step;
+      put(out, k, a[0], lin_of(x->rank, x->shape, c));
+    } else if (n->op == IR_OP_CONCAT) {
+      const ir_node *y = &g->nodes[n->args[1]];
+      bool first = c[ax] < x->shape[ax];
+      if (!first) c[ax] -= x->shape[ax];
+      put(out, k, a[first ? 0 : 1], lin_of(x->rank, first ? x->shape : y->shape, c));
+    } else { /* GATHER: x's axis ax is index's whole shape; clamped */
+      const ir_node *ix = &g->nodes[n->args[1]];
+      int ri = ix->rank;
+      int64_t i = a[1]->i[lin_of(ri, ix->shape, c + ax)], hi = x->shape[ax] - 1;
+      for (int d = 0; d < x->rank; d++) xc[d] = d < ax ? c[d] : d > ax ? c[d + ri - 1] : 0;
+      xc[ax] = i < 0 ? 0 : i > hi ? hi : i;
+      put(out, k, a[0], lin_of(x->rank, x->shape, xc));
+    }
+  }
+}
+
+/* iota: the coordinate along the axis, in the node's dtype (exact for
+ * integers; rounded once for floats, as every value is). */
+static void eval_iota(const ir_node *n, ref_buf *out, int64_t p0, int64_t p1) {
+  int64_t inner = 1;
+  for (int d = n->axis + 1; d < n->rank; d++) inner *= n->shape[d];
+  for (int64_t k = p0; k < p1; k++) {
+    int64_t v = k / inner % n->shape[n->axis];
+    if (out->f)
+      out->f[k] = ir_round_to_dtype((double)v, n->dtype);
+    else
+      out->i[k] = n->dtype == KF_I32 && v > INT32_MAX ? INT32_MAX : v;
+  }
+}
+
 /* Layout ops move values without changing them: the operand already has the
  * node's dtype, so nothing is rounded. */
 void ref_eval_layout(const kf_graph *g, const ir_node *n, const ref_buf *const *a, ref_buf *out,
@@ -60,6 +123,14 @@ void ref_eval_layout(const kf_graph *g, const ir_node *n, const ref_buf *const *
     case IR_OP_BROADCAST_TO:
       ref_bcast_strides(x->rank, x->shape, n->rank, n->shape, stride);
       gather(n, stride, a[0], out, p0, p1);
+      return;
+    case IR_OP_SLICE:
+    case IR_OP_CONCAT:
+    case IR_OP_GATHER:
+      eval_index(g, n, a, out, p0, p1);
+      return;
+    case IR_OP_IOTA:
+      eval_iota(n, out, p0, p1);
       return;
     default:
       return;

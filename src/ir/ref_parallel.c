@@ -8,25 +8,20 @@
  * 10^7-element checks) were bound by one core. */
 #include <stdlib.h>
 
+#include "core/knobs.h"
 #include "core/pool.h"
 #include "ir/ref.h"
 
-enum { REF_MAX_THREADS = 64, REF_DEFAULT_THREADS = 16, REF_DEFAULT_GRAIN = 65536 };
-
-static long env_long(const char *name, long lo, long hi, long dflt) {
-  const char *e = getenv(name);
-  if (!e || !*e) return dflt;
-  char *end;
-  long v = strtol(e, &end, 10);
-  return *end || v < lo || v > hi ? dflt : v;
-}
+enum { REF_DEFAULT_THREADS = 16 };
 
 void ref_workers_init(ref_workers *w) {
   int cpus = core_cpu_count();
   w->pool = NULL;
-  w->threads = (int)env_long("KFUSE_REF_THREADS", 1, REF_MAX_THREADS,
-                             cpus < REF_DEFAULT_THREADS ? cpus : REF_DEFAULT_THREADS);
-  w->grain = env_long("KFUSE_REF_GRAIN", 1, 1L << 30, REF_DEFAULT_GRAIN);
+  const core_knobs *k = core_knobs_get(NULL); /* knobs.def bounds them: 1..64, 1..2^30 */
+  w->threads = k->ref_threads > 0 ? (int)k->ref_threads
+               : cpus < REF_DEFAULT_THREADS ? cpus
+                                            : REF_DEFAULT_THREADS;
+  w->grain = k->ref_grain;
 }
 
 void ref_workers_free(ref_workers *w) {

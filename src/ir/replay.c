@@ -21,6 +21,15 @@ static const binary_fn binary_fns[IR_OP_COUNT] = {
 static const reduce_fn reduce_fns[IR_OP_COUNT] = {
     [IR_OP_SUM] = kf_sum, [IR_OP_MEAN] = kf_mean, [IR_OP_MAX] = kf_max, [IR_OP_MIN] = kf_min};
 
+/* The stop that gives a slice node its length from its start; start itself
+ * (an empty slice, refused) when the described fields cannot be a slice. */
+static int64_t slice_stop(const ir_node *n) {
+  if (n->axis < 0 || n->axis >= n->rank || n->start < 0 || n->step < 1) return n->start;
+  int64_t len = n->shape[n->axis];
+  if (len < 1 || (len - 1) > (INT64_MAX - 1 - n->start) / n->step) return n->start;
+  return n->start + (len - 1) * n->step + 1;
+}
+
 /* The builder call for n's op; KF_NONE (nothing recorded) for an op that
  * is never a node of its own (input, composites). */
 static kf_value build(kf_graph *g, const ir_node *n) {
@@ -56,6 +65,14 @@ static kf_value build(kf_graph *g, const ir_node *n) {
       return kf_transpose(g, a[0], ints);
     case IR_OP_BROADCAST_TO:
       return kf_broadcast_to(g, a[0], n->rank, n->shape);
+    case IR_OP_SLICE:
+      return kf_slice(g, a[0], n->axis, n->start, slice_stop(n), n->step);
+    case IR_OP_CONCAT:
+      return kf_concat(g, 2, a, n->axis);
+    case IR_OP_GATHER:
+      return kf_gather(g, a[0], a[1], n->axis);
+    case IR_OP_IOTA:
+      return kf_iota(g, n->dtype, n->rank, n->shape, n->axis);
     default:
       return KF_NONE;
   }
@@ -88,6 +105,12 @@ static const char *differs(const ir_node *got, const ir_node *want) {
   if (got->op == IR_OP_CLAMP &&
       (!same_double(got->lo, want->lo) || !same_double(got->hi, want->hi)))
     return "bounds";
+  if ((got->op == IR_OP_SLICE || got->op == IR_OP_CONCAT || got->op == IR_OP_GATHER ||
+       got->op == IR_OP_IOTA) &&
+      got->axis != want->axis)
+    return "axis";
+  if (got->op == IR_OP_SLICE && (got->start != want->start || got->step != want->step))
+    return "start or step";
   if (got->op == IR_OP_TRANSPOSE && memcmp(got->perm, want->perm, (size_t)got->rank) != 0)
     return "perm";
   return NULL;

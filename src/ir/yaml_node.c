@@ -12,7 +12,7 @@
 
 static const char *const node_keys[] = {"name", "op",   "args",  "dtype", "min",
                                         "max",  "axes", "keepdim", "shape", "perm",
-                                        "axis", "eps",  "value"};
+                                        "axis", "eps",  "value", "start", "stop", "step"};
 #define N_NODE_KEYS ((int)(sizeof node_keys / sizeof node_keys[0]))
 
 static const struct {
@@ -21,7 +21,8 @@ static const struct {
 } attr_keys[] = {{"dtype", ATTR_DTYPE}, {"min", ATTR_MIN},         {"max", ATTR_MAX},
                  {"axes", ATTR_AXES},   {"keepdim", ATTR_KEEPDIM}, {"shape", ATTR_SHAPE},
                  {"perm", ATTR_PERM},   {"axis", ATTR_AXIS},       {"eps", ATTR_EPS},
-                 {"value", ATTR_VALUE_}};
+                 {"value", ATTR_VALUE_}, {"start", ATTR_RANGE},     {"stop", ATTR_RANGE},
+                 {"step", ATTR_RANGE}};
 #define N_ATTR_KEYS ((int)(sizeof attr_keys / sizeof attr_keys[0]))
 
 typedef kf_value (*unary_fn)(kf_graph *, kf_value);
@@ -38,20 +39,26 @@ static const binary_fn binary_fns[IR_OP_COUNT] = {
 #include "ir/ops.def"
 };
 
+/* A node's args list: an op's max_args, but concat (a chain of nodes of
+ * two operands) takes up to MAX_ARGS. */
+enum { MAX_ARGS = 64 };
+static int max_args(int op) { return op == IR_OP_CONCAT ? MAX_ARGS : ir_ops[op].max_args; }
+
 /* What one node says, once read. */
 typedef struct nodespec {
   const ir_ynode *map, *name, *args;
   int op;
   uint32_t attrs; /* ATTR_* bits the node may carry */
   int nargs;
-  kf_value v[3];
-  bool literal[3];
-  double lit[3];
+  kf_value v[MAX_ARGS];
+  bool literal[MAX_ARGS];
+  double lit[MAX_ARGS];
   kf_dtype dtype;
   double lo, hi, eps, value, axis;
   int64_t list[KF_MAX_RANK];
   int nlist;
   bool keepdim;
+  int64_t start, stop, step; /* slice */
 } nodespec;
 
 static uint32_t allowed_attrs(int op) {
@@ -195,12 +202,13 @@ static bool read_args(ir_yload *L, nodespec *s) {
     return ir_yl_fail(L, KF_ERR_PARSE, s->args, "args: expected a list like [a, b], found %s",
                       ir_yl_kind(s->args));
   uint32_t n = s->args->n;
-  if (n < (uint32_t)info->min_args || n > (uint32_t)info->max_args) {
-    if (info->min_args == info->max_args)
+  int most = max_args(s->op);
+  if (n < (uint32_t)info->min_args || n > (uint32_t)most) {
+    if (info->min_args == most)
       return ir_yl_fail(L, KF_ERR_PARSE, s->args, "expected %d argument%s, got %u",
                         info->min_args, info->min_args == 1 ? "" : "s", (unsigned)n);
     return ir_yl_fail(L, KF_ERR_PARSE, s->args, "expected %d to %d arguments, got %u",
-                      info->min_args, info->max_args, (unsigned)n);
+                      info->min_args, most, (unsigned)n);
   }
   s->nargs = (int)n;
   for (int i = 0; i < s->nargs; i++) {
@@ -260,7 +268,7 @@ static bool read_attrs(ir_yload *L, nodespec *s) {
   s->hi = INFINITY;
   s->eps = s->op == IR_OP_LAYERNORM ? 1e-5 : 1e-6;
   s->axis = -1;
-  bool need_dtype = s->op == IR_OP_CAST || s->op == IR_OP_CONST;
+  bool need_dtype = s->op == IR_OP_CAST || s->op == IR_OP_CONST || s->op == IR_OP_IOTA;
   if ((s->attrs & ATTR_DTYPE) && !(n = ir_yl_get(L, s->map, "dtype")) && need_dtype)
     return ir_yl_fail(L, KF_ERR_PARSE, s->map, "missing required attribute 'dtype'");
   if ((s->attrs & ATTR_DTYPE) && n && !ir_yl_dtype(L, n, "dtype", &s->dtype)) return false;
@@ -273,6 +281,14 @@ static bool read_attrs(ir_yload *L, nodespec *s) {
   if ((n = ir_yl_get(L, s->map, "axis")) && !ir_yl_int(L, n, "axis", -64, 64, &axis))
     return false;
   s->axis = (double)axis;
+  if (s->op == IR_OP_GATHER && !ir_yl_get(L, s->map, "axis")) s->axis = 0; /* numpy.take */
+  s->start = 0, s->stop = KF_SLICE_END, s->step = 1;
+  if (((n = ir_yl_get(L, s->map, "start")) &&
+       !ir_yl_int(L, n, "start", INT64_MIN, INT64_MAX, &s->start)) ||
+      ((n = ir_yl_get(L, s->map, "stop")) &&
+       !ir_yl_int(L, n, "stop", INT64_MIN, INT64_MAX, &s->stop)) ||
+      ((n = ir_yl_get(L, s->map, "step")) && !ir_yl_int(L, n, "step", 1, INT64_MAX, &s->step)))
+    return false;
   if (s->op == IR_OP_CONST) {
     if (!(n = ir_yl_get(L, s->map, "value")))
       return ir_yl_fail(L, KF_ERR_PARSE, s->map, "missing required attribute 'value'");
@@ -337,6 +353,10 @@ static kf_value build_other(ir_yload *L, nodespec *s) {
                           s->eps);
     case IR_OP_RMSNORM: return kf_rmsnorm(g, v[0], s->nargs > 1 ? v[1] : KF_NONE, s->eps);
     case IR_OP_MATMUL: return kf_matmul(g, v[0], v[1]);
+    case IR_OP_SLICE: return kf_slice(g, v[0], (int)s->axis, s->start, s->stop, s->step);
+    case IR_OP_CONCAT: return kf_concat(g, s->nargs, v, (int)s->axis);
+    case IR_OP_GATHER: return kf_gather(g, v[0], v[1], (int)s->axis);
+    case IR_OP_IOTA: return kf_iota(g, s->dtype, s->nlist, s->list, (int)s->axis);
     default: return KF_NONE;
   }
 }
@@ -361,7 +381,7 @@ bool ir_yl_node(ir_yload *L, const ir_ynode *node) {
   nodespec s;
   memset(&s, 0, sizeof s);
   s.map = node;
-  s.v[0] = s.v[1] = s.v[2] = KF_NONE;
+  for (int i = 0; i < MAX_ARGS; i++) s.v[i] = KF_NONE;
   L->where = IR_YW_NODE_NUMBER;
   if (!read_header(L, &s) || !check_attr_keys(L, &s) || !read_args(L, &s) ||
       !read_attrs(L, &s) || !make_literals(L, &s))

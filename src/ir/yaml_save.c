@@ -205,6 +205,10 @@ static void put_attrs(saver *s, const ir_node *n) {
     put(b, ", perm: ");
     put_ints(b, n->rank, perm);
   }
+  if (attrs & ATTR_AXIS) put(b, ", axis: %d", n->axis);
+  if (attrs & ATTR_RANGE) /* the stop that gives the node's length */
+    put(b, ", start: %lld, stop: %lld, step: %lld", (long long)n->start,
+        (long long)(n->start + (n->shape[n->axis] - 1) * n->step + 1), (long long)n->step);
 }
 
 static void put_node(saver *s, int32_t v, int wname, int wop) {
@@ -221,13 +225,19 @@ static void put_node(saver *s, int32_t v, int wname, int wop) {
     put(&s->out, " dtype: %s, value: %s}\n", kf_dtype_name(n->dtype), num);
     return;
   }
-  put(&s->out, " args: [");
-  for (int i = 0; i < n->nargs; i++) {
-    if (i) put(&s->out, ", ");
-    put_arg(s, n->args[i]);
+  if (ir_ops[n->op].max_args > 0) {
+    put(&s->out, " args: [");
+    for (int i = 0; i < n->nargs; i++) {
+      if (i) put(&s->out, ", ");
+      put_arg(s, n->args[i]);
+    }
+    put(&s->out, "]");
+    put_attrs(s, n);
+  } else { /* iota: its attributes alone, the first without a comma */
+    put(&s->out, " dtype: %s, shape: ", kf_dtype_name(n->dtype));
+    put_ints(&s->out, n->rank, n->shape);
+    put(&s->out, ", axis: %d", n->axis);
   }
-  put(&s->out, "]");
-  put_attrs(s, n);
   put(&s->out, "}\n");
 }
 

@@ -17,7 +17,7 @@
 #include "pipeline/dump.h"
 #include "pipeline/feedback.h"
 #include "pipeline/pipeline.h"
-#include "runtime/nvrtc.h"
+#include "pipeline/target.h"
 #include "runtime/rt.h"
 
 /* Rounds of re-fusing one compile or one load may take: each round can
@@ -30,66 +30,12 @@ static double now_ms(void) {
   return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
 }
 
-/* Asks the runtime for the device's arch and facts (grids are sized to its
- * SM count). Having no device is not an error of the compile, so the
- * context's last message is left as it was. */
-static bool device_arch(kf_ctx *ctx, char *arch, size_t size, kf_device_info *info) {
-  char *saved = core_malloc(sizeof ctx->errmsg);
-  if (saved) {
-    pthread_mutex_lock(&ctx->lock);
-    memcpy(saved, ctx->errmsg, sizeof ctx->errmsg);
-    pthread_mutex_unlock(&ctx->lock);
-  }
-  bool ok = rt_device_arch(ctx, arch, size) == KF_OK;
-  char cc[32] = "";
-  if (ok && kf_device_query(ctx, 0, info) == KF_OK)
-    snprintf(cc, sizeof cc, "sm_%d%d", info->cc_major, info->cc_minor);
-  if (!ok || strcmp(cc, arch) != 0) info->sm_count = 0; /* GPU 0 is another kind: defaults */
-  if (saved) {
-    pthread_mutex_lock(&ctx->lock);
-    memcpy(ctx->errmsg, saved, sizeof ctx->errmsg);
-    pthread_mutex_unlock(&ctx->lock);
-  }
-  free(saved);
-  return ok;
-}
-
-/* options.arch, else the device's, else sm_90 with a warning; normalized.
- * info->sm_count > 0 when the device's facts apply to the target. */
-static kf_status resolve_arch(kf_plan *plan, char *arch, size_t size, kf_device_info *info) {
-  const char *want = plan->options.arch;
-  char dev[32], err[256];
-  info->sm_count = 0;
-  if (!want || !*want) {
-    if (device_arch(plan->ctx, dev, sizeof dev, info)) {
-      want = dev;
-    } else {
-      core_log(plan->ctx, KF_LOG_WARN, LOG_CACHE,
-               "no CUDA device to take the arch from; compiling for sm_90 (set options.arch)");
-      want = "sm_90";
-    }
-  }
-  if (!rt_nvrtc_arch(want, arch, size, err, sizeof err))
-    return core_plan_error(plan, KF_ERR_INVALID_ARG, "kf_plan_compile: %s", err);
-  return KF_OK;
-}
-
-static kf_status emit_all(kf_plan *plan, cg_program *prog, const kf_device_info *info) {
-  cg_target target;
+static kf_status emit_all(kf_plan *plan, cg_program *prog, const cg_target *target) {
   char err[1024] = "";
-  if (!cg_target_from_arch(prog->arch, &target))
-    return core_plan_error(plan, KF_ERR_INVALID_ARG, "kf_plan_compile: unknown arch %s",
-                           prog->arch);
-  target.grid_dep = plan->options.pdl;
-  if (info->sm_count > 0) {
-    target.sm_count = info->sm_count;
-    if (info->max_threads_per_sm > 0) target.max_threads_per_sm = info->max_threads_per_sm;
-    if (info->max_smem_per_block > 0) target.max_smem_per_block = info->max_smem_per_block;
-  }
   for (int i = 0; i < prog->n_launches; i++) {
     core_span_pushf("codegen launch %d", i);
-    kf_status st = cg_emit_launch(plan->graph, plan->fuse, i, &target, &prog->launches[i].src, err,
-                                  sizeof err);
+    kf_status st =
+        cg_emit_launch(plan->graph, plan->fuse, i, target, &prog->launches[i].src, err, sizeof err);
     core_span_pop();
     if (st != KF_OK)
       return core_plan_error(plan, st, "code generation failed for launch %d: %s", i, err);
@@ -98,13 +44,13 @@ static kf_status emit_all(kf_plan *plan, cg_program *prog, const kf_device_info 
 }
 
 /* plan->fuse changed (a cached occupancy split): generate the code again. */
-static kf_status reemit(kf_plan *plan, cg_program **prog, const kf_device_info *info) {
+static kf_status reemit(kf_plan *plan, cg_program **prog, const cg_target *target) {
   cg_program *p = cg_program_new(plan->fuse->n_launches);
   if (!p) return core_plan_error(plan, KF_ERR_OUT_OF_MEMORY, "kf_plan_compile: out of memory");
   memcpy(p->arch, (*prog)->arch, sizeof p->arch);
   cg_program_free(*prog);
   *prog = p;
-  return emit_all(plan, p, info);
+  return emit_all(plan, p, target);
 }
 
 /* Loads the compiler's images for the plan's launches. */
@@ -143,13 +89,14 @@ kf_status kf_plan_compile(kf_plan *plan) {
   double t0 = now_ms();
   cg_program *prog = cg_program_new(plan->fuse->n_launches);
   if (!prog) return core_plan_error(plan, KF_ERR_OUT_OF_MEMORY, "kf_plan_compile: out of memory");
-  kf_device_info info;
-  kf_status st = resolve_arch(plan, prog->arch, sizeof prog->arch, &info);
-  if (st == KF_OK) st = emit_all(plan, prog, &info);
+  cg_target target;
+  kf_status st =
+      pl_plan_target(plan, NULL, true, "kf_plan_compile", &target, prog->arch, sizeof prog->arch);
+  if (st == KF_OK) st = emit_all(plan, prog, &target);
   /* feedback an earlier process measured: re-fuse before NVRTC */
   for (int r = 0; st == KF_OK && r < PL_FEEDBACK_ROUNDS && pl_feedback_apply_cached(plan, prog);
        r++)
-    st = reemit(plan, &prog, &info);
+    st = reemit(plan, &prog, &target);
   if (st == KF_OK) st = compile_all(plan, prog);
   if (st != KF_OK) {
     cg_program_free(prog);

@@ -4,6 +4,7 @@
 
 #include "core/alloc.h"
 #include "core/ctx.h"
+#include "core/knobs.h"
 #include "runtime/cache.h"
 #include "runtime/rt.h"
 
@@ -16,7 +17,7 @@ kf_status kf_ctx_create(kf_ctx **out) {
     free(ctx);
     return KF_ERR_INTERNAL;
   }
-  core_log_parse(getenv("KFUSE_LOG"), ctx->levels);
+  core_log_parse(core_knobs_quiet()->log, ctx->levels);
   *out = ctx;
   return KF_OK;
 }

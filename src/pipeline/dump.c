@@ -12,11 +12,11 @@
 
 #include "codegen/program.h"
 #include "core/alloc.h"
+#include "core/knobs.h"
 #include "pipeline/pipeline.h"
 
 const char *pl_dump_dir(void) {
-  const char *d = getenv("KFUSE_DUMP_DIR");
-  return d && *d ? d : NULL;
+  return core_knobs_quiet()->dump_dir;
 }
 
 /* mkdir -p; true when the folder exists afterwards. */

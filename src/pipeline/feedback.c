@@ -16,8 +16,7 @@
 
 /* false when options.occupancy_drop <= 0 or KFUSE_NO_OCCUPANCY_SPLIT=1. */
 static bool enabled(const kf_plan *plan) {
-  const char *e = getenv("KFUSE_NO_OCCUPANCY_SPLIT");
-  return plan->options.occupancy_drop > 0 && !(e && strcmp(e, "1") == 0);
+  return plan->options.occupancy_drop > 0 && !plan->knobs->no_occupancy_split;
 }
 
 static void tmp_free(kf_plan *tmp) {
@@ -36,6 +35,7 @@ static kf_plan *compile_with(kf_plan *plan, const fuse_occ_cand *c, int nc, bool
   tmp->graph = plan->graph;
   tmp->options = plan->options;
   tmp->options.arch = plan->code->arch;
+  tmp->knobs = plan->knobs; /* the same environment as the plan it measures for */
   char err[512] = "";
   kf_status st =
       fuse_occ_replan(plan->graph, plan->fuse, c, nc, only_split, &tmp->fuse, err, sizeof err);

@@ -5,6 +5,7 @@
 #define KF_PIPELINE_PIPELINE_H
 
 #include "core/ctx.h"
+#include "core/knobs.h"
 #include "fuser/plan.h"
 
 struct cg_program; /* src/codegen: CUDA C and compiled images per kernel */
@@ -18,6 +19,7 @@ struct kf_plan {
   fuse_plan *fuse;
   struct cg_program *code;
   struct rt_plan *rt;
+  const core_knobs *knobs; /* the environment as at kf_plan_create: emit and compile agree */
   /* The pipeline's load driver (kf_plan_load), which a run of a plan not
    * loaded yet calls from the runtime: the runtime does not know the
    * pipeline, the pipeline hands it this. */

@@ -17,16 +17,15 @@
 void kf_options_init(kf_options *opt) {
   if (!opt) return;
   memset(opt, 0, sizeof *opt);
-  const char *nf = getenv("KFUSE_NO_FUSION");
-  const char *nh = getenv("KFUSE_NO_HORIZONTAL");
-  opt->fusion = !(nf && strcmp(nf, "1") == 0);
-  opt->horizontal = !(nh && strcmp(nh, "1") == 0);
+  const core_knobs *k = core_knobs_quiet(); /* kf_plan_create warns, on its context */
+  opt->fusion = !k->no_fusion;
+  opt->horizontal = !k->no_horizontal;
   opt->arch = NULL;
   opt->mode = KF_MODE_PLAIN;
   opt->occupancy_drop = 0.20;
   opt->streams = 4;
-  const char *pdl = getenv("KFUSE_PDL");
-  opt->pdl = !(pdl && strcmp(pdl, "0") == 0);
+  opt->pdl = k->pdl;
+  opt->math = (kf_math)k->math;
 }
 
 /* Every field of the caller's options, at the API boundary: a value out of
@@ -53,6 +52,15 @@ static kf_status check_options(kf_ctx *ctx, const kf_options *o) {
   return KF_OK;
 }
 
+/* A math policy kf_plan_create takes, or the error that names the bad one. */
+static kf_status check_math(kf_ctx *ctx, kf_math math) {
+  if (math == KF_MATH_DEFAULT || math == KF_MATH_STRICT || math == KF_MATH_FAST) return KF_OK;
+  return core_error(ctx, KF_ERR_INVALID_ARG,
+                    "kf_plan_create: kf_options.math %d is not a kf_math (0 default, 1 strict, "
+                    "2 fast)",
+                    (int)math);
+}
+
 kf_status kf_plan_create(kf_ctx *ctx, const kf_graph *g, const kf_options *opt, kf_plan **out) {
   if (!out) return core_error(ctx, KF_ERR_INVALID_ARG, "kf_plan_create: out is NULL");
   *out = NULL;
@@ -65,10 +73,13 @@ kf_status kf_plan_create(kf_ctx *ctx, const kf_graph *g, const kf_options *opt, 
     kf_status st = check_options(ctx, opt);
     if (st != KF_OK) return st;
   }
+  kf_status mst = check_math(ctx, opt ? opt->math : (kf_math)core_knobs_quiet()->math);
+  if (mst != KF_OK) return mst;
   kf_plan *plan = core_calloc(1, sizeof *plan);
   if (!plan) return core_error(ctx, KF_ERR_OUT_OF_MEMORY, "kf_plan_create: out of memory");
   plan->ctx = ctx;
   plan->load = kf_plan_load;
+  plan->knobs = core_knobs_get(ctx);
   if (opt)
     plan->options = *opt;
   else

@@ -1,11 +1,13 @@
 /* source.c - kf_plan_source: the public way to read a launch's CUDA C (the
- * emitter run for one launch, without compiling). */
+ * emitter run for one launch on the target compile would use, without
+ * compiling). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "codegen/codegen.h"
 #include "pipeline/pipeline.h"
+#include "pipeline/target.h"
 
 KF_API char *kf_plan_source(kf_plan *plan, int launch, const char *arch) {
   if (!plan) return NULL;
@@ -13,14 +15,10 @@ KF_API char *kf_plan_source(kf_plan *plan, int launch, const char *arch) {
     core_plan_error(plan, KF_ERR_INVALID_ARG, "kf_plan_source: no launch %d", launch);
     return NULL;
   }
-  const char *a = arch ? arch : plan->options.arch ? plan->options.arch : "sm_90";
   cg_target t;
-  if (!cg_target_from_arch(a, &t)) {
-    core_plan_error(plan, KF_ERR_INVALID_ARG, "kf_plan_source: bad arch '%.40s' (%s)", a,
-                    CG_ARCH_FORMS);
+  char name[32];
+  if (pl_plan_target(plan, arch, false, "kf_plan_source", &t, name, sizeof name) != KF_OK)
     return NULL;
-  }
-  t.grid_dep = plan->options.pdl;
   cg_launch_src src;
   char err[512] = "";
   kf_status st = cg_emit_launch(plan->graph, plan->fuse, launch, &t, &src, err, sizeof err);

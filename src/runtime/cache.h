@@ -14,6 +14,7 @@
 #include <stdint.h>
 
 #include "core/ctx.h"
+#include "core/knobs.h"
 
 /* A 128-bit content key (XXH3-128). */
 typedef struct cache_key {
@@ -93,15 +94,9 @@ void cache_mem_destroy(struct cache_state *cs);
 
 /* ---- the folder and the knobs (cache_dir.c) ----------------------------- */
 
-/* The bounds KFUSE_CACHE_MAX_MB and KFUSE_CACHE_MEM_MAX_MB accept, in MB. */
-#define CACHE_MB_MIN 1.0
-#define CACHE_MB_MAX 1048576.0 /* 1 TiB */
-
-/* Bytes of `name`'s value (a size in MB: digits with an optional fraction,
- * CACHE_MB_MIN..CACHE_MB_MAX), or of def_mb when the variable is unset or
- * empty. Any other value is a warning naming the variable and the range,
- * and def_mb is used. */
-uint64_t cache_env_mb(kf_ctx *ctx, const char *name, double def_mb);
+/* Bytes of a size in MB (KFUSE_CACHE_MAX_MB, KFUSE_CACHE_MEM_MAX_MB: their
+ * bounds and defaults are in core/knobs.def). */
+uint64_t cache_mb_bytes(double mb);
 /* Resolves the folder, creates it (0700), opens it and checks the opened
  * directory: ours (owner = euid) and not writable by group or others. Sets
  * cs->dir, cs->dir_fd and cs->disk_enabled; a refusal is one warning. Reads

@@ -71,7 +71,7 @@ static struct cache_state *state_new(kf_ctx *ctx) {
   cs->dir_fd = -1;
   /* A bound on the memory cache, so that a long-lived process compiling many
    * shapes does not grow without limit (the disk cache keeps the rest). */
-  cs->mem_max_bytes = cache_env_mb(ctx, "KFUSE_CACHE_MEM_MAX_MB", 256);
+  cs->mem_max_bytes = cache_mb_bytes(core_knobs_get(ctx)->cache_mem_max_mb);
   return cs;
 }
 

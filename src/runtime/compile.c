@@ -10,6 +10,7 @@
 
 #include "codegen/program.h"
 #include "core/alloc.h"
+#include "core/knobs.h"
 #include "core/pool.h"
 #include "core/progress.h"
 #include "core/span.h"
@@ -92,9 +93,9 @@ static void compile_one(void *arg, int i) {
 
 /* Writes the failing source and log to $KFUSE_DUMP_DIR; the path or "". */
 static void dump_failure(const cg_program_launch *l, char *path, size_t size) {
-  const char *dir = getenv("KFUSE_DUMP_DIR");
+  const char *dir = core_knobs_quiet()->dump_dir;
   path[0] = 0;
-  if (!dir || !*dir) return;
+  if (!dir) return;
   mkdir(dir, 0700);
   const char *name = l->src.entry[0] ? l->src.entry : "kernel";
   char p[4200];

@@ -131,6 +131,8 @@ int rt_fake_count_prefix(const char *prefix);
 void rt_fake_fail(const char *entry, int nth, CUresult r, bool sticky);
 /* Number of devices the fake reports (default 1; 0 = a driver with no GPU). */
 void rt_fake_set_devices(int n);
+/* The SM count the fake device reports (0: 132, the default). */
+void rt_fake_set_sm_count(int n);
 /* Makes cuStreamIsCapturing report that every stream is capturing. */
 void rt_fake_set_capturing(bool on);
 /* Bytes currently allocated through the fake's cuMemAlloc (leak checks). */

@@ -51,6 +51,7 @@ static struct {
   CUresult fail_result;
   bool fail_sticky, failing_all;
   int devices;
+  int sm_count; /* 0: 132, an H200 */
   bool capturing;
   CUcontext ctx_stack[16];
   int ctx_depth;
@@ -201,7 +202,7 @@ static CUresult f_DeviceGetAttribute(int *v, CUdevice_attribute a, CUdevice d) {
   switch (a) {
     case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR: *v = 9; break;
     case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR: *v = 0; break;
-    case CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT: *v = 132; break;
+    case CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT: *v = F.sm_count ? F.sm_count : 132; break;
     case CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR: *v = 2048; break;
     case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN: *v = 232448; break;
     case CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE: *v = 52428800; break;
@@ -696,6 +697,7 @@ void rt_fake_set_devices(int n) {
   F.devices = n;
 }
 void rt_fake_set_capturing(bool on) { F.capturing = on; }
+void rt_fake_set_sm_count(int n) { F.sm_count = n; }
 
 size_t rt_fake_bytes_allocated(void) {
   size_t n = 0;

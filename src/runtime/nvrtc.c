@@ -2,6 +2,8 @@
  * target arch checked against what this NVRTC supports. */
 #include "runtime/nvrtc.h"
 
+#include "core/knobs.h"
+
 #include <dlfcn.h>
 #include <limits.h>
 #include <nvrtc.h>
@@ -70,10 +72,9 @@ static bool try_include(const char *dir) {
   return true;
 }
 
-static bool try_root(const char *env) {
-  const char *root = getenv(env);
+static bool try_root(const char *root) {
   char dir[PATH_MAX];
-  if (!root || !*root) return false;
+  if (!root) return false;
   snprintf(dir, sizeof dir, "%s/include", root);
   return try_include(dir);
 }
@@ -93,7 +94,8 @@ static bool try_beside_nvrtc(void) {
 }
 
 static void find_include(void) {
-  if (try_root("CUDA_PATH") || try_root("CUDA_HOME")) return;
+  const core_knobs *k = core_knobs_quiet(); /* paths: nothing to warn about */
+  if (try_root(k->cuda_path) || try_root(k->cuda_home)) return;
   if (try_include("/usr/local/cuda/include")) return;
   if (try_beside_nvrtc()) return;
   include_dir[0] = 0;

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "core/knobs.h"
 #include "core/span.h"
 #include "kfuse.h"
 #include "runtime/trace.h"
@@ -24,8 +25,7 @@ static atomic_int tool = -1;
 static bool tool_attached(void) {
   int t = atomic_load_explicit(&tool, memory_order_relaxed);
   if (t < 0) {
-    const char *p = getenv("NVTX_INJECTION64_PATH");
-    t = (p && *p) || InitializeInjectionNvtx2_fnptr != NULL;
+    t = core_knobs_quiet()->nvtx_injection || InitializeInjectionNvtx2_fnptr != NULL;
     atomic_store_explicit(&tool, t, memory_order_relaxed);
   }
   return t;

@@ -7,6 +7,7 @@
 
 #include "codegen/program.h"
 #include "core/alloc.h"
+#include "core/knobs.h"
 #include "runtime/rt.h"
 
 struct rt_plan *rt_plan_get(kf_plan *plan) {
@@ -162,20 +163,14 @@ static kf_status ensure_workspace(kf_plan *plan, rt_state *rt) {
   return KF_OK;
 }
 
-/* KFUSE_PERSIST_WAVES=N (1..64): a persistent launch gets N blocks per
- * resident slot (a knob for measuring the grid size; 1 by default). */
-static int persist_waves(void) {
-  const char *e = getenv("KFUSE_PERSIST_WAVES");
-  long v = e && *e ? strtol(e, NULL, 10) : 1;
-  return v >= 1 && v <= 64 ? (int)v : 1;
-}
-
+/* KFUSE_PERSIST_WAVES=N (1..64, core/knobs.def): a persistent launch gets
+ * N blocks per resident slot (a knob for measuring the grid size). */
 /* A persistent kernel (it strides by gridDim.x) gets one block per resident
  * slot: min(grid, blocks per SM x SMs), then spread evenly, so that every
  * block takes the same number of the grid's units of work (8192 rows on 528
  * slots: 16 each on 512 blocks, not 15 or 16 on 528). */
-static void fit_persistent(const rt_state *rt, rt_launch *l) {
-  int64_t slots = (int64_t)l->occ.blocks_per_sm * rt->info.sm_count * persist_waves();
+static void fit_persistent(const kf_plan *plan, const rt_state *rt, rt_launch *l) {
+  int64_t slots = (int64_t)l->occ.blocks_per_sm * rt->info.sm_count * plan->knobs->persist_waves;
   if (slots < 1 || l->grid <= slots) return;
   int64_t per = (l->grid + slots - 1) / slots;
   l->grid = (uint32_t)((l->grid + per - 1) / per);
@@ -225,7 +220,7 @@ kf_status rt_plan_load_images(kf_plan *plan, const rt_image *images, int n) {
   for (int i = 0; i < n && st == KF_OK; i++) {
     st = load_one(plan, rt, &rp->launches[i], &images[i]);
     if (st == KF_OK) st = rt_occupancy_measure(plan, i);
-    if (st == KF_OK && images[i].src->persistent) fit_persistent(rt, &rp->launches[i]);
+    if (st == KF_OK && images[i].src->persistent) fit_persistent(plan, rt, &rp->launches[i]);
     if (st == KF_OK && images[i].src->l2_prefetch) set_l2_prefetch(plan, rt, &rp->launches[i]);
   }
   if (st == KF_OK) st = rt_schedule(plan, plan->options.streams);

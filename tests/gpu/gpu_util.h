@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "../knob_env.h"
 
 #include "runtime/rt.h"
 

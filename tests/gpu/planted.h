@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "kfuse.h"
+#include "knob_env.h"
 
 /* ---- a patched copy of templates/ ------------------------------------------ */
 
@@ -77,11 +78,11 @@ static void templates_copy(const char *name, const char *from, const char *to) {
     free(text);
   }
   closedir(d);
-  setenv("KFUSE_TEMPLATE_DIR", G_dir, 1);
+  kt_setenv("KFUSE_TEMPLATE_DIR", G_dir, 1);
 }
 
 static void templates_done(void) {
-  unsetenv("KFUSE_TEMPLATE_DIR");
+  kt_unsetenv("KFUSE_TEMPLATE_DIR");
   DIR *d = opendir(G_dir);
   for (struct dirent *e; d && (e = readdir(d));) {
     char p[512];
@@ -123,10 +124,14 @@ static kf_graph *g_colsum(void) {
   return finish(g, kf_sum(g, x, 1, (int[]){0}, false));
 }
 
+/* A sum of squares: terms of one sign, so that losing a share of them is a
+ * bias the bound must catch. (Lost terms of random sign, a few thousand of
+ * 2^20, stay inside what an f32 sum of 2^20 terms may err: the H200 run
+ * did not catch them, rightly.) */
 static kf_graph *g_total_sum(void) {
   kf_graph *g = new_graph();
   kf_value x = kf_input(g, "x", KF_F32, 1, (int64_t[]){1 << 20});
-  return finish(g, kf_sum(g, x, 1, (int[]){0}, false));
+  return finish(g, kf_sum(g, kf_mul(g, x, x), 1, (int[]){0}, false));
 }
 
 static kf_graph *g_rowsum(void) {
@@ -167,8 +172,10 @@ typedef struct planted {
 static const planted G_planted[] = {
     {"exp 2e-4 too large",
      "common.cuh",
-     "KF_INLINE float kf_exp(float x) { return expf(x); }",
-     "KF_INLINE float kf_exp(float x) { return expf(x) * 1.0002f; " MARK " }",
+     "KF_INLINE float kf_exp(float x) {\n#ifdef KF_MATH_FAST\n  return __expf(x);\n#else\n"
+     "  return expf(x);",
+     "KF_INLINE float kf_exp(float x) {\n#ifdef KF_MATH_FAST\n  return __expf(x);\n#else\n"
+     "  return expf(x) * 1.0002f; " MARK,
      {g_exp_pointwise}},
     {"column sum without row 0",
      "reduce_cols.cu",

@@ -69,6 +69,30 @@ static kf_value partner(gen *ge, kf_value x) {
   return pick(ge, 2) ? kf_max(ge->g, x, 1, &ax, true) : kf_mean(ge->g, x, 1, &ax, true);
 }
 
+/* Index ops that keep x's shape, so the generator goes on: a roll (two
+ * slices concatenated), a reversal (a gather at n-1-iota), or x plus its
+ * positions (iota). */
+static kf_value index_op(gen *ge, kf_value x) {
+  kf_graph *g = ge->g;
+  int rank = kf_value_rank(g, x), ax = pick(ge, rank);
+  int64_t n = kf_value_shape(g, x)[ax];
+  kf_dtype dt = kf_value_dtype(g, x);
+  int kind = n > 1 ? pick(ge, 3) : 2;
+  if (kind == 0) {
+    int64_t k = 1 + pick(ge, (int)(n - 1));
+    kf_value hi = kf_slice(g, x, ax, k, KF_SLICE_END, 1), lo = kf_slice(g, x, ax, 0, k, 1);
+    return kf_concat(g, 2, (const kf_value[]){hi, lo}, ax);
+  }
+  if (kind == 1) {
+    kf_value rev = kf_sub(g, kf_scalar(g, (double)(n - 1), KF_I32),
+                          kf_iota(g, KF_I32, 1, &n, 0));
+    return kf_gather(g, x, rev, ax);
+  }
+  int64_t sh[KF_MAX_RANK];
+  memcpy(sh, kf_value_shape(g, x), sizeof(int64_t) * (size_t)rank);
+  return kf_add(g, x, kf_mul(g, kf_iota(g, dt, rank, sh, ax), kf_scalar(g, 0.25, dt)));
+}
+
 static kf_graph *random_graph(uint64_t seed) {
   gen ge = {0};
   ge.s = seed * 0x9E3779B97F4A7C15ull + 1;
@@ -88,8 +112,10 @@ static kf_graph *random_graph(uint64_t seed) {
   for (int i = 0; i < n_ops && ge.n < MAXV; i++) {
     kf_value x = ge.vals[ge.n - 1 - pick(&ge, ge.n < 3 ? ge.n : 3)];
     kf_value v;
-    int r = pick(&ge, 10);
-    if (r < 4)
+    int r = pick(&ge, 12);
+    if (r >= 10)
+      v = index_op(&ge, x);
+    else if (r < 4)
       v = unary(&ge, x);
     else if (r < 8)
       v = binary(&ge, x, partner(&ge, x));

@@ -52,11 +52,37 @@ class Builders(unittest.TestCase):
         names = list(UNARY) + ["logical_not"] + list(BINARY) + list(COMPARE) + [
             "logical_and", "logical_or", "where", "clamp", "cast", "sum", "mean", "max", "min",
             "reshape", "transpose", "broadcast_to", "softmax", "log_softmax", "layernorm",
-            "rmsnorm", "matmul", "input", "scalar", "output", "set_name"]
+            "rmsnorm", "matmul", "input", "scalar", "output", "set_name", "slice", "concat",
+            "gather", "iota"]
         for n in names:
             self.assertTrue(callable(getattr(kfuse.Graph, n, None)), n)
         exported = {s[3:] for s in dir(kfuse._lib) if s.startswith("kf_")}  # ctypes: declared
         self.assertTrue(set(kfuse._native.UNARY + kfuse._native.BINARY) <= exported)
+
+    def test_index_ops(self):
+        # slice by Python's rules, concat of three, gather with clamping, iota
+        g = kfuse.Graph()
+        x = g.input("x", "f32", [4, 6])
+        ids = g.input("ids", "i64", [2, 3])
+        s = g.slice(x, -1, -5, None, 2)
+        c = g.concat([s, x, s], axis=1)
+        e = g.gather(x, ids, 0)
+        r = g.iota("i32", [4, 3], axis=0)
+        for v in (s, c, e, r):
+            g.output(v)
+        self.assertEqual([v.shape for v in (s, c, e, r)],
+                         [(4, 3), (4, 12), (2, 3, 6), (4, 3)])
+        a = self.r.uniform(-1, 1, (4, 6)).astype(np.float32)
+        i = np.array([[0, 3, -7], [9, 1, 2]], dtype=np.int64)
+        outs = g.run_reference(a, i)
+        self.close(outs[0], a[:, -5::2])
+        self.close(outs[1], np.concatenate([a[:, -5::2], a, a[:, -5::2]], axis=1))
+        self.close(outs[2], a[np.clip(i, 0, 3)])
+        np.testing.assert_array_equal(outs[3], np.broadcast_to(np.arange(4, dtype=np.int32)[:, None],
+                                                              (4, 3)))
+        with self.assertRaises(kfuse.KfuseError) as cm:
+            g.slice(x, 0, 3, 1)
+        self.assertIn("empty", str(cm.exception))
 
     def test_unary(self):
         for op, (f, (lo, hi)) in UNARY.items():

@@ -122,10 +122,14 @@ class Describe(unittest.TestCase):
         self.assertEqual(st["arch"], "sm_90")
         self.assertEqual(st["kernels"], plan.launches)
         self.assertGreater(plan.launches, g.compile(arch="sm_90").launches)
-        p = g.plan(mode="streams", streams=2, occupancy_drop=0.5, pdl=False, horizontal=False)
+        p = g.plan(mode="streams", streams=2, occupancy_drop=0.5, pdl=False, horizontal=False,
+                   math="fast")
         self.assertEqual(p.options, {"fusion": True, "horizontal": False, "mode": 1,
                                      "occupancy_drop": 0.5, "streams": 2, "pdl": False,
-                                     "arch": None})
+                                     "math": 2, "arch": None})
+        self.assertEqual(g.plan().options["math"], 0)  # KF_MATH_DEFAULT
+        with self.assertRaisesRegex(kfuse.KfuseError, "math must be one of"):
+            g.plan(math="fastest")
         with self.assertRaisesRegex(kfuse.KfuseError, "mode must be one of"):
             g.compile(arch="sm_90", mode="fast")
         with self.assertRaises(kfuse.KfuseError) as e:

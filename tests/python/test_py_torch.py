@@ -48,6 +48,15 @@ def f_mixed(h, f, m):
     return (h + f) * 1.5, torch.logical_and(m, h > 0), torch.rsqrt(f.abs() + 1)
 
 
+def f_index(x, w, ids, idx2):
+    e = torch.nn.functional.embedding(ids, w) * 2  # gather axis 0
+    rot = torch.cat([-x[..., 3:], x[..., :3]], dim=-1)  # slice + cat
+    pos = torch.arange(x.shape[-1], dtype=torch.float32) * 0.5  # iota
+    s = torch.index_select(x, 0, ids[0]) + x[::2].sum()  # index_select, strided slice
+    t = torch.gather(x, 1, idx2).exp()  # take_along_axis
+    return e + 1, rot * pos, s, t, w[ids[1]].tanh()  # index.Tensor
+
+
 def f_fallback(x):
     return torch.cumsum(torch.exp(x), -1).tanh() * 2
 
@@ -93,6 +102,18 @@ class CpuReference(unittest.TestCase):
 
     def test_block(self):
         self.same(f_block, self.rnd(6, 32), self.rnd(32), self.rnd(32), rtol=1e-4, atol=1e-5)
+
+    def test_index_ops(self):
+        x, w = self.rnd(4, 6), self.rnd(10, 6)
+        ids = torch.tensor([[1, 3, 0, 2], [9, 0, 4, 4]])
+        idx2 = torch.tensor([[0, 5], [1, 1], [2, 3], [5, 4]])
+        self.same(f_index, x, w, ids, idx2, rtol=1e-5, atol=1e-5)
+        r = kt.explain(f_index, x, w, ids, idx2, reference=True)
+        left = {op for op, _ in r.fallbacks}
+        for op in ("embedding.default", "cat.default", "slice.Tensor", "arange.start_step",
+                   "arange.default", "index_select.default", "gather.default", "index.Tensor",
+                   "select.int"):
+            self.assertNotIn(op, left, str(r))
 
     def test_views_and_strided_inputs(self):
         x = self.rnd(16, 3).t()  # non-contiguous: copied, never misread

@@ -1,0 +1,240 @@
+"""models.py - the real-model check of issue 21: eager vs torch.compile
+(Inductor) vs torch.compile(backend="kfuse") on models nobody here wrote,
+built from configs with random weights (no downloads).
+
+Models: HF transformers GPT-2, Llama (grouped-query attention), BERT; timm
+ViT-B/16; torchvision ResNet-50; f32 and bf16 inference; and a GPT-2
+training step (forward, backward, AdamW) for 5 steps. For each: whether the
+outputs match eager within the dtype's tolerance (training: the 5 losses),
+first-call (compile) time, steady time per call, and the share of aten ops
+left to aten by the kfuse partitioner (kfuse.torch.explain). A model that
+fails is reported and the run goes on.
+
+  python bench/models.py            # full sizes (H200: see docs/python.md)
+  python bench/models.py --small    # tiny configs, for a test
+  options: --models gpt2,llama --dtypes f32 --json out.json --iters 10
+Exit status: 0 when every row ran and matched, 1 otherwise.
+"""
+import argparse
+import copy
+import json
+import statistics
+import sys
+import time
+import traceback
+
+import torch
+
+TOL = {torch.float32: 2e-3, torch.bfloat16: 6e-2}  # max |diff| / max |eager|
+DT = {"f32": torch.float32, "bf16": torch.bfloat16}
+
+
+class Logits(torch.nn.Module):
+    """An HF model as tensor -> tensor (logits or the last hidden state)."""
+
+    def __init__(self, m):
+        super().__init__()
+        self.m = m
+
+    def forward(self, ids):
+        out = self.m(input_ids=ids, use_cache=False) if hasattr(self.m.config, "use_cache") \
+            else self.m(input_ids=ids)
+        return out.logits if hasattr(out, "logits") else out.last_hidden_state
+
+
+def hf(kind, small):
+    import transformers as tf
+    if kind == "gpt2":
+        c = tf.GPT2Config(n_layer=2, n_embd=128, n_head=4, vocab_size=1000) if small \
+            else tf.GPT2Config()
+        return Logits(tf.GPT2LMHeadModel(c)), c.vocab_size, (2, 64) if small else (8, 512)
+    if kind == "llama":
+        c = tf.LlamaConfig(hidden_size=128, intermediate_size=256, num_hidden_layers=2,
+                           num_attention_heads=4, num_key_value_heads=2, vocab_size=1000) \
+            if small else tf.LlamaConfig(hidden_size=2048, intermediate_size=5632,
+                                         num_hidden_layers=8, num_attention_heads=32,
+                                         num_key_value_heads=8, vocab_size=32000)
+        return Logits(tf.LlamaForCausalLM(c)), c.vocab_size, (2, 64) if small else (4, 1024)
+    c = tf.BertConfig(hidden_size=128, num_hidden_layers=2, num_attention_heads=4,
+                      intermediate_size=256, vocab_size=1000) if small else tf.BertConfig()
+    return Logits(tf.BertModel(c)), c.vocab_size, (2, 64) if small else (16, 384)
+
+
+def build(name, small):
+    """(model, example input maker) on the GPU, eval mode."""
+    if name in ("gpt2", "llama", "bert"):
+        m, vocab, (b, s) = hf(name, small)
+        return m, lambda: torch.randint(0, vocab, (b, s), device="cuda")
+    if name == "vit":
+        import timm
+        m = timm.create_model("vit_base_patch16_224", pretrained=False,
+                              **({"depth": 2} if small else {}))
+        b = 2 if small else 64
+        return m, lambda: torch.randn(b, 3, 224, 224, device="cuda")
+    import torchvision
+    m = torchvision.models.resnet18(weights=None) if small else \
+        torchvision.models.resnet50(weights=None)
+    b, hw = (2, 64) if small else (64, 224)
+    return m, lambda: torch.randn(b, 3, hw, hw, device="cuda")
+
+
+def timed(fn, iters):
+    """First call's seconds (compile), then the median steady seconds."""
+    torch.cuda.synchronize()
+    t0 = time.perf_counter()
+    out = fn()
+    torch.cuda.synchronize()
+    first = time.perf_counter() - t0
+    ts = []
+    for _ in range(iters):
+        t0 = time.perf_counter()
+        fn()
+        torch.cuda.synchronize()
+        ts.append(time.perf_counter() - t0)
+    return out, first, statistics.median(ts)
+
+
+def rel_err(got, want):
+    got, want = got.float(), want.float()
+    scale = want.abs().max().item() or 1.0
+    return (got - want).abs().max().item() / scale
+
+
+def fallback_share(rep):
+    """From the kfuse.torch.Report the kfuse compile filled (as explain's)."""
+    ops = sum(g.ops for g in rep.graphs)
+    kf = sum(len(m.ops) for g in rep.graphs for m in g.partitions)
+    top = sorted(rep.fallbacks.items(), key=lambda kv: -kv[1])[:5]
+    return (ops - kf) / ops if ops else 0.0, ["%s x%d (%s)" % (op, n, why)
+                                               for (op, why), n in top]
+
+
+def collect(on):
+    """Starts (on) or stops explain's collector around the kfuse compile, so
+    that the fallback share needs no second compile."""
+    import kfuse.torch as kt
+    kt._collector = kt.Report() if on else None
+    return kt._collector
+
+
+def infer(name, dtname, small, iters):
+    import torch._dynamo
+    dt = DT[dtname]
+    torch.manual_seed(0)
+    model, make = build(name, small)
+    model = model.to("cuda", dt).eval()
+    x = make()
+    if x.is_floating_point():
+        x = x.to(dt)
+    row = {"model": name, "dtype": dtname}
+    with torch.no_grad():
+        want, _, row["eager_s"] = timed(lambda: model(x), iters)
+        for backend in ("inductor", "kfuse"):
+            torch._dynamo.reset()
+            rep = collect(backend == "kfuse")
+            try:
+                c = torch.compile(model, backend=backend)
+                got, row[backend + "_first_s"], row[backend + "_s"] = timed(lambda: c(x), iters)
+            finally:
+                collect(False)
+            row[backend + "_err"] = rel_err(got, want)
+        row["fallback_share"], row["top_fallbacks"] = fallback_share(rep)
+    row["ok"] = all(row[b + "_err"] <= TOL[dt] for b in ("inductor", "kfuse"))
+    return row
+
+
+def train(small, steps=5):
+    """GPT-2 in f32: 5 AdamW steps per backend from the same weights and data;
+    the losses must match eager's."""
+    import torch._dynamo
+    torch.manual_seed(0)
+    base, vocab, (b, s) = hf("gpt2", small)
+    base = base.to("cuda")
+    data = [torch.randint(0, vocab, (b, s), device="cuda") for _ in range(steps)]
+    row = {"model": "gpt2-train", "dtype": "f32"}
+    losses = {}
+    for backend in ("eager", "inductor", "kfuse"):
+        torch._dynamo.reset()
+        m = copy.deepcopy(base).train()
+        opt = torch.optim.AdamW(m.parameters(), lr=1e-4)
+        f = m if backend == "eager" else torch.compile(m, backend=backend)
+
+        def step(ids):
+            logits = f(ids)
+            loss = torch.nn.functional.cross_entropy(
+                logits[:, :-1].reshape(-1, logits.shape[-1]), ids[:, 1:].reshape(-1))
+            opt.zero_grad(set_to_none=True)
+            loss.backward()
+            opt.step()
+            return loss.detach()
+
+        ls, ts = [], []
+        for i, ids in enumerate(data):
+            torch.cuda.synchronize()
+            t0 = time.perf_counter()
+            ls.append(step(ids).item())
+            ts.append(time.perf_counter() - t0)
+        losses[backend] = ls
+        row[backend + "_first_s"] = ts[0]
+        row[backend + "_s"] = statistics.median(ts[1:])
+    row["losses"] = losses
+    for b in ("inductor", "kfuse"):
+        row[b + "_err"] = max(abs(x - y) / max(abs(y), 1e-6)
+                              for x, y in zip(losses[b], losses["eager"]))
+    row["ok"] = all(row[b + "_err"] <= 1e-3 for b in ("inductor", "kfuse"))
+    return row
+
+
+def show(row):
+    if "error" in row:
+        print("%-11s %-5s FAILED: %s" % (row["model"], row["dtype"], row["error"]), flush=True)
+        return
+    ms = lambda k: "%8.2f" % (1e3 * row[k]) if k in row else "       -"
+    print("%-11s %-5s %s | %s %s %9.1e | %s %s %9.1e | %s %s" % (
+        row["model"], row["dtype"], ms("eager_s"), ms("inductor_first_s"), ms("inductor_s"),
+        row["inductor_err"], ms("kfuse_first_s"), ms("kfuse_s"), row["kfuse_err"],
+        "%5.1f%%" % (100 * row["fallback_share"]) if "fallback_share" in row else "    -",
+        "ok" if row["ok"] else "MISMATCH"), flush=True)
+    if row.get("top_fallbacks"):
+        print("    falls back most: " + "; ".join(row["top_fallbacks"]), flush=True)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--small", action="store_true", help="tiny configs (a test)")
+    ap.add_argument("--models", default="gpt2,llama,bert,vit,resnet50,gpt2-train")
+    ap.add_argument("--dtypes", default="f32,bf16")
+    ap.add_argument("--iters", type=int, default=10)
+    ap.add_argument("--json", help="write the rows here")
+    a = ap.parse_args()
+    if not torch.cuda.is_available():
+        print("models.py: no CUDA device", file=sys.stderr)
+        return 77
+    import kfuse.torch  # noqa: F401  (registers the backend)
+    print("model       dtype  eager ms | inductor first ms, ms, err | kfuse first ms, ms, err "
+          "| fallback share")
+    rows = []
+    t_all = time.perf_counter()
+    for name in a.models.split(","):
+        for dtname in (["f32"] if name == "gpt2-train" else a.dtypes.split(",")):
+            try:
+                row = train(a.small) if name == "gpt2-train" else \
+                    infer(name, dtname, a.small, a.iters)
+            except Exception as e:  # report it and go on with the next model
+                row = {"model": name, "dtype": dtname, "ok": False,
+                       "error": "%s: %s" % (type(e).__name__, str(e).splitlines()[0][:300]
+                                            if str(e) else ""),
+                       "trace": traceback.format_exc()[-2000:]}
+            rows.append(row)
+            show(row)
+            torch.cuda.empty_cache()
+    print("total %.0f s; %d of %d rows ok" % (time.perf_counter() - t_all,
+                                              sum(r["ok"] for r in rows), len(rows)))
+    if a.json:
+        with open(a.json, "w") as f:
+            json.dump(rows, f, indent=1)
+    return 0 if all(r["ok"] for r in rows) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
