@@ -12,6 +12,8 @@
 #include "codegen/program.h"
 #include "core/alloc.h"
 #include "fuser/occ_model.h"
+#include "runtime/occ_record.h"
+#include "runtime/occupancy.h"
 #include "runtime/rt.h"
 
 /* false when options.occupancy_drop <= 0 or KFUSE_NO_OCCUPANCY_SPLIT=1. */

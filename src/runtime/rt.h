@@ -180,19 +180,4 @@ kf_status rt_run_streams(kf_plan *plan, CUstream stream);
 kf_status rt_run_graph(kf_plan *plan, CUstream stream);
 void rt_graph_free(kf_plan *plan);
 
-/* occupancy.c */
-/* Reads launch i's function attributes and occupancy into its occ. */
-kf_status rt_occupancy_measure(kf_plan *plan, int launch);
-/* Each candidate's parts: loads, measures and unloads the launches of
- * (fp, code), a re-planned and compiled copy, that compute its home nodes;
- * keeps the part with the least occupancy in c->rec.lowest (rec.n_parts
- * counts them). Candidates already known are skipped. */
-void rt_occupancy_measure_parts(kf_ctx *ctx, rt_state *rt, const fuse_plan *fp,
-                                const struct cg_program *code, fuse_occ_cand *c, int nc);
-/* The measurement record kept in the disk cache for a kernel's source and
- * arch; false when there is none or it is not sane (then measure again). */
-bool rt_occ_record_get(kf_ctx *ctx, const char *source, const char *arch, fuse_occ_record *rec);
-void rt_occ_record_put(kf_ctx *ctx, const char *source, const char *arch,
-                       const fuse_occ_record *rec);
-
 #endif

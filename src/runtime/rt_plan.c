@@ -8,6 +8,7 @@
 #include "codegen/program.h"
 #include "core/alloc.h"
 #include "core/knobs.h"
+#include "runtime/occupancy.h"
 #include "runtime/rt.h"
 
 struct rt_plan *rt_plan_get(kf_plan *plan) {
