@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "core/alloc.h"
-#include "fuser/fuse_int.h"
+#include "fuser/decide.h"
 
 bool fuse_occ_decide(const fuse_occ *fused, const fuse_occ *parts, int n_parts, double drop,
                      char *why, size_t size) {
