@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "check_main.h"
-#include "core/plan.h"
+#include "pipeline/pipeline.h"
 #include "ir/ir.h"
 
 static kf_graph *new_graph(void) {

@@ -6,7 +6,7 @@
 #include "check_main.h"
 #include "codegen/cg_internal.h"
 #include "codegen_util.h"
-#include "core/plan.h"
+#include "pipeline/pipeline.h"
 
 #define P(k) (INT64_C(1) << (k))
 

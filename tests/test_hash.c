@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "check_main.h"
-#include "core/plan.h"
+#include "pipeline/pipeline.h"
 #include "ir/ir.h"
 
 /* What one variant of the reference graph changes. */

@@ -11,7 +11,7 @@
 #include "check_main.h"
 #include "codegen/cg_internal.h"
 #include "codegen/codegen.h"
-#include "core/plan.h"
+#include "pipeline/pipeline.h"
 #include "fuser/plan.h"
 #include "kfuse.h"
 #include "runtime/driver.h"

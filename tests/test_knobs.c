@@ -9,8 +9,8 @@
 #include "check_main.h"
 #include "codegen/program.h"
 #include "core/knobs.h"
-#include "core/plan.h"
 #include "kfuse.h"
+#include "pipeline/pipeline.h"
 #include "runtime/cache.h"
 #include "runtime/driver.h"
 

@@ -35,7 +35,7 @@
 #include "check_main.h"
 #include "codegen/program.h"
 #include "core/alloc.h"
-#include "core/plan.h"
+#include "pipeline/pipeline.h"
 #include "core/strbuf.h"
 #include "ir/ir.h"
 #include "kfuse.h"

@@ -8,9 +8,9 @@
 #include <string.h>
 
 #include "check_main.h"
-#include "core/dump.h"
 #include "core/progress.h"
 #include "kfuse.h"
+#include "pipeline/dump.h"
 #include "runtime/driver.h"
 #include "runtime/trace.h"
 
@@ -272,12 +272,12 @@ START_TEST(dump_plan_files) {
   char dir[200];
   snprintf(dir, sizeof dir, "%s/a/b", F.dir);
   kt_unsetenv("KFUSE_DUMP_DIR");
-  ck_assert_ptr_null(core_dump_dir());
-  ck_assert(!core_dump_file(F.ctx, "x.txt", "x", 1));
+  ck_assert_ptr_null(pl_dump_dir());
+  ck_assert(!pl_dump_file(F.ctx, "x.txt", "x", 1));
   kt_setenv("KFUSE_DUMP_DIR", dir, 1);
-  ck_assert(core_dump_file(F.ctx, "x.txt", "hello", 5));
-  ck_assert(!core_dump_file(F.ctx, "../escape.txt", "x", 1));
-  core_dump_plan(F.plan);
+  ck_assert(pl_dump_file(F.ctx, "x.txt", "hello", 5));
+  ck_assert(!pl_dump_file(F.ctx, "../escape.txt", "x", 1));
+  pl_dump_plan(F.plan);
   ck_assert_int_eq(count_files(dir, "two-*.plan.json"), 1);
   ck_assert_int_eq(count_files(dir, "two-*.plan.txt"), 1);
   ck_assert_int_eq(count_files(dir, "two-*.decisions.txt"), 1);

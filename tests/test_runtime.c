@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "check_main.h"
+#include "pipeline/feedback.h"
 #include "runtime/dlpack_types.h"
 #include "runtime/nvrtc.h"
 #include "runtime/rt.h"
@@ -725,10 +726,31 @@ START_TEST(occupancy_measured_and_decided) {
   ck_assert_double_eq_tol(rp->launches[L_A].occ.occupancy, 1.0, 1e-9);
   ck_assert_int_eq(rp->launches[L_C].occ.regs, 255);
   ck_assert_int_eq(rp->launches[L_C].occ.local_bytes, 64);
-  ck_assert_int_eq(rp->n_decisions, NL);
-  ck_assert(rp->decisions[L_C].split);
-  ck_assert(!rp->decisions[L_A].split);
-  ck_assert_ptr_nonnull(strstr(rp->decisions[L_C].text, "spills 64 bytes"));
+  /* the pipeline's step after a load: one decision per launch, in the
+   * fuser's (the one) decision log */
+  pl_feedback_note(F.plan);
+  const fuse_plan *fp = F.plan->fuse;
+  const fuse_decision *d[NL] = {0};
+  int n = 0;
+  for (int i = 0; i < fp->n_decisions; i++) {
+    if (strcmp(fp->decisions[i].rule, "occupancy") != 0) continue;
+    int launch = -1;
+    ck_assert_int_eq(sscanf(fp->decisions[i].text, "launch %d", &launch), 1);
+    ck_assert(launch >= 0 && launch < NL && !d[launch]);
+    d[launch] = &fp->decisions[i];
+    n++;
+  }
+  ck_assert_int_eq(n, NL);
+  ck_assert(d[L_C]->accepted);
+  ck_assert(!d[L_A]->accepted);
+  ck_assert_ptr_nonnull(strstr(d[L_C]->text, "spills 64 bytes"));
+  /* a second load replaces them, never adds */
+  ck_assert_int_eq(load(), KF_OK);
+  pl_feedback_note(F.plan);
+  n = 0;
+  for (int i = 0; i < F.plan->fuse->n_decisions; i++)
+    n += strcmp(F.plan->fuse->decisions[i].rule, "occupancy") == 0;
+  ck_assert_int_eq(n, NL);
   finish();
 }
 END_TEST
@@ -737,13 +759,13 @@ START_TEST(occupancy_rule) {
   rt_occ fused = {.regs = 128, .occupancy = 0.5};
   rt_occ parts[2] = {{.regs = 32, .occupancy = 1.0}, {.regs = 64, .occupancy = 0.75}};
   char why[200];
-  ck_assert(rt_occupancy_decide(&fused, parts, 2, 0.20, why, sizeof why));
+  ck_assert(fuse_occ_decide(&fused, parts, 2, 0.20, why, sizeof why));
   ck_assert_ptr_nonnull(strstr(why, "occupancy 50% is more than 20% below its parts' lowest 75%"));
   fused.occupancy = 0.625;
-  ck_assert(!rt_occupancy_decide(&fused, parts, 2, 0.20, why, sizeof why));
+  ck_assert(!fuse_occ_decide(&fused, parts, 2, 0.20, why, sizeof why));
   fused.local_bytes = 8;
-  ck_assert(rt_occupancy_decide(&fused, parts, 2, 0.20, why, sizeof why));
-  ck_assert(!rt_occupancy_decide(&(rt_occ){.occupancy = 0.1}, NULL, 0, 0.2, why, sizeof why));
+  ck_assert(fuse_occ_decide(&fused, parts, 2, 0.20, why, sizeof why));
+  ck_assert(!fuse_occ_decide(&(rt_occ){.occupancy = 0.1}, NULL, 0, 0.2, why, sizeof why));
 }
 END_TEST
 

@@ -8,8 +8,9 @@
 
 #include "check_main.h"
 #include "codegen/codegen.h"
-#include "fuser/fuse_int.h"
+#include "fuser/legal.h"
 #include "fuser/plan.h"
+#include "fuser/recompute.h"
 #include "kfuse.h"
 
 typedef enum { LADDER, CHAIN, DIAMOND } shape_kind;

@@ -42,7 +42,7 @@ bool cg_arch_parse(const char *name, int *num, char *suffix);
 
 /* Parses an arch name (cg_arch_parse) into a target with that arch's
  * defaults and the current knobs (core_knobs_quiet). false on a malformed
- * name or one before sm_50. A plan's target is built by rt_plan_target (one
+ * name or one before sm_50. A plan's target is built by pl_plan_target (one
  * place for kf_plan_source and kf_plan_compile). */
 bool cg_target_from_arch(const char *arch, cg_target *out);
 

@@ -5,7 +5,6 @@
 #include <stdlib.h>
 
 #include "core/alloc.h"
-#include "core/plan.h"
 
 cg_program *cg_program_new(int n_launches) {
   if (n_launches < 0) return NULL;

@@ -1,41 +1,13 @@
-/* ctx.c - creating and destroying contexts, and their last-error text. */
+/* ctx.c - a context's last-error text and its logger (src/pipeline/context.c
+ * creates and destroys contexts). */
 #include "core/ctx.h"
-#include "core/knobs.h"
 
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
-#include "core/alloc.h"
-
-/* Module hooks that release what a module hung on the context; each module
- * defines its own, and tolerates NULL state. */
-void rt_state_destroy(struct rt_state *rt);
-void cache_state_destroy(struct cache_state *cache);
-
-kf_status kf_ctx_create(kf_ctx **out) {
-  if (!out) return KF_ERR_INVALID_ARG;
-  *out = NULL;
-  kf_ctx *ctx = core_calloc(1, sizeof *ctx);
-  if (!ctx) return KF_ERR_OUT_OF_MEMORY;
-  if (pthread_mutex_init(&ctx->lock, NULL) != 0) {
-    free(ctx);
-    return KF_ERR_INTERNAL;
-  }
-  core_log_parse(core_knobs_quiet()->log, ctx->levels);
-  *out = ctx;
-  return KF_OK;
+const char *kf_ctx_errmsg(const kf_ctx *ctx) {
+  return ctx ? ctx->errmsg : "";
 }
-
-void kf_ctx_destroy(kf_ctx *ctx) {
-  if (!ctx) return;
-  rt_state_destroy(ctx->rt);
-  cache_state_destroy(ctx->cache);
-  pthread_mutex_destroy(&ctx->lock);
-  free(ctx);
-}
-
-const char *kf_ctx_errmsg(const kf_ctx *ctx) { return ctx ? ctx->errmsg : ""; }
 
 void kf_ctx_set_log(kf_ctx *ctx, kf_log_fn fn, void *user) {
   if (!ctx) return;
@@ -59,4 +31,13 @@ kf_status core_error(kf_ctx *ctx, kf_status st, const char *fmt, ...) {
   core_verror(ctx, st, fmt, ap);
   va_end(ap);
   return st;
+}
+
+kf_status core_error_buf(kf_ctx *ctx, char *buf, size_t size, kf_status st, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(buf, size, fmt, ap);
+  va_end(ap);
+  /* buf may be the only copy a later call overwrites: the context gets its own */
+  return core_error(ctx, st, "%s", buf);
 }

@@ -1,11 +1,12 @@
-/* ctx.h - the context: last error, logging, and the per-module state that
- * later passes hang on it (caches, the loaded driver). */
+/* ctx.h - the context: last error, logging, and slots for the per-module
+ * state that upper layers hang on it (src/pipeline/context.c creates it). */
 #ifndef KF_CORE_CTX_H
 #define KF_CORE_CTX_H
 
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdarg.h>
+#include <stddef.h>
 
 #include "kfuse.h"
 
@@ -20,8 +21,11 @@ typedef enum core_component {
   LOG_COMPONENT_COUNT
 } core_component;
 
-struct rt_state;    /* src/runtime: driver, device, streams */
-struct cache_state; /* src/runtime: kernel caches */
+/* Opaque slots for the state that upper layers hang on a context (the
+ * runtime's driver state and caches); core never looks inside them, and
+ * the pipeline, which creates and destroys contexts, releases them. */
+struct rt_state;
+struct cache_state;
 
 struct kf_ctx {
   pthread_mutex_t lock; /* guards errmsg and the lazily created states */
@@ -40,6 +44,10 @@ kf_status core_error(kf_ctx *ctx, kf_status st, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 kf_status core_verror(kf_ctx *ctx, kf_status st, const char *fmt, va_list ap)
     __attribute__((format(printf, 3, 0)));
+/* The same, and the message also into buf[0..size) (a handle's own last
+ * message, such as a plan's). */
+kf_status core_error_buf(kf_ctx *ctx, char *buf, size_t size, kf_status st, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
 
 /* Logs a line if the component's level admits it. ctx may be NULL (then
  * KFUSE_LOG and the stderr logger decide). Thread-safe. */

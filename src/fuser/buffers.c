@@ -2,12 +2,14 @@
  * caller's; every other value that crosses launches gets a 256-byte aligned
  * range of one workspace, reused once the value is dead (greedy first fit
  * over live intervals, measured in launches). */
+#include "fuser/buffers.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/alloc.h"
-#include "fuser/fuse_int.h"
+#include "fuser/node.h"
 
 #define FUSE_ALIGN 256
 

@@ -2,12 +2,15 @@
  * topological order) and packs independent kernels of one depth into
  * shared launches when they are too small to fill the GPU or of different
  * kinds, within the part, parameter-byte and shared-memory limits. */
+#include "fuser/horizontal.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/alloc.h"
-#include "fuser/fuse_int.h"
+#include "fuser/decide.h"
+#include "fuser/legal.h"
 
 typedef struct korder {
   int32_t depth, first, id;
@@ -78,8 +81,7 @@ static kf_status reorder(fuse_plan *plan, const int32_t *depth) {
     free(newid);
     return KF_ERR_OUT_OF_MEMORY;
   }
-  for (int32_t k = 0; k < nk; k++)
-    ord[k] = (korder){depth[k], plan->kernels[k].nodes[0], k};
+  for (int32_t k = 0; k < nk; k++) ord[k] = (korder){depth[k], plan->kernels[k].nodes[0], k};
   qsort(ord, (size_t)nk, sizeof *ord, cmp_order);
   for (int32_t i = 0; i < nk; i++) {
     ks[i] = plan->kernels[ord[i].id];
@@ -171,8 +173,7 @@ static int64_t smem_bound(const fuse_plan *plan, const fuse_kernel *k) {
   int64_t rb = 0, most = 0;
   for (int32_t i = 0; i < k->n_nodes; i++) {
     const ir_node *n = &plan->graph->nodes[k->nodes[i]];
-    if (ir_is_reduction(plan->graph, n))
-      rb += n->dtype == KF_F64 || n->dtype == KF_I64 ? 8 : 4;
+    if (ir_is_reduction(plan->graph, n)) rb += n->dtype == KF_F64 || n->dtype == KF_I64 ? 8 : 4;
   }
   switch (k->kind) {
     case FK_REDUCE:
@@ -182,9 +183,12 @@ static int64_t smem_bound(const fuse_plan *plan, const fuse_kernel *k) {
         if (b > most) most = b;
       }
       return most + 8;
-    case FK_ROW: return 64 * 24 + 64 * 16 * 4 + rb * 8 + 64;
-    case FK_MATMUL: return 2 * 16 * 17 * 8;
-    default: return 0;
+    case FK_ROW:
+      return 64 * 24 + 64 * 16 * 4 + rb * 8 + 64;
+    case FK_MATMUL:
+      return 2 * 16 * 17 * 8;
+    default:
+      return 0;
   }
 }
 
@@ -202,16 +206,18 @@ static bool may_join(packer *pk, int32_t kid) {
   }
   int32_t bytes = l->param_bytes + new_param_bytes(pk, k);
   if (bytes > o->max_param_bytes) {
-    fuse_decide(plan, false, "param-bytes", "%s into launch %d: %d parameter bytes > %d",
-                k->name, (int)pk->open, (int)bytes, o->max_param_bytes);
+    fuse_decide(plan, false, "param-bytes", "%s into launch %d: %d parameter bytes > %d", k->name,
+                (int)pk->open, (int)bytes, o->max_param_bytes);
     return false;
   }
   int64_t smem = smem_bound(plan, k);
-  for (int32_t i = 0; i < l->n_kernels; i++) smem += smem_bound(plan, &plan->kernels[l->kernels[i]]);
+  for (int32_t i = 0; i < l->n_kernels; i++)
+    smem += smem_bound(plan, &plan->kernels[l->kernels[i]]);
   if (smem > SMEM_LIMIT) {
     fuse_decide(plan, false, "shared-memory",
                 "%s into launch %d: its parts would declare up to %lld bytes of shared memory "
-                "(> %d)", k->name, (int)pk->open, (long long)smem, SMEM_LIMIT);
+                "(> %d)",
+                k->name, (int)pk->open, (long long)smem, SMEM_LIMIT);
     return false;
   }
   bool small = is_small(plan, k);
@@ -221,8 +227,8 @@ static bool may_join(packer *pk, int32_t kid) {
       fuse_decide(plan, false, "both-fill-gpu",
                   "%s into launch %d with %s: both %s kernels fill the GPU (%lld and %lld blocks "
                   ">= %lld)",
-                  k->name, (int)pk->open, o2->name, fuse_kind_name(k->kind),
-                  (long long)k->blocks, (long long)o2->blocks, (long long)fill);
+                  k->name, (int)pk->open, o2->name, fuse_kind_name(k->kind), (long long)k->blocks,
+                  (long long)o2->blocks, (long long)fill);
       return false;
     }
   }

@@ -1,14 +1,19 @@
 /* kernels.c - from groups of nodes to kernels codegen can use: the values
  * each kernel reads and writes, its kind and iteration space (from the
  * legality predicate), its roles, costs and an estimate of its blocks. */
+#include "fuser/kernels.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/alloc.h"
-#include "fuser/fuse_int.h"
+#include "fuser/legal.h"
+#include "fuser/node.h"
 
-static int64_t ceil_div(int64_t a, int64_t b) { return b > 0 ? (a + b - 1) / b : 0; }
+static int64_t ceil_div(int64_t a, int64_t b) {
+  return b > 0 ? (a + b - 1) / b : 0;
+}
 
 static void reduce_space(fuse_kernel *k) {
   int first = -1, last = -1;
@@ -59,7 +64,7 @@ static void set_space(const kf_graph *g, fuse_kernel *k, const fuse_shape_info *
     /* Reducing a size-1 axis is a no-op: leave it out of the mask. */
     k->red_axes = a->axes;
     for (int i = 0; i < k->rank; i++)
-      if (k->shape[i] == 1) k->red_axes &= (uint8_t)~(1u << i);
+      if (k->shape[i] == 1) k->red_axes &= (uint8_t) ~(1u << i);
     reduce_space(k);
   } else if (k->kind == FK_MATMUL) {
     k->m = a->rank >= 2 ? a->shape[a->rank - 2] : 1;
@@ -81,8 +86,8 @@ static void set_blocks(fuse_kernel *k) {
       break;
     }
     case FK_REDUCE:
-      k->blocks = k->outer * k->inner > 1 ? ceil_div(k->outer * k->inner, 256)
-                                          : ceil_div(k->red, 8192);
+      k->blocks =
+          k->outer * k->inner > 1 ? ceil_div(k->outer * k->inner, 256) : ceil_div(k->red, 8192);
       break;
     case FK_MATMUL:
       k->blocks = k->batch * ceil_div(k->m, 128) * ceil_div(k->n, 128);

@@ -2,12 +2,16 @@
  * nodes be computed as one kernel? It decides the kernel's kind from the
  * nodes' structure (never from op names), gives every node a role in the
  * iteration space, and checks outputs and size limits. */
+#include "fuser/legal.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/alloc.h"
-#include "fuser/fuse_int.h"
+#include "fuser/node.h"
+#include "fuser/recompute.h"
+#include "fuser/split.h"
 
 bool fuse_marks_init(fuse_marks *m, int32_t n) {
   size_t cnt = n > 0 ? (size_t)n : 1;
@@ -125,7 +129,9 @@ typedef struct red_ctx {
   int64_t k[KF_MAX_RANK], f[KF_MAX_RANK];
 } red_ctx;
 
-static bool member(fuse_legal_ctx *lc, int32_t v) { return fuse_marked(&lc->members, v); }
+static bool member(fuse_legal_ctx *lc, int32_t v) {
+  return fuse_marked(&lc->members, v);
+}
 
 /* True if some operand inside the set already depends on a reduction. */
 static bool depends(fuse_legal_ctx *lc, const ir_node *nd) {
@@ -322,8 +328,10 @@ bool fuse_legal(fuse_legal_ctx *lc, const fuse_set *set, fuse_shape_info *info, 
     /* a reduction of extent 1 is a reshape (ir_is_copy_reduce): elementwise */
     ir_kind k = ir_is_copy_reduce(g, nd) ? KIND_LAYOUT : ir_ops[nd->op].kind;
     if (k == KIND_REDUCE || k == KIND_MATMUL) {
-      if (k == KIND_REDUCE) n_red++;
-      else n_mm++;
+      if (k == KIND_REDUCE)
+        n_red++;
+      else
+        n_mm++;
       if (info->anchor < 0 || k == KIND_MATMUL) info->anchor = set->nodes[i];
     }
     for (int a = 0; a < nd->nargs; a++) {
@@ -337,9 +345,70 @@ bool fuse_legal(fuse_legal_ctx *lc, const fuse_set *set, fuse_shape_info *info, 
     return refuse(info, "input-limit", "%d inputs > max_inputs %d", info->n_inputs,
                   lc->opt->max_inputs);
   if (n_mm > 1) return refuse(info, "one-matmul", "%d matmuls in one kernel", n_mm);
-  if (n_mm && n_red)
-    return refuse(info, "matmul-reduce", "a matmul and a reduction in one kernel");
+  if (n_mm && n_red) return refuse(info, "matmul-reduce", "a matmul and a reduction in one kernel");
   if (n_mm) return legal_matmul(lc, set, info, roles);
   if (n_red) return legal_reduction(lc, set, info, roles);
   return legal_pointwise(lc, set, info, roles);
+}
+
+/* ---- re-checking a built kernel ----------------------------------------- */
+
+static bool needs_write(const fuse_plan *plan, const fuse_kernel *k, int32_t v) {
+  const kf_graph *g = plan->graph;
+  if (g->nodes[v].is_output) return true;
+  for (int32_t j = 0; j < plan->n_kernels; j++) {
+    const fuse_kernel *o = &plan->kernels[j];
+    if (o == k) continue;
+    for (int32_t i = 0; i < o->n_inputs; i++)
+      if (o->inputs[i] == v) return true;
+  }
+  return false;
+}
+
+bool fuse_kernel_legal(const fuse_plan *plan, int kernel, char *why, size_t whysize) {
+  if (!plan || kernel < 0 || kernel >= plan->n_kernels) {
+    snprintf(why, whysize, "no such kernel");
+    return false;
+  }
+  const fuse_kernel *k = &plan->kernels[kernel];
+  uint8_t *is_out = core_calloc((size_t)k->n_nodes + 1, 1);
+  if (!is_out) {
+    snprintf(why, whysize, "out of memory");
+    return false;
+  }
+  fuse_legal_ctx lc;
+  bool ok = fuse_legal_init(&lc, plan->graph, &plan->options);
+  if (!ok) {
+    fuse_legal_free(&lc);
+    free(is_out);
+    snprintf(why, whysize, "out of memory");
+    return false;
+  }
+  for (int32_t i = 0; i < k->n_nodes && ok; i++) {
+    int32_t v = k->nodes[i];
+    bool listed = false;
+    for (int32_t j = 0; j < k->n_outputs; j++) listed |= k->outputs[j] == v;
+    bool home = !k->recomputed[i];
+    is_out[i] = listed;
+    if (listed != (home && needs_write(plan, k, v))) {
+      char b[64];
+      snprintf(why, whysize, "%s: %s is %s an output but %s", k->name,
+               fuse_value_label(plan->graph, v, b, sizeof b), listed ? "" : "not",
+               listed ? "nothing reads it" : "it is read elsewhere");
+      ok = false;
+    }
+  }
+  fuse_set set = {k->nodes, k->recomputed, is_out, k->n_nodes};
+  fuse_shape_info info;
+  if (ok && !fuse_legal(&lc, &set, &info, NULL)) {
+    snprintf(why, whysize, "%s: %s: %s", k->name, info.rule, info.why);
+    ok = false;
+  } else if (ok && info.kind != k->kind) {
+    snprintf(why, whysize, "%s: kind %s, the predicate says %s", k->name, fuse_kind_name(k->kind),
+             fuse_kind_name(info.kind));
+    ok = false;
+  }
+  fuse_legal_free(&lc);
+  free(is_out);
+  return ok;
 }

@@ -1,8 +1,10 @@
 /* recompute.c - the cost rule that bounds recomputation in a row kernel:
  * how many elementwise values its passes compute per element, in all. */
+#include "fuser/recompute.h"
+
 #include <stdlib.h>
 
-#include "fuser/fuse_int.h"
+#include "fuser/legal.h"
 
 /* A row kernel runs one pass over the row per reduction and one for its
  * outputs; each pass computes, per element, every member its results need

@@ -1,12 +1,14 @@
 /* render.c - a plan as text for people, JSON for tools and Graphviz DOT
  * (each launch a cluster, each kernel a cluster inside it). */
+#include "fuser/render.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/escape.h"
 #include "core/json.h"
-#include "fuser/fuse_int.h"
+#include "fuser/text.h"
 
 /* ---- a growable string -------------------------------------------------- */
 
@@ -131,14 +133,13 @@ char *fuse_plan_text(const fuse_plan *p) {
     const fuse_buffer *b = &p->buffers[i];
     fuse_sb_printf(&sb, "  %-16s %-9s %s", L(p, b->value, b5, sizeof b5), home_name(b->home),
                    fuse_fmt_bytes(b1, sizeof b1, b->bytes));
-    if (b->home == HOME_WORKSPACE)
-      fuse_sb_printf(&sb, " at offset %lld", (long long)b->offset);
+    if (b->home == HOME_WORKSPACE) fuse_sb_printf(&sb, " at offset %lld", (long long)b->offset);
     fuse_sb_printf(&sb, ", launches %d..%d\n", b->first_launch, b->last_launch);
   }
   fuse_sb_printf(&sb, "\ndecisions (%d):\n", (int)p->n_decisions);
   for (int32_t i = 0; i < p->n_decisions; i++)
-    fuse_sb_printf(&sb, "  %c %s: %s\n", p->decisions[i].accepted ? '+' : '-',
-                   p->decisions[i].rule, p->decisions[i].text);
+    fuse_sb_printf(&sb, "  %c %s: %s\n", p->decisions[i].accepted ? '+' : '-', p->decisions[i].rule,
+                   p->decisions[i].text);
   return fuse_sb_finish(&sb);
 }
 
@@ -278,16 +279,19 @@ static bool in_kernel(const fuse_kernel *k, int32_t v) {
   while (lo <= hi) {
     int32_t mid = (lo + hi) / 2;
     if (k->nodes[mid] == v) return true;
-    if (k->nodes[mid] < v) lo = mid + 1;
-    else hi = mid - 1;
+    if (k->nodes[mid] < v)
+      lo = mid + 1;
+    else
+      hi = mid - 1;
   }
   return false;
 }
 
 static void dot_kernel(fuse_sb *sb, const fuse_plan *p, const fuse_kernel *k) {
   static const char *const colors[] = {"#e8f0fe", "#fce8e6", "#e6f4ea", "#fef7e0"};
-  fuse_sb_printf(sb, "    subgraph cluster_k%d {\n      label=\"%s\"; style=filled; fillcolor=\"%s\";\n",
-                 k->id, k->name, colors[k->kind]);
+  fuse_sb_printf(
+      sb, "    subgraph cluster_k%d {\n      label=\"%s\"; style=filled; fillcolor=\"%s\";\n",
+      k->id, k->name, colors[k->kind]);
   for (int32_t i = 0; i < k->n_nodes; i++) {
     fuse_sb tmp = {0};
     node_expr(&tmp, p, k->nodes[i]);

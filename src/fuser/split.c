@@ -1,12 +1,15 @@
 /* split.c - occupancy splits: kernels that the runtime measured as worse
  * fused than unfused (low occupancy, spills), whose nodes the legality
  * predicate then keeps apart, and the decisions that say so. */
+#include "fuser/split.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/alloc.h"
-#include "fuser/fuse_int.h"
+#include "fuser/decide.h"
+#include "fuser/legal.h"
 
 kf_status fuse_splits_adopt(fuse_plan *plan, char *err, size_t errsize) {
   const fuse_split *src = plan->options.splits;
@@ -108,8 +111,8 @@ void fuse_splits_log(fuse_plan *plan) {
       for (int32_t i = 0; i < j && !seen; i++) seen = plan->kernel_of[sp->nodes[i]] == k;
       if (seen) continue;
       parts++;
-      int w = snprintf(names + len, sizeof names - len, "%s%s", len ? ", " : "",
-                       plan->kernels[k].name);
+      int w =
+          snprintf(names + len, sizeof names - len, "%s%s", len ? ", " : "", plan->kernels[k].name);
       if (w > 0 && (size_t)w < sizeof names - len) len += (size_t)w;
     }
     char at[96] = "";

@@ -3,12 +3,17 @@
  * joins all their kernels at once when the legality predicate allows it;
  * otherwise it joins one and is written to memory for the others, or is
  * recomputed by them when that moves fewer bytes, or stays alone. */
+#include "fuser/vertical.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/alloc.h"
-#include "fuser/fuse_int.h"
+#include "fuser/decide.h"
+#include "fuser/legal.h"
+#include "fuser/node.h"
+#include "fuser/text.h"
 
 typedef struct vgroup {
   int32_t *nodes; /* descending node index: a newly placed node is the least */
@@ -28,10 +33,10 @@ typedef struct vstate {
   int32_t n_groups;
   bool *live;
   fuse_legal_ctx lc;
-  fuse_marks gset;   /* group-indexed: the groups of a candidate */
-  fuse_marks gseen;  /* group-indexed: DFS visited */
-  fuse_marks nseen;  /* node-indexed: dedupe while merging */
-  int32_t *cand;     /* candidate nodes, ascending */
+  fuse_marks gset;  /* group-indexed: the groups of a candidate */
+  fuse_marks gseen; /* group-indexed: DFS visited */
+  fuse_marks nseen; /* node-indexed: dedupe while merging */
+  int32_t *cand;    /* candidate nodes, ascending */
   uint8_t *cand_copy, *cand_out;
   int32_t *stack, *from;
   bool oom;
@@ -45,7 +50,9 @@ static int32_t find(vstate *s, int32_t g) {
   return g;
 }
 
-static bool is_source(const ir_node *n) { return n->op == IR_OP_INPUT || n->op == IR_OP_CONST; }
+static bool is_source(const ir_node *n) {
+  return n->op == IR_OP_INPUT || n->op == IR_OP_CONST;
+}
 
 static const char *lbl(vstate *s, int32_t v, char *buf, size_t n) {
   return fuse_value_label(s->g, v, buf, n);
@@ -406,9 +413,14 @@ static void log_merge(vstate *s, int32_t p, const int32_t *C, int nC, const fuse
   char b1[64], b2[64], b3[32];
   int64_t saved = 2 * fuse_bytes(&s->g->nodes[p]);
   if (nC == 1) {
-    const char *parts[] = {lbl(s, p, b1, sizeof b1), " into the kernel of ",
-                           glbl(s, C[0], b2, sizeof b2), " (", fuse_kind_name(in->kind),
-                           "): stays on chip (saves ", fuse_fmt_bytes(b3, sizeof b3, saved), ")"};
+    const char *parts[] = {lbl(s, p, b1, sizeof b1),
+                           " into the kernel of ",
+                           glbl(s, C[0], b2, sizeof b2),
+                           " (",
+                           fuse_kind_name(in->kind),
+                           "): stays on chip (saves ",
+                           fuse_fmt_bytes(b3, sizeof b3, saved),
+                           ")"};
     fuse_decide_parts(s->plan, true, "vertical", parts, 8);
   } else {
     fuse_decide(s->plan, true, "multi-consumer",
@@ -468,8 +480,8 @@ static void place_split(vstate *s, int32_t p, int32_t *C, int nC) {
   if (hi >= 0) {
     commit(s, p, &C[hi], 1, false);
     fuse_decide(s->plan, true, "vertical", "%s into the kernel of %s (%s), one of %d consumers",
-                lbl(s, p, b1, sizeof b1), glbl(s, C[hi], b2, sizeof b2),
-                fuse_kind_name(info.kind), nC);
+                lbl(s, p, b1, sizeof b1), glbl(s, C[hi], b2, sizeof b2), fuse_kind_name(info.kind),
+                nC);
   } else {
     new_group(s, p);
   }
@@ -518,7 +530,8 @@ static void place(vstate *s, int32_t p, int32_t *C, int nC) {
     char b1[64], b2[32];
     new_group(s, p);
     fuse_decide(s->plan, true, "materialize", "%s gets its own kernel and is written (%s)",
-                lbl(s, p, b1, sizeof b1), fuse_fmt_bytes(b2, sizeof b2, fuse_bytes(&s->g->nodes[p])));
+                lbl(s, p, b1, sizeof b1),
+                fuse_fmt_bytes(b2, sizeof b2, fuse_bytes(&s->g->nodes[p])));
     return;
   }
   place_split(s, p, C, nC);
@@ -551,8 +564,9 @@ static void merge_siblings(vstate *s, int32_t *C) {
       glbl(s, pair[0], b1, sizeof b1);
       glbl(s, pair[1], b2, sizeof b2);
       if (!legal) {
-        fuse_decide(s->plan, false, info.rule, "siblings: the kernels of %s and %s (both read %s): %s",
-                    b1, b2, g->nodes[u].name, info.why);
+        fuse_decide(s->plan, false, info.rule,
+                    "siblings: the kernels of %s and %s (both read %s): %s", b1, b2,
+                    g->nodes[u].name, info.why);
         continue;
       }
       fuse_decide(s->plan, true, "sibling",

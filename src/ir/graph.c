@@ -6,7 +6,6 @@
 
 #include "core/alloc.h"
 #include "core/ctx.h"
-#include "core/plan.h"
 #include "ir/ir.h"
 
 kf_status kf_graph_create(kf_ctx *ctx, kf_graph **out) {

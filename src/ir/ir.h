@@ -122,6 +122,8 @@ kf_status ir_error(kf_graph *g, kf_status st, const char *fmt, ...)
 
 /* True if v names an existing node. */
 bool ir_valid(const kf_graph *g, kf_value v);
+/* A deep copy of a graph (graph.c); NULL on out of memory. */
+kf_graph *ir_graph_clone(const kf_graph *g);
 /* Appends a node (copied) and returns its index, or KF_NONE on OOM
  * (recorded as a sticky error). Increments the operands' use counts. */
 kf_value ir_append(kf_graph *g, const ir_node *n);

@@ -66,6 +66,8 @@ struct cache_state {
 /* The context's cache state, created at first use under ctx->lock. NULL
  * only on out of memory. Thread-safe. */
 struct cache_state *cache_state_get(kf_ctx *ctx);
+/* Releases a context's caches (kf_ctx_destroy); tolerates NULL. */
+void cache_state_destroy(struct cache_state *cache);
 /* The context's compile pool (created at first use; NULL: run serially). */
 struct core_pool *cache_state_pool(struct cache_state *cs);
 

@@ -13,8 +13,6 @@
 #include "core/pool.h"
 #include "runtime/cache.h"
 
-void cache_state_destroy(struct cache_state *cache);
-
 /* Each part is hashed with its length first, so parts cannot run together. */
 static void hash_part(XXH3_state_t *st, const void *data, size_t size) {
   uint64_t n = size;

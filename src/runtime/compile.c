@@ -1,5 +1,6 @@
-/* compile.c - kf_plan_compile: code generation for every launch, then NVRTC
- * through the memory and disk caches, launches in parallel on a pool. */
+/* compile.c - rt_compile_program: NVRTC for every launch of a generated
+ * program, through the memory and disk caches, launches in parallel on a
+ * pool (the pipeline's kf_plan_compile calls it). */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,14 +10,12 @@
 
 #include "codegen/program.h"
 #include "core/alloc.h"
-#include "core/dump.h"
-#include "core/plan.h"
+#include "core/knobs.h"
 #include "core/pool.h"
 #include "core/progress.h"
 #include "core/span.h"
 #include "runtime/cache.h"
 #include "runtime/nvrtc.h"
-#include "runtime/plan_target.h"
 #include "runtime/rt.h"
 
 static double now_ms(void) {
@@ -29,8 +28,8 @@ typedef struct compile_job {
   kf_ctx *ctx;
   struct cache_state *cs;
   cg_program *prog;
-  bool disk;  /* the disk cache is usable */
-  int *order; /* launches, longest source first; NULL: in order */
+  bool disk;              /* the disk cache is usable */
+  int *order;             /* launches, longest source first; NULL: in order */
   core_progress progress; /* a line on a terminal while many compile */
 } compile_job;
 
@@ -94,7 +93,7 @@ static void compile_one(void *arg, int i) {
 
 /* Writes the failing source and log to $KFUSE_DUMP_DIR; the path or "". */
 static void dump_failure(const cg_program_launch *l, char *path, size_t size) {
-  const char *dir = core_dump_dir();
+  const char *dir = core_knobs_quiet()->dump_dir;
   path[0] = 0;
   if (!dir) return;
   mkdir(dir, 0700);
@@ -159,7 +158,10 @@ kf_status rt_compile_program(kf_ctx *ctx, cg_program *prog, char *err, size_t er
       snprintf(err, errsize, "launch %d has no source", i);
       return KF_ERR_INVALID_ARG;
     }
-  compile_job job = {.ctx = ctx, .cs = cs, .prog = prog, .disk = cache_disk_ready(cs),
+  compile_job job = {.ctx = ctx,
+                     .cs = cs,
+                     .prog = prog,
+                     .disk = cache_disk_ready(cs),
                      .order = longest_first(prog)};
   core_progress_begin(&job.progress, ctx, "compiling kernels", prog->n_launches);
   core_pool *pool = prog->n_launches > 1 ? cache_state_pool(cs) : NULL;
@@ -177,84 +179,5 @@ kf_status rt_compile_program(kf_ctx *ctx, cg_program *prog, char *err, size_t er
     s->disk_hits += l->origin == CG_DISK_HIT;
   }
   s->cache_hits = s->mem_hits + s->disk_hits;
-  return KF_OK;
-}
-
-static kf_status emit_all(kf_plan *plan, cg_program *prog, const cg_target *target) {
-  char err[1024] = "";
-  for (int i = 0; i < prog->n_launches; i++) {
-    core_span_pushf("codegen launch %d", i);
-    kf_status st = cg_emit_launch(plan->graph, plan->fuse, i, target, &prog->launches[i].src, err,
-                                  sizeof err);
-    core_span_pop();
-    if (st != KF_OK)
-      return core_plan_error(plan, st, "code generation failed for launch %d: %s", i, err);
-  }
-  return KF_OK;
-}
-
-/* plan->fuse changed (a cached occupancy split): generate the code again. */
-static kf_status reemit(kf_plan *plan, cg_program **prog, const cg_target *target) {
-  cg_program *p = cg_program_new(plan->fuse->n_launches);
-  if (!p) return core_plan_error(plan, KF_ERR_OUT_OF_MEMORY, "kf_plan_compile: out of memory");
-  memcpy(p->arch, (*prog)->arch, sizeof p->arch);
-  cg_program_free(*prog);
-  *prog = p;
-  return emit_all(plan, p, target);
-}
-
-kf_status kf_plan_compile(kf_plan *plan) {
-  if (!plan || !plan->fuse)
-    return plan ? core_plan_error(plan, KF_ERR_INVALID_ARG, "kf_plan_compile: plan has no fusion")
-                : KF_ERR_INVALID_ARG;
-  double t0 = now_ms();
-  cg_program *prog = cg_program_new(plan->fuse->n_launches);
-  if (!prog) return core_plan_error(plan, KF_ERR_OUT_OF_MEMORY, "kf_plan_compile: out of memory");
-  cg_target target;
-  kf_status st = rt_plan_target(plan, NULL, true, "kf_plan_compile", &target, prog->arch,
-                                sizeof prog->arch);
-  if (st == KF_OK) st = emit_all(plan, prog, &target);
-  for (int r = 0; st == KF_OK && r < RT_OCC_ROUNDS && rt_occupancy_apply_cached(plan, prog); r++)
-    st = reemit(plan, &prog, &target);
-  if (st == KF_OK) {
-    char *err = core_malloc(sizeof plan->errmsg);
-    st = err ? rt_compile_program(plan->ctx, prog, err, sizeof plan->errmsg) : KF_ERR_OUT_OF_MEMORY;
-    if (st != KF_OK) core_plan_error(plan, st, "%s", err ? err : "out of memory");
-    free(err);
-  }
-  if (st != KF_OK) {
-    cg_program_free(prog);
-    return st;
-  }
-  prog->stats.compile_ms = now_ms() - t0;
-  core_log(plan->ctx, KF_LOG_INFO, LOG_CACHE,
-           "compiled %d kernels for %s in %.1f ms (%d by NVRTC, %d cache hits)",
-           prog->stats.kernels, prog->arch, prog->stats.compile_ms, prog->stats.compiled,
-           prog->stats.cache_hits);
-  cg_program_free(plan->code);
-  plan->code = prog;
-  core_dump_plan(plan); /* KFUSE_DUMP_DIR; nothing when unset */
-  return KF_OK;
-}
-
-kf_status kf_compile(kf_ctx *ctx, const kf_graph *g, const kf_options *opt, kf_plan **out) {
-  if (!out) return core_error(ctx, KF_ERR_INVALID_ARG, "kf_compile: out is NULL");
-  *out = NULL;
-  kf_plan *plan;
-  kf_status st = kf_plan_create(ctx, g, opt, &plan);
-  if (st != KF_OK) return st;
-  st = kf_plan_compile(plan);
-  if (st != KF_OK) {
-    kf_plan_destroy(plan);
-    return st;
-  }
-  *out = plan;
-  return KF_OK;
-}
-
-kf_status kf_plan_compile_stats(const kf_plan *plan, kf_compile_stats *out) {
-  if (!plan || !out) return KF_ERR_INVALID_ARG;
-  if (!plan->code) return KF_ERR_UNSUPPORTED;
-  *out = plan->code->stats;
   return KF_OK;
 }

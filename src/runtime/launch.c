@@ -402,7 +402,7 @@ static kf_status run_loaded(kf_plan *plan, rt_state *rt, const rt_io *io, CUstre
                             bool capturing) {
   struct rt_plan *rp = plan->rt;
   kf_status st = KF_OK;
-  if (!(rp->loaded && rp->code == plan->code)) st = kf_plan_load(plan);
+  if (!(rp->loaded && rp->code == plan->code)) st = plan->load(plan);
   if (st == KF_OK) st = rt_plan_ready_workspace(plan, rt);
   if (st != KF_OK) return st;
   bind_io(plan, io);

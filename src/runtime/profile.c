@@ -146,7 +146,7 @@ static kf_status prepare(kf_plan *plan, rt_state *rt, const kf_tensor *in, int n
                          const kf_tensor *outs, int n_out) {
   struct rt_plan *rp = plan->rt;
   kf_status st = rt_validate(plan, rt, in, n_in, outs, n_out);
-  if (st == KF_OK && !(rp->loaded && rp->code == plan->code)) st = kf_plan_load(plan);
+  if (st == KF_OK && !(rp->loaded && rp->code == plan->code)) st = plan->load(plan);
   if (st == KF_OK) st = rt_plan_ready_workspace(plan, rt);
   if (st == KF_OK) rt_bind_args(plan, in, outs);
   return st;

@@ -8,7 +8,8 @@
 #include <stdint.h>
 
 #include "codegen/codegen.h"
-#include "core/plan.h"
+#include "fuser/occ_model.h"
+#include "pipeline/pipeline.h"
 #include "runtime/driver.h"
 
 /* Streams in a context's pool; kf_options.streams is clamped to this. */
@@ -21,10 +22,10 @@
 typedef struct rt_state {
   const rt_driver *drv;
   CUdevice dev;
-  CUcontext cuctx;   /* the caller's current context at first use, or the
-                        device's primary context */
-  bool retained;     /* we retained cuctx (a primary context) */
-  bool lost;         /* a sticky error happened: every later call fails */
+  CUcontext cuctx; /* the caller's current context at first use, or the
+                      device's primary context */
+  bool retained;   /* we retained cuctx (a primary context) */
+  bool lost;       /* a sticky error happened: every later call fails */
   char lost_msg[512];
   int prio_least, prio_greatest; /* cuCtxGetStreamPriorityRange */
   CUstream pool[RT_MAX_STREAMS]; /* pool[0] has the greatest priority */
@@ -37,6 +38,8 @@ typedef struct rt_state {
  * picks the context). Errors (on ctx): KF_ERR_NO_DEVICE, KF_ERR_CUDA,
  * KF_ERR_CONTEXT_LOST once lost, KF_ERR_OUT_OF_MEMORY. Thread-safe. */
 kf_status rt_state_get(kf_ctx *ctx, rt_state **out);
+/* Releases a context's runtime state (kf_ctx_destroy); tolerates NULL. */
+void rt_state_destroy(struct rt_state *rt);
 /* Makes rt's CUDA context current for this thread if it is not; *pushed
  * says whether rt_leave must pop it. */
 kf_status rt_enter(kf_ctx *ctx, rt_state *rt, bool *pushed);
@@ -68,12 +71,9 @@ typedef struct rt_bind {
   int64_t offset; /* HOME_WORKSPACE */
 } rt_bind;
 
-/* What occupancy feedback measured for one launch's function. */
-typedef struct rt_occ {
-  int regs, local_bytes, static_smem, dyn_smem;
-  int block, blocks_per_sm;
-  double occupancy; /* resident threads / max threads per SM, 0..1 */
-} rt_occ;
+/* What occupancy feedback measured for one launch's function (the struct
+ * the fuser's occupancy policy reads). */
+typedef fuse_occ rt_occ;
 
 typedef struct rt_launch {
   char entry[64];
@@ -81,31 +81,24 @@ typedef struct rt_launch {
   CUfunction fn;
   uint32_t grid, block, smem;
   int n_params;
-  rt_bind *binds;     /* n_params */
-  CUdeviceptr *args;  /* n_params: the bound pointers */
-  void **argv;        /* n_params + 1: &args[i], NULL-terminated */
+  rt_bind *binds;    /* n_params */
+  CUdeviceptr *args; /* n_params: the bound pointers */
+  void **argv;       /* n_params + 1: &args[i], NULL-terminated */
   rt_occ occ;
   /* schedule */
-  int32_t *deps;      /* earlier launches this one must follow */
+  int32_t *deps; /* earlier launches this one must follow */
   int n_deps;
-  int64_t cost;       /* bytes moved, + 1 */
-  int64_t to_sink;    /* longest cost path from here to the end */
+  int64_t cost;    /* bytes moved, + 1 */
+  int64_t to_sink; /* longest cost path from here to the end */
   bool critical;
-  bool pdl;           /* plain runs launch it with programmatic dependent
-                         launch: the plan asks (kf_options.pdl), the device
-                         allows (sm_90, driver 12.3+) and the kernel starts
-                         with kf_grid_dep_sync (cg_launch_src.grid_dep) */
-  int stream;         /* pool index in streams mode */
-  CUevent done;       /* recorded after it when another stream waits */
+  bool pdl;     /* plain runs launch it with programmatic dependent
+                   launch: the plan asks (kf_options.pdl), the device
+                   allows (sm_90, driver 12.3+) and the kernel starts
+                   with kf_grid_dep_sync (cg_launch_src.grid_dep) */
+  int stream;   /* pool index in streams mode */
+  CUevent done; /* recorded after it when another stream waits */
   CUgraphNode node;
 } rt_launch;
-
-/* One occupancy decision, kept for kf_plan_describe-like reports. */
-typedef struct rt_decision {
-  int launch;
-  bool split; /* a split was called for */
-  char text[400];
-} rt_decision;
 
 struct rt_plan {
   rt_state *rt;
@@ -116,8 +109,8 @@ struct rt_plan {
   /* workspace */
   CUdeviceptr ws;
   size_t ws_bytes;
-  bool ws_owned;    /* allocated by kfuse (freed by kfuse) */
-  bool ws_caller;   /* handed in by kf_plan_set_workspace */
+  bool ws_owned;  /* allocated by kfuse (freed by kfuse) */
+  bool ws_caller; /* handed in by kf_plan_set_workspace */
   kf_run_mode mode;
   /* validation cache (launch.c), kept across reloads: per tensor slot the
    * address the driver last vouched for; checked_set: those addresses, as
@@ -132,7 +125,7 @@ struct rt_plan {
   int seen_next;
   /* streams mode */
   bool scheduled;
-  int n_streams;    /* pool streams used */
+  int n_streams; /* pool streams used */
   CUevent fork_ev;
   CUevent join_ev[RT_MAX_STREAMS];
   /* graph mode */
@@ -140,9 +133,6 @@ struct rt_plan {
   CUgraphExec exec;
   CUdeviceptr *graph_args; /* per launch, n_params each, as the exec holds */
   int graph_updates;       /* kernel nodes updated in place (tests) */
-  /* occupancy decisions */
-  rt_decision *decisions;
-  int n_decisions;
 };
 
 /* The plan's runtime part, created at first need. NULL on OOM. */
@@ -154,6 +144,8 @@ struct rt_plan *rt_plan_get(kf_plan *plan);
 kf_status rt_plan_load_images(kf_plan *plan, const rt_image *images, int n);
 /* Unloads modules, frees events, graph, workspace; keeps rt_plan. */
 void rt_plan_unload(kf_plan *plan);
+/* Releases a plan's runtime part (kf_plan_destroy); tolerates NULL. */
+void rt_plan_free(struct rt_plan *rt);
 /* Allocates the workspace if kfuse owns it and it is missing (after an
  * earlier out-of-memory). */
 kf_status rt_plan_ready_workspace(kf_plan *plan, rt_state *rt);
@@ -187,28 +179,5 @@ kf_status rt_run_streams(kf_plan *plan, CUstream stream);
 /* cuda_graph.c */
 kf_status rt_run_graph(kf_plan *plan, CUstream stream);
 void rt_graph_free(kf_plan *plan);
-
-/* occupancy.c */
-kf_status rt_occupancy_measure(kf_plan *plan, int launch);
-/* Whether a fused kernel should be split: it spills, or its occupancy is
- * more than `drop` (a fraction) below the lowest of its parts'. parts may
- * be NULL (n_parts 0): only the spill rule applies. Writes the reason with
- * the numbers to why. */
-bool rt_occupancy_decide(const rt_occ *fused, const rt_occ *parts, int n_parts, double drop,
-                         char *why, size_t size);
-/* Rounds of split-and-reload one kf_plan_load may take (never a loop). */
-#define RT_OCC_ROUNDS 4
-/* false when options.occupancy_drop <= 0 or KFUSE_NO_OCCUPANCY_SPLIT=1. */
-bool rt_occupancy_split_enabled(const kf_plan *plan);
-/* After a load: compares each suspicious fused kernel (spills, or
- * occupancy below 1 - drop) with its parts (compiled and measured, or read
- * from the cache), caches the measurements, and when some kernel should be
- * split, replaces plan->fuse and plan->code with the re-planned, compiled
- * plan: true means "load again". Failures keep the plan fused (logged). */
-bool rt_occupancy_split(kf_plan *plan);
-/* Before NVRTC (kf_plan_compile): re-plans plan->fuse with the splits that
- * cached measurements call for, judged with the current limit; true when
- * plan->fuse changed and prog must be generated again. */
-bool rt_occupancy_apply_cached(kf_plan *plan, const struct cg_program *prog);
 
 #endif

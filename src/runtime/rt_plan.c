@@ -1,5 +1,5 @@
 /* rt_plan.c - a plan's loaded state: modules and functions per launch,
- * parameter bindings, the workspace, and releasing it all; kf_plan_load,
+ * parameter bindings, the workspace, and releasing it all; rt_plan_load_images,
  * kf_plan_set_workspace and kf_plan_set_mode. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -7,9 +7,8 @@
 
 #include "codegen/program.h"
 #include "core/alloc.h"
-#include "core/dump.h"
 #include "core/knobs.h"
-#include "core/span.h"
+#include "runtime/occupancy.h"
 #include "runtime/rt.h"
 
 struct rt_plan *rt_plan_get(kf_plan *plan) {
@@ -52,12 +51,9 @@ static void release(struct rt_plan *rp) {
   }
   free(rp->launches);
   free(rp->graph_args);
-  free(rp->decisions);
   rp->launches = NULL;
   rp->n_launches = 0;
   rp->graph_args = NULL;
-  rp->decisions = NULL;
-  rp->n_decisions = 0;
   rp->exec = NULL;
   rp->graph = NULL;
   rp->fork_ev = NULL;
@@ -135,8 +131,8 @@ static kf_status load_one(kf_plan *plan, rt_state *rt, rt_launch *l, const rt_im
   if (l->smem > 48 * 1024) {
     if ((int)l->smem > rt->info.max_smem_per_block)
       return core_plan_error(plan, KF_ERR_UNSUPPORTED,
-                             "%s needs %u bytes of shared memory; %s allows %d per block",
-                             l->entry, l->smem, rt->info.name, rt->info.max_smem_per_block);
+                             "%s needs %u bytes of shared memory; %s allows %d per block", l->entry,
+                             l->smem, rt->info.name, rt->info.max_smem_per_block);
     r = d->FuncSetAttribute(l->fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, (int)l->smem);
     if (r != CUDA_SUCCESS) return rt_fail(plan->ctx, plan, rt, r, "cuFuncSetAttribute");
   }
@@ -219,7 +215,8 @@ kf_status rt_plan_load_images(kf_plan *plan, const rt_image *images, int n) {
   release(rp);
   rp->rt = rt;
   rp->launches = core_calloc((size_t)n + 1, sizeof *rp->launches);
-  if (!rp->launches) st = core_plan_error(plan, KF_ERR_OUT_OF_MEMORY, "kf_plan_load: out of memory");
+  if (!rp->launches)
+    st = core_plan_error(plan, KF_ERR_OUT_OF_MEMORY, "kf_plan_load: out of memory");
   rp->n_launches = rp->launches ? n : 0;
   for (int i = 0; i < n && st == KF_OK; i++) {
     st = load_one(plan, rt, &rp->launches[i], &images[i]);
@@ -237,44 +234,6 @@ kf_status rt_plan_load_images(kf_plan *plan, const rt_image *images, int n) {
     release(rp);
   }
   rt_leave(rt, pushed);
-  return st;
-}
-
-/* The compiler's images for the plan's launches. */
-static kf_status load_program(kf_plan *plan) {
-  const cg_program *prog = plan->code;
-  if (prog->n_launches != plan->fuse->n_launches)
-    return core_plan_error(plan, KF_ERR_INTERNAL, "the compiled program has %d launches, the plan %d",
-                           prog->n_launches, plan->fuse->n_launches);
-  rt_image *imgs = core_calloc((size_t)prog->n_launches + 1, sizeof *imgs);
-  if (!imgs) return core_plan_error(plan, KF_ERR_OUT_OF_MEMORY, "kf_plan_load: out of memory");
-  for (int i = 0; i < prog->n_launches; i++)
-    imgs[i] = (rt_image){&prog->launches[i].src, prog->launches[i].image,
-                         prog->launches[i].image_size};
-  kf_status st = rt_plan_load_images(plan, imgs, prog->n_launches);
-  free(imgs);
-  if (st == KF_OK) plan->rt->code = plan->code;
-  return st;
-}
-
-kf_status kf_plan_load(kf_plan *plan) {
-  if (!plan) return KF_ERR_INVALID_ARG;
-  if (!plan->fuse) return core_plan_error(plan, KF_ERR_INVALID_ARG, "kf_plan_load: no plan");
-  if (plan->rt && plan->rt->loaded && plan->rt->code == plan->code && plan->code) return KF_OK;
-  rt_state *rt;
-  kf_status st = rt_state_get(plan->ctx, &rt); /* no device: say so before compiling */
-  if (st != KF_OK) return core_plan_error(plan, st, "%s", kf_ctx_errmsg(plan->ctx));
-  if (!plan->code && (st = kf_plan_compile(plan)) != KF_OK) return st;
-  if (!plan->code)
-    return core_plan_error(plan, KF_ERR_UNSUPPORTED, "kf_plan_load: the plan is not compiled");
-  core_span_push("module load");
-  st = load_program(plan);
-  /* Occupancy feedback may split kernels and recompile (occupancy.c). */
-  for (int r = 0; st == KF_OK && r < RT_OCC_ROUNDS && rt_occupancy_split(plan); r++)
-    st = load_program(plan);
-  core_span_pop();
-  /* Again, now with the occupancy decisions and the final kernels. */
-  if (st == KF_OK) core_dump_plan(plan);
   return st;
 }
 

@@ -8,8 +8,6 @@
 #include "core/alloc.h"
 #include "runtime/rt.h"
 
-void rt_state_destroy(struct rt_state *rt);
-
 /* Picks the CUDA context: the caller's current one if any (kfuse embedded
  * in a program that owns the device), else device 0's primary context,
  * which is what the CUDA runtime would use too. */

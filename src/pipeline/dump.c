@@ -1,6 +1,6 @@
 /* dump.c - KFUSE_DUMP_DIR: writes a plan's JSON, text and decision log and
  * each launch's CUDA source and CUBIN into a folder, for people to read. */
-#include "core/dump.h"
+#include "pipeline/dump.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -13,10 +13,9 @@
 #include "codegen/program.h"
 #include "core/alloc.h"
 #include "core/knobs.h"
-#include "core/plan.h"
-#include "runtime/rt.h"
+#include "pipeline/pipeline.h"
 
-const char *core_dump_dir(void) {
+const char *pl_dump_dir(void) {
   return core_knobs_quiet()->dump_dir;
 }
 
@@ -33,8 +32,8 @@ static bool make_dirs(const char *dir) {
   return mkdir(path, 0755) == 0 || errno == EEXIST;
 }
 
-bool core_dump_file(kf_ctx *ctx, const char *name, const void *data, size_t size) {
-  const char *dir = core_dump_dir();
+bool pl_dump_file(kf_ctx *ctx, const char *name, const void *data, size_t size) {
+  const char *dir = pl_dump_dir();
   if (!dir || !name || strchr(name, '/')) return false;
   char path[4096], tmp[4200];
   snprintf(path, sizeof path, "%s/%s", dir, name);
@@ -57,15 +56,15 @@ bool core_dump_file(kf_ctx *ctx, const char *name, const void *data, size_t size
 static void dump_string(kf_ctx *ctx, const char *prefix, const char *suffix, char *text) {
   char name[512];
   snprintf(name, sizeof name, "%s.%s", prefix, suffix);
-  if (text) core_dump_file(ctx, name, text, strlen(text));
+  if (text) pl_dump_file(ctx, name, text, strlen(text));
   free(text);
 }
 
-/* The fuser's decisions, then the runtime's occupancy decisions. */
+/* The one decision log: the fuser's, with the occupancy decisions that
+ * the feedback loop wrote into it (rule "occupancy"). */
 static char *decision_log(const kf_plan *plan) {
   const fuse_plan *fp = plan->fuse;
-  const struct rt_plan *rp = plan->rt;
-  size_t cap = 64 + (size_t)fp->n_decisions * 300 + (rp ? (size_t)rp->n_decisions * 300 : 0);
+  size_t cap = 64 + (size_t)fp->n_decisions * 300;
   char *s = core_malloc(cap);
   if (!s) return NULL;
   size_t n = 0;
@@ -73,9 +72,6 @@ static char *decision_log(const kf_plan *plan) {
     n += (size_t)snprintf(s + n, cap - n, "fuse %s %-20s %s\n",
                           fp->decisions[i].accepted ? "took   " : "refused", fp->decisions[i].rule,
                           fp->decisions[i].text);
-  for (int i = 0; rp && i < rp->n_decisions; i++)
-    n += (size_t)snprintf(s + n, cap - n, "occupancy launch %d %s: %s\n", rp->decisions[i].launch,
-                          rp->decisions[i].split ? "split" : "kept", rp->decisions[i].text);
   if (n == 0) snprintf(s, cap, "(no decisions)\n");
   return s;
 }
@@ -88,17 +84,17 @@ static void dump_launches(kf_plan *plan, const char *prefix) {
     const char *entry = l->src.entry[0] ? l->src.entry : "launch";
     if (l->src.source) {
       snprintf(name, sizeof name, "%s.%s.cu", prefix, entry);
-      core_dump_file(plan->ctx, name, l->src.source, strlen(l->src.source));
+      pl_dump_file(plan->ctx, name, l->src.source, strlen(l->src.source));
     }
     if (l->image && l->image_size) {
       snprintf(name, sizeof name, "%s.%s.cubin", prefix, entry);
-      core_dump_file(plan->ctx, name, l->image, l->image_size);
+      pl_dump_file(plan->ctx, name, l->image, l->image_size);
     }
   }
 }
 
-void core_dump_plan(kf_plan *plan) {
-  if (!core_dump_dir() || !plan || !plan->fuse) return;
+void pl_dump_plan(kf_plan *plan) {
+  if (!pl_dump_dir() || !plan || !plan->fuse) return;
   char prefix[160], safe[96];
   const char *gname = kf_graph_name(plan->graph);
   snprintf(safe, sizeof safe, "%s", gname && *gname ? gname : "graph");

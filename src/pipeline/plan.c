@@ -1,14 +1,17 @@
 /* plan.c - creating, describing and destroying plans: the pipeline's front
- * door. kf_plan_create runs verify -> fuse -> buffer planning. */
-#include "core/plan.h"
-
+ * door. kf_plan_create runs verify -> fuse -> buffer planning; compile.c
+ * carries the plan on. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "codegen/codegen.h"
+#include "codegen/program.h"
 #include "core/alloc.h"
 #include "core/span.h"
+#include "ir/ir.h"
+#include "pipeline/pipeline.h"
 #include "runtime/rt.h"
 
 void kf_options_init(kf_options *opt) {
@@ -23,15 +26,6 @@ void kf_options_init(kf_options *opt) {
   opt->streams = 4;
   opt->pdl = k->pdl;
   opt->math = (kf_math)k->math;
-}
-
-kf_status core_plan_error(kf_plan *plan, kf_status st, const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(plan->errmsg, sizeof plan->errmsg, fmt, ap);
-  va_end(ap);
-  core_error(plan->ctx, st, "%s", plan->errmsg);
-  return st;
 }
 
 /* Every field of the caller's options, at the API boundary: a value out of
@@ -84,6 +78,7 @@ kf_status kf_plan_create(kf_ctx *ctx, const kf_graph *g, const kf_options *opt, 
   kf_plan *plan = core_calloc(1, sizeof *plan);
   if (!plan) return core_error(ctx, KF_ERR_OUT_OF_MEMORY, "kf_plan_create: out of memory");
   plan->ctx = ctx;
+  plan->load = kf_plan_load;
   plan->knobs = core_knobs_get(ctx);
   if (opt)
     plan->options = *opt;

@@ -1,6 +1,6 @@
-/* plan_target.c - one plan, one target: the arch, device facts and knobs
- * that kf_plan_source and kf_plan_compile both generate code for. */
-#include "runtime/plan_target.h"
+/* target.c - one plan, one target: the arch, device facts and knobs that
+ * kf_plan_source and kf_plan_compile both generate code for. */
+#include "pipeline/target.h"
 
 #include <pthread.h>
 #include <stdio.h>
@@ -9,6 +9,7 @@
 
 #include "core/alloc.h"
 #include "runtime/nvrtc.h"
+#include "runtime/rt.h"
 
 /* Asks the runtime for the device's arch and facts (grids are sized to its
  * SM count). Having no device is not an error of the caller, so the
@@ -56,7 +57,7 @@ static kf_status resolve_arch(kf_plan *plan, const char *want, bool warn, const 
   return KF_OK;
 }
 
-kf_status rt_plan_target(kf_plan *plan, const char *arch, bool warn, const char *who,
+kf_status pl_plan_target(kf_plan *plan, const char *arch, bool warn, const char *who,
                          cg_target *out, char *arch_out, size_t size) {
   kf_device_info info;
   kf_status st = resolve_arch(plan, arch, warn, who, arch_out, size, &info);
@@ -72,27 +73,4 @@ kf_status rt_plan_target(kf_plan *plan, const char *arch, bool warn, const char 
     if (info.max_smem_per_block > 0) out->max_smem_per_block = info.max_smem_per_block;
   }
   return KF_OK;
-}
-
-KF_API char *kf_plan_source(kf_plan *plan, int launch, const char *arch) {
-  if (!plan) return NULL;
-  if (!plan->fuse || launch < 0 || launch >= plan->fuse->n_launches) {
-    core_plan_error(plan, KF_ERR_INVALID_ARG, "kf_plan_source: no launch %d", launch);
-    return NULL;
-  }
-  cg_target t;
-  char name[32];
-  if (rt_plan_target(plan, arch, false, "kf_plan_source", &t, name, sizeof name) != KF_OK)
-    return NULL;
-  cg_launch_src src;
-  char err[512] = "";
-  kf_status st = cg_emit_launch(plan->graph, plan->fuse, launch, &t, &src, err, sizeof err);
-  if (st != KF_OK) {
-    core_plan_error(plan, st, "code generation of launch %d failed: %s", launch, err);
-    return NULL;
-  }
-  char *text = src.source;
-  src.source = NULL;
-  cg_launch_src_free(&src);
-  return text;
 }

@@ -1,0 +1,157 @@
+/* compile.c - the pipeline's driver: kf_plan_compile and kf_plan_load run
+ * the passes in order, each one call into its own layer, with the
+ * occupancy feedback as the visible loop between them:
+ *
+ *   fuse (kf_plan_create) -> emit -> [re-fuse from cached measurements]
+ *     -> compile -> load -> measure -> [decide, re-fuse, compile, load]
+ *
+ * Each feedback loop is bounded by PL_FEEDBACK_ROUNDS. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "codegen/program.h"
+#include "core/alloc.h"
+#include "core/span.h"
+#include "pipeline/dump.h"
+#include "pipeline/feedback.h"
+#include "pipeline/pipeline.h"
+#include "pipeline/target.h"
+#include "runtime/rt.h"
+
+/* Rounds of re-fusing one compile or one load may take: each round can
+ * only split kernels further, so this bounds the work, never a loop. */
+enum { PL_FEEDBACK_ROUNDS = 4 };
+
+static double now_ms(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
+}
+
+static kf_status emit_all(kf_plan *plan, cg_program *prog, const cg_target *target) {
+  char err[1024] = "";
+  for (int i = 0; i < prog->n_launches; i++) {
+    core_span_pushf("codegen launch %d", i);
+    kf_status st =
+        cg_emit_launch(plan->graph, plan->fuse, i, target, &prog->launches[i].src, err, sizeof err);
+    core_span_pop();
+    if (st != KF_OK)
+      return core_plan_error(plan, st, "code generation failed for launch %d: %s", i, err);
+  }
+  return KF_OK;
+}
+
+/* plan->fuse changed (a cached occupancy split): generate the code again. */
+static kf_status reemit(kf_plan *plan, cg_program **prog, const cg_target *target) {
+  cg_program *p = cg_program_new(plan->fuse->n_launches);
+  if (!p) return core_plan_error(plan, KF_ERR_OUT_OF_MEMORY, "kf_plan_compile: out of memory");
+  memcpy(p->arch, (*prog)->arch, sizeof p->arch);
+  cg_program_free(*prog);
+  *prog = p;
+  return emit_all(plan, p, target);
+}
+
+/* Loads the compiler's images for the plan's launches. */
+static kf_status load_program(kf_plan *plan) {
+  const cg_program *prog = plan->code;
+  if (prog->n_launches != plan->fuse->n_launches)
+    return core_plan_error(plan, KF_ERR_INTERNAL,
+                           "the compiled program has %d launches, the plan %d", prog->n_launches,
+                           plan->fuse->n_launches);
+  rt_image *imgs = core_calloc((size_t)prog->n_launches + 1, sizeof *imgs);
+  if (!imgs) return core_plan_error(plan, KF_ERR_OUT_OF_MEMORY, "kf_plan_load: out of memory");
+  for (int i = 0; i < prog->n_launches; i++)
+    imgs[i] =
+        (rt_image){&prog->launches[i].src, prog->launches[i].image, prog->launches[i].image_size};
+  kf_status st = rt_plan_load_images(plan, imgs, prog->n_launches);
+  free(imgs);
+  if (st == KF_OK) plan->rt->code = plan->code;
+  if (st == KF_OK) pl_feedback_note(plan); /* the load measured each launch */
+  return st;
+}
+
+/* NVRTC for every launch (through the caches). */
+static kf_status compile_all(kf_plan *plan, cg_program *prog) {
+  char *err = core_malloc(sizeof plan->errmsg);
+  kf_status st =
+      err ? rt_compile_program(plan->ctx, prog, err, sizeof plan->errmsg) : KF_ERR_OUT_OF_MEMORY;
+  if (st != KF_OK) core_plan_error(plan, st, "%s", err ? err : "out of memory");
+  free(err);
+  return st;
+}
+
+kf_status kf_plan_compile(kf_plan *plan) {
+  if (!plan || !plan->fuse)
+    return plan ? core_plan_error(plan, KF_ERR_INVALID_ARG, "kf_plan_compile: plan has no fusion")
+                : KF_ERR_INVALID_ARG;
+  double t0 = now_ms();
+  cg_program *prog = cg_program_new(plan->fuse->n_launches);
+  if (!prog) return core_plan_error(plan, KF_ERR_OUT_OF_MEMORY, "kf_plan_compile: out of memory");
+  cg_target target;
+  kf_status st =
+      pl_plan_target(plan, NULL, true, "kf_plan_compile", &target, prog->arch, sizeof prog->arch);
+  if (st == KF_OK) st = emit_all(plan, prog, &target);
+  /* feedback an earlier process measured: re-fuse before NVRTC */
+  for (int r = 0; st == KF_OK && r < PL_FEEDBACK_ROUNDS && pl_feedback_apply_cached(plan, prog);
+       r++)
+    st = reemit(plan, &prog, &target);
+  if (st == KF_OK) st = compile_all(plan, prog);
+  if (st != KF_OK) {
+    cg_program_free(prog);
+    return st;
+  }
+  prog->stats.compile_ms = now_ms() - t0;
+  core_log(plan->ctx, KF_LOG_INFO, LOG_CACHE,
+           "compiled %d kernels for %s in %.1f ms (%d by NVRTC, %d cache hits)",
+           prog->stats.kernels, prog->arch, prog->stats.compile_ms, prog->stats.compiled,
+           prog->stats.cache_hits);
+  cg_program_free(plan->code);
+  plan->code = prog;
+  pl_dump_plan(plan); /* KFUSE_DUMP_DIR; nothing when unset */
+  return KF_OK;
+}
+
+kf_status kf_plan_load(kf_plan *plan) {
+  if (!plan) return KF_ERR_INVALID_ARG;
+  if (!plan->fuse) return core_plan_error(plan, KF_ERR_INVALID_ARG, "kf_plan_load: no plan");
+  if (plan->rt && plan->rt->loaded && plan->rt->code == plan->code && plan->code) return KF_OK;
+  rt_state *rt;
+  kf_status st = rt_state_get(plan->ctx, &rt); /* no device: say so before compiling */
+  if (st != KF_OK) return core_plan_error(plan, st, "%s", kf_ctx_errmsg(plan->ctx));
+  if (!plan->code && (st = kf_plan_compile(plan)) != KF_OK) return st;
+  if (!plan->code)
+    return core_plan_error(plan, KF_ERR_UNSUPPORTED, "kf_plan_load: the plan is not compiled");
+  core_span_push("module load");
+  st = load_program(plan);
+  /* measured on load; decide, re-fuse, compile and load again */
+  for (int r = 0; st == KF_OK && r < PL_FEEDBACK_ROUNDS && pl_feedback_split(plan); r++)
+    st = load_program(plan);
+  core_span_pop();
+  /* Again, now with the occupancy decisions and the final kernels. */
+  if (st == KF_OK) pl_dump_plan(plan);
+  return st;
+}
+
+kf_status kf_compile(kf_ctx *ctx, const kf_graph *g, const kf_options *opt, kf_plan **out) {
+  if (!out) return core_error(ctx, KF_ERR_INVALID_ARG, "kf_compile: out is NULL");
+  *out = NULL;
+  kf_plan *plan;
+  kf_status st = kf_plan_create(ctx, g, opt, &plan);
+  if (st != KF_OK) return st;
+  st = kf_plan_compile(plan);
+  if (st != KF_OK) {
+    kf_plan_destroy(plan);
+    return st;
+  }
+  *out = plan;
+  return KF_OK;
+}
+
+kf_status kf_plan_compile_stats(const kf_plan *plan, kf_compile_stats *out) {
+  if (!plan || !out) return KF_ERR_INVALID_ARG;
+  if (!plan->code) return KF_ERR_UNSUPPORTED;
+  *out = plan->code->stats;
+  return KF_OK;
+}
