@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "check_main.h"
+#include "fake_driver.h"
 #include "runtime/dlpack_types.h"
 #include "runtime/nvrtc.h"
 #include "runtime/rt.h"
