@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "check_main.h"
+#include "fake_driver.h"
 #include "codegen/cg_internal.h"
 #include "codegen/codegen.h"
 #include "pipeline/pipeline.h"

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "check_main.h"
+#include "fake_driver.h"
 #include "codegen/program.h"
 #include "core/knobs.h"
 #include "kfuse.h"

@@ -13,6 +13,7 @@
 #include <xxhash.h>
 
 #include "check_main.h"
+#include "fake_driver.h"
 #include "pipeline/pipeline.h"
 #include "fuser_util.h"
 #include "runtime/rt.h"

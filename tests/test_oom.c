@@ -33,6 +33,7 @@
 #include <unistd.h>
 
 #include "check_main.h"
+#include "fake_driver.h"
 #include "codegen/program.h"
 #include "core/alloc.h"
 #include "pipeline/pipeline.h"

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "check_main.h"
+#include "fake_driver.h"
 #include "core/progress.h"
 #include "kfuse.h"
 #include "pipeline/dump.h"

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "check_main.h"
+#include "fake_driver.h"
 #include "pipeline/feedback.h"
 #include "runtime/dlpack_types.h"
 #include "runtime/nvrtc.h"

@@ -1,6 +1,7 @@
 /* fake_driver.c - a recording fake of the Driver API for CI tests without a
  * GPU: fake handles and addresses, every call logged as one line, failures
- * injected on demand. Reachable only through rt_driver_override (tests).
+ * injected on demand (fake_driver.h). Installed through rt_driver_override;
+ * built with the tests, not into libkfuse.
  * Not thread-safe: one test drives it at a time. */
 #include <stdarg.h>
 #include <stdint.h>
@@ -8,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "runtime/driver.h"
+#include "fake_driver.h"
 
 /* Fake handles are small integers above a base, one range per kind, so a
  * log line can name them ("s2", "e5") and a stray handle is recognizable. */
