@@ -11,7 +11,7 @@
 #include "fake_driver.h"
 #include "core/progress.h"
 #include "kfuse.h"
-#include "pipeline/dump.h"
+#include "pipeline/plan_dump.h"
 #include "runtime/driver.h"
 #include "runtime/trace.h"
 

@@ -1,7 +1,7 @@
 /* expr.c - the code of one element: each node of a kernel becomes one
  * statement calling its kf_<op> device function, operands reached through
  * index contexts; loads of kernel inputs, vectorized where the analysis of
- * ctx.c proves contiguity. */
+ * index_ctx.c proves contiguity. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>

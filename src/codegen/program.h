@@ -1,6 +1,7 @@
 /* program.h - struct cg_program: a plan's generated code and, per launch,
- * the compiled CUBIN and where it came from. Built by kf_plan_compile
- * (src/runtime/compile.c), read by the runtime when it loads modules. */
+ * the compiled CUBIN and where it came from. Emitted by codegen, compiled
+ * by the runtime (rt_compile_program, runtime/compile.h), both driven by
+ * kf_plan_compile (src/pipeline/driver.c). */
 #ifndef KF_CG_PROGRAM_H
 #define KF_CG_PROGRAM_H
 
@@ -39,13 +40,5 @@ typedef struct cg_program cg_program;
 cg_program *cg_program_new(int n_launches);
 /* Frees the program, its sources, images and logs. NULL: no-op. */
 void cg_program_free(struct cg_program *code);
-
-/* Compiles every launch's src.source to prog->arch (set, normalized) on
- * the context's thread pool, through its memory and disk caches; fills
- * image, origin, compile_ms, status and prog->stats (but compile_ms, which
- * the caller measures). On failure returns the first failing launch's
- * status and writes the NVRTC log and numbered source into err.
- * Defined in src/runtime/compile.c. */
-kf_status rt_compile_program(kf_ctx *ctx, cg_program *prog, char *err, size_t errsize);
 
 #endif

@@ -7,7 +7,7 @@
 
 #include "codegen/codegen.h"
 #include "pipeline/pipeline.h"
-#include "pipeline/target.h"
+#include "pipeline/plan_target.h"
 
 KF_API char *kf_plan_source(kf_plan *plan, int launch, const char *arch) {
   if (!plan) return NULL;

@@ -1,6 +1,8 @@
 /* compile.c - rt_compile_program: NVRTC for every launch of a generated
  * program, through the memory and disk caches, launches in parallel on a
  * pool (the pipeline's kf_plan_compile calls it). */
+#include "runtime/compile.h"
+
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,4 +1,4 @@
-/* ctx.c - index contexts: how the element being computed maps to each
+/* index_ctx.c - index contexts: how the element being computed maps to each
  * value's linear index and coordinates, through broadcasting and layout ops,
  * with the constants of the shapes baked into the expressions. */
 #include <stdio.h>

@@ -1,4 +1,4 @@
-/* compile.c - the pipeline's driver: kf_plan_compile and kf_plan_load run
+/* driver.c - the pipeline's driver: kf_plan_compile and kf_plan_load run
  * the passes in order, each one call into its own layer, with the
  * occupancy feedback as the visible loop between them:
  *
@@ -14,10 +14,11 @@
 #include "codegen/program.h"
 #include "core/alloc.h"
 #include "core/span.h"
-#include "pipeline/dump.h"
 #include "pipeline/feedback.h"
 #include "pipeline/pipeline.h"
-#include "pipeline/target.h"
+#include "pipeline/plan_dump.h"
+#include "pipeline/plan_target.h"
+#include "runtime/compile.h"
 #include "runtime/rt.h"
 
 /* Rounds of re-fusing one compile or one load may take: each round can

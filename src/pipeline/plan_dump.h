@@ -1,6 +1,6 @@
-/* dump.h - KFUSE_DUMP_DIR: files that show what kfuse did (dump.c). */
-#ifndef KF_CORE_DUMP_H
-#define KF_CORE_DUMP_H
+/* plan_dump.h - KFUSE_DUMP_DIR: files that show what kfuse did (plan_dump.c). */
+#ifndef KF_PIPELINE_PLAN_DUMP_H
+#define KF_PIPELINE_PLAN_DUMP_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -1,7 +1,7 @@
-/* target.h - the code generation target of a plan, built in one place for
+/* plan_target.h - the code generation target of a plan, built in one place for
  * kf_plan_source and kf_plan_compile, so that what is shown is what runs. */
-#ifndef KF_PIPELINE_TARGET_H
-#define KF_PIPELINE_TARGET_H
+#ifndef KF_PIPELINE_PLAN_TARGET_H
+#define KF_PIPELINE_PLAN_TARGET_H
 
 #include <stddef.h>
 

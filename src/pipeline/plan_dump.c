@@ -1,6 +1,6 @@
-/* dump.c - KFUSE_DUMP_DIR: writes a plan's JSON, text and decision log and
+/* plan_dump.c - KFUSE_DUMP_DIR: writes a plan's JSON, text and decision log and
  * each launch's CUDA source and CUBIN into a folder, for people to read. */
-#include "pipeline/dump.h"
+#include "pipeline/plan_dump.h"
 
 #include <ctype.h>
 #include <errno.h>

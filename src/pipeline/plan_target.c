@@ -1,6 +1,6 @@
-/* target.c - one plan, one target: the arch, device facts and knobs that
+/* plan_target.c - one plan, one target: the arch, device facts and knobs that
  * kf_plan_source and kf_plan_compile both generate code for. */
-#include "pipeline/target.h"
+#include "pipeline/plan_target.h"
 
 #include <pthread.h>
 #include <stdio.h>
