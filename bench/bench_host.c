@@ -13,6 +13,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "pipeline/pipeline.h"
 #include "runtime/rt.h"
 
 #define BATCH 250 /* calls between (untimed) syncs: the launch queue never fills */

@@ -12,6 +12,8 @@
 #include "check_main.h"
 #include "fake_driver.h"
 #include "pipeline/feedback.h"
+#include "pipeline/pipeline.h"
+#include "pipeline/run.h"
 #include "runtime/dlpack_types.h"
 #include "runtime/nvrtc.h"
 #include "runtime/rt.h"
@@ -179,7 +181,7 @@ static void finish(void) {
 }
 
 static kf_status load(void) {
-  return rt_plan_load_images(F.plan, F.img, NL);
+  return rt_plan_load_images(pl_rt_plan(F.plan), F.img, NL);
 }
 
 static kf_status run(void *stream) {
@@ -1233,7 +1235,7 @@ START_TEST(overlap_sweep_matches_pairs) {
   plan->ctx = ctx;
   plan->knobs = core_knobs_get(ctx);
   plan->graph = g;
-  ck_assert_ptr_nonnull(rt_plan_get(plan));
+  ck_assert_ptr_nonnull(pl_rt_plan(plan));
   kf_tensor in[OV_N], out[OV_N];
   unsigned seed = 12345;
   int fails = 0;
@@ -1254,7 +1256,7 @@ START_TEST(overlap_sweep_matches_pairs) {
         want = want || (a < bn && b < an);
       }
     }
-    kf_status st = rt_validate_ex(plan, NULL, in, OV_N, out, OV_N, false);
+    kf_status st = rt_validate_ex(plan->rt, NULL, in, OV_N, out, OV_N, false);
     ck_assert_msg((st != KF_OK) == want, "trial %d: status %d, overlap expected: %d", trial,
                   (int)st, want);
     if (st != KF_OK) {

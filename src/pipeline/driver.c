@@ -18,6 +18,7 @@
 #include "pipeline/pipeline.h"
 #include "pipeline/plan_dump.h"
 #include "pipeline/plan_target.h"
+#include "pipeline/run.h"
 #include "runtime/compile.h"
 #include "runtime/rt.h"
 
@@ -66,9 +67,9 @@ static kf_status load_program(kf_plan *plan) {
   for (int i = 0; i < prog->n_launches; i++)
     imgs[i] =
         (rt_image){&prog->launches[i].src, prog->launches[i].image, prog->launches[i].image_size};
-  kf_status st = rt_plan_load_images(plan, imgs, prog->n_launches);
+  rt_plan *rp = pl_rt_plan(plan);
+  kf_status st = rp ? rt_plan_load_images(rp, imgs, prog->n_launches) : KF_ERR_OUT_OF_MEMORY;
   free(imgs);
-  if (st == KF_OK) plan->rt->code = plan->code;
   if (st == KF_OK) pl_feedback_note(plan); /* the load measured each launch */
   return st;
 }
@@ -117,7 +118,8 @@ kf_status kf_plan_compile(kf_plan *plan) {
 kf_status kf_plan_load(kf_plan *plan) {
   if (!plan) return KF_ERR_INVALID_ARG;
   if (!plan->fuse) return core_plan_error(plan, KF_ERR_INVALID_ARG, "kf_plan_load: no plan");
-  if (plan->rt && plan->rt->loaded && plan->rt->code == plan->code && plan->code) return KF_OK;
+  if (plan->rt && plan->rt->loaded && plan->rt->loaded_code == plan->code && plan->code)
+    return KF_OK;
   rt_state *rt;
   kf_status st = rt_state_get(plan->ctx, &rt); /* no device: say so before compiling */
   if (st != KF_OK) return core_plan_error(plan, st, "%s", kf_ctx_errmsg(plan->ctx));

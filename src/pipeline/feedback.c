@@ -155,7 +155,7 @@ bool pl_feedback_split(kf_plan *plan) {
       fuse_occ_describe(&c[i], plan->code->launches[c[i].launch].src.entry,
                         plan->options.occupancy_drop);
     tmp = compile_with(plan, c, nc, false);
-    if (tmp) rt_occupancy_measure_parts(plan->ctx, rp->rt, tmp->fuse, tmp->code, c, nc);
+    if (tmp) rt_occupancy_measure_parts(plan->ctx, rp->state, tmp->fuse, tmp->code, c, nc);
   }
   int n_split = nc > 0 ? judge(plan, c, nc) : 0;
   bool changed = false;

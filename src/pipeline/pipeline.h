@@ -20,10 +20,6 @@ struct kf_plan {
   struct cg_program *code;
   struct rt_plan *rt;
   const core_knobs *knobs; /* the environment as at kf_plan_create: emit and compile agree */
-  /* The pipeline's load driver (kf_plan_load), which a run of a plan not
-   * loaded yet calls from the runtime: the runtime does not know the
-   * pipeline, the pipeline hands it this. */
-  kf_status (*load)(kf_plan *plan);
   char errmsg[8192];
 };
 

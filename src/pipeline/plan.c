@@ -78,7 +78,6 @@ kf_status kf_plan_create(kf_ctx *ctx, const kf_graph *g, const kf_options *opt, 
   kf_plan *plan = core_calloc(1, sizeof *plan);
   if (!plan) return core_error(ctx, KF_ERR_OUT_OF_MEMORY, "kf_plan_create: out of memory");
   plan->ctx = ctx;
-  plan->load = kf_plan_load;
   plan->knobs = core_knobs_get(ctx);
   if (opt)
     plan->options = *opt;

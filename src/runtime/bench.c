@@ -126,20 +126,20 @@ static void sampler_stop(sampler *s, kf_bench_result *out) {
 /* ---- the plan ------------------------------------------------------------ */
 
 typedef struct bench_args {
-  kf_plan *plan;
+  rt_plan *plan;
   const kf_tensor *in, *out;
   int n_in, n_out;
   CUstream stream;
 } bench_args;
 
 static kf_status run(const bench_args *a) {
-  return kf_plan_run(a->plan, a->in, a->n_in, a->out, a->n_out, a->stream);
+  return rt_plan_run(a->plan, a->in, a->n_in, a->out, a->n_out, a->stream);
 }
 
 /* Host microseconds per kf_plan_run call in `mode`, calls back to back. */
 static kf_status host_time(const bench_args *a, const rt_driver *d, kf_run_mode mode, int iters,
                            double *us) {
-  kf_status st = kf_plan_set_mode(a->plan, mode);
+  kf_status st = rt_plan_set_mode(a->plan, mode);
   for (int i = 0; i < 2 && st == KF_OK; i++) st = run(a); /* builds the graph once */
   CUresult r = st == KF_OK ? d->StreamSynchronize(a->stream) : CUDA_SUCCESS;
   double t0 = mono_us();
@@ -147,7 +147,7 @@ static kf_status host_time(const bench_args *a, const rt_driver *d, kf_run_mode 
   double t1 = mono_us();
   if (st == KF_OK && r == CUDA_SUCCESS) r = d->StreamSynchronize(a->stream);
   if (st == KF_OK && r != CUDA_SUCCESS)
-    st = rt_fail(a->plan->ctx, a->plan, a->plan->rt->rt, r, "cuStreamSynchronize");
+    st = rt_fail(a->plan->ctx, a->plan, a->plan->state, r, "cuStreamSynchronize");
   *us = (t1 - t0) / iters;
   return st;
 }
@@ -160,8 +160,7 @@ static kf_status device_time(const bench_args *a, rt_state *rt, const kf_bench_o
   for (int i = 0; i < o->warmup && st == KF_OK; i++) st = run(a);
   if (st != KF_OK) return st;
   CUevent *ev = core_calloc((size_t)o->iters * 2 + 1, sizeof *ev);
-  if (!ev)
-    return core_plan_error(a->plan, KF_ERR_OUT_OF_MEMORY, "kf_plan_benchmark: out of memory");
+  if (!ev) return rt_plan_error(a->plan, KF_ERR_OUT_OF_MEMORY, "kf_plan_benchmark: out of memory");
   CUresult r = events_create(d, ev, 2 * o->iters);
   if (r == CUDA_SUCCESS) r = d->StreamSynchronize(a->stream);
   sampler smp;
@@ -180,11 +179,11 @@ static kf_status device_time(const bench_args *a, rt_state *rt, const kf_bench_o
   return st;
 }
 
-kf_status kf_plan_benchmark(kf_plan *plan, const kf_tensor *inputs, int n_inputs,
+kf_status rt_plan_benchmark(rt_plan *plan, const kf_tensor *inputs, int n_inputs,
                             const kf_tensor *outputs, int n_outputs, void *stream,
                             const kf_bench_options *opt, kf_bench_result *out) {
   if (!plan || !out)
-    return plan ? core_plan_error(plan, KF_ERR_INVALID_ARG, "kf_plan_benchmark: out is NULL")
+    return plan ? rt_plan_error(plan, KF_ERR_INVALID_ARG, "kf_plan_benchmark: out is NULL")
                 : KF_ERR_INVALID_ARG;
   kf_bench_options o;
   kf_bench_options_init(&o);
@@ -193,12 +192,12 @@ kf_status kf_plan_benchmark(kf_plan *plan, const kf_tensor *inputs, int n_inputs
   if (o.warmup < 0) o.warmup = 0;
   memset(out, 0, sizeof *out);
   out->host_us_plain = out->host_us_graph = out->gpu_util = out->mem_util = -1;
-  if (!plan->fuse || !rt_plan_get(plan))
-    return core_plan_error(plan, KF_ERR_INVALID_ARG, "kf_plan_benchmark: the plan was not created");
+  if (!plan->fuse)
+    return rt_plan_error(plan, KF_ERR_INVALID_ARG, "kf_plan_benchmark: the plan was not created");
   rt_state *rt;
   bool pushed;
   kf_status st = rt_state_get(plan->ctx, &rt);
-  if (st != KF_OK) return core_plan_error(plan, st, "%s", kf_ctx_errmsg(plan->ctx));
+  if (st != KF_OK) return rt_plan_error(plan, st, "%s", kf_ctx_errmsg(plan->ctx));
   if ((st = rt_enter(plan->ctx, rt, &pushed)) != KF_OK) return st;
   bench_args a = {plan, inputs, outputs, n_inputs, n_outputs, (CUstream)stream};
   rt_nvtx_push("benchmark");
@@ -207,10 +206,10 @@ kf_status kf_plan_benchmark(kf_plan *plan, const kf_tensor *inputs, int n_inputs
   out->bytes = plan->fuse->bytes_fused;
   out->gbps = out->ms_median > 0 ? (double)out->bytes / (out->ms_median * 1e6) : 0;
   if (st == KF_OK && o.host_timing) {
-    kf_run_mode mode = plan->rt->mode;
+    kf_run_mode mode = plan->mode;
     st = host_time(&a, rt->drv, KF_MODE_PLAIN, o.iters, &out->host_us_plain);
     if (st == KF_OK) st = host_time(&a, rt->drv, KF_MODE_GRAPH, o.iters, &out->host_us_graph);
-    kf_plan_set_mode(plan, mode);
+    rt_plan_set_mode(plan, mode);
   }
   rt_nvtx_pop();
   rt_leave(rt, pushed);
@@ -219,8 +218,8 @@ kf_status kf_plan_benchmark(kf_plan *plan, const kf_tensor *inputs, int n_inputs
 
 /* ---- the copy ceiling ---------------------------------------------------- */
 
-static CUresult time_copies(const rt_driver *d, CUdeviceptr dst, CUdeviceptr src,
-                            size_t bytes, int iters, double *ms) {
+static CUresult time_copies(const rt_driver *d, CUdeviceptr dst, CUdeviceptr src, size_t bytes,
+                            int iters, double *ms) {
   CUevent *ev = core_calloc((size_t)iters * 2 + 1, sizeof *ev);
   if (!ev) return CUDA_ERROR_OUT_OF_MEMORY;
   CUresult r = events_create(d, ev, 2 * iters);

@@ -38,17 +38,17 @@ static int collect_deps(const struct rt_plan *rp, int L, CUgraphNode *out, int n
   return n;
 }
 
-static kf_status build(kf_plan *plan) {
-  struct rt_plan *rp = plan->rt;
-  const rt_driver *d = rp->rt->drv;
-  CUresult r = d->GraphCreate(&rp->graph, 0);
-  if (r != CUDA_SUCCESS) return rt_fail(plan->ctx, plan, rp->rt, r, "cuGraphCreate");
+static kf_status build(rt_plan *plan) {
+  struct rt_plan *rp = plan;
+  const rt_driver *d = rp->state->drv;
+  CUresult r = d->GraphCreate(&rp->cugraph, 0);
+  if (r != CUDA_SUCCESS) return rt_fail(plan->ctx, plan, rp->state, r, "cuGraphCreate");
   size_t total = 0;
   for (int L = 0; L < rp->n_launches; L++) total += (size_t)rp->launches[L].n_params;
   rp->graph_args = core_calloc(total + 1, sizeof *rp->graph_args);
   CUgraphNode *deps = core_calloc((size_t)rp->n_launches + 1, sizeof *deps);
   kf_status st = rp->graph_args && deps ? KF_OK : KF_ERR_OUT_OF_MEMORY;
-  if (st != KF_OK) core_plan_error(plan, st, "building the CUDA Graph: out of memory");
+  if (st != KF_OK) rt_plan_error(plan, st, "building the CUDA Graph: out of memory");
   size_t off = 0;
   for (int L = 0; L < rp->n_launches && st == KF_OK; L++) {
     rt_launch *l = &rp->launches[L];
@@ -60,15 +60,15 @@ static kf_status build(kf_plan *plan) {
      * replay time, as instantiation reduces them. */
     int nd = collect_deps(rp, L, deps, 0);
     CUDA_KERNEL_NODE_PARAMS_v2 p = node_params(l);
-    r = d->GraphAddKernelNode(&l->node, rp->graph, deps, (size_t)nd, &p);
-    if (r != CUDA_SUCCESS) st = rt_fail(plan->ctx, plan, rp->rt, r, "cuGraphAddKernelNode");
+    r = d->GraphAddKernelNode(&l->node, rp->cugraph, deps, (size_t)nd, &p);
+    if (r != CUDA_SUCCESS) st = rt_fail(plan->ctx, plan, rp->state, r, "cuGraphAddKernelNode");
   }
   free(deps);
   if (st == KF_OK) {
-    r = d->GraphInstantiateWithFlags(&rp->exec, rp->graph, 0);
+    r = d->GraphInstantiateWithFlags(&rp->exec, rp->cugraph, 0);
     if (r != CUDA_SUCCESS) {
       rp->exec = NULL;
-      st = rt_fail(plan->ctx, plan, rp->rt, r, "cuGraphInstantiate");
+      st = rt_fail(plan->ctx, plan, rp->state, r, "cuGraphInstantiate");
     }
   }
   if (st != KF_OK) rt_graph_free(plan);
@@ -76,9 +76,9 @@ static kf_status build(kf_plan *plan) {
 }
 
 /* Updates the nodes whose pointers changed since the exec last saw them. */
-static kf_status update(kf_plan *plan) {
-  struct rt_plan *rp = plan->rt;
-  const rt_driver *d = rp->rt->drv;
+static kf_status update(rt_plan *plan) {
+  struct rt_plan *rp = plan;
+  const rt_driver *d = rp->state->drv;
   size_t off = 0;
   for (int L = 0; L < rp->n_launches; L++) {
     rt_launch *l = &rp->launches[L];
@@ -88,29 +88,30 @@ static kf_status update(kf_plan *plan) {
     if (!l->node || memcmp(held, l->args, bytes) == 0) continue;
     CUDA_KERNEL_NODE_PARAMS_v2 p = node_params(l);
     CUresult r = d->GraphExecKernelNodeSetParams(rp->exec, l->node, &p);
-    if (r != CUDA_SUCCESS) return rt_fail(plan->ctx, plan, rp->rt, r, "cuGraphExecKernelNodeSetParams");
+    if (r != CUDA_SUCCESS)
+      return rt_fail(plan->ctx, plan, rp->state, r, "cuGraphExecKernelNodeSetParams");
     memcpy(held, l->args, bytes);
     rp->graph_updates++;
   }
   return KF_OK;
 }
 
-kf_status rt_run_graph(kf_plan *plan, CUstream stream) {
-  struct rt_plan *rp = plan->rt;
+kf_status rt_run_graph(rt_plan *plan, CUstream stream) {
+  struct rt_plan *rp = plan;
   kf_status st = rp->exec ? update(plan) : build(plan);
   if (st != KF_OK) return st;
-  CUresult r = rp->rt->drv->GraphLaunch(rp->exec, stream);
-  if (r != CUDA_SUCCESS) return rt_fail(plan->ctx, plan, rp->rt, r, "cuGraphLaunch");
+  CUresult r = rp->state->drv->GraphLaunch(rp->exec, stream);
+  if (r != CUDA_SUCCESS) return rt_fail(plan->ctx, plan, rp->state, r, "cuGraphLaunch");
   return KF_OK;
 }
 
-void rt_graph_free(kf_plan *plan) {
-  struct rt_plan *rp = plan->rt;
-  const rt_driver *d = rp->rt->drv;
+void rt_graph_free(rt_plan *plan) {
+  struct rt_plan *rp = plan;
+  const rt_driver *d = rp->state->drv;
   if (rp->exec) d->GraphExecDestroy(rp->exec);
-  if (rp->graph) d->GraphDestroy(rp->graph);
+  if (rp->cugraph) d->GraphDestroy(rp->cugraph);
   rp->exec = NULL;
-  rp->graph = NULL;
+  rp->cugraph = NULL;
   free(rp->graph_args);
   rp->graph_args = NULL;
   for (int L = 0; L < rp->n_launches; L++) rp->launches[L].node = NULL;

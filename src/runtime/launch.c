@@ -48,14 +48,14 @@ static uintptr_t io_addr(const rt_io *io, int k) {
 }
 
 /* The graph value slot k binds. */
-static int32_t slot_value(const kf_plan *plan, const rt_io *io, int k) {
+static int32_t slot_value(const rt_plan *plan, const rt_io *io, int k) {
   const kf_graph *g = plan->graph;
   return k < io->n_in ? g->inputs[k] : g->outputs[k - io->n_in];
 }
 
 /* A slot's bytes: the plan's shape and dtype (a tensor struct that passed
  * check_desc has the same). */
-static size_t slot_bytes(const kf_plan *plan, const rt_io *io, int k) {
+static size_t slot_bytes(const rt_plan *plan, const rt_io *io, int k) {
   const ir_node *n = &plan->graph->nodes[slot_value(plan, io, k)];
   int64_t bytes = 0; /* fits: the builders checked it (KF_MAX_TENSOR_BYTES) */
   if (!ir_tensor_bytes(n->rank, n->shape, n->dtype, &bytes) || (uint64_t)bytes > SIZE_MAX)
@@ -65,39 +65,38 @@ static size_t slot_bytes(const kf_plan *plan, const rt_io *io, int k) {
 
 /* Is p device memory of our device? cuPointerGetAttribute costs about a
  * microsecond, so each address is asked once (rt_plan.checked, .seen). */
-static kf_status check_pointer(kf_plan *plan, rt_state *rt, const char *fn, const char *what,
-                               int i, const char *name, CUdeviceptr p) {
+static kf_status check_pointer(rt_plan *plan, rt_state *rt, const char *fn, const char *what, int i,
+                               const char *name, CUdeviceptr p) {
   const rt_driver *d = rt->drv;
   unsigned int type = 0;
   CUresult r = d->PointerGetAttribute(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, p);
   if (r == CUDA_ERROR_INVALID_VALUE)
-    return core_plan_error(plan, KF_ERR_INVALID_ARG,
-                           "%s[%d] (%s): %#llx is not CUDA memory (a host pointer?); %s "
-                           "takes device pointers",
-                           what, i, name, (unsigned long long)p, fn);
+    return rt_plan_error(plan, KF_ERR_INVALID_ARG,
+                         "%s[%d] (%s): %#llx is not CUDA memory (a host pointer?); %s "
+                         "takes device pointers",
+                         what, i, name, (unsigned long long)p, fn);
   if (r != CUDA_SUCCESS) return KF_OK; /* cannot tell: let the launch decide */
   if (type == CU_MEMORYTYPE_HOST)
-    return core_plan_error(plan, KF_ERR_INVALID_ARG,
-                           "%s[%d] (%s): %#llx is pinned host memory; %s takes device memory",
-                           what, i, name, (unsigned long long)p, fn);
+    return rt_plan_error(plan, KF_ERR_INVALID_ARG,
+                         "%s[%d] (%s): %#llx is pinned host memory; %s takes device memory", what,
+                         i, name, (unsigned long long)p, fn);
   int ordinal = -1;
   if (d->PointerGetAttribute(&ordinal, CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL, p) == CUDA_SUCCESS &&
       ordinal != (int)rt->dev)
-    return core_plan_error(plan, KF_ERR_INVALID_ARG,
-                           "%s[%d] (%s): the memory is on GPU %d; the plan runs on GPU %d", what,
-                           i, name, ordinal, (int)rt->dev);
+    return rt_plan_error(plan, KF_ERR_INVALID_ARG,
+                         "%s[%d] (%s): the memory is on GPU %d; the plan runs on GPU %d", what, i,
+                         name, ordinal, (int)rt->dev);
   return KF_OK;
 }
 
 /* dtype and shape of a caller's struct against value v. */
-static kf_status check_desc(kf_plan *plan, const char *what, int i, int32_t v,
-                            const kf_tensor *t) {
+static kf_status check_desc(rt_plan *plan, const char *what, int i, int32_t v, const kf_tensor *t) {
   const ir_node *n = &plan->graph->nodes[v];
   const char *name = value_name(plan->graph, v);
   char want[200], got[200];
   if (t->dtype != n->dtype)
-    return core_plan_error(plan, KF_ERR_INVALID_ARG, "%s[%d] (%s): dtype %s, the plan expects %s",
-                           what, i, name, kf_dtype_name(t->dtype), kf_dtype_name(n->dtype));
+    return rt_plan_error(plan, KF_ERR_INVALID_ARG, "%s[%d] (%s): dtype %s, the plan expects %s",
+                         what, i, name, kf_dtype_name(t->dtype), kf_dtype_name(n->dtype));
   bool same = t->rank == n->rank;
   for (int k = 0; same && k < n->rank; k++) same = t->shape[k] == n->shape[k];
   if (same) return KF_OK;
@@ -106,42 +105,41 @@ static kf_status check_desc(kf_plan *plan, const char *what, int i, int32_t v,
     snprintf(got, sizeof got, "rank %d", t->rank);
   else
     ir_shape_str(got, sizeof got, t->rank, t->shape);
-  return core_plan_error(plan, KF_ERR_INVALID_ARG, "%s[%d] (%s): shape %s, the plan expects %s",
-                         what, i, name, got, want);
+  return rt_plan_error(plan, KF_ERR_INVALID_ARG, "%s[%d] (%s): shape %s, the plan expects %s", what,
+                       i, name, got, want);
 }
 
 /* NULL (allowed for an empty tensor) and alignment to the element size. */
-static kf_status check_addr(kf_plan *plan, const char *what, int i, int32_t v, uintptr_t p) {
+static kf_status check_addr(rt_plan *plan, const char *what, int i, int32_t v, uintptr_t p) {
   const ir_node *n = &plan->graph->nodes[v];
   if (!p) {
     int64_t numel = 1;
     ir_numel(n->rank, n->shape, &numel);
     if (numel > 0)
-      return core_plan_error(plan, KF_ERR_INVALID_ARG, "%s[%d] (%s): data is NULL", what, i,
-                             value_name(plan->graph, v));
+      return rt_plan_error(plan, KF_ERR_INVALID_ARG, "%s[%d] (%s): data is NULL", what, i,
+                           value_name(plan->graph, v));
   }
   size_t es = kf_dtype_size(n->dtype);
   if (es && p % es != 0)
-    return core_plan_error(plan, KF_ERR_INVALID_ARG,
-                           "%s[%d] (%s): %#lx is not aligned to its element size (%zu bytes)", what,
-                           i, value_name(plan->graph, v), (unsigned long)p, es);
+    return rt_plan_error(plan, KF_ERR_INVALID_ARG,
+                         "%s[%d] (%s): %#lx is not aligned to its element size (%zu bytes)", what,
+                         i, value_name(plan->graph, v), (unsigned long)p, es);
   return KF_OK;
 }
 
 /* Slot a is an output; b an input, or an output with a smaller index. */
-static kf_status overlap_error(kf_plan *plan, int n_in, int a, int b) {
+static kf_status overlap_error(rt_plan *plan, int n_in, int a, int b) {
   const kf_graph *g = plan->graph;
   int j = a - n_in;
   if (b < n_in)
-    return core_plan_error(plan, KF_ERR_INVALID_ARG,
-                           "outputs[%d] (%s) overlaps inputs[%d] (%s): kfuse does not run in place",
-                           j, value_name(g, g->outputs[j]), b, value_name(g, g->inputs[b]));
-  return core_plan_error(plan, KF_ERR_INVALID_ARG, "outputs[%d] (%s) overlaps outputs[%d] (%s)", j,
-                         value_name(g, g->outputs[j]), b - n_in,
-                         value_name(g, g->outputs[b - n_in]));
+    return rt_plan_error(plan, KF_ERR_INVALID_ARG,
+                         "outputs[%d] (%s) overlaps inputs[%d] (%s): kfuse does not run in place",
+                         j, value_name(g, g->outputs[j]), b, value_name(g, g->inputs[b]));
+  return rt_plan_error(plan, KF_ERR_INVALID_ARG, "outputs[%d] (%s) overlaps outputs[%d] (%s)", j,
+                       value_name(g, g->outputs[j]), b - n_in, value_name(g, g->outputs[b - n_in]));
 }
 
-static kf_status overlaps_pairwise(kf_plan *plan, const rt_io *io) {
+static kf_status overlaps_pairwise(rt_plan *plan, const rt_io *io) {
   uintptr_t lo[PAIRWISE_MAX];
   size_t len[PAIRWISE_MAX];
   int n = io->n_in + io->n_out;
@@ -163,7 +161,7 @@ static int cmp_span(const void *a, const void *b) {
  * earlier one exactly when the furthest-reaching earlier span (among
  * outputs, or among all for an output) ends after it starts. Inputs may
  * overlap each other. */
-static kf_status overlaps_sorted(kf_plan *plan, const rt_io *io, struct rt_span *s) {
+static kf_status overlaps_sorted(rt_plan *plan, const rt_io *io, struct rt_span *s) {
   int n = 0, n_in = io->n_in;
   for (int k = 0; k < n_in + io->n_out; k++) {
     size_t bytes = slot_bytes(plan, io, k);
@@ -190,8 +188,8 @@ static kf_status overlaps_sorted(kf_plan *plan, const rt_io *io, struct rt_span 
 }
 
 /* The validation cache sized for n tensors (kept across reloads). */
-static kf_status cache_ready(kf_plan *plan, int n) {
-  struct rt_plan *rp = plan->rt;
+static kf_status cache_ready(rt_plan *plan, int n) {
+  struct rt_plan *rp = plan;
   if (rp->checked && rp->spans && rp->n_checked == n) return KF_OK;
   free(rp->checked);
   free(rp->spans);
@@ -205,25 +203,25 @@ static kf_status cache_ready(kf_plan *plan, int n) {
   rp->checked = NULL;
   rp->spans = NULL;
   rp->n_checked = 0;
-  return core_plan_error(plan, KF_ERR_OUT_OF_MEMORY, "out of memory");
+  return rt_plan_error(plan, KF_ERR_OUT_OF_MEMORY, "out of memory");
 }
 
 /* The checks on the caller's arguments alone; *known: every address is
  * the one its slot had in the last run that passed every check, so
  * neither the driver nor the overlap check has anything new to say. */
-static kf_status validate_host(kf_plan *plan, const rt_io *io, bool *known) {
+static kf_status validate_host(rt_plan *plan, const rt_io *io, bool *known) {
   const kf_graph *g = plan->graph;
-  struct rt_plan *rp = plan->rt;
+  struct rt_plan *rp = plan;
   int n_in = io->n_in, n_out = io->n_out;
   *known = false;
   if (n_in != g->n_inputs || n_out != g->n_outputs)
-    return core_plan_error(plan, KF_ERR_INVALID_ARG,
-                           "%s: %d inputs and %d outputs given, the graph has %d and %d", io->fn,
-                           n_in, n_out, g->n_inputs, g->n_outputs);
+    return rt_plan_error(plan, KF_ERR_INVALID_ARG,
+                         "%s: %d inputs and %d outputs given, the graph has %d and %d", io->fn,
+                         n_in, n_out, g->n_inputs, g->n_outputs);
   if (io->ptrs ? (n_in && !io->pin) || (n_out && !io->pout)
                : (n_in && !io->tin) || (n_out && !io->tout))
-    return core_plan_error(plan, KF_ERR_INVALID_ARG, "%s: NULL %s array", io->fn,
-                           io->ptrs ? "pointer" : "tensor");
+    return rt_plan_error(plan, KF_ERR_INVALID_ARG, "%s: NULL %s array", io->fn,
+                         io->ptrs ? "pointer" : "tensor");
   kf_status st = cache_ready(plan, n_in + n_out);
   bool same = rp->checked_set;
   for (int k = 0; k < n_in + n_out && st == KF_OK; k++) {
@@ -248,9 +246,9 @@ static bool seen(const struct rt_plan *rp, CUdeviceptr p) {
 
 /* The driver's word on each address not seen before (skipped when ask is
  * false: during a capture), then the overlaps. */
-static kf_status validate_driver(kf_plan *plan, rt_state *rt, const rt_io *io, bool ask) {
+static kf_status validate_driver(rt_plan *plan, rt_state *rt, const rt_io *io, bool ask) {
   const kf_graph *g = plan->graph;
-  struct rt_plan *rp = plan->rt;
+  struct rt_plan *rp = plan;
   int n_in = io->n_in, n = io->n_in + io->n_out;
   bool all = true;
   kf_status st = KF_OK;
@@ -284,7 +282,7 @@ static rt_io tensors_io(const char *fn, const kf_tensor *in, int n_in, const kf_
   return (rt_io){.fn = fn, .n_in = n_in, .n_out = n_out, .tin = in, .tout = out};
 }
 
-kf_status rt_validate_ex(kf_plan *plan, rt_state *rt, const kf_tensor *in, int n_in,
+kf_status rt_validate_ex(rt_plan *plan, rt_state *rt, const kf_tensor *in, int n_in,
                          const kf_tensor *out, int n_out, bool ask_driver) {
   rt_io io = tensors_io("kf_plan_run", in, n_in, out, n_out);
   bool known;
@@ -293,13 +291,13 @@ kf_status rt_validate_ex(kf_plan *plan, rt_state *rt, const kf_tensor *in, int n
   return st;
 }
 
-kf_status rt_validate(kf_plan *plan, rt_state *rt, const kf_tensor *in, int n_in,
+kf_status rt_validate(rt_plan *plan, rt_state *rt, const kf_tensor *in, int n_in,
                       const kf_tensor *out, int n_out) {
   return rt_validate_ex(plan, rt, in, n_in, out, n_out, true);
 }
 
-static void bind_io(kf_plan *plan, const rt_io *io) {
-  struct rt_plan *rp = plan->rt;
+static void bind_io(rt_plan *plan, const rt_io *io) {
+  struct rt_plan *rp = plan;
   for (int L = 0; L < rp->n_launches; L++) {
     rt_launch *l = &rp->launches[L];
     for (int p = 0; p < l->n_params; p++) {
@@ -314,7 +312,7 @@ static void bind_io(kf_plan *plan, const rt_io *io) {
   }
 }
 
-void rt_bind_args(kf_plan *plan, const kf_tensor *in, const kf_tensor *out) {
+void rt_bind_args(rt_plan *plan, const kf_tensor *in, const kf_tensor *out) {
   rt_io io = tensors_io("kf_plan_run", in, plan->graph->n_inputs, out, plan->graph->n_outputs);
   bind_io(plan, &io);
 }
@@ -337,9 +335,9 @@ void rt_pdl_config(const rt_launch *l, CUstream s, CUlaunchConfig *cfg, CUlaunch
                           .numAttrs = 1};
 }
 
-kf_status rt_launch_one(kf_plan *plan, int i, CUstream stream, bool plain) {
-  rt_launch *l = &plan->rt->launches[i];
-  const rt_driver *drv = plan->rt->rt->drv;
+kf_status rt_launch_one(rt_plan *plan, int i, CUstream stream, bool plain) {
+  rt_launch *l = &plan->launches[i];
+  const rt_driver *drv = plan->state->drv;
   if (l->grid == 0) return KF_OK; /* an empty tensor: nothing to do */
   /* Unwatched, a launch pays this one check (docs/performance.md). */
   bool span = rt_spans_on();
@@ -358,51 +356,51 @@ kf_status rt_launch_one(kf_plan *plan, int i, CUstream stream, bool plain) {
   if (r != CUDA_SUCCESS) {
     char what[96];
     snprintf(what, sizeof what, "%s(%s)", pdl ? "cuLaunchKernelEx" : "cuLaunchKernel", l->entry);
-    return rt_fail(plan->ctx, plan, plan->rt->rt, r, what);
+    return rt_fail(plan->ctx, plan, plan->state, r, what);
   }
   return KF_OK;
 }
 
-kf_status rt_run_plain(kf_plan *plan, CUstream stream) {
+kf_status rt_run_plain(rt_plan *plan, CUstream stream) {
   kf_status st = KF_OK;
-  for (int i = 0; i < plan->rt->n_launches && st == KF_OK; i++)
+  for (int i = 0; i < plan->n_launches && st == KF_OK; i++)
     st = rt_launch_one(plan, i, stream, true);
   return st;
 }
 
 /* Loaded with the current code, and the workspace in place. */
-static bool ready(const kf_plan *plan) {
-  const struct rt_plan *rp = plan->rt;
+static bool ready(const rt_plan *plan) {
+  const struct rt_plan *rp = plan;
   size_t need = plan->fuse->workspace_bytes > 0 ? (size_t)plan->fuse->workspace_bytes : 0;
-  return rp->loaded && rp->code == plan->code &&
+  return rp->loaded && rp->loaded_code == plan->code &&
          (rp->ws_caller || need == 0 || (rp->ws && rp->ws_bytes >= need));
 }
 
 /* Nothing may be compiled, loaded or allocated while the caller's stream
  * is being captured: those calls are illegal in a capture, or would not be
  * part of it. *capturing tells the mode dispatch too. */
-static kf_status check_capture(kf_plan *plan, rt_state *rt, const char *fn, CUstream stream,
+static kf_status check_capture(rt_plan *plan, rt_state *rt, const char *fn, CUstream stream,
                                bool *capturing) {
-  struct rt_plan *rp = plan->rt;
+  struct rt_plan *rp = plan;
   CUstreamCaptureStatus cs = CU_STREAM_CAPTURE_STATUS_NONE;
   CUresult r = rt->drv->StreamIsCapturing(stream, &cs);
   if (r != CUDA_SUCCESS && r != CUDA_ERROR_STREAM_CAPTURE_IMPLICIT)
     return rt_fail(plan->ctx, plan, rt, r, "cuStreamIsCapturing");
   *capturing = r != CUDA_SUCCESS || cs != CU_STREAM_CAPTURE_STATUS_NONE;
   if (!*capturing || ready(plan)) return KF_OK;
-  bool loaded = rp->loaded && rp->code == plan->code;
-  return core_plan_error(plan, KF_ERR_INVALID_ARG,
-                         "%s: the stream is capturing a CUDA Graph and the plan is not %s yet; "
-                         "nothing is compiled, loaded or allocated during a capture: call "
-                         "kf_plan_load before capturing",
-                         fn, loaded ? "given its workspace" : "loaded");
+  bool loaded = rp->loaded && rp->loaded_code == plan->code;
+  return rt_plan_error(plan, KF_ERR_INVALID_ARG,
+                       "%s: the stream is capturing a CUDA Graph and the plan is not %s yet; "
+                       "nothing is compiled, loaded or allocated during a capture: call "
+                       "kf_plan_load before capturing",
+                       fn, loaded ? "given its workspace" : "loaded");
 }
 
-static kf_status run_loaded(kf_plan *plan, rt_state *rt, const rt_io *io, CUstream stream,
+static kf_status run_loaded(rt_plan *plan, rt_state *rt, const rt_io *io, CUstream stream,
                             bool capturing) {
-  struct rt_plan *rp = plan->rt;
+  struct rt_plan *rp = plan;
   kf_status st = KF_OK;
-  if (!(rp->loaded && rp->code == plan->code)) st = plan->load(plan);
+  if (!(rp->loaded && rp->loaded_code == plan->code)) st = plan->load(plan->owner);
   if (st == KF_OK) st = rt_plan_ready_workspace(plan, rt);
   if (st != KF_OK) return st;
   bind_io(plan, io);
@@ -421,25 +419,24 @@ static kf_status run_loaded(kf_plan *plan, rt_state *rt, const rt_io *io, CUstre
 /* The context's state. A loaded plan holds it already (the state outlives
  * the plan), which spares the context's lock; a lost context takes the
  * locked path, which reports it. */
-static kf_status state_for_run(kf_plan *plan, rt_state **rt) {
-  struct rt_plan *rp = plan->rt;
-  if (rp->loaded && rp->rt && !rp->rt->lost) {
-    *rt = rp->rt;
+static kf_status state_for_run(rt_plan *plan, rt_state **rt) {
+  struct rt_plan *rp = plan;
+  if (rp->loaded && rp->state && !rp->state->lost) {
+    *rt = rp->state;
     return KF_OK;
   }
   kf_status st = rt_state_get(plan->ctx, rt);
-  if (st != KF_OK) return core_plan_error(plan, st, "%s", kf_ctx_errmsg(plan->ctx));
+  if (st != KF_OK) return rt_plan_error(plan, st, "%s", kf_ctx_errmsg(plan->ctx));
   return KF_OK;
 }
 
 /* What kf_plan_run and kf_plan_run_ptrs both do. */
-static kf_status run_io(kf_plan *plan, const rt_io *io, CUstream stream) {
+static kf_status run_io(rt_plan *plan, const rt_io *io, CUstream stream) {
   rt_state *rt;
   bool pushed, known = false, capturing = false;
   if (!plan) return KF_ERR_INVALID_ARG;
   if (!plan->fuse || !plan->graph)
-    return core_plan_error(plan, KF_ERR_INVALID_ARG, "%s: the plan was not created", io->fn);
-  if (!rt_plan_get(plan)) return core_plan_error(plan, KF_ERR_OUT_OF_MEMORY, "out of memory");
+    return rt_plan_error(plan, KF_ERR_INVALID_ARG, "%s: the plan was not created", io->fn);
   kf_status st = state_for_run(plan, &rt);
   if (st != KF_OK) return st;
   if ((st = rt_enter(plan->ctx, rt, &pushed)) != KF_OK) return st;
@@ -449,7 +446,7 @@ static kf_status run_io(kf_plan *plan, const rt_io *io, CUstream stream) {
    * to graph mode, which cannot replay its own graph into a capture. A
    * plain or streams run of known tensors is the same stream work either
    * way, so it does not ask. */
-  if (st == KF_OK && (!known || !ready(plan) || plan->rt->mode == KF_MODE_GRAPH))
+  if (st == KF_OK && (!known || !ready(plan) || plan->mode == KF_MODE_GRAPH))
     st = check_capture(plan, rt, io->fn, stream, &capturing);
   if (st == KF_OK && !known) st = validate_driver(plan, rt, io, !capturing);
   if (st == KF_OK) st = run_loaded(plan, rt, io, stream, capturing);
@@ -457,14 +454,14 @@ static kf_status run_io(kf_plan *plan, const rt_io *io, CUstream stream) {
   return st;
 }
 
-kf_status kf_plan_run(kf_plan *plan, const kf_tensor *inputs, int n_inputs,
+kf_status rt_plan_run(rt_plan *plan, const kf_tensor *inputs, int n_inputs,
                       const kf_tensor *outputs, int n_outputs, void *stream) {
   rt_io io = tensors_io("kf_plan_run", inputs, n_inputs, outputs, n_outputs);
   return run_io(plan, &io, (CUstream)stream);
 }
 
-kf_status kf_plan_run_ptrs(kf_plan *plan, void *const *inputs, int n_inputs,
-                           void *const *outputs, int n_outputs, void *stream) {
+kf_status rt_plan_run_ptrs(rt_plan *plan, void *const *inputs, int n_inputs, void *const *outputs,
+                           int n_outputs, void *stream) {
   rt_io io = {.fn = "kf_plan_run_ptrs",
               .ptrs = true,
               .n_in = n_inputs,

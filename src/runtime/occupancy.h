@@ -5,7 +5,7 @@
 #include "runtime/rt.h"
 
 /* Reads launch i's function attributes and occupancy into its occ. */
-kf_status rt_occupancy_measure(kf_plan *plan, int launch);
+kf_status rt_occupancy_measure(rt_plan *plan, int launch);
 /* Each candidate's parts: loads, measures and unloads the launches of
  * (fp, code), a re-planned and compiled copy, that compute its home nodes;
  * keeps the part with the least occupancy in c->rec.lowest (rec.n_parts

@@ -11,7 +11,7 @@
 #include "runtime/trace.h"
 
 typedef struct prof_run {
-  kf_plan *plan;
+  rt_plan *plan;
   const rt_driver *d;
   CUstream caller;
   CUstream pool[RT_MAX_STREAMS];
@@ -23,14 +23,14 @@ typedef struct prof_run {
 } prof_run;
 
 static kf_status prof_fail(prof_run *p, CUresult r, const char *what) {
-  return rt_fail(p->plan->ctx, p->plan, p->plan->rt->rt, r, what);
+  return rt_fail(p->plan->ctx, p->plan, p->plan->state, r, what);
 }
 
 static kf_status make_events(prof_run *p, int n) {
   p->start = core_calloc((size_t)n + 1, sizeof *p->start);
   p->end = core_calloc((size_t)n + 1, sizeof *p->end);
   if (!p->start || !p->end)
-    return core_plan_error(p->plan, KF_ERR_OUT_OF_MEMORY, "kf_plan_profile: out of memory");
+    return rt_plan_error(p->plan, KF_ERR_OUT_OF_MEMORY, "kf_plan_profile: out of memory");
   CUresult r = p->d->EventCreate(&p->t0, CU_EVENT_DEFAULT);
   for (int i = 0; i < n && r == CUDA_SUCCESS; i++) {
     r = p->d->EventCreate(&p->start[i], CU_EVENT_DEFAULT);
@@ -52,12 +52,12 @@ static void free_events(prof_run *p, int n) {
 /* The stream launch L goes on, after waiting for its dependencies' ends
  * on other streams. */
 static kf_status launch_stream(prof_run *p, int L, CUstream *out) {
-  rt_launch *l = &p->plan->rt->launches[L];
+  rt_launch *l = &p->plan->launches[L];
   *out = p->streams ? p->pool[l->stream] : p->caller;
   if (!p->streams) return KF_OK;
   for (int i = 0; i < l->n_deps; i++) {
     int m = l->deps[i];
-    if (p->plan->rt->launches[m].stream == l->stream) continue;
+    if (p->plan->launches[m].stream == l->stream) continue;
     CUresult r = p->d->StreamWaitEvent(*out, p->end[m], 0);
     if (r != CUDA_SUCCESS) return prof_fail(p, r, "cuStreamWaitEvent");
   }
@@ -65,7 +65,7 @@ static kf_status launch_stream(prof_run *p, int L, CUstream *out) {
 }
 
 static kf_status run_timed(prof_run *p) {
-  struct rt_plan *rp = p->plan->rt;
+  struct rt_plan *rp = p->plan;
   p->host_t0 = rt_trace_now_us();
   CUresult r = p->d->EventRecord(p->t0, p->caller);
   for (int s = 0; p->streams && s < rp->n_streams && r == CUDA_SUCCESS; s++)
@@ -85,7 +85,7 @@ static kf_status run_timed(prof_run *p) {
     if (st == KF_OK && p->streams && (r = p->d->StreamWaitEvent(p->caller, p->end[L], 0)))
       st = prof_fail(p, r, "joining streams");
   }
-  if (rp->rt->lost) return KF_ERR_CONTEXT_LOST;
+  if (rp->state->lost) return KF_ERR_CONTEXT_LOST;
   r = p->d->StreamSynchronize(p->caller);
   if (st == KF_OK && r != CUDA_SUCCESS) st = prof_fail(p, r, "cuStreamSynchronize");
   return st;
@@ -111,11 +111,11 @@ static void trace_launch(const prof_run *p, const kf_profile *out, const kf_laun
 }
 
 static kf_status read_back(prof_run *p, kf_profile *out) {
-  struct rt_plan *rp = p->plan->rt;
+  struct rt_plan *rp = p->plan;
   const fuse_plan *fp = p->plan->fuse;
   out->launches = core_calloc((size_t)rp->n_launches + 1, sizeof *out->launches);
   if (!out->launches)
-    return core_plan_error(p->plan, KF_ERR_OUT_OF_MEMORY, "kf_plan_profile: out of memory");
+    return rt_plan_error(p->plan, KF_ERR_OUT_OF_MEMORY, "kf_plan_profile: out of memory");
   out->n_launches = rp->n_launches;
   for (int L = 0; L < rp->n_launches; L++) {
     const rt_launch *l = &rp->launches[L];
@@ -142,31 +142,31 @@ static kf_status read_back(prof_run *p, kf_profile *out) {
 }
 
 /* Loaded, validated, bound: what kf_plan_run does before launching. */
-static kf_status prepare(kf_plan *plan, rt_state *rt, const kf_tensor *in, int n_in,
+static kf_status prepare(rt_plan *plan, rt_state *rt, const kf_tensor *in, int n_in,
                          const kf_tensor *outs, int n_out) {
-  struct rt_plan *rp = plan->rt;
+  struct rt_plan *rp = plan;
   kf_status st = rt_validate(plan, rt, in, n_in, outs, n_out);
-  if (st == KF_OK && !(rp->loaded && rp->code == plan->code)) st = plan->load(plan);
+  if (st == KF_OK && !(rp->loaded && rp->loaded_code == plan->code)) st = plan->load(plan->owner);
   if (st == KF_OK) st = rt_plan_ready_workspace(plan, rt);
   if (st == KF_OK) rt_bind_args(plan, in, outs);
   return st;
 }
 
-kf_status kf_plan_profile(kf_plan *plan, const kf_tensor *inputs, int n_inputs,
+kf_status rt_plan_profile(rt_plan *plan, const kf_tensor *inputs, int n_inputs,
                           const kf_tensor *outputs, int n_outputs, void *stream, kf_profile *out) {
   if (out) memset(out, 0, sizeof *out);
   if (!plan || !out)
-    return plan ? core_plan_error(plan, KF_ERR_INVALID_ARG, "kf_plan_profile: out is NULL")
+    return plan ? rt_plan_error(plan, KF_ERR_INVALID_ARG, "kf_plan_profile: out is NULL")
                 : KF_ERR_INVALID_ARG;
-  if (!plan->fuse || !plan->graph || !rt_plan_get(plan))
-    return core_plan_error(plan, KF_ERR_INVALID_ARG, "kf_plan_profile: the plan was not created");
+  if (!plan->fuse || !plan->graph)
+    return rt_plan_error(plan, KF_ERR_INVALID_ARG, "kf_plan_profile: the plan was not created");
   rt_state *rt;
   bool pushed;
   kf_status st = rt_state_get(plan->ctx, &rt);
-  if (st != KF_OK) return core_plan_error(plan, st, "%s", kf_ctx_errmsg(plan->ctx));
+  if (st != KF_OK) return rt_plan_error(plan, st, "%s", kf_ctx_errmsg(plan->ctx));
   if ((st = rt_enter(plan->ctx, rt, &pushed)) != KF_OK) return st;
   st = prepare(plan, rt, inputs, n_inputs, outputs, n_outputs);
-  struct rt_plan *rp = plan->rt;
+  struct rt_plan *rp = plan;
   prof_run p = {.plan = plan, .d = rt->drv, .caller = (CUstream)stream};
   p.streams = rp->mode != KF_MODE_PLAIN && rp->n_streams > 1;
   snprintf(out->device, sizeof out->device, "%s", rt->info.name);

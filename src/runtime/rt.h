@@ -8,14 +8,18 @@
 #include <stdint.h>
 
 #include "codegen/codegen.h"
+#include "core/ctx.h"
+#include "core/knobs.h"
 #include "fuser/occ_model.h"
-#include "pipeline/pipeline.h"
+#include "fuser/plan.h"
 #include "runtime/driver.h"
 
 /* Streams in a context's pool; kf_options.streams is clamped to this. */
 #define RT_MAX_STREAMS 8
 /* Device addresses a plan remembers as checked, beyond the last run's. */
 #define RT_SEEN 16
+
+typedef struct rt_plan rt_plan; /* a plan's runtime part (below) */
 
 /* ---- per-context state (rt_state.c) -------------------------------------- */
 
@@ -47,10 +51,10 @@ void rt_leave(rt_state *rt, bool pushed);
 /* Records a failed driver call `what` on the plan (when not NULL) and the
  * context, marks the context lost on a sticky error, and returns the
  * mapped status (rt_cu_status). */
-kf_status rt_fail(kf_ctx *ctx, kf_plan *plan, rt_state *rt, CUresult r, const char *what);
+kf_status rt_fail(kf_ctx *ctx, rt_plan *plan, rt_state *rt, CUresult r, const char *what);
 /* The first n streams of the pool, created at first need (inside
  * rt_enter). Errors as rt_fail. Thread-safe. */
-kf_status rt_pool_streams(kf_ctx *ctx, kf_plan *plan, rt_state *rt, int n, CUstream *out);
+kf_status rt_pool_streams(kf_ctx *ctx, rt_plan *plan, rt_state *rt, int n, CUstream *out);
 
 /* Fills a kf_device_info for dev (device.c). */
 CUresult rt_device_fill(const rt_driver *drv, CUdevice dev, kf_device_info *out);
@@ -101,9 +105,26 @@ typedef struct rt_launch {
 } rt_launch;
 
 struct rt_plan {
-  rt_state *rt;
+  /* What the runtime knows of the plan it runs: the pipeline hands these
+   * in (pl_rt_plan) and refreshes them before each call, since a re-fuse
+   * replaces the fuse plan and the program. Borrowed, never freed here. */
+  kf_ctx *ctx;
+  const kf_graph *graph;
+  const fuse_plan *fuse;
+  const struct cg_program *code; /* the plan's program now */
+  const kf_options *options;
+  const core_knobs *knobs;
+  char *errmsg; /* the plan's message buffer (kf_plan_errmsg) */
+  size_t errsize;
+  /* Compiles and loads the plan (kf_plan_load) when a run finds it not
+   * loaded; owner is what it takes. The runtime does not know the
+   * pipeline: the pipeline hands it this. */
+  kf_status (*load)(void *owner);
+  void *owner;
+  /* loaded state */
+  rt_state *state;
   bool loaded;
-  const void *code; /* plan->code that was loaded: a recompile reloads */
+  const void *loaded_code; /* the code that was loaded: a recompile reloads */
   int n_launches;
   rt_launch *launches;
   /* workspace */
@@ -129,42 +150,71 @@ struct rt_plan {
   CUevent fork_ev;
   CUevent join_ev[RT_MAX_STREAMS];
   /* graph mode */
-  CUgraph graph;
+  CUgraph cugraph;
   CUgraphExec exec;
   CUdeviceptr *graph_args; /* per launch, n_params each, as the exec holds */
   int graph_updates;       /* kernel nodes updated in place (tests) */
 };
 
-/* The plan's runtime part, created at first need. NULL on OOM. */
-struct rt_plan *rt_plan_get(kf_plan *plan);
+/* A plan's runtime part, empty, running in `mode`; NULL on OOM. Its
+ * inputs (ctx ... owner) are the caller's to fill. */
+rt_plan *rt_plan_new(kf_run_mode mode);
 /* Loads the given images (one per plan launch) into modules and functions,
  * measures occupancy, resolves parameter bindings, allocates the
  * workspace. Used by kf_plan_load with the compiler's images, and directly
  * by tests with fake ones. Errors recorded on the plan. */
-kf_status rt_plan_load_images(kf_plan *plan, const rt_image *images, int n);
+kf_status rt_plan_load_images(rt_plan *plan, const rt_image *images, int n);
 /* Unloads modules, frees events, graph, workspace; keeps rt_plan. */
-void rt_plan_unload(kf_plan *plan);
+void rt_plan_unload(rt_plan *plan);
 /* Releases a plan's runtime part (kf_plan_destroy); tolerates NULL. */
-void rt_plan_free(struct rt_plan *rt);
+void rt_plan_free(rt_plan *rt);
+/* Records a message on the plan (its errmsg buffer) and its context;
+ * returns st. */
+#define rt_plan_error(rp, st, ...) \
+  core_error_buf((rp)->ctx, (rp)->errmsg, (rp)->errsize, (st), __VA_ARGS__)
+
+/* What kf_plan_run, kf_plan_run_ptrs, kf_plan_run_dlpack(_legacy),
+ * kf_plan_profile, kf_plan_benchmark, kf_plan_set_workspace and
+ * kf_plan_set_mode do (kfuse.h), for the plan whose runtime part is rp;
+ * the pipeline's entry points (pipeline/run.c) hand them that part. A run
+ * of a plan not loaded yet calls rp->load. */
+kf_status rt_plan_run(rt_plan *rp, const kf_tensor *inputs, int n_inputs, const kf_tensor *outputs,
+                      int n_outputs, void *stream);
+kf_status rt_plan_run_ptrs(rt_plan *rp, void *const *inputs, int n_inputs, void *const *outputs,
+                           int n_outputs, void *stream);
+kf_status rt_plan_run_dlpack(rt_plan *rp, struct DLManagedTensorVersioned *const *inputs,
+                             int n_inputs, struct DLManagedTensorVersioned *const *outputs,
+                             int n_outputs, void *stream);
+kf_status rt_plan_run_dlpack_legacy(rt_plan *rp, struct DLManagedTensor *const *inputs,
+                                    int n_inputs, struct DLManagedTensor *const *outputs,
+                                    int n_outputs, void *stream);
+kf_status rt_plan_profile(rt_plan *rp, const kf_tensor *inputs, int n_inputs,
+                          const kf_tensor *outputs, int n_outputs, void *stream, kf_profile *out);
+kf_status rt_plan_benchmark(rt_plan *rp, const kf_tensor *inputs, int n_inputs,
+                            const kf_tensor *outputs, int n_outputs, void *stream,
+                            const kf_bench_options *opt, kf_bench_result *out);
+kf_status rt_plan_set_workspace(rt_plan *rp, void *dptr, size_t bytes);
+kf_status rt_plan_set_mode(rt_plan *rp, kf_run_mode mode);
+
 /* Allocates the workspace if kfuse owns it and it is missing (after an
  * earlier out-of-memory). */
-kf_status rt_plan_ready_workspace(kf_plan *plan, rt_state *rt);
+kf_status rt_plan_ready_workspace(rt_plan *plan, rt_state *rt);
 
 /* launch.c: validation and binding */
 /* Checks every tensor of a run (counts, dtypes, shapes, NULL, alignment,
  * overlaps) and, once per new address, that it is device memory of the
  * plan's GPU (cuPointerGetAttribute). */
-kf_status rt_validate(kf_plan *plan, rt_state *rt, const kf_tensor *in, int n_in,
+kf_status rt_validate(rt_plan *plan, rt_state *rt, const kf_tensor *in, int n_in,
                       const kf_tensor *out, int n_out);
 /* The same; ask_driver false skips the pointer check (during a capture). */
-kf_status rt_validate_ex(kf_plan *plan, rt_state *rt, const kf_tensor *in, int n_in,
+kf_status rt_validate_ex(rt_plan *plan, rt_state *rt, const kf_tensor *in, int n_in,
                          const kf_tensor *out, int n_out, bool ask_driver);
-void rt_bind_args(kf_plan *plan, const kf_tensor *in, const kf_tensor *out);
-kf_status rt_run_plain(kf_plan *plan, CUstream stream);
+void rt_bind_args(rt_plan *plan, const kf_tensor *in, const kf_tensor *out);
+kf_status rt_run_plain(rt_plan *plan, CUstream stream);
 /* Launch i on stream. With plain (plain mode's order: each launch after the
  * kernel ahead of it in the stream), a launch marked rt_launch.pdl may
  * begin while that kernel drains (its blocks wait in kf_grid_dep_sync). */
-kf_status rt_launch_one(kf_plan *plan, int i, CUstream stream, bool plain);
+kf_status rt_launch_one(rt_plan *plan, int i, CUstream stream, bool plain);
 /* The cuLaunchKernelEx configuration of launch l on stream s with
  * programmatic stream serialization (attr is the one attribute cfg points
  * to): what plain mode launches, and what bench_host times bare. */
@@ -173,11 +223,11 @@ void rt_pdl_config(const rt_launch *l, CUstream s, CUlaunchConfig *cfg, CUlaunch
 /* streams.c */
 /* Computes dependencies, costs, the critical path and stream assignment
  * for n_streams streams (pure logic, no driver calls). */
-kf_status rt_schedule(kf_plan *plan, int n_streams);
-kf_status rt_run_streams(kf_plan *plan, CUstream stream);
+kf_status rt_schedule(rt_plan *plan, int n_streams);
+kf_status rt_run_streams(rt_plan *plan, CUstream stream);
 
 /* cuda_graph.c */
-kf_status rt_run_graph(kf_plan *plan, CUstream stream);
-void rt_graph_free(kf_plan *plan);
+kf_status rt_run_graph(rt_plan *plan, CUstream stream);
+void rt_graph_free(rt_plan *plan);
 
 #endif

@@ -11,28 +11,26 @@
 #include "runtime/occupancy.h"
 #include "runtime/rt.h"
 
-struct rt_plan *rt_plan_get(kf_plan *plan) {
-  if (!plan->rt) {
-    plan->rt = core_calloc(1, sizeof *plan->rt);
-    if (plan->rt) plan->rt->mode = plan->options.mode;
-  }
-  return plan->rt;
+rt_plan *rt_plan_new(kf_run_mode mode) {
+  rt_plan *rp = core_calloc(1, sizeof *rp);
+  if (rp) rp->mode = mode;
+  return rp;
 }
 
 /* Frees what was loaded; works from the rt_plan alone, because
  * kf_plan_destroy hands over nothing else. Errors are ignored: after a
  * sticky error the driver refuses, and there is nothing better to do. */
 static void release(struct rt_plan *rp) {
-  const rt_driver *d = rp->rt ? rp->rt->drv : NULL;
+  const rt_driver *d = rp->state ? rp->state->drv : NULL;
   bool pushed = false;
   CUcontext cur = NULL;
   if (d) {
     d->CtxGetCurrent(&cur);
-    pushed = cur != rp->rt->cuctx && d->CtxPushCurrent(rp->rt->cuctx) == CUDA_SUCCESS;
+    pushed = cur != rp->state->cuctx && d->CtxPushCurrent(rp->state->cuctx) == CUDA_SUCCESS;
   }
   if (d) {
     if (rp->exec) d->GraphExecDestroy(rp->exec);
-    if (rp->graph) d->GraphDestroy(rp->graph);
+    if (rp->cugraph) d->GraphDestroy(rp->cugraph);
     if (rp->fork_ev) d->EventDestroy(rp->fork_ev);
     for (int s = 0; s < RT_MAX_STREAMS; s++)
       if (rp->join_ev[s]) d->EventDestroy(rp->join_ev[s]);
@@ -55,7 +53,7 @@ static void release(struct rt_plan *rp) {
   rp->n_launches = 0;
   rp->graph_args = NULL;
   rp->exec = NULL;
-  rp->graph = NULL;
+  rp->cugraph = NULL;
   rp->fork_ev = NULL;
   memset(rp->join_ev, 0, sizeof rp->join_ev);
   if (rp->ws_owned) {
@@ -65,11 +63,11 @@ static void release(struct rt_plan *rp) {
   }
   rp->loaded = false;
   rp->scheduled = false;
-  rp->code = NULL;
+  rp->loaded_code = NULL;
 }
 
-void rt_plan_unload(kf_plan *plan) {
-  if (plan->rt) release(plan->rt);
+void rt_plan_unload(rt_plan *plan) {
+  release(plan);
 }
 
 void rt_plan_free(struct rt_plan *rp) {
@@ -83,15 +81,15 @@ void rt_plan_free(struct rt_plan *rp) {
 }
 
 /* Where each parameter of a launch points, from the plan's buffers. */
-static kf_status bind_params(kf_plan *plan, rt_launch *l, const cg_launch_src *src) {
+static kf_status bind_params(rt_plan *plan, rt_launch *l, const cg_launch_src *src) {
   const fuse_plan *fp = plan->fuse;
   for (int p = 0; p < src->n_params; p++) {
     int b = 0;
     while (b < fp->n_buffers && fp->buffers[b].value != src->params[p].value) b++;
     if (b == fp->n_buffers)
-      return core_plan_error(plan, KF_ERR_INTERNAL,
-                             "launch %s: parameter %d (value %%%d) has no buffer in the plan",
-                             src->entry, p, (int)src->params[p].value);
+      return rt_plan_error(plan, KF_ERR_INTERNAL,
+                           "launch %s: parameter %d (value %%%d) has no buffer in the plan",
+                           src->entry, p, (int)src->params[p].value);
     l->binds[p] = (rt_bind){fp->buffers[b].home, fp->buffers[b].index, fp->buffers[b].offset};
   }
   return KF_OK;
@@ -104,35 +102,35 @@ static bool pdl_allowed(const rt_state *rt) {
   return rt->info.cc_major >= 9 && rt->info.driver_version >= 12030;
 }
 
-static kf_status load_one(kf_plan *plan, rt_state *rt, rt_launch *l, const rt_image *img) {
+static kf_status load_one(rt_plan *plan, rt_state *rt, rt_launch *l, const rt_image *img) {
   const rt_driver *d = rt->drv;
   const cg_launch_src *src = img->src;
   snprintf(l->entry, sizeof l->entry, "%s", src->entry);
   l->grid = src->grid;
   l->block = src->block;
   l->smem = src->smem_bytes;
-  l->pdl = plan->options.pdl && pdl_allowed(rt) && src->grid_dep;
+  l->pdl = plan->options->pdl && pdl_allowed(rt) && src->grid_dep;
   l->n_params = src->n_params;
   l->binds = core_calloc((size_t)src->n_params + 1, sizeof *l->binds);
   l->args = core_calloc((size_t)src->n_params + 1, sizeof *l->args);
   l->argv = core_calloc((size_t)src->n_params + 1, sizeof *l->argv);
   if (!l->binds || !l->args || !l->argv)
-    return core_plan_error(plan, KF_ERR_OUT_OF_MEMORY, "loading %s: out of memory", l->entry);
+    return rt_plan_error(plan, KF_ERR_OUT_OF_MEMORY, "loading %s: out of memory", l->entry);
   /* Packed: the entry's one parameter is the whole array of pointers. */
   for (int p = 0; p < (src->packed_params ? 1 : src->n_params); p++) l->argv[p] = &l->args[p];
   kf_status st = bind_params(plan, l, src);
   if (st != KF_OK) return st;
   if (!img->image || !img->size)
-    return core_plan_error(plan, KF_ERR_UNSUPPORTED, "launch %s has no compiled image", l->entry);
+    return rt_plan_error(plan, KF_ERR_UNSUPPORTED, "launch %s has no compiled image", l->entry);
   CUresult r = d->ModuleLoadData(&l->mod, img->image);
   if (r != CUDA_SUCCESS) return rt_fail(plan->ctx, plan, rt, r, "cuModuleLoadData");
   r = d->ModuleGetFunction(&l->fn, l->mod, l->entry);
   if (r != CUDA_SUCCESS) return rt_fail(plan->ctx, plan, rt, r, "cuModuleGetFunction");
   if (l->smem > 48 * 1024) {
     if ((int)l->smem > rt->info.max_smem_per_block)
-      return core_plan_error(plan, KF_ERR_UNSUPPORTED,
-                             "%s needs %u bytes of shared memory; %s allows %d per block", l->entry,
-                             l->smem, rt->info.name, rt->info.max_smem_per_block);
+      return rt_plan_error(plan, KF_ERR_UNSUPPORTED,
+                           "%s needs %u bytes of shared memory; %s allows %d per block", l->entry,
+                           l->smem, rt->info.name, rt->info.max_smem_per_block);
     r = d->FuncSetAttribute(l->fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, (int)l->smem);
     if (r != CUDA_SUCCESS) return rt_fail(plan->ctx, plan, rt, r, "cuFuncSetAttribute");
   }
@@ -141,8 +139,8 @@ static kf_status load_one(kf_plan *plan, rt_state *rt, rt_launch *l, const rt_im
 
 /* The workspace: caller's, or allocated once by kfuse. A failed
  * allocation leaves the plan as it was, so a later call can retry. */
-static kf_status ensure_workspace(kf_plan *plan, rt_state *rt) {
-  struct rt_plan *rp = plan->rt;
+static kf_status ensure_workspace(rt_plan *plan, rt_state *rt) {
+  struct rt_plan *rp = plan;
   size_t need = plan->fuse->workspace_bytes > 0 ? (size_t)plan->fuse->workspace_bytes : 0;
   if (rp->ws_caller || need == 0 || (rp->ws && rp->ws_bytes >= need)) return KF_OK;
   CUdeviceptr p = 0;
@@ -150,11 +148,11 @@ static kf_status ensure_workspace(kf_plan *plan, rt_state *rt) {
   if (r != CUDA_SUCCESS) {
     kf_status st = rt_fail(plan->ctx, plan, rt, r, "allocating the workspace (cuMemAlloc)");
     if (st == KF_ERR_OUT_OF_MEMORY)
-      core_plan_error(plan, st,
-                      "out of device memory allocating the plan's %zu-byte workspace; "
-                      "the plan is still usable: free memory and run again, or hand in a "
-                      "workspace with kf_plan_set_workspace",
-                      need);
+      rt_plan_error(plan, st,
+                    "out of device memory allocating the plan's %zu-byte workspace; "
+                    "the plan is still usable: free memory and run again, or hand in a "
+                    "workspace with kf_plan_set_workspace",
+                    need);
     return st;
   }
   if (rp->ws_owned && rp->ws) rt->drv->MemFree(rp->ws);
@@ -170,7 +168,7 @@ static kf_status ensure_workspace(kf_plan *plan, rt_state *rt) {
  * slot: min(grid, blocks per SM x SMs), then spread evenly, so that every
  * block takes the same number of the grid's units of work (8192 rows on 528
  * slots: 16 each on 512 blocks, not 15 or 16 on 528). */
-static void fit_persistent(const kf_plan *plan, const rt_state *rt, rt_launch *l) {
+static void fit_persistent(const rt_plan *plan, const rt_state *rt, rt_launch *l) {
   int64_t slots = (int64_t)l->occ.blocks_per_sm * rt->info.sm_count * plan->knobs->persist_waves;
   if (slots < 1 || l->grid <= slots) return;
   int64_t per = (l->grid + slots - 1) / slots;
@@ -183,7 +181,7 @@ static void fit_persistent(const kf_plan *plan, const rt_state *rt, rt_launch *l
  * wave later (codegen/row.c, emit_prefetch_next_rows; performance.md K5).
  * Left at 0 (no prefetch, the same results) where the global cannot be
  * set. */
-static void set_l2_prefetch(kf_plan *plan, rt_state *rt, rt_launch *l) {
+static void set_l2_prefetch(rt_plan *plan, rt_state *rt, rt_launch *l) {
   int64_t resident = (int64_t)l->occ.blocks_per_sm * rt->info.sm_count;
   int rows = (int)(resident + resident / 16);
   CUdeviceptr p = 0;
@@ -201,22 +199,20 @@ static void set_l2_prefetch(kf_plan *plan, rt_state *rt, rt_launch *l) {
              (long long)resident);
 }
 
-kf_status rt_plan_load_images(kf_plan *plan, const rt_image *images, int n) {
+kf_status rt_plan_load_images(rt_plan *plan, const rt_image *images, int n) {
   rt_state *rt;
   bool pushed;
-  struct rt_plan *rp = rt_plan_get(plan);
-  if (!rp) return core_plan_error(plan, KF_ERR_OUT_OF_MEMORY, "kf_plan_load: out of memory");
+  struct rt_plan *rp = plan;
   if (n != plan->fuse->n_launches)
-    return core_plan_error(plan, KF_ERR_INTERNAL, "kf_plan_load: %d images for %d launches", n,
-                           plan->fuse->n_launches);
+    return rt_plan_error(plan, KF_ERR_INTERNAL, "kf_plan_load: %d images for %d launches", n,
+                         plan->fuse->n_launches);
   kf_status st = rt_state_get(plan->ctx, &rt);
-  if (st != KF_OK) return core_plan_error(plan, st, "%s", kf_ctx_errmsg(plan->ctx));
+  if (st != KF_OK) return rt_plan_error(plan, st, "%s", kf_ctx_errmsg(plan->ctx));
   if ((st = rt_enter(plan->ctx, rt, &pushed)) != KF_OK) return st;
   release(rp);
-  rp->rt = rt;
+  rp->state = rt;
   rp->launches = core_calloc((size_t)n + 1, sizeof *rp->launches);
-  if (!rp->launches)
-    st = core_plan_error(plan, KF_ERR_OUT_OF_MEMORY, "kf_plan_load: out of memory");
+  if (!rp->launches) st = rt_plan_error(plan, KF_ERR_OUT_OF_MEMORY, "kf_plan_load: out of memory");
   rp->n_launches = rp->launches ? n : 0;
   for (int i = 0; i < n && st == KF_OK; i++) {
     st = load_one(plan, rt, &rp->launches[i], &images[i]);
@@ -224,10 +220,11 @@ kf_status rt_plan_load_images(kf_plan *plan, const rt_image *images, int n) {
     if (st == KF_OK && images[i].src->persistent) fit_persistent(plan, rt, &rp->launches[i]);
     if (st == KF_OK && images[i].src->l2_prefetch) set_l2_prefetch(plan, rt, &rp->launches[i]);
   }
-  if (st == KF_OK) st = rt_schedule(plan, plan->options.streams);
+  if (st == KF_OK) st = rt_schedule(plan, plan->options->streams);
   if (st == KF_OK) st = ensure_workspace(plan, rt);
   if (st == KF_OK) {
     rp->loaded = true;
+    rp->loaded_code = rp->code;
     core_log(plan->ctx, KF_LOG_INFO, LOG_RUNTIME, "loaded %d launches on %s, workspace %zu bytes",
              n, rt->info.name, (size_t)rp->ws_bytes);
   } else {
@@ -237,27 +234,26 @@ kf_status rt_plan_load_images(kf_plan *plan, const rt_image *images, int n) {
   return st;
 }
 
-kf_status rt_plan_ready_workspace(kf_plan *plan, rt_state *rt) {
+kf_status rt_plan_ready_workspace(rt_plan *plan, rt_state *rt) {
   return ensure_workspace(plan, rt);
 }
 
-kf_status kf_plan_set_workspace(kf_plan *plan, void *dptr, size_t bytes) {
+kf_status rt_plan_set_workspace(rt_plan *plan, void *dptr, size_t bytes) {
   if (!plan || !plan->fuse) return KF_ERR_INVALID_ARG;
-  struct rt_plan *rp = rt_plan_get(plan);
-  if (!rp) return core_plan_error(plan, KF_ERR_OUT_OF_MEMORY, "out of memory");
+  struct rt_plan *rp = plan;
   size_t need = plan->fuse->workspace_bytes > 0 ? (size_t)plan->fuse->workspace_bytes : 0;
   if (dptr && bytes < need)
-    return core_plan_error(plan, KF_ERR_INVALID_ARG,
-                           "kf_plan_set_workspace: %zu bytes handed in, the plan needs %zu", bytes,
-                           need);
+    return rt_plan_error(plan, KF_ERR_INVALID_ARG,
+                         "kf_plan_set_workspace: %zu bytes handed in, the plan needs %zu", bytes,
+                         need);
   if (dptr && (uintptr_t)dptr % 256 != 0)
-    return core_plan_error(plan, KF_ERR_INVALID_ARG,
-                           "kf_plan_set_workspace: %p is not 256-byte aligned", dptr);
-  if (rp->ws_owned && rp->ws && rp->rt) {
+    return rt_plan_error(plan, KF_ERR_INVALID_ARG,
+                         "kf_plan_set_workspace: %p is not 256-byte aligned", dptr);
+  if (rp->ws_owned && rp->ws && rp->state) {
     bool pushed;
-    if (rt_enter(plan->ctx, rp->rt, &pushed) == KF_OK) {
-      rp->rt->drv->MemFree(rp->ws);
-      rt_leave(rp->rt, pushed);
+    if (rt_enter(plan->ctx, rp->state, &pushed) == KF_OK) {
+      rp->state->drv->MemFree(rp->ws);
+      rt_leave(rp->state, pushed);
     }
   }
   rp->ws = (CUdeviceptr)(uintptr_t)dptr;
@@ -267,14 +263,10 @@ kf_status kf_plan_set_workspace(kf_plan *plan, void *dptr, size_t bytes) {
   return KF_OK;
 }
 
-kf_status kf_plan_set_mode(kf_plan *plan, kf_run_mode mode) {
+kf_status rt_plan_set_mode(rt_plan *plan, kf_run_mode mode) {
   if (!plan) return KF_ERR_INVALID_ARG;
   if (mode != KF_MODE_PLAIN && mode != KF_MODE_STREAMS && mode != KF_MODE_GRAPH)
-    return core_plan_error(plan, KF_ERR_INVALID_ARG, "kf_plan_set_mode: unknown mode %d",
-                           (int)mode);
-  struct rt_plan *rp = rt_plan_get(plan);
-  if (!rp) return core_plan_error(plan, KF_ERR_OUT_OF_MEMORY, "out of memory");
-  plan->options.mode = mode;
-  rp->mode = mode;
+    return rt_plan_error(plan, KF_ERR_INVALID_ARG, "kf_plan_set_mode: unknown mode %d", (int)mode);
+  plan->mode = mode;
   return KF_OK;
 }

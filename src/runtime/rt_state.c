@@ -92,7 +92,7 @@ void rt_leave(rt_state *rt, bool pushed) {
   if (pushed) rt->drv->CtxPopCurrent(NULL);
 }
 
-kf_status rt_fail(kf_ctx *ctx, kf_plan *plan, rt_state *rt, CUresult r, const char *what) {
+kf_status rt_fail(kf_ctx *ctx, rt_plan *plan, rt_state *rt, CUresult r, const char *what) {
   char b[160];
   kf_status st = rt_cu_status(r);
   rt_cu_errstr(rt ? rt->drv : NULL, r, b, sizeof b);
@@ -105,14 +105,14 @@ kf_status rt_fail(kf_ctx *ctx, kf_plan *plan, rt_state *rt, CUresult r, const ch
     core_log(ctx, KF_LOG_ERROR, LOG_RUNTIME, "%s", rt->lost_msg);
   }
   if (st == KF_ERR_CONTEXT_LOST && rt) {
-    if (plan) return core_plan_error(plan, st, "%s", rt->lost_msg);
+    if (plan) return rt_plan_error(plan, st, "%s", rt->lost_msg);
     return core_error(ctx, st, "%s", rt->lost_msg);
   }
-  if (plan) return core_plan_error(plan, st, "%s failed: %s", what, b);
+  if (plan) return rt_plan_error(plan, st, "%s failed: %s", what, b);
   return core_error(ctx, st, "%s failed: %s", what, b);
 }
 
-kf_status rt_pool_streams(kf_ctx *ctx, kf_plan *plan, rt_state *rt, int n, CUstream *out) {
+kf_status rt_pool_streams(kf_ctx *ctx, rt_plan *plan, rt_state *rt, int n, CUstream *out) {
   CUresult r = CUDA_SUCCESS;
   if (n > RT_MAX_STREAMS) n = RT_MAX_STREAMS;
   pthread_mutex_lock(&ctx->lock);

@@ -61,9 +61,9 @@ static bool conflict(const access *a, int na, const access *b, int nb) {
 
 /* deps[L] = every earlier launch whose memory L's conflicts with (read
  * after write, and write after read or write of reused workspace). */
-static kf_status compute_deps(kf_plan *plan) {
+static kf_status compute_deps(rt_plan *plan) {
   const fuse_plan *fp = plan->fuse;
-  struct rt_plan *rp = plan->rt;
+  struct rt_plan *rp = plan;
   int n = rp->n_launches;
   access **acc = core_calloc((size_t)n + 1, sizeof *acc);
   int *nacc = core_calloc((size_t)n + 1, sizeof *nacc);
@@ -86,7 +86,7 @@ static kf_status compute_deps(kf_plan *plan) {
   for (int L = 0; acc && L < n; L++) free(acc[L]);
   free(acc);
   free(nacc);
-  if (st != KF_OK) return core_plan_error(plan, st, "scheduling: out of memory");
+  if (st != KF_OK) return rt_plan_error(plan, st, "scheduling: out of memory");
   return KF_OK;
 }
 
@@ -154,8 +154,8 @@ static void assign_streams(struct rt_plan *rp, int n_streams) {
   }
 }
 
-kf_status rt_schedule(kf_plan *plan, int n_streams) {
-  struct rt_plan *rp = plan->rt;
+kf_status rt_schedule(rt_plan *plan, int n_streams) {
+  struct rt_plan *rp = plan;
   if (n_streams < 1) n_streams = 1;
   if (n_streams > RT_MAX_STREAMS) n_streams = RT_MAX_STREAMS;
   kf_status st = compute_deps(plan);
@@ -166,20 +166,20 @@ kf_status rt_schedule(kf_plan *plan, int n_streams) {
   return KF_OK;
 }
 
-static kf_status make_event(kf_plan *plan, CUevent *e) {
+static kf_status make_event(rt_plan *plan, CUevent *e) {
   if (*e) return KF_OK;
-  CUresult r = plan->rt->rt->drv->EventCreate(e, CU_EVENT_DISABLE_TIMING);
+  CUresult r = plan->state->drv->EventCreate(e, CU_EVENT_DISABLE_TIMING);
   if (r != CUDA_SUCCESS) {
     *e = NULL;
-    return rt_fail(plan->ctx, plan, plan->rt->rt, r, "cuEventCreate");
+    return rt_fail(plan->ctx, plan, plan->state, r, "cuEventCreate");
   }
   return KF_OK;
 }
 
 /* Events: the fork, a join per stream, and a "done" per launch that a
  * launch on another stream waits for. Created once, reused by every run. */
-static kf_status make_events(kf_plan *plan) {
-  struct rt_plan *rp = plan->rt;
+static kf_status make_events(rt_plan *plan) {
+  struct rt_plan *rp = plan;
   kf_status st = make_event(plan, &rp->fork_ev);
   for (int s = 0; s < rp->n_streams && st == KF_OK; s++) st = make_event(plan, &rp->join_ev[s]);
   for (int L = 0; L < rp->n_launches && st == KF_OK; L++) {
@@ -193,9 +193,9 @@ static kf_status make_events(kf_plan *plan) {
 
 /* Waits, on L's stream, for the last dependency on each other stream
  * (stream order covers the earlier ones). */
-static kf_status wait_deps(kf_plan *plan, int L, CUstream *pool) {
-  struct rt_plan *rp = plan->rt;
-  const rt_driver *d = rp->rt->drv;
+static kf_status wait_deps(rt_plan *plan, int L, CUstream *pool) {
+  struct rt_plan *rp = plan;
+  const rt_driver *d = rp->state->drv;
   rt_launch *l = &rp->launches[L];
   int last[RT_MAX_STREAMS];
   for (int s = 0; s < RT_MAX_STREAMS; s++) last[s] = -1;
@@ -206,14 +206,14 @@ static kf_status wait_deps(kf_plan *plan, int L, CUstream *pool) {
   for (int s = 0; s < rp->n_streams; s++) {
     if (last[s] < 0) continue;
     CUresult r = d->StreamWaitEvent(pool[l->stream], rp->launches[last[s]].done, 0);
-    if (r != CUDA_SUCCESS) return rt_fail(plan->ctx, plan, rp->rt, r, "cuStreamWaitEvent");
+    if (r != CUDA_SUCCESS) return rt_fail(plan->ctx, plan, rp->state, r, "cuStreamWaitEvent");
   }
   return KF_OK;
 }
 
-static kf_status fork_join(kf_plan *plan, CUstream caller, CUstream *pool, bool join) {
-  struct rt_plan *rp = plan->rt;
-  const rt_driver *d = rp->rt->drv;
+static kf_status fork_join(rt_plan *plan, CUstream caller, CUstream *pool, bool join) {
+  struct rt_plan *rp = plan;
+  const rt_driver *d = rp->state->drv;
   CUresult r = CUDA_SUCCESS;
   if (!join) {
     r = d->EventRecord(rp->fork_ev, caller);
@@ -226,30 +226,30 @@ static kf_status fork_join(kf_plan *plan, CUstream caller, CUstream *pool, bool 
     }
   }
   if (r != CUDA_SUCCESS)
-    return rt_fail(plan->ctx, plan, rp->rt, r, join ? "joining streams" : "forking streams");
+    return rt_fail(plan->ctx, plan, rp->state, r, join ? "joining streams" : "forking streams");
   return KF_OK;
 }
 
-kf_status rt_run_streams(kf_plan *plan, CUstream stream) {
-  struct rt_plan *rp = plan->rt;
+kf_status rt_run_streams(rt_plan *plan, CUstream stream) {
+  struct rt_plan *rp = plan;
   if (rp->n_streams <= 1) return rt_run_plain(plan, stream); /* a chain: nothing to overlap */
   CUstream pool[RT_MAX_STREAMS];
-  kf_status st = rt_pool_streams(plan->ctx, plan, rp->rt, rp->n_streams, pool);
+  kf_status st = rt_pool_streams(plan->ctx, plan, rp->state, rp->n_streams, pool);
   if (st == KF_OK) st = make_events(plan);
   if (st == KF_OK) st = fork_join(plan, stream, pool, false);
   if (st != KF_OK) return st;
-  const rt_driver *d = rp->rt->drv;
+  const rt_driver *d = rp->state->drv;
   for (int L = 0; L < rp->n_launches && st == KF_OK; L++) {
     rt_launch *l = &rp->launches[L];
     st = wait_deps(plan, L, pool);
     if (st == KF_OK) st = rt_launch_one(plan, L, pool[l->stream], false);
     if (st == KF_OK && l->done) {
       CUresult r = d->EventRecord(l->done, pool[l->stream]);
-      if (r != CUDA_SUCCESS) st = rt_fail(plan->ctx, plan, rp->rt, r, "cuEventRecord");
+      if (r != CUDA_SUCCESS) st = rt_fail(plan->ctx, plan, rp->state, r, "cuEventRecord");
     }
   }
   /* Join even after a failure, so the caller's stream never runs ahead of
    * work already queued on ours. */
-  kf_status js = rp->rt->lost ? KF_ERR_CONTEXT_LOST : fork_join(plan, stream, pool, true);
+  kf_status js = rp->state->lost ? KF_ERR_CONTEXT_LOST : fork_join(plan, stream, pool, true);
   return st != KF_OK ? st : js;
 }

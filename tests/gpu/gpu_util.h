@@ -15,6 +15,7 @@
 #include <string.h>
 #include "../knob_env.h"
 
+#include "pipeline/pipeline.h"
 #include "runtime/rt.h"
 
 /* Not every suite uses every helper. */
