@@ -10,6 +10,7 @@
 
 #include "runtime/gemm_lt.h"
 #include "runtime/rt.h"
+#include "runtime/rt_state.h"
 
 static const rt_driver *D;
 

@@ -14,7 +14,9 @@
 #include <time.h>
 
 #include "pipeline/pipeline.h"
+#include "runtime/launch.h"
 #include "runtime/rt.h"
+#include "runtime/rt_state.h"
 
 #define BATCH 250 /* calls between (untimed) syncs: the launch queue never fills */
 #define N_ELEMS 4096
@@ -40,12 +42,21 @@ typedef struct bench {
   void **argv;          /* the plan's bound arguments */
   uint32_t grid, block;
   const rt_launch *launch; /* the plan's one launch */
-  bool pdl; /* plain runs launch with programmatic dependent launch */
-  CUgraphExec exec; /* 1 node: the plan's kernel */
+  bool pdl;                /* plain runs launch with programmatic dependent launch */
+  CUgraphExec exec;        /* 1 node: the plan's kernel */
   int calls;
 } bench;
 
-typedef enum what { W_EMPTY, W_KERNEL, W_KERNEL_PDL, W_PLAIN, W_GRAPH, W_GRAPHLAUNCH, W_GETCTX, W_CAPTURING } what;
+typedef enum what {
+  W_EMPTY,
+  W_KERNEL,
+  W_KERNEL_PDL,
+  W_PLAIN,
+  W_GRAPH,
+  W_GRAPHLAUNCH,
+  W_GETCTX,
+  W_CAPTURING
+} what;
 
 static int call(bench *b, what w) {
   CUresult r = CUDA_SUCCESS;
@@ -68,9 +79,15 @@ static int call(bench *b, what w) {
     case W_PLAIN:
     case W_GRAPH:
       return kf_plan_run(b->plan, &b->in, 1, &b->out, 1, b->stream) == KF_OK ? 0 : -1;
-    case W_GRAPHLAUNCH: r = b->d->GraphLaunch(b->exec, b->stream); break;
-    case W_GETCTX: r = b->d->CtxGetCurrent(&c); break;
-    case W_CAPTURING: r = b->d->StreamIsCapturing(b->stream, &cs); break;
+    case W_GRAPHLAUNCH:
+      r = b->d->GraphLaunch(b->exec, b->stream);
+      break;
+    case W_GETCTX:
+      r = b->d->CtxGetCurrent(&c);
+      break;
+    case W_CAPTURING:
+      r = b->d->StreamIsCapturing(b->stream, &cs);
+      break;
   }
   return r == CUDA_SUCCESS ? 0 : -1;
 }
@@ -126,10 +143,18 @@ static kf_graph *chain64(kf_ctx *ctx) {
   kf_value t = kf_input(g, "x", KF_F32, 1, &n);
   for (int i = 0; i < 64; i++) {
     switch (i % 4) {
-      case 0: t = kf_mul(g, t, kf_scalar(g, 0.999, KF_F32)); break;
-      case 1: t = kf_add(g, t, kf_scalar(g, 0.01, KF_F32)); break;
-      case 2: t = kf_sin(g, t); break;
-      default: t = kf_mul(g, t, kf_scalar(g, 1.5, KF_F32)); break;
+      case 0:
+        t = kf_mul(g, t, kf_scalar(g, 0.999, KF_F32));
+        break;
+      case 1:
+        t = kf_add(g, t, kf_scalar(g, 0.01, KF_F32));
+        break;
+      case 2:
+        t = kf_sin(g, t);
+        break;
+      default:
+        t = kf_mul(g, t, kf_scalar(g, 1.5, KF_F32));
+        break;
     }
   }
   kf_set_output(g, t);
@@ -190,12 +215,15 @@ static int measure(bench *b, const char *stream_name) {
   row("(e)  cuCtxGetCurrent", gc);
   row("(f)  cuStreamIsCapturing", ic);
   /* against the launch plain mode makes: with PDL or without */
-  printf("  kfuse adds, plain: b - %s = %+.2f us (b - a = %+.2f); graph: c - d = %+.2f us "
-         "(target <= 1 us)\n",
-         b->pdl ? "a\"" : "a'", pl - (b->pdl ? ax : ak), a >= 0 ? pl - a : 0.0, gr - gl);
-  double e2e_g = end_to_end_us(b, KF_MODE_GRAPH, 1000), e2e_p = end_to_end_us(b, KF_MODE_PLAIN, 1000);
-  printf("  end to end, 1000 runs back to back: graph %.2f us/run (target <= 8), plain %.2f us/run\n",
-         e2e_g, e2e_p);
+  printf(
+      "  kfuse adds, plain: b - %s = %+.2f us (b - a = %+.2f); graph: c - d = %+.2f us "
+      "(target <= 1 us)\n",
+      b->pdl ? "a\"" : "a'", pl - (b->pdl ? ax : ak), a >= 0 ? pl - a : 0.0, gr - gl);
+  double e2e_g = end_to_end_us(b, KF_MODE_GRAPH, 1000),
+         e2e_p = end_to_end_us(b, KF_MODE_PLAIN, 1000);
+  printf(
+      "  end to end, 1000 runs back to back: graph %.2f us/run (target <= 8), plain %.2f us/run\n",
+      e2e_g, e2e_p);
   return pl < 0 || gr < 0 ? 1 : 0;
 }
 
@@ -218,7 +246,8 @@ static int setup(kf_ctx *ctx, bench *b, rt_state **rt) {
     return 1;
   }
   void *x = NULL, *y = NULL;
-  if (kf_device_alloc(ctx, N_ELEMS * 4, &x) != KF_OK || kf_device_alloc(ctx, N_ELEMS * 4, &y) != KF_OK)
+  if (kf_device_alloc(ctx, N_ELEMS * 4, &x) != KF_OK ||
+      kf_device_alloc(ctx, N_ELEMS * 4, &y) != KF_OK)
     return 1;
   kf_memset_device(ctx, x, 0, N_ELEMS * 4);
   b->in = (kf_tensor){x, KF_F32, 1, {N_ELEMS}};

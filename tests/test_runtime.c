@@ -6,17 +6,20 @@
 #include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <sys/wait.h>
 #include <string.h>
+#include <sys/wait.h>
 
 #include "check_main.h"
 #include "fake_driver.h"
 #include "pipeline/feedback.h"
 #include "pipeline/pipeline.h"
 #include "pipeline/run.h"
+#include "runtime/device.h"
 #include "runtime/dlpack_types.h"
+#include "runtime/launch.h"
 #include "runtime/nvrtc.h"
 #include "runtime/rt.h"
+#include "runtime/rt_plan.h"
 
 /* The graph: x, y inputs; a = exp(x), b = exp(y), c = a + b (output 0),
  * d = relu(x) (output 1). One launch per kernel: L0 a (heavy), L1 b
@@ -850,10 +853,10 @@ END_TEST
 static rt_driver counting;
 static int n_unlogged, n_get_current, n_is_capturing;
 
-#define FWD(field, params, args)                    \
-  static CUresult c_##field params {                \
-    n_unlogged++;                                   \
-    return rt_fake_driver()->field args;            \
+#define FWD(field, params, args)         \
+  static CUresult c_##field params {     \
+    n_unlogged++;                        \
+    return rt_fake_driver()->field args; \
   }
 FWD(Init, (unsigned int f), (f))
 FWD(DriverGetVersion, (int *v), (v))
@@ -889,13 +892,14 @@ static CUresult c_StreamIsCapturing(CUstream s, CUstreamCaptureStatus *st) {
 static void use_counting_driver(void) {
   counting = *rt_fake_driver();
 #define SET(field) counting.field = c_##field;
-  SET(Init) SET(DriverGetVersion) SET(GetErrorName) SET(GetErrorString) SET(DeviceGetCount)
-  SET(DeviceGet) SET(DeviceGetName) SET(DeviceTotalMem) SET(DeviceGetAttribute)
-  SET(CtxGetDevice) SET(CtxGetStreamPriorityRange) SET(FuncGetAttribute)
-  SET(OccupancyMaxActiveBlocksPerMultiprocessor) SET(MemGetInfo) SET(EventElapsedTime)
-  SET(CtxGetCurrent) SET(StreamIsCapturing)
+  SET(Init)
+  SET(DriverGetVersion) SET(GetErrorName) SET(GetErrorString) SET(DeviceGetCount) SET(DeviceGet)
+      SET(DeviceGetName) SET(DeviceTotalMem) SET(DeviceGetAttribute) SET(CtxGetDevice)
+          SET(CtxGetStreamPriorityRange) SET(FuncGetAttribute)
+              SET(OccupancyMaxActiveBlocksPerMultiprocessor) SET(MemGetInfo) SET(EventElapsedTime)
+                  SET(CtxGetCurrent) SET(StreamIsCapturing)
 #undef SET
-  rt_driver_override(&counting);
+                      rt_driver_override(&counting);
 }
 
 /* What a CUDA runtime program has: the plan's context current on the
@@ -1157,7 +1161,8 @@ START_TEST(ptrs_validation_before_launch) {
   memcpy(in, P_in, sizeof in);
   in[1] = (char *)in[1] + 2;
   expect_invalid_ptrs(in, 2, P_out, 2, "inputs[1] (y): ");
-  ck_assert_ptr_nonnull(strstr(kf_plan_errmsg(F.plan), "not aligned to its element size (4 bytes)"));
+  ck_assert_ptr_nonnull(
+      strstr(kf_plan_errmsg(F.plan), "not aligned to its element size (4 bytes)"));
   memcpy(in, P_in, sizeof in);
   static float host[N];
   in[0] = host;
@@ -1293,8 +1298,9 @@ START_TEST(cli_info) {
     ck_assert_msg(strstr(out, "driver       CUDA") && (strstr(out, "gpu 0") || strstr(out, "none")),
                   "%s", out);
   else
-    ck_assert_msg(strstr(out, "no NVIDIA driver found (libcuda.so.1): running needs a GPU; "
-                              "compiling works with --arch sm_90"),
+    ck_assert_msg(strstr(out,
+                         "no NVIDIA driver found (libcuda.so.1): running needs a GPU; "
+                         "compiling works with --arch sm_90"),
                   "%s", out);
   snprintf(cmd, sizeof cmd, "%s info extra >/dev/null 2>&1", cli);
   ck_assert_int_eq(WEXITSTATUS(system(cmd)), 2);

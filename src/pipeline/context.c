@@ -7,6 +7,7 @@
 #include "core/knobs.h"
 #include "runtime/cache.h"
 #include "runtime/rt.h"
+#include "runtime/rt_state.h"
 
 kf_status kf_ctx_create(kf_ctx **out) {
   if (!out) return KF_ERR_INVALID_ARG;

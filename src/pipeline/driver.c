@@ -21,6 +21,8 @@
 #include "pipeline/run.h"
 #include "runtime/compile.h"
 #include "runtime/rt.h"
+#include "runtime/rt_plan.h"
+#include "runtime/rt_state.h"
 
 /* Rounds of re-fusing one compile or one load may take: each round can
  * only split kernels further, so this bounds the work, never a loop. */
@@ -40,7 +42,7 @@ static kf_status emit_all(kf_plan *plan, cg_program *prog, const cg_target *targ
         cg_emit_launch(plan->graph, plan->fuse, i, target, &prog->launches[i].src, err, sizeof err);
     core_span_pop();
     if (st != KF_OK)
-      return core_plan_error(plan, st, "code generation failed for launch %d: %s", i, err);
+      return pl_plan_error(plan, st, "code generation failed for launch %d: %s", i, err);
   }
   return KF_OK;
 }
@@ -48,7 +50,7 @@ static kf_status emit_all(kf_plan *plan, cg_program *prog, const cg_target *targ
 /* plan->fuse changed (a cached occupancy split): generate the code again. */
 static kf_status reemit(kf_plan *plan, cg_program **prog, const cg_target *target) {
   cg_program *p = cg_program_new(plan->fuse->n_launches);
-  if (!p) return core_plan_error(plan, KF_ERR_OUT_OF_MEMORY, "kf_plan_compile: out of memory");
+  if (!p) return pl_plan_error(plan, KF_ERR_OUT_OF_MEMORY, "kf_plan_compile: out of memory");
   memcpy(p->arch, (*prog)->arch, sizeof p->arch);
   cg_program_free(*prog);
   *prog = p;
@@ -59,11 +61,10 @@ static kf_status reemit(kf_plan *plan, cg_program **prog, const cg_target *targe
 static kf_status load_program(kf_plan *plan) {
   const cg_program *prog = plan->code;
   if (prog->n_launches != plan->fuse->n_launches)
-    return core_plan_error(plan, KF_ERR_INTERNAL,
-                           "the compiled program has %d launches, the plan %d", prog->n_launches,
-                           plan->fuse->n_launches);
+    return pl_plan_error(plan, KF_ERR_INTERNAL, "the compiled program has %d launches, the plan %d",
+                         prog->n_launches, plan->fuse->n_launches);
   rt_image *imgs = core_calloc((size_t)prog->n_launches + 1, sizeof *imgs);
-  if (!imgs) return core_plan_error(plan, KF_ERR_OUT_OF_MEMORY, "kf_plan_load: out of memory");
+  if (!imgs) return pl_plan_error(plan, KF_ERR_OUT_OF_MEMORY, "kf_plan_load: out of memory");
   for (int i = 0; i < prog->n_launches; i++)
     imgs[i] =
         (rt_image){&prog->launches[i].src, prog->launches[i].image, prog->launches[i].image_size};
@@ -79,18 +80,18 @@ static kf_status compile_all(kf_plan *plan, cg_program *prog) {
   char *err = core_malloc(sizeof plan->errmsg);
   kf_status st =
       err ? rt_compile_program(plan->ctx, prog, err, sizeof plan->errmsg) : KF_ERR_OUT_OF_MEMORY;
-  if (st != KF_OK) core_plan_error(plan, st, "%s", err ? err : "out of memory");
+  if (st != KF_OK) pl_plan_error(plan, st, "%s", err ? err : "out of memory");
   free(err);
   return st;
 }
 
 kf_status kf_plan_compile(kf_plan *plan) {
   if (!plan || !plan->fuse)
-    return plan ? core_plan_error(plan, KF_ERR_INVALID_ARG, "kf_plan_compile: plan has no fusion")
+    return plan ? pl_plan_error(plan, KF_ERR_INVALID_ARG, "kf_plan_compile: plan has no fusion")
                 : KF_ERR_INVALID_ARG;
   double t0 = now_ms();
   cg_program *prog = cg_program_new(plan->fuse->n_launches);
-  if (!prog) return core_plan_error(plan, KF_ERR_OUT_OF_MEMORY, "kf_plan_compile: out of memory");
+  if (!prog) return pl_plan_error(plan, KF_ERR_OUT_OF_MEMORY, "kf_plan_compile: out of memory");
   cg_target target;
   kf_status st =
       pl_plan_target(plan, NULL, true, "kf_plan_compile", &target, prog->arch, sizeof prog->arch);
@@ -117,15 +118,15 @@ kf_status kf_plan_compile(kf_plan *plan) {
 
 kf_status kf_plan_load(kf_plan *plan) {
   if (!plan) return KF_ERR_INVALID_ARG;
-  if (!plan->fuse) return core_plan_error(plan, KF_ERR_INVALID_ARG, "kf_plan_load: no plan");
+  if (!plan->fuse) return pl_plan_error(plan, KF_ERR_INVALID_ARG, "kf_plan_load: no plan");
   if (plan->rt && plan->rt->loaded && plan->rt->loaded_code == plan->code && plan->code)
     return KF_OK;
   rt_state *rt;
   kf_status st = rt_state_get(plan->ctx, &rt); /* no device: say so before compiling */
-  if (st != KF_OK) return core_plan_error(plan, st, "%s", kf_ctx_errmsg(plan->ctx));
+  if (st != KF_OK) return pl_plan_error(plan, st, "%s", kf_ctx_errmsg(plan->ctx));
   if (!plan->code && (st = kf_plan_compile(plan)) != KF_OK) return st;
   if (!plan->code)
-    return core_plan_error(plan, KF_ERR_UNSUPPORTED, "kf_plan_load: the plan is not compiled");
+    return pl_plan_error(plan, KF_ERR_UNSUPPORTED, "kf_plan_load: the plan is not compiled");
   core_span_push("module load");
   st = load_program(plan);
   /* measured on load; decide, re-fuse, compile and load again */

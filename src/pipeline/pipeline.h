@@ -23,10 +23,8 @@ struct kf_plan {
   char errmsg[8192];
 };
 
-/* Records a message on the plan and on its context; returns st. A macro
- * over core_error_buf, so that every layer below the pipeline that reports
- * on a plan calls core, not the pipeline. */
-#define core_plan_error(plan, st, ...) \
+/* Records a message on the plan and on its context; returns st. */
+#define pl_plan_error(plan, st, ...) \
   core_error_buf((plan)->ctx, (plan)->errmsg, sizeof(plan)->errmsg, (st), __VA_ARGS__)
 
 #endif

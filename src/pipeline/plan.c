@@ -13,6 +13,7 @@
 #include "ir/ir.h"
 #include "pipeline/pipeline.h"
 #include "runtime/rt.h"
+#include "runtime/rt_plan.h"
 
 void kf_options_init(kf_options *opt) {
   if (!opt) return;

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "core/alloc.h"
+#include "runtime/device.h"
 #include "runtime/nvrtc.h"
 #include "runtime/rt.h"
 
@@ -53,7 +54,7 @@ static kf_status resolve_arch(kf_plan *plan, const char *want, bool warn, const 
     }
   }
   if (!rt_nvrtc_arch(want, arch, size, err, sizeof err))
-    return core_plan_error(plan, KF_ERR_INVALID_ARG, "%s: %s", who, err);
+    return pl_plan_error(plan, KF_ERR_INVALID_ARG, "%s: %s", who, err);
   return KF_OK;
 }
 
@@ -63,7 +64,7 @@ kf_status pl_plan_target(kf_plan *plan, const char *arch, bool warn, const char 
   kf_status st = resolve_arch(plan, arch, warn, who, arch_out, size, &info);
   if (st != KF_OK) return st;
   if (!cg_target_from_arch(arch_out, out))
-    return core_plan_error(plan, KF_ERR_INVALID_ARG, "%s: unknown arch %s", who, arch_out);
+    return pl_plan_error(plan, KF_ERR_INVALID_ARG, "%s: unknown arch %s", who, arch_out);
   out->grid_dep = plan->options.pdl;
   out->math = plan->options.math;
   out->knobs = plan->knobs;

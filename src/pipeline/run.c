@@ -5,7 +5,12 @@
 #include <string.h>
 
 #include "pipeline/pipeline.h"
+#include "runtime/bench.h"
+#include "runtime/dlpack.h"
+#include "runtime/launch.h"
+#include "runtime/profile.h"
 #include "runtime/rt.h"
+#include "runtime/rt_plan.h"
 
 /* The load driver a run of a plan not loaded yet calls from the runtime,
  * which knows the plan only as its owner. */
@@ -17,7 +22,7 @@ rt_plan *pl_rt_plan(kf_plan *plan) {
   if (!plan) return NULL;
   if (!plan->rt) plan->rt = rt_plan_new(plan->options.mode);
   if (!plan->rt) {
-    core_plan_error(plan, KF_ERR_OUT_OF_MEMORY, "out of memory");
+    pl_plan_error(plan, KF_ERR_OUT_OF_MEMORY, "out of memory");
     return NULL;
   }
   rt_plan *rp = plan->rt;

@@ -12,7 +12,7 @@
 KF_API char *kf_plan_source(kf_plan *plan, int launch, const char *arch) {
   if (!plan) return NULL;
   if (!plan->fuse || launch < 0 || launch >= plan->fuse->n_launches) {
-    core_plan_error(plan, KF_ERR_INVALID_ARG, "kf_plan_source: no launch %d", launch);
+    pl_plan_error(plan, KF_ERR_INVALID_ARG, "kf_plan_source: no launch %d", launch);
     return NULL;
   }
   cg_target t;
@@ -23,7 +23,7 @@ KF_API char *kf_plan_source(kf_plan *plan, int launch, const char *arch) {
   char err[512] = "";
   kf_status st = cg_emit_launch(plan->graph, plan->fuse, launch, &t, &src, err, sizeof err);
   if (st != KF_OK) {
-    core_plan_error(plan, st, "code generation of launch %d failed: %s", launch, err);
+    pl_plan_error(plan, st, "code generation of launch %d failed: %s", launch, err);
     return NULL;
   }
   char *text = src.source;

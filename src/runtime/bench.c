@@ -1,6 +1,8 @@
 /* bench.c - kf_plan_benchmark and kf_device_copy_bandwidth: medians of CUDA
  * event timings after warm-up, host time per kf_plan_run call, the
  * device-to-device copy ceiling, and optional NVML utilization sampling. */
+#include "runtime/bench.h"
+
 #include <dlfcn.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -9,7 +11,10 @@
 #include <time.h>
 
 #include "core/alloc.h"
+#include "runtime/launch.h"
 #include "runtime/rt.h"
+#include "runtime/rt_plan.h"
+#include "runtime/rt_state.h"
 #include "runtime/trace.h"
 
 void kf_bench_options_init(kf_bench_options *opt) {

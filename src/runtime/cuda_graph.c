@@ -2,11 +2,14 @@
  * (one kernel node per launch, edges from the schedule's dependencies, so
  * independent launches run concurrently), instantiated once, replayed on
  * the caller's stream; new tensor addresses update kernel nodes in place. */
+#include "runtime/cuda_graph.h"
+
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/alloc.h"
 #include "runtime/rt.h"
+#include "runtime/rt_state.h"
 
 static CUDA_KERNEL_NODE_PARAMS_v2 node_params(const rt_launch *l) {
   CUDA_KERNEL_NODE_PARAMS_v2 p;

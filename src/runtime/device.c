@@ -1,11 +1,14 @@
 /* device.c - what the driver says about the installed GPUs: count, names,
  * compute capability, SMs, memory; and the arch string the compiler uses
  * when no --arch is given. None of it creates a CUDA context. */
+#include "runtime/device.h"
+
 #include <stdio.h>
 #include <string.h>
 
 #include "runtime/nvrtc.h"
 #include "runtime/rt.h"
+#include "runtime/rt_state.h"
 
 CUresult rt_device_fill(const rt_driver *d, CUdevice dev, kf_device_info *out) {
   memset(out, 0, sizeof *out);

@@ -4,6 +4,7 @@
 #include <stdio.h>
 
 #include "runtime/rt.h"
+#include "runtime/rt_state.h"
 
 /* The context's runtime state with its CUDA context current. */
 static kf_status enter(kf_ctx *ctx, const char *fn, rt_state **rt, bool *pushed) {

@@ -2,13 +2,17 @@
  * the legacy DLManagedTensor): each is checked and turned into a kf_tensor,
  * then the plain entry point runs. kfuse borrows them; deleters are the
  * caller's to call. */
+#include "runtime/dlpack.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/alloc.h"
 #include "runtime/dlpack_types.h"
+#include "runtime/launch.h"
 #include "runtime/rt.h"
+#include "runtime/rt_state.h"
 
 static bool map_dtype(DLDataType t, kf_dtype *out) {
   if (t.lanes != 1) return false;

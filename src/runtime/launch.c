@@ -5,12 +5,18 @@
  * is loaded and a run brings addresses already checked, the run asks the
  * driver for nothing but the current context and the launches (graph
  * mode: also the capture status). */
+#include "runtime/launch.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/alloc.h"
+#include "runtime/cuda_graph.h"
 #include "runtime/rt.h"
+#include "runtime/rt_plan.h"
+#include "runtime/rt_state.h"
+#include "runtime/streams.h"
 #include "runtime/trace.h"
 
 /* One tensor's bytes in the overlap sweep; slot < n_in is inputs[slot],

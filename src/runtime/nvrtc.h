@@ -47,9 +47,4 @@ kf_status rt_nvrtc_compile(const char *source, const char *name, const rt_nvrtc_
 void rt_nvrtc_format_error(const char *what, const char *log, const char *source, char *out,
                            size_t outsize);
 
-/* Provided by the runtime's device code (src/runtime): writes the current
- * device's arch ("sm_90") into arch. KF_ERR_NO_DEVICE without a driver or
- * GPU (src/runtime/device.c). */
-kf_status rt_device_arch(kf_ctx *ctx, char *arch, size_t size);
-
 #endif

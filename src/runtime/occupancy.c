@@ -13,6 +13,7 @@
 #include "codegen/program.h"
 #include "core/alloc.h"
 #include "runtime/rt.h"
+#include "runtime/rt_state.h"
 
 static CUresult read_occ(const rt_driver *d, CUfunction fn, int block, unsigned smem,
                          int max_threads, fuse_occ *o) {

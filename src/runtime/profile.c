@@ -2,12 +2,17 @@
  * launch (on the caller's stream, or on kfuse's streams as scheduled), read
  * back as per-launch times, bandwidth from the plan's minimum bytes, and
  * the registers and occupancy measured at load; fed to the trace. */
+#include "runtime/profile.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/alloc.h"
+#include "runtime/launch.h"
 #include "runtime/rt.h"
+#include "runtime/rt_plan.h"
+#include "runtime/rt_state.h"
 #include "runtime/trace.h"
 
 typedef struct prof_run {

@@ -1,4 +1,4 @@
-/* rt.h - the runtime's internal contracts: per-context state (driver,
+/* rt.h - the runtime's shared types: per-context state (driver,
  * device, CUDA context, stream pool, lost flag) and a plan's loaded state
  * (modules, functions, workspace, schedule, CUDA Graph). */
 #ifndef KF_RUNTIME_RT_H
@@ -37,27 +37,6 @@ typedef struct rt_state {
   int n_pool;
   kf_device_info info;
 } rt_state;
-
-/* The context's runtime state, created at first use (loads the driver,
- * picks the context). Errors (on ctx): KF_ERR_NO_DEVICE, KF_ERR_CUDA,
- * KF_ERR_CONTEXT_LOST once lost, KF_ERR_OUT_OF_MEMORY. Thread-safe. */
-kf_status rt_state_get(kf_ctx *ctx, rt_state **out);
-/* Releases a context's runtime state (kf_ctx_destroy); tolerates NULL. */
-void rt_state_destroy(struct rt_state *rt);
-/* Makes rt's CUDA context current for this thread if it is not; *pushed
- * says whether rt_leave must pop it. */
-kf_status rt_enter(kf_ctx *ctx, rt_state *rt, bool *pushed);
-void rt_leave(rt_state *rt, bool pushed);
-/* Records a failed driver call `what` on the plan (when not NULL) and the
- * context, marks the context lost on a sticky error, and returns the
- * mapped status (rt_cu_status). */
-kf_status rt_fail(kf_ctx *ctx, rt_plan *plan, rt_state *rt, CUresult r, const char *what);
-/* The first n streams of the pool, created at first need (inside
- * rt_enter). Errors as rt_fail. Thread-safe. */
-kf_status rt_pool_streams(kf_ctx *ctx, rt_plan *plan, rt_state *rt, int n, CUstream *out);
-
-/* Fills a kf_device_info for dev (device.c). */
-CUresult rt_device_fill(const rt_driver *drv, CUdevice dev, kf_device_info *out);
 
 /* ---- a plan's loaded state (rt_plan.c and friends) ----------------------- */
 
@@ -156,78 +135,9 @@ struct rt_plan {
   int graph_updates;       /* kernel nodes updated in place (tests) */
 };
 
-/* A plan's runtime part, empty, running in `mode`; NULL on OOM. Its
- * inputs (ctx ... owner) are the caller's to fill. */
-rt_plan *rt_plan_new(kf_run_mode mode);
-/* Loads the given images (one per plan launch) into modules and functions,
- * measures occupancy, resolves parameter bindings, allocates the
- * workspace. Used by kf_plan_load with the compiler's images, and directly
- * by tests with fake ones. Errors recorded on the plan. */
-kf_status rt_plan_load_images(rt_plan *plan, const rt_image *images, int n);
-/* Unloads modules, frees events, graph, workspace; keeps rt_plan. */
-void rt_plan_unload(rt_plan *plan);
-/* Releases a plan's runtime part (kf_plan_destroy); tolerates NULL. */
-void rt_plan_free(rt_plan *rt);
 /* Records a message on the plan (its errmsg buffer) and its context;
  * returns st. */
 #define rt_plan_error(rp, st, ...) \
   core_error_buf((rp)->ctx, (rp)->errmsg, (rp)->errsize, (st), __VA_ARGS__)
-
-/* What kf_plan_run, kf_plan_run_ptrs, kf_plan_run_dlpack(_legacy),
- * kf_plan_profile, kf_plan_benchmark, kf_plan_set_workspace and
- * kf_plan_set_mode do (kfuse.h), for the plan whose runtime part is rp;
- * the pipeline's entry points (pipeline/run.c) hand them that part. A run
- * of a plan not loaded yet calls rp->load. */
-kf_status rt_plan_run(rt_plan *rp, const kf_tensor *inputs, int n_inputs, const kf_tensor *outputs,
-                      int n_outputs, void *stream);
-kf_status rt_plan_run_ptrs(rt_plan *rp, void *const *inputs, int n_inputs, void *const *outputs,
-                           int n_outputs, void *stream);
-kf_status rt_plan_run_dlpack(rt_plan *rp, struct DLManagedTensorVersioned *const *inputs,
-                             int n_inputs, struct DLManagedTensorVersioned *const *outputs,
-                             int n_outputs, void *stream);
-kf_status rt_plan_run_dlpack_legacy(rt_plan *rp, struct DLManagedTensor *const *inputs,
-                                    int n_inputs, struct DLManagedTensor *const *outputs,
-                                    int n_outputs, void *stream);
-kf_status rt_plan_profile(rt_plan *rp, const kf_tensor *inputs, int n_inputs,
-                          const kf_tensor *outputs, int n_outputs, void *stream, kf_profile *out);
-kf_status rt_plan_benchmark(rt_plan *rp, const kf_tensor *inputs, int n_inputs,
-                            const kf_tensor *outputs, int n_outputs, void *stream,
-                            const kf_bench_options *opt, kf_bench_result *out);
-kf_status rt_plan_set_workspace(rt_plan *rp, void *dptr, size_t bytes);
-kf_status rt_plan_set_mode(rt_plan *rp, kf_run_mode mode);
-
-/* Allocates the workspace if kfuse owns it and it is missing (after an
- * earlier out-of-memory). */
-kf_status rt_plan_ready_workspace(rt_plan *plan, rt_state *rt);
-
-/* launch.c: validation and binding */
-/* Checks every tensor of a run (counts, dtypes, shapes, NULL, alignment,
- * overlaps) and, once per new address, that it is device memory of the
- * plan's GPU (cuPointerGetAttribute). */
-kf_status rt_validate(rt_plan *plan, rt_state *rt, const kf_tensor *in, int n_in,
-                      const kf_tensor *out, int n_out);
-/* The same; ask_driver false skips the pointer check (during a capture). */
-kf_status rt_validate_ex(rt_plan *plan, rt_state *rt, const kf_tensor *in, int n_in,
-                         const kf_tensor *out, int n_out, bool ask_driver);
-void rt_bind_args(rt_plan *plan, const kf_tensor *in, const kf_tensor *out);
-kf_status rt_run_plain(rt_plan *plan, CUstream stream);
-/* Launch i on stream. With plain (plain mode's order: each launch after the
- * kernel ahead of it in the stream), a launch marked rt_launch.pdl may
- * begin while that kernel drains (its blocks wait in kf_grid_dep_sync). */
-kf_status rt_launch_one(rt_plan *plan, int i, CUstream stream, bool plain);
-/* The cuLaunchKernelEx configuration of launch l on stream s with
- * programmatic stream serialization (attr is the one attribute cfg points
- * to): what plain mode launches, and what bench_host times bare. */
-void rt_pdl_config(const rt_launch *l, CUstream s, CUlaunchConfig *cfg, CUlaunchAttribute *attr);
-
-/* streams.c */
-/* Computes dependencies, costs, the critical path and stream assignment
- * for n_streams streams (pure logic, no driver calls). */
-kf_status rt_schedule(rt_plan *plan, int n_streams);
-kf_status rt_run_streams(rt_plan *plan, CUstream stream);
-
-/* cuda_graph.c */
-kf_status rt_run_graph(rt_plan *plan, CUstream stream);
-void rt_graph_free(rt_plan *plan);
 
 #endif

@@ -1,6 +1,8 @@
 /* rt_plan.c - a plan's loaded state: modules and functions per launch,
  * parameter bindings, the workspace, and releasing it all; rt_plan_load_images,
  * kf_plan_set_workspace and kf_plan_set_mode. */
+#include "runtime/rt_plan.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,6 +12,8 @@
 #include "core/knobs.h"
 #include "runtime/occupancy.h"
 #include "runtime/rt.h"
+#include "runtime/rt_state.h"
+#include "runtime/streams.h"
 
 rt_plan *rt_plan_new(kf_run_mode mode) {
   rt_plan *rp = core_calloc(1, sizeof *rp);

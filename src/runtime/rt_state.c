@@ -1,11 +1,14 @@
 /* rt_state.c - the runtime's per-context state: the driver, the device and
  * CUDA context in use, the prioritized stream pool, and the lost flag that
  * a sticky error sets. Created lazily at the first call that needs it. */
+#include "runtime/rt_state.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/alloc.h"
+#include "runtime/device.h"
 #include "runtime/rt.h"
 
 /* Picks the CUDA context: the caller's current one if any (kfuse embedded

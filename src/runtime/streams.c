@@ -2,12 +2,16 @@
  * critical path, stream assignment) and streams mode: independent launches
  * on the context's prioritized streams, forked from and joined back to the
  * caller's stream with events. */
+#include "runtime/streams.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/alloc.h"
+#include "runtime/launch.h"
 #include "runtime/rt.h"
+#include "runtime/rt_state.h"
 
 /* One memory access of a launch: a buffer region, read or written. */
 typedef struct access {

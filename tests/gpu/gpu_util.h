@@ -13,10 +13,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "../knob_env.h"
 
+#include "../knob_env.h"
 #include "pipeline/pipeline.h"
 #include "runtime/rt.h"
+#include "runtime/rt_state.h"
 
 /* Not every suite uses every helper. */
 #pragma GCC diagnostic ignored "-Wunused-function"
@@ -90,32 +91,55 @@ static uint64_t rng_next(uint64_t *s) {
   return *s;
 }
 
-static double rng_unit(uint64_t *s) { return (double)(rng_next(s) >> 11) / 9007199254740992.0; }
+static double rng_unit(uint64_t *s) {
+  return (double)(rng_next(s) >> 11) / 9007199254740992.0;
+}
 
 static void fill_random(void *buf, kf_dtype dt, int64_t n, uint64_t *s) {
   for (int64_t i = 0; i < n; i++) {
     double u = rng_unit(s) * 4.0 - 2.0;
     switch (dt) {
-      case KF_F16: ((uint16_t *)buf)[i] = kf_float_to_f16((float)u); break;
-      case KF_BF16: ((uint16_t *)buf)[i] = kf_float_to_bf16((float)u); break;
-      case KF_F32: ((float *)buf)[i] = (float)u; break;
-      case KF_F64: ((double *)buf)[i] = u; break;
-      case KF_I32: ((int32_t *)buf)[i] = (int32_t)(rng_next(s) % 101) - 50; break;
-      case KF_I64: ((int64_t *)buf)[i] = (int64_t)(rng_next(s) % 101) - 50; break;
-      default: ((uint8_t *)buf)[i] = (uint8_t)(rng_next(s) & 1); break;
+      case KF_F16:
+        ((uint16_t *)buf)[i] = kf_float_to_f16((float)u);
+        break;
+      case KF_BF16:
+        ((uint16_t *)buf)[i] = kf_float_to_bf16((float)u);
+        break;
+      case KF_F32:
+        ((float *)buf)[i] = (float)u;
+        break;
+      case KF_F64:
+        ((double *)buf)[i] = u;
+        break;
+      case KF_I32:
+        ((int32_t *)buf)[i] = (int32_t)(rng_next(s) % 101) - 50;
+        break;
+      case KF_I64:
+        ((int64_t *)buf)[i] = (int64_t)(rng_next(s) % 101) - 50;
+        break;
+      default:
+        ((uint8_t *)buf)[i] = (uint8_t)(rng_next(s) & 1);
+        break;
     }
   }
 }
 
 static double load_elem(const void *buf, kf_dtype dt, int64_t i) {
   switch (dt) {
-    case KF_F16: return kf_f16_to_float(((const uint16_t *)buf)[i]);
-    case KF_BF16: return kf_bf16_to_float(((const uint16_t *)buf)[i]);
-    case KF_F32: return ((const float *)buf)[i];
-    case KF_F64: return ((const double *)buf)[i];
-    case KF_I32: return ((const int32_t *)buf)[i];
-    case KF_I64: return (double)((const int64_t *)buf)[i];
-    default: return ((const uint8_t *)buf)[i];
+    case KF_F16:
+      return kf_f16_to_float(((const uint16_t *)buf)[i]);
+    case KF_BF16:
+      return kf_bf16_to_float(((const uint16_t *)buf)[i]);
+    case KF_F32:
+      return ((const float *)buf)[i];
+    case KF_F64:
+      return ((const double *)buf)[i];
+    case KF_I32:
+      return ((const int32_t *)buf)[i];
+    case KF_I64:
+      return (double)((const int64_t *)buf)[i];
+    default:
+      return ((const uint8_t *)buf)[i];
   }
 }
 
@@ -132,11 +156,21 @@ typedef struct cmp_result {
  * Integers and bools are exact. */
 static void tolerance(kf_dtype dt, double *atol, double *rtol) {
   switch (dt) {
-    case KF_F16: *atol = 1e-2, *rtol = 1e-2; break;
-    case KF_BF16: *atol = 3e-2, *rtol = 3e-2; break;
-    case KF_F32: *atol = 1e-4, *rtol = 1e-4; break;
-    case KF_F64: *atol = 1e-9, *rtol = 1e-9; break;
-    default: *atol = 0, *rtol = 0; break;
+    case KF_F16:
+      *atol = 1e-2, *rtol = 1e-2;
+      break;
+    case KF_BF16:
+      *atol = 3e-2, *rtol = 3e-2;
+      break;
+    case KF_F32:
+      *atol = 1e-4, *rtol = 1e-4;
+      break;
+    case KF_F64:
+      *atol = 1e-9, *rtol = 1e-9;
+      break;
+    default:
+      *atol = 0, *rtol = 0;
+      break;
   }
 }
 
@@ -164,7 +198,8 @@ static void compare_bounded(const void *got, const void *want, kf_dtype dt, int6
   r->max_use = c.max_ratio;
   r->bad = c.mismatches;
   if (c.mismatches)
-    r->first_bad = c.worst, r->got = c.worst_got, r->want = c.worst_want, r->allowed = c.worst_allowed;
+    r->first_bad = c.worst, r->got = c.worst_got, r->want = c.worst_want,
+    r->allowed = c.worst_allowed;
   for (int64_t i = 0; i < n; i++) {
     double a = load_elem(got, dt, i), b = load_elem(want, dt, i), d = fabs(a - b);
     if (d == d && d < INFINITY && d > r->max_abs) r->max_abs = d;
@@ -226,7 +261,9 @@ typedef struct run_io {
   double **bound;
 } run_io;
 
-static int64_t value_numel(const kf_graph *g, kf_value v) { return kf_value_numel(g, v); }
+static int64_t value_numel(const kf_graph *g, kf_value v) {
+  return kf_value_numel(g, v);
+}
 
 static void io_setup(kf_graph *g, run_io *io, uint64_t seed) {
   memset(io, 0, sizeof *io);
@@ -302,10 +339,11 @@ static bool io_bound(kf_graph *g, run_io *io) {
   io->bound = calloc((size_t)io->n_out + 1, sizeof *io->bound);
   bool ok = io->bound != NULL;
   for (int j = 0; ok && j < io->n_out; j++)
-    ok = (io->bound[j] = malloc((size_t)value_numel(g, kf_graph_output(g, j)) * sizeof(double) + 1)) != NULL;
-  kf_status st = ok ? kf_graph_run_reference_bounded(g, io->hin, io->n_in, io->href, io->bound,
-                                                     io->n_out)
-                    : KF_ERR_OUT_OF_MEMORY;
+    ok = (io->bound[j] =
+              malloc((size_t)value_numel(g, kf_graph_output(g, j)) * sizeof(double) + 1)) != NULL;
+  kf_status st =
+      ok ? kf_graph_run_reference_bounded(g, io->hin, io->n_in, io->href, io->bound, io->n_out)
+         : KF_ERR_OUT_OF_MEMORY;
   if (st != KF_OK) printf("no error bound: %s\n", ok ? kf_graph_errmsg(g) : "out of memory");
   return st == KF_OK;
 }
@@ -334,17 +372,19 @@ static int io_check(kf_graph *g, run_io *io, const char *what) {
     int64_t n = 1;
     for (int k = 0; k < io->hout[j].rank; k++) n *= io->hout[j].shape[k];
     kf_dtype dt = io->hout[j].dtype;
-    cmp_result r = compare(io->hout[j].data, io->href[j].data, dt, n, io->bound ? io->bound[j] : NULL);
+    cmp_result r =
+        compare(io->hout[j].data, io->href[j].data, dt, n, io->bound ? io->bound[j] : NULL);
     if (r.max_abs > G_worst_abs[dt]) G_worst_abs[dt] = r.max_abs;
     if (r.max_rel > G_worst_rel[dt] && r.max_abs > 1e-6) G_worst_rel[dt] = r.max_rel;
     if (r.max_use > G_worst_use[dt]) G_worst_use[dt] = r.max_use;
     if (r.bad) {
       const char *name = kf_value_name(g, kf_graph_output(g, j));
-      printf("MISMATCH %s output %d (%s, %s): %lld of %lld bad; %s at %lld: got %.9g want %.9g "
-             "(allowed %.3g%s)\n",
-             what, j, name ? name : "?", kf_dtype_name(dt), (long long)r.bad, (long long)n,
-             io->bound ? "worst" : "first", (long long)r.first_bad, r.got, r.want, r.allowed,
-             io->bound ? ", error bound" : ", fixed tolerance");
+      printf(
+          "MISMATCH %s output %d (%s, %s): %lld of %lld bad; %s at %lld: got %.9g want %.9g "
+          "(allowed %.3g%s)\n",
+          what, j, name ? name : "?", kf_dtype_name(dt), (long long)r.bad, (long long)n,
+          io->bound ? "worst" : "first", (long long)r.first_bad, r.got, r.want, r.allowed,
+          io->bound ? ", error bound" : ", fixed tolerance");
       bad++;
     }
   }

@@ -14,13 +14,22 @@
  *    as in the run without them (rows are independent).
  * Skips (exit 77) without a GPU. */
 #include "gpu_util.h"
+#include "runtime/rt_state.h"
 
 /* G_LADDER (not in the loops over G_COUNT): the residual ladder of issue 18,
  * 8 phases in one held row whose running sums are kept across phases. */
-enum { G_SOFTMAX, G_LOG_SOFTMAX, G_LAYERNORM, G_VARSUM, G_RATIO, G_MINSHIFT, G_COUNT,
-       G_LADDER = G_COUNT };
-static const char *const G_names[G_COUNT + 1] = {"softmax", "log_softmax", "layernorm",
-                                                 "variance_sum", "ratio", "min_shift", "ladder"};
+enum {
+  G_SOFTMAX,
+  G_LOG_SOFTMAX,
+  G_LAYERNORM,
+  G_VARSUM,
+  G_RATIO,
+  G_MINSHIFT,
+  G_COUNT,
+  G_LADDER = G_COUNT
+};
+static const char *const G_names[G_COUNT + 1] = {
+    "softmax", "log_softmax", "layernorm", "variance_sum", "ratio", "min_shift", "ladder"};
 
 enum { SPECIAL_ROWS = 4, OFFSET_ROW = 4 };
 
@@ -67,10 +76,18 @@ static kf_graph *row_graph(int which, kf_dtype dt, int64_t rows, int64_t cols) {
 
 static void store_elem(void *buf, kf_dtype dt, int64_t i, double v) {
   switch (dt) {
-    case KF_BF16: ((uint16_t *)buf)[i] = kf_float_to_bf16((float)v); break;
-    case KF_F16: ((uint16_t *)buf)[i] = kf_float_to_f16((float)v); break;
-    case KF_F32: ((float *)buf)[i] = (float)v; break;
-    default: ((double *)buf)[i] = v; break;
+    case KF_BF16:
+      ((uint16_t *)buf)[i] = kf_float_to_bf16((float)v);
+      break;
+    case KF_F16:
+      ((uint16_t *)buf)[i] = kf_float_to_f16((float)v);
+      break;
+    case KF_F32:
+      ((float *)buf)[i] = (float)v;
+      break;
+    default:
+      ((double *)buf)[i] = v;
+      break;
   }
 }
 
@@ -139,7 +156,8 @@ static int check_rows(int which, kf_dtype dt, int64_t rows, int64_t cols, size_t
   kf_host_tensor *first = calloc((size_t)io.n_out, sizeof *first);
   ck_assert_ptr_nonnull(first);
   for (int j = 0; j < io.n_out; j++) {
-    size_t bytes = (size_t)kf_value_numel(g, kf_graph_output(g, j)) * kf_dtype_size(io.hout[j].dtype);
+    size_t bytes =
+        (size_t)kf_value_numel(g, kf_graph_output(g, j)) * kf_dtype_size(io.hout[j].dtype);
     first[j].data = malloc(bytes);
     ck_assert_ptr_nonnull(first[j].data);
     memcpy(first[j].data, io.hout[j].data, bytes);
@@ -162,16 +180,17 @@ static int check_rows(int which, kf_dtype dt, int64_t rows, int64_t cols, size_t
     kf_dtype odt = io.hout[j].dtype;
     int64_t per_row = kf_value_numel(g, kf_graph_output(g, j)) / rows;
     for (int r = 0; r < SPECIAL_ROWS; r++)
-      special_bad += check_special_row(io.hout[j].data, io.href[j].data, odt, r * per_row, per_row,
-                                       &worst);
+      special_bad +=
+          check_special_row(io.hout[j].data, io.href[j].data, odt, r * per_row, per_row, &worst);
     size_t skip = (size_t)(SPECIAL_ROWS * per_row) * kf_dtype_size(odt);
     size_t bytes = (size_t)(rows * per_row) * kf_dtype_size(odt);
-    other_bad += memcmp((char *)io.hout[j].data + skip, (char *)first[j].data + skip, bytes - skip) != 0;
+    other_bad +=
+        memcmp((char *)io.hout[j].data + skip, (char *)first[j].data + skip, bytes - skip) != 0;
     free(first[j].data);
   }
   free(first);
-  printf("rows: %-44s random rows %s; special rows %s (worst %.3g of allowed), other rows %s\n", what,
-         bad ? "FAILED" : "ok", special_bad ? "FAILED" : "ok", worst,
+  printf("rows: %-44s random rows %s; special rows %s (worst %.3g of allowed), other rows %s\n",
+         what, bad ? "FAILED" : "ok", special_bad ? "FAILED" : "ok", worst,
          other_bad ? "CHANGED" : "bitwise unchanged");
   io_free(&io);
   G_offset = 0;

@@ -1,0 +1,16 @@
+/* device.h - device facts and the arch of the current device (device.c). */
+#ifndef KF_RUNTIME_DEVICE_H
+#define KF_RUNTIME_DEVICE_H
+
+#include <stddef.h>
+
+#include "runtime/rt.h"
+
+/* Fills a kf_device_info for dev. */
+CUresult rt_device_fill(const rt_driver *drv, CUdevice dev, kf_device_info *out);
+
+/* The current device's arch ("sm_90"), for a plan without options.arch.
+ * Errors on ctx: KF_ERR_NO_DEVICE and the driver's. */
+kf_status rt_device_arch(kf_ctx *ctx, char *arch, size_t size);
+
+#endif
