@@ -3,8 +3,11 @@
 # the #include lines of src/ and from the symbol references of the
 # library's objects (nm): each folder knows only the folders below it,
 #   core < ir < fuser < codegen < runtime < pipeline,
-# so no call goes up and no loop of calls spans two folders; and the
-# runtime uses the fuser's plan structs only (it calls no fuser function).
+# so no call goes up, and hence no loop of calls spans two folders (every
+# call between folders goes down the ranks: a loop would need one going
+# up); the runtime uses the fuser's plan structs only (it calls no fuser
+# function); and no two files of src/ have one name (two plan.h were two
+# different things).
 # Usage: test_layers.sh SRC_DIR OBJECT...   (the objects of kfuse_obj)
 set -uo pipefail
 src=$1
@@ -42,6 +45,12 @@ for k in "${known[@]}"; do
     fail=1
   fi
 done
+
+# ---- file names ---------------------------------------------------------
+while read -r dup; do
+  echo "layering: two files named $dup:" $(find "$src" -name "$dup" | sed "s|^$src/||")
+  fail=1
+done < <(find "$src" -name '*.[ch]' -printf '%f\n' | sort | uniq -d)
 
 # ---- symbol references (nm) --------------------------------------------
 [ $# -gt 0 ] || { echo "layering: no objects given"; exit 2; }

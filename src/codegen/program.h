@@ -1,7 +1,7 @@
 /* program.h - struct cg_program: a plan's generated code and, per launch,
  * the compiled CUBIN and where it came from. Emitted by codegen, compiled
  * by the runtime (rt_compile_program, runtime/compile.h), both driven by
- * kf_plan_compile (src/pipeline/driver.c). */
+ * kf_plan_compile (src/pipeline/pipeline.c). */
 #ifndef KF_CG_PROGRAM_H
 #define KF_CG_PROGRAM_H
 

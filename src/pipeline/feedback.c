@@ -1,5 +1,5 @@
 /* feedback.c - the occupancy feedback loop's steps, which the driver
- * (driver.c) runs in its loops: after a load, compare each suspicious
+ * (pipeline.c) runs in its loops: after a load, compare each suspicious
  * fused kernel with its parts (the fuser's rule and model, the runtime's
  * measurements), re-fuse and compile; before NVRTC, apply what an earlier
  * process measured. Every decision goes into the fuser's decision log. */

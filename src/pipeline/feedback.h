@@ -1,5 +1,5 @@
 /* feedback.h - the steps of the occupancy feedback loop that the driver
- * (driver.c) runs (feedback.c). */
+ * (pipeline.c) runs (feedback.c). */
 #ifndef KF_PIPELINE_FEEDBACK_H
 #define KF_PIPELINE_FEEDBACK_H
 

@@ -1,5 +1,5 @@
 /* pipeline.h - struct kf_plan: one graph carried through the pipeline
- * (src/pipeline/driver.c). Each layer owns one field: the fuser `fuse`,
+ * (src/pipeline/pipeline.c). Each layer owns one field: the fuser `fuse`,
  * codegen `code`, the runtime `rt`; the pipeline owns the struct. */
 #ifndef KF_PIPELINE_PIPELINE_H
 #define KF_PIPELINE_PIPELINE_H

@@ -1,5 +1,5 @@
 /* plan.c - creating, describing and destroying plans: the pipeline's front
- * door. kf_plan_create runs verify -> fuse -> buffer planning; driver.c
+ * door. kf_plan_create runs verify -> fuse -> buffer planning; pipeline.c
  * carries the plan on. */
 #include <math.h>
 #include <stdio.h>

@@ -1,4 +1,4 @@
-/* driver.c - the pipeline's driver: kf_plan_compile and kf_plan_load run
+/* pipeline.c - the pipeline's driver: kf_plan_compile and kf_plan_load run
  * the passes in order, each one call into its own layer, with the
  * occupancy feedback as the visible loop between them:
  *
@@ -6,6 +6,8 @@
  *     -> compile -> load -> measure -> [decide, re-fuse, compile, load]
  *
  * Each feedback loop is bounded by PL_FEEDBACK_ROUNDS. */
+#include "pipeline/pipeline.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,7 +17,6 @@
 #include "core/alloc.h"
 #include "core/span.h"
 #include "pipeline/feedback.h"
-#include "pipeline/pipeline.h"
 #include "pipeline/plan_dump.h"
 #include "pipeline/plan_target.h"
 #include "pipeline/run.h"
