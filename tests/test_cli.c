@@ -312,7 +312,7 @@ static char *dumped(const char *dir, const char *pattern, size_t *size) {
 }
 
 /* KFUSE_DUMP_DIR: `kfuse compile` writes the plan JSON and text, the
- * decision log, and each launch's CUDA source and CUBIN (src/core/dump.c),
+ * decision log, and each launch's CUDA source and CUBIN (src/pipeline/plan_dump.c),
  * named GRAPH-HASH.*; cache hits dump their CUBIN too. */
 START_TEST(compile_dump_dir) {
   char dir[400];

@@ -1,5 +1,5 @@
 /* test_graph_cache.c - the parsed-graph cache of kf_graph_load_yaml
- * (src/core/graph_load.c, src/ir/graph_blob.c): a large file loads from the
+ * (src/pipeline/graph_load.c, src/ir/graph_blob.c): a large file loads from the
  * cache as the very graph the parser built (dump, hash, YAML text, names);
  * small files, failed loads and a disabled disk cache are not cached; and
  * the blob reader refuses every truncation and survives every flipped

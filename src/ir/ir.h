@@ -183,7 +183,7 @@ bool ir_names_insert(kf_graph *g, const char *name, int32_t v);
 void ir_names_free(ir_names *names);
 
 /* The YAML loader (yaml_load.c) under the public kf_graph_load_yaml and
- * kf_graph_load_yaml_string (src/core/graph_load.c, which adds the parsed-
+ * kf_graph_load_yaml_string (src/pipeline/graph_load.c, which adds the parsed-
  * graph cache and the "parse" span): the text of a graph file into a graph;
  * errors (FILE:LINE:COL ...) go to ctx. */
 kf_status ir_yaml_load_string(kf_ctx *ctx, const char *text, size_t len, const char *filename,

@@ -1,6 +1,6 @@
 /* yaml_load.c - the YAML loader: reads a graph file (version 1, see
  * docs/yaml.md) into a kf_graph, or reports FILE:LINE:COL of what is wrong.
- * The public entry points are in src/core/graph_load.c. */
+ * The public entry points are in src/pipeline/graph_load.c. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
