@@ -469,9 +469,9 @@ KF_INLINE double kf_maximum(double a, double b) { return (a != a || b != b) ? a 
 KF_INLINE double kf_minimum(double a, double b) { return (a != a || b != b) ? a + b : (a < b ? a : b); }
 // int and long long: arithmetic wraps (through unsigned), as in the reference
 #define KF_INT_OPS(T, U)                                                         \
-  KF_INLINE T kf_neg(T x) { return (T)((U)0 - (U)x); }                          \
-  KF_INLINE T kf_abs(T x) { return x < 0 ? (T)((U)0 - (U)x) : x; }              \
-  KF_INLINE T kf_relu(T x) { return x < 0 ? (T)0 : x; }                         \
+  KF_INLINE T kf_neg(T x) { return (T)((U)0 - (U)x); }                           \
+  KF_INLINE T kf_abs(T x) { return x < 0 ? (T)((U)0 - (U)x) : x; }               \
+  KF_INLINE T kf_relu(T x) { return x < 0 ? (T)0 : x; }                          \
   KF_INLINE T kf_sign(T x) { return (T)((x > 0) - (x < 0)); }                    \
   KF_INLINE bool kf_logical_not(T x) { return x == 0; }                          \
   KF_INLINE T kf_add(T a, T b) { return (T)((U)a + (U)b); }                      \
