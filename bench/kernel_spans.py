@@ -152,7 +152,11 @@ def kf_fill(text, addr):
 def kfuse_templates(addr):
     """A copy of kfuse's templates whose kernel entry records the trace at
     device address addr (baked in: the entry's parameters stay kfuse's)."""
-    src = os.path.join(HERE, "..", "templates")
+    # the build's complete template folder (templates/ and the common.cuh it
+    # generates from ops.def), next to the library KFUSE_LIB names
+    src = os.path.join(os.path.dirname(os.path.abspath(os.environ["KFUSE_LIB"])), "templates")
+    if not os.path.isfile(os.path.join(src, "common.cuh")):
+        sys.exit("kernel_spans: no %s/common.cuh: KFUSE_LIB must be a build's libkfuse.so" % src)
     dst = tempfile.mkdtemp(prefix="kf_spans_")
     for f in os.listdir(src):
         shutil.copy(os.path.join(src, f), dst)

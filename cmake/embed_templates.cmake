@@ -1,13 +1,16 @@
-# Embeds every templates/*.cu and *.cuh into one C file as string constants.
-# Run as: cmake -DOUT=<file.c> -DDIR=<templates dir> -P embed_templates.cmake
-file(GLOB files RELATIVE ${DIR} ${DIR}/*.cu ${DIR}/*.cuh)
+# Embeds the build's templates (build/templates: templates/*.cu and *.cuh,
+# and the generated common.cuh) into one C file as string constants, named
+# by file name. Run as:
+#   cmake -DOUT=<file.c> -DFILES=<path|path|...> -P embed_templates.cmake
+string(REPLACE "|" ";" files "${FILES}")
 list(SORT files)
 set(body "/* generated from templates/ by cmake/embed_templates.cmake: do not edit */\n")
 string(APPEND body "#include <stddef.h>\n#include \"codegen/templates.h\"\n\n")
 set(table "")
 set(i 0)
-foreach(f ${files})
-  file(READ ${DIR}/${f} hex HEX)
+foreach(path ${files})
+  get_filename_component(f ${path} NAME)
+  file(READ ${path} hex HEX)
   string(LENGTH "${hex}" hexlen)
   math(EXPR len "${hexlen} / 2")
   string(REGEX REPLACE "([0-9a-f][0-9a-f])" "0x\\1," bytes "${hex}")

@@ -173,13 +173,13 @@ static inline void tu_emit_compile_all(const kf_graph *g, tu_plan *tp, const cha
   }
 }
 
-/* The generated text with the embedded prelude (templates/common.cuh,
- * verbatim in every kernel) replaced by one marker line: golden files hold
+/* The generated text with the embedded prelude (common.cuh as the build
+ * generates it into build/templates, verbatim in every kernel) replaced by one marker line: golden files hold
  * what is particular to each kernel, and a prelude edit changes one file,
  * not every golden. The caller frees the result. */
 static inline char *tu_strip_prelude(const char *text) {
   char path[1024];
-  snprintf(path, sizeof path, "%s/templates/common.cuh", KFUSE_SOURCE_DIR);
+  snprintf(path, sizeof path, "%s/templates/common.cuh", KFUSE_BINARY_DIR);
   FILE *f = fopen(path, "rb");
   ck_assert_msg(f != NULL, "cannot read %s", path);
   fseek(f, 0, SEEK_END);

@@ -289,15 +289,16 @@ START_TEST(exit_codes) {
     return;
   }
   /* 1: outputs differ. Correct kernels pass the error bound at any
-   * tolerance, so the kernels are made wrong on purpose: a copy of
-   * templates/ whose float add scales b by 1.001 (the library reads templates
-   * from KFUSE_TEMPLATE_DIR; the program run below is a new process). */
+   * tolerance, so the kernels are made wrong on purpose: a copy of the
+   * build's templates (build/templates, common.cuh generated) whose float add
+   * scales b by 1.001 (the library reads templates from KFUSE_TEMPLATE_DIR;
+   * the program run below is a new process). */
   char planted[600];
   snprintf(planted, sizeof planted,
            "d=$(mktemp -d) && cp '%s'/templates/* \"$d\" && "
            "sed -i 's/kf_add(float a, float b) { return a + b; }/kf_add(float a, float b) { return a + b * 1.001f; }/' \"$d\"/common.cuh && "
            "grep -q 'b \\* 1.001f' \"$d\"/common.cuh && echo \"$d\"",
-           KFUSE_SOURCE_DIR);
+           KFUSE_BINARY_DIR);
   FILE *p = popen(planted, "r");
   char dir[256] = "";
   ck_assert(p && fgets(dir, sizeof dir, p));

@@ -1,5 +1,6 @@
 /* test_planted.c - the planted wrong kernels of tests/gpu/test_gpu_check.c
- * stay meaningful without a GPU: each patch still applies to templates/
+ * stay meaningful without a GPU: each patch still applies to the build's
+ * templates (build/templates, common.cuh generated from ops.def)
  * (a template edit that removes the patched text fails here, not on the
  * GPU machine), reaches a kernel of one of its graphs, and the patched and
  * unpatched kernels compile for sm_90 with NVRTC. */

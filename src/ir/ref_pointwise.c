@@ -67,7 +67,7 @@ void ref_put_i(ref_buf *o, int64_t k, int64_t v, kf_dtype dt) {
 
 double ref_unary_f(ir_op op, double x) {
   switch (op) {
-#define UNARY(ID, lname, acc, res, fexpr, iexpr) \
+#define UNARY(ID, lname, acc, res, fexpr, iexpr, ...) \
   case IR_OP_##ID:                               \
     return (fexpr);
 #include "ir/ops.def"
@@ -78,7 +78,7 @@ double ref_unary_f(ir_op op, double x) {
 
 static int64_t unary_i(ir_op op, int64_t x) {
   switch (op) {
-#define UNARY(ID, lname, acc, res, fexpr, iexpr) \
+#define UNARY(ID, lname, acc, res, fexpr, iexpr, ...) \
   case IR_OP_##ID:                               \
     return (int64_t)(iexpr);
 #include "ir/ops.def"
@@ -89,7 +89,7 @@ static int64_t unary_i(ir_op op, int64_t x) {
 
 double ref_binary_f(ir_op op, double a, double b) {
   switch (op) {
-#define BINARY(ID, lname, acc, res, fexpr, iexpr) \
+#define BINARY(ID, lname, acc, res, fexpr, iexpr, ...) \
   case IR_OP_##ID:                                \
     return (fexpr);
 #include "ir/ops.def"
@@ -100,7 +100,7 @@ double ref_binary_f(ir_op op, double a, double b) {
 
 static int64_t binary_i(ir_op op, int64_t a, int64_t b) {
   switch (op) {
-#define BINARY(ID, lname, acc, res, fexpr, iexpr) \
+#define BINARY(ID, lname, acc, res, fexpr, iexpr, ...) \
   case IR_OP_##ID:                                \
     return (int64_t)(iexpr);
 #include "ir/ops.def"

@@ -56,17 +56,18 @@ static char *replace_all(const char *s, const char *from, const char *to) {
   return out;
 }
 
-/* A fresh copy of templates/ in G_dir, file `name` patched (NULL: none),
- * and KFUSE_TEMPLATE_DIR pointing at it. */
+/* A fresh copy of the build's templates (build/templates: templates/ and
+ * the common.cuh generated from ops.def) in G_dir, file `name` patched
+ * (NULL: none), and KFUSE_TEMPLATE_DIR pointing at it. */
 static void templates_copy(const char *name, const char *from, const char *to) {
   snprintf(G_dir, sizeof G_dir, "/tmp/kfuse-planted-%d", (int)getpid());
   mkdir(G_dir, 0700);
-  DIR *d = opendir(KFUSE_SOURCE_DIR "/templates");
+  DIR *d = opendir(KFUSE_BINARY_DIR "/templates");
   ck_assert(d != NULL);
   for (struct dirent *e; (e = readdir(d));) {
     if (e->d_name[0] == '.') continue;
     char src[512], dst[512];
-    snprintf(src, sizeof src, "%s/templates/%s", KFUSE_SOURCE_DIR, e->d_name);
+    snprintf(src, sizeof src, "%s/templates/%s", KFUSE_BINARY_DIR, e->d_name);
     snprintf(dst, sizeof dst, "%s/%s", G_dir, e->d_name);
     char *text = slurp(src);
     if (name && !strcmp(name, e->d_name)) {
