@@ -63,16 +63,23 @@ typedef struct cg_pparam {
 
 /* How a value's index is known while generating an element's code: a
  * linear (row-major) index expression over `shape`, and/or coordinate
- * expressions. Either may be missing and is derived from the other. */
+ * expressions. Either may be missing and is derived from the other. An
+ * expression too long for its field is bound to a local index variable
+ * ("ixN", cg_ctx_put) and the field holds its name, so that expressions
+ * stay bounded however many layout ops a value is reached through. */
+enum { CG_LIN_CAP = 256, CG_COORD_CAP = 192 };
 typedef struct cg_ctx {
   int rank;
   int64_t shape[KF_MAX_RANK];
-  char lin[256];                    /* "" when unknown */
-  char coord[KF_MAX_RANK][192];     /* "" when unknown */
+  char lin[CG_LIN_CAP];                /* "" when unknown */
+  char coord[KF_MAX_RANK][CG_COORD_CAP]; /* "" when unknown */
   /* Vector analysis: within a group of W consecutive iteration elements
    * (the first W-aligned), this value's linear index is base + lane with
    * base % W == 0 (CONTIG), the same for every lane (SPLAT), or neither. */
   int vclass;
+  /* an expression fit neither its field nor a local (no generator to bind
+   * it): cg_gen_value fails cleanly on such a context */
+  bool overflow;
 } cg_ctx;
 
 enum { VC_GATHER = 0, VC_CONTIG = 1, VC_SPLAT = 2 };
@@ -122,6 +129,13 @@ typedef struct cg_gen {
   cg_buf *pre_decl;     /* declarations of the preloaded registers */
   cg_buf *align;        /* " && kf_aligned(p3, 16)" for each vector access */
   int n_pre;
+  /* index expressions bound to locals ("const long long ixN = ...;",
+   * cg_ctx_put), by text: reset with the memo, whose scope they share */
+  struct cg_ixb {
+    char *expr;
+    int tmp;
+  } * ixb;
+  int n_ixb, cap_ixb;
   bool failed;
   kf_status status; /* of the failure: KF_ERR_UNSUPPORTED, or out of memory */
   char err[256];
@@ -143,16 +157,30 @@ void cg_line(cg_gen *gen, const char *fmt, ...) __attribute__((format(printf, 2,
 
 /* Contexts. */
 void cg_ctx_linear(cg_ctx *c, int rank, const int64_t *shape, const char *lin, int vclass);
-void cg_ctx_key(const cg_ctx *c, char *key, size_t size);
-/* The linear index expression (derived from coordinates when needed). */
-void cg_ctx_lin(const cg_ctx *c, char *out, size_t size);
-/* Coordinate d (derived from the linear index when needed). */
-void cg_ctx_coord(const cg_ctx *c, int d, char *out, size_t size);
+/* Stores expr into c as its linear index (d < 0) or coordinate d. When it
+ * does not fit the field, gen binds it to a local emitted at the current
+ * point ("const long long ixN = expr;", one per text and memo scope) and
+ * the field holds the name, and c's loads become scalar (a vector preload
+ * runs before the lane loop, where no local of the loop exists). Without a
+ * generator (gen NULL) the field is left unknown when the other form is
+ * complete (it is derived when needed), else c->overflow is set. */
+void cg_ctx_put(cg_gen *gen, cg_ctx *c, int d, const char *expr);
+/* The memo key of context c, appended to key (no length limit). */
+void cg_ctx_key_s(const cg_ctx *c, cg_buf *key);
+/* The same into a fixed buffer: false when it did not fit. */
+bool cg_ctx_key(const cg_ctx *c, char *key, size_t size);
+/* The linear index expression (derived from coordinates when needed),
+ * appended to out. */
+void cg_ctx_lin_s(const cg_ctx *c, cg_buf *out);
+/* The same into a fixed buffer: false when it did not fit. */
+bool cg_ctx_lin(const cg_ctx *c, char *out, size_t size);
+/* Coordinate d (derived from the linear index when needed), appended. */
+void cg_ctx_coord(const cg_ctx *c, int d, cg_buf *out);
 /* The context of an operand of shape (rank, shape) broadcast into c. */
-void cg_ctx_broadcast(const cg_ctx *c, int rank, const int64_t *shape, int vec, cg_ctx *out);
+void cg_ctx_broadcast(cg_gen *gen, const cg_ctx *c, int rank, const int64_t *shape, cg_ctx *out);
 /* The context of a transpose's operand (shape in_shape) from the result's. */
-void cg_ctx_transpose(const cg_ctx *c, int rank, const int64_t *in_shape, const int8_t *perm,
-                      int vec, cg_ctx *out);
+void cg_ctx_transpose(cg_gen *gen, const cg_ctx *c, int rank, const int64_t *in_shape,
+                      const int8_t *perm, cg_ctx *out);
 /* A context over shape whose dims split into ngroups consecutive groups
  * (bounds[0] = 0 .. bounds[ngroups] = rank), group g indexed by vars[g]:
  * rows and columns, or outer, reduced and inner. */

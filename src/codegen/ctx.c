@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "codegen/cg_internal.h"
+#include "core/alloc.h"
 
 /* An index constant: a plain literal, or LL-suffixed past 32 bits. */
 static void num(char *out, size_t size, int64_t v) {
@@ -20,53 +21,143 @@ static int64_t stride_of(int rank, const int64_t *shape, int d) {
   return s;
 }
 
+/* Appends the name of the local bound to expr, emitting its declaration
+ * the first time in the memo's scope. */
+static void bind_ix(cg_gen *gen, const char *expr, char *name, size_t size) {
+  for (int i = 0; i < gen->n_ixb; i++)
+    if (!strcmp(gen->ixb[i].expr, expr)) {
+      snprintf(name, size, "ix%d", gen->ixb[i].tmp);
+      return;
+    }
+  int t = gen->tmp++;
+  snprintf(name, size, "ix%d", t);
+  cg_line(gen, "const long long %s = %s;", name, expr);
+  if (gen->n_ixb == gen->cap_ixb) {
+    int cap = gen->cap_ixb ? gen->cap_ixb * 2 : 16;
+    struct cg_ixb *b = core_realloc(gen->ixb, (size_t)cap * sizeof *b);
+    if (!b) {
+      cg_gen_oom(gen);
+      return;
+    }
+    gen->ixb = b;
+    gen->cap_ixb = cap;
+  }
+  char *e = core_strdup(expr);
+  if (!e) {
+    cg_gen_oom(gen);
+    return;
+  }
+  gen->ixb[gen->n_ixb++] = (struct cg_ixb){e, t};
+}
+
+/* Whether every coordinate of c is known. */
+static bool coords_known(const cg_ctx *c) {
+  for (int d = 0; d < c->rank; d++)
+    if (!c->coord[d][0]) return false;
+  return true;
+}
+
+void cg_ctx_put(cg_gen *gen, cg_ctx *c, int d, const char *expr) {
+  char *field = d < 0 ? c->lin : c->coord[d];
+  size_t cap = d < 0 ? sizeof c->lin : sizeof c->coord[d], n = strlen(expr);
+  if (n < cap) {
+    memcpy(field, expr, n + 1);
+    return;
+  }
+  field[0] = '\0';
+  if (gen) {
+    bind_ix(gen, expr, field, cap);
+    c->vclass = VC_GATHER;
+  } else if (d < 0 ? !coords_known(c) : !c->lin[0]) {
+    c->overflow = true;
+  }
+}
+
+/* Appends a string builder's text to c's field (see cg_ctx_put) and
+ * empties the builder; an allocation failure in it fails gen. */
+static void put_buf(cg_gen *gen, cg_ctx *c, int d, cg_buf *b) {
+  if (b->oom) {
+    if (gen) cg_gen_oom(gen);
+    c->overflow = true;
+  } else {
+    cg_ctx_put(gen, c, d, b->s ? b->s : "");
+  }
+  cg_buf_free(b);
+}
+
+/* A context built from both forms without a generator: a field that did
+ * not fit is derived from the other form, so only both missing overflow. */
+static void root_done(cg_ctx *c) { c->overflow = !c->lin[0] && !coords_known(c); }
+
 void cg_ctx_linear(cg_ctx *c, int rank, const int64_t *shape, const char *lin, int vclass) {
   memset(c, 0, sizeof *c);
   c->rank = rank;
   for (int d = 0; d < rank; d++) c->shape[d] = shape[d];
-  snprintf(c->lin, sizeof c->lin, "%s", lin);
   c->vclass = vclass;
+  cg_ctx_put(NULL, c, -1, lin);
 }
 
-void cg_ctx_key(const cg_ctx *c, char *key, size_t size) {
+void cg_ctx_key_s(const cg_ctx *c, cg_buf *key) {
   if (c->lin[0]) {
-    snprintf(key, size, "L:%s", c->lin);
+    cg_printf(key, "L:%s", c->lin);
     return;
   }
-  size_t n = (size_t)snprintf(key, size, "C:");
-  for (int d = 0; d < c->rank && n < size; d++) {
-    char x[192];
-    cg_ctx_coord(c, d, x, sizeof x);
-    n += (size_t)snprintf(key + n, size - n, "%s;", x);
+  cg_puts(key, "C:");
+  for (int d = 0; d < c->rank; d++) {
+    cg_ctx_coord(c, d, key);
+    cg_puts(key, ";");
   }
 }
 
-void cg_ctx_lin(const cg_ctx *c, char *out, size_t size) {
+/* Copies a builder's text into a fixed buffer: false when it did not fit
+ * (or the builder ran out of memory); frees the builder. */
+static bool copy_out(cg_buf *b, char *out, size_t size) {
+  bool ok = !b->oom && (b->s ? b->len : 0) < size;
+  snprintf(out, size, "%s", ok && b->s ? b->s : "");
+  cg_buf_free(b);
+  return ok;
+}
+
+bool cg_ctx_key(const cg_ctx *c, char *key, size_t size) {
+  cg_buf b = {0};
+  cg_ctx_key_s(c, &b);
+  return copy_out(&b, key, size);
+}
+
+void cg_ctx_lin_s(const cg_ctx *c, cg_buf *out) {
   if (c->lin[0]) {
-    snprintf(out, size, "%s", c->lin);
+    cg_puts(out, c->lin);
     return;
   }
-  size_t n = 0;
-  out[0] = '\0';
-  for (int d = 0; d < c->rank && n < size; d++) {
+  bool any = false;
+  for (int d = 0; d < c->rank; d++) {
     if (c->shape[d] == 1) continue;
-    char x[192], s[32];
-    cg_ctx_coord(c, d, x, sizeof x);
+    char s[32];
     int64_t st = stride_of(c->rank, c->shape, d);
     num(s, sizeof s, st);
+    cg_puts(out, any ? " + (" : "(");
+    cg_ctx_coord(c, d, out);
     if (st == 1)
-      n += (size_t)snprintf(out + n, size - n, "%s(%s)", n ? " + " : "", x);
+      cg_puts(out, ")");
     else
-      n += (size_t)snprintf(out + n, size - n, "%s(%s) * %s", n ? " + " : "", x, s);
+      cg_printf(out, ") * %s", s);
+    any = true;
   }
-  if (n == 0) snprintf(out, size, "0");
+  if (!any) cg_puts(out, "0");
 }
 
-/* Coordinate d of `var`, a linear index over dims [first, last) of shape. */
+bool cg_ctx_lin(const cg_ctx *c, char *out, size_t size) {
+  cg_buf b = {0};
+  cg_ctx_lin_s(c, &b);
+  return copy_out(&b, out, size);
+}
+
+/* Coordinate d of `var`, a linear index over dims [first, last) of shape,
+ * appended to out. */
 static void decompose(const char *var, int first, int last, const int64_t *shape, int d,
-                      char *out, size_t size) {
+                      cg_buf *out) {
   if (shape[d] == 1) {
-    snprintf(out, size, "0");
+    cg_puts(out, "0");
     return;
   }
   int64_t st = 1;
@@ -78,22 +169,22 @@ static void decompose(const char *var, int first, int last, const int64_t *shape
   num(s, sizeof s, st);
   num(e, sizeof e, shape[d]);
   if (leading && st == 1)
-    snprintf(out, size, "%s", var);
+    cg_puts(out, var);
   else if (leading)
-    snprintf(out, size, "(%s) / %s", var, s);
+    cg_printf(out, "(%s) / %s", var, s);
   else if (st == 1)
-    snprintf(out, size, "(%s) %% %s", var, e);
+    cg_printf(out, "(%s) %% %s", var, e);
   else
-    snprintf(out, size, "(%s) / %s %% %s", var, s, e);
+    cg_printf(out, "(%s) / %s %% %s", var, s, e);
 }
 
-void cg_ctx_coord(const cg_ctx *c, int d, char *out, size_t size) {
+void cg_ctx_coord(const cg_ctx *c, int d, cg_buf *out) {
   if (c->coord[d][0])
-    snprintf(out, size, "%s", c->coord[d]);
+    cg_puts(out, c->coord[d]);
   else if (c->lin[0])
-    decompose(c->lin, 0, c->rank, c->shape, d, out, size);
+    decompose(c->lin, 0, c->rank, c->shape, d, out);
   else
-    snprintf(out, size, "0");
+    cg_puts(out, "0");
 }
 
 void cg_ctx_groups(cg_ctx *c, int rank, const int64_t *shape, int ngroups, const int *bounds,
@@ -102,7 +193,7 @@ void cg_ctx_groups(cg_ctx *c, int rank, const int64_t *shape, int ngroups, const
   c->rank = rank;
   c->vclass = vclass;
   for (int d = 0; d < rank; d++) c->shape[d] = shape[d];
-  size_t n = 0;
+  cg_buf lin = {0};
   for (int gi = 0; gi < ngroups; gi++) {
     int64_t after = 1;
     for (int d = bounds[gi + 1]; d < rank; d++) after *= shape[d];
@@ -110,25 +201,30 @@ void cg_ctx_groups(cg_ctx *c, int rank, const int64_t *shape, int ngroups, const
     num(s, sizeof s, after);
     int64_t ext = 1;
     for (int d = bounds[gi]; d < bounds[gi + 1]; d++) ext *= shape[d];
-    if (ext == 1) continue;
+    if (ext == 1) {
+      for (int d = bounds[gi]; d < bounds[gi + 1]; d++) snprintf(c->coord[d], sizeof c->coord[d], "0");
+      continue;
+    }
     if (after == 1)
-      n += (size_t)snprintf(c->lin + n, sizeof c->lin - n, "%s%s", n ? " + " : "", vars[gi]);
+      cg_printf(&lin, "%s%s", lin.len ? " + " : "", vars[gi]);
     else
-      n += (size_t)snprintf(c->lin + n, sizeof c->lin - n, "%s%s * %s", n ? " + " : "",
-                            vars[gi], s);
-    for (int d = bounds[gi]; d < bounds[gi + 1]; d++)
-      decompose(vars[gi], bounds[gi], bounds[gi + 1], shape, d, c->coord[d],
-                sizeof c->coord[d]);
+      cg_printf(&lin, "%s%s * %s", lin.len ? " + " : "", vars[gi], s);
+    for (int d = bounds[gi]; d < bounds[gi + 1]; d++) {
+      cg_buf x = {0};
+      decompose(vars[gi], bounds[gi], bounds[gi + 1], shape, d, &x);
+      put_buf(NULL, c, d, &x);
+    }
   }
-  if (n == 0) snprintf(c->lin, sizeof c->lin, "0");
-  for (int d = 0; d < rank; d++)
-    if (!c->coord[d][0]) snprintf(c->coord[d], sizeof c->coord[d], "0");
+  if (!lin.len) cg_puts(&lin, "0");
+  put_buf(NULL, c, -1, &lin);
+  root_done(c);
 }
 
 /* The part of var (a row-major index over the dims d of shape with
- * group[d] == gi) that dims [d0, d1) of that group hold: (var / st) % ext. */
+ * group[d] == gi) that dims [d0, d1) of that group hold: (var / st) % ext,
+ * appended to out. */
 static void run_index(const char *var, int rank, const int64_t *shape, const int *group, int gi,
-                      int d0, int d1, char *out, size_t size) {
+                      int d0, int d1, cg_buf *out) {
   int64_t st = 1, ext = 1;
   bool leading = true;
   for (int i = 0; i < rank; i++) {
@@ -141,13 +237,13 @@ static void run_index(const char *var, int rank, const int64_t *shape, const int
   num(s, sizeof s, st);
   num(e, sizeof e, ext);
   if (leading && st == 1)
-    snprintf(out, size, "%s", var);
+    cg_puts(out, var);
   else if (leading)
-    snprintf(out, size, "(%s) / %s", var, s);
+    cg_printf(out, "(%s) / %s", var, s);
   else if (st == 1)
-    snprintf(out, size, "(%s) %% %s", var, e);
+    cg_printf(out, "(%s) %% %s", var, e);
   else
-    snprintf(out, size, "(%s) / %s %% %s", var, s, e);
+    cg_printf(out, "(%s) / %s %% %s", var, s, e);
 }
 
 void cg_ctx_assign(cg_ctx *c, int rank, const int64_t *shape, const int *group,
@@ -156,7 +252,7 @@ void cg_ctx_assign(cg_ctx *c, int rank, const int64_t *shape, const int *group,
   c->rank = rank;
   c->vclass = vclass;
   for (int d = 0; d < rank; d++) c->shape[d] = shape[d];
-  size_t n = 0;
+  cg_buf lin = {0};
   for (int d = 0; d < rank;) {
     if (shape[d] == 1) {
       snprintf(c->coord[d], sizeof c->coord[d], "0");
@@ -170,23 +266,26 @@ void cg_ctx_assign(cg_ctx *c, int rank, const int64_t *shape, const int *group,
       e++;
     }
     e = last + 1;
-    for (int i = d; i < e; i++)
+    for (int i = d; i < e; i++) {
+      cg_buf x = {0};
       if (shape[i] != 1)
-        run_index(vars[group[d]], rank, shape, group, group[d], i, i + 1, c->coord[i],
-                  sizeof c->coord[i]);
+        run_index(vars[group[d]], rank, shape, group, group[d], i, i + 1, &x);
       else
-        snprintf(c->coord[i], sizeof c->coord[i], "0");
-    char r[200], s[32];
-    run_index(vars[group[d]], rank, shape, group, group[d], d, e, r, sizeof r);
+        cg_puts(&x, "0");
+      put_buf(NULL, c, i, &x);
+    }
+    char s[32];
     int64_t st = stride_of(rank, shape, e - 1);
     num(s, sizeof s, st);
-    if (st == 1)
-      n += (size_t)snprintf(c->lin + n, sizeof c->lin - n, "%s%s", n ? " + " : "", r);
-    else
-      n += (size_t)snprintf(c->lin + n, sizeof c->lin - n, "%s(%s) * %s", n ? " + " : "", r, s);
+    cg_puts(&lin, lin.len ? " + " : "");
+    if (st != 1) cg_puts(&lin, "(");
+    run_index(vars[group[d]], rank, shape, group, group[d], d, e, &lin);
+    if (st != 1) cg_printf(&lin, ") * %s", s);
     d = e;
   }
-  if (n == 0) snprintf(c->lin, sizeof c->lin, "0");
+  if (!lin.len) cg_puts(&lin, "0");
+  put_buf(NULL, c, -1, &lin);
+  root_done(c);
 }
 
 /* Vector class of an operand reached from c by broadcasting or a
@@ -201,7 +300,8 @@ static int derived_vclass(const cg_ctx *c, bool keeps_inner, bool inner_broadcas
   return keeps_inner ? VC_CONTIG : VC_GATHER;
 }
 
-void cg_ctx_broadcast(const cg_ctx *c, int rank, const int64_t *shape, int vec, cg_ctx *out) {
+void cg_ctx_broadcast(cg_gen *gen, const cg_ctx *c, int rank, const int64_t *shape,
+                      cg_ctx *out) {
   if (cg_same_shape(c->rank, c->shape, rank, shape)) {
     *out = *c;
     return;
@@ -209,26 +309,33 @@ void cg_ctx_broadcast(const cg_ctx *c, int rank, const int64_t *shape, int vec, 
   memset(out, 0, sizeof *out);
   out->rank = rank;
   int off = c->rank - rank;
-  for (int d = 0; d < rank; d++) {
-    out->shape[d] = shape[d];
-    if (shape[d] == 1)
-      snprintf(out->coord[d], sizeof out->coord[d], "0");
-    else
-      cg_ctx_coord(c, d + off, out->coord[d], sizeof out->coord[d]);
-  }
   bool inner_bc = rank == 0 || shape[rank - 1] == 1;
   bool keeps = rank > 0 && c->rank > 0 && shape[rank - 1] == c->shape[c->rank - 1];
-  out->vclass = derived_vclass(c, keeps, inner_bc, vec);
+  out->vclass = derived_vclass(c, keeps, inner_bc, gen->vec);
+  out->overflow = c->overflow;
+  for (int d = 0; d < rank; d++) {
+    out->shape[d] = shape[d];
+    cg_buf x = {0};
+    if (shape[d] == 1)
+      cg_puts(&x, "0");
+    else
+      cg_ctx_coord(c, d + off, &x);
+    put_buf(gen, out, d, &x);
+  }
 }
 
-void cg_ctx_transpose(const cg_ctx *c, int rank, const int64_t *in_shape, const int8_t *perm,
-                      int vec, cg_ctx *out) {
+void cg_ctx_transpose(cg_gen *gen, const cg_ctx *c, int rank, const int64_t *in_shape,
+                      const int8_t *perm, cg_ctx *out) {
   memset(out, 0, sizeof *out);
   out->rank = rank;
   for (int d = 0; d < rank; d++) out->shape[d] = in_shape[d];
-  for (int i = 0; i < rank; i++)
-    cg_ctx_coord(c, i, out->coord[perm[i]], sizeof out->coord[perm[i]]);
   bool keeps = rank > 0 && perm[rank - 1] == rank - 1;
   bool inner_bc = rank == 0 || in_shape[rank - 1] == 1;
-  out->vclass = derived_vclass(c, keeps, inner_bc && keeps, vec);
+  out->vclass = derived_vclass(c, keeps, inner_bc && keeps, gen->vec);
+  out->overflow = c->overflow;
+  for (int i = 0; i < rank; i++) {
+    cg_buf x = {0};
+    cg_ctx_coord(c, i, &x);
+    put_buf(gen, out, perm[i], &x);
+  }
 }

@@ -53,12 +53,16 @@ void cg_gen_reset_memo(cg_gen *gen) {
     free(gen->memo[i].raw);
   }
   gen->n_memo = 0;
+  for (int i = 0; i < gen->n_ixb; i++) free(gen->ixb[i].expr);
+  gen->n_ixb = 0;
 }
 
 void cg_gen_free(cg_gen *gen) {
   cg_gen_reset_memo(gen);
   free(gen->memo);
   free(gen->binds);
+  free(gen->ixb);
+  gen->ixb = NULL;
   gen->memo = NULL;
   gen->binds = NULL;
 }
@@ -92,7 +96,7 @@ void cg_gen_bind(cg_gen *gen, int32_t v, const char *key, const char *expr) {
   }
   cg_bind *b = &gen->binds[gen->n_binds++];
   b->value = v;
-  snprintf(b->key, sizeof b->key, "%s", key ? key : "");
+  int nk = snprintf(b->key, sizeof b->key, "%s", key ? key : ""), ne;
   /* A reduction or matmul result (bound for any context) held in f32 is
    * rounded to its f16/bf16 node's dtype before any use, as the reference
    * rounds every value. Exact already: max/min of rounded values, inputs,
@@ -101,9 +105,14 @@ void cg_gen_bind(cg_gen *gen, int32_t v, const char *key, const char *expr) {
   const char *rnd = n->dtype == KF_F16 ? "kf_round_f16" : n->dtype == KF_BF16 ? "kf_round_bf16" : NULL;
   if (rnd && (!key || !key[0]) && !cg_is_input(gen->k, v) && n->op != IR_OP_MAX &&
       n->op != IR_OP_MIN)
-    snprintf(b->expr, sizeof b->expr, "%s(%s)", rnd, expr);
+    ne = snprintf(b->expr, sizeof b->expr, "%s(%s)", rnd, expr);
   else
-    snprintf(b->expr, sizeof b->expr, "%s", expr);
+    ne = snprintf(b->expr, sizeof b->expr, "%s", expr);
+  if (nk >= (int)sizeof b->key || ne >= (int)sizeof b->expr) {
+    /* a truncated key could match another context: refuse, never guess */
+    gen->n_binds--;
+    cg_gen_fail(gen, "a bound value's context or name is too long");
+  }
 }
 
 void cg_line(cg_gen *gen, const char *fmt, ...) {
@@ -234,8 +243,10 @@ static bool stored_only(const cg_gen *gen, int32_t v) {
 static void gen_load(cg_gen *gen, int32_t v, const cg_ctx *c, char *name, size_t size,
                      const char *key) {
   const ir_node *n = &gen->g->nodes[v];
-  char lin[512], p[32];
-  cg_ctx_lin(c, lin, sizeof lin);
+  char p[32];
+  cg_buf lb = {0};
+  cg_ctx_lin_s(c, &lb);
+  const char *lin = cg_use(gen->code, &lb);
   cg_param_name(v, p, sizeof p);
   int t = memo_add(gen, v, key);
   if (gen->vec > 1 && gen->pre && c->vclass != VC_GATHER) {
@@ -261,6 +272,7 @@ static void gen_load(cg_gen *gen, int32_t v, const cg_ctx *c, char *name, size_t
   } else {
     cg_line(gen, "const %s t%d = kf_ld(%s + (%s));", cg_compute_type(n->dtype), t, p, lin);
   }
+  cg_buf_free(&lb);
   snprintf(name, size, "t%d", t);
 }
 
@@ -276,7 +288,7 @@ static void operand(cg_gen *gen, const ir_node *n, int i, const cg_ctx *c, char 
                     size_t size) {
   const ir_node *a = &gen->g->nodes[n->args[i]];
   cg_ctx ac;
-  cg_ctx_broadcast(c, a->rank, a->shape, gen->vec, &ac);
+  cg_ctx_broadcast(gen, c, a->rank, a->shape, &ac);
   cg_gen_value(gen, n->args[i], &ac, out, size);
 }
 
@@ -316,6 +328,17 @@ static void gen_cast(cg_gen *gen, int32_t v, const char *x, int t) {
     cg_line(gen, "const %s t%d = kf_cast<%s>(%s);", ct, t, ct, x);
 }
 
+/* The context of operand a at the same linear index as c (a reshape). */
+static void relinear(cg_gen *gen, const cg_ctx *c, const ir_node *a, cg_ctx *ac) {
+  cg_buf lin = {0};
+  cg_ctx_lin_s(c, &lin);
+  cg_ctx_linear(ac, a->rank, a->shape, "", c->vclass);
+  ac->overflow = c->overflow;
+  if (lin.oom) cg_gen_oom(gen);
+  cg_ctx_put(gen, ac, -1, lin.s ? lin.s : "0");
+  cg_buf_free(&lin);
+}
+
 /* Layout ops: no code, the operand at a transformed context. */
 static bool gen_layout(cg_gen *gen, const ir_node *n, const cg_ctx *c, char *name,
                        size_t size) {
@@ -323,17 +346,14 @@ static bool gen_layout(cg_gen *gen, const ir_node *n, const cg_ctx *c, char *nam
   const ir_node *a = &gen->g->nodes[n->args[0]];
   cg_ctx ac;
   switch (n->op) {
-    case IR_OP_RESHAPE: {
-      char lin[256];
-      cg_ctx_lin(c, lin, sizeof lin);
-      cg_ctx_linear(&ac, a->rank, a->shape, lin, c->vclass);
+    case IR_OP_RESHAPE:
+      relinear(gen, c, a, &ac);
       break;
-    }
     case IR_OP_TRANSPOSE:
-      cg_ctx_transpose(c, a->rank, a->shape, n->perm, gen->vec, &ac);
+      cg_ctx_transpose(gen, c, a->rank, a->shape, n->perm, &ac);
       break;
     case IR_OP_BROADCAST_TO:
-      cg_ctx_broadcast(c, a->rank, a->shape, gen->vec, &ac);
+      cg_ctx_broadcast(gen, c, a->rank, a->shape, &ac);
       break;
     default:
       return false;
@@ -349,10 +369,9 @@ static bool gen_layout(cg_gen *gen, const ir_node *n, const cg_ctx *c, char *nam
 static void gen_copy_reduce(cg_gen *gen, int32_t v, const cg_ctx *c, const char *key, char *name,
                             size_t size) {
   const ir_node *n = &gen->g->nodes[v], *a = &gen->g->nodes[n->args[0]];
-  char lin[256], x[160], zero[64];
+  char x[160], zero[64];
   cg_ctx ac;
-  cg_ctx_lin(c, lin, sizeof lin);
-  cg_ctx_linear(&ac, a->rank, a->shape, lin, c->vclass);
+  relinear(gen, c, a, &ac);
   cg_gen_value(gen, n->args[0], &ac, x, sizeof x);
   if (n->op == IR_OP_MAX || n->op == IR_OP_MIN) {
     snprintf(name, size, "%s", x);
@@ -396,35 +415,49 @@ static const char *rounding(const ir_node *n) {
   return n->dtype == KF_F16 ? "kf_round_f16" : n->dtype == KF_BF16 ? "kf_round_bf16" : NULL;
 }
 
-const char *cg_gen_value(cg_gen *gen, int32_t v, const cg_ctx *c, char *name, size_t size) {
+/* The memo key of c (malloc'd), or NULL with gen failed: out of memory,
+ * or a context whose index expression did not fit (cg_ctx_put). */
+static char *ctx_key(cg_gen *gen, const cg_ctx *c) {
+  if (c->overflow) {
+    cg_gen_fail(gen, "an index expression too long for its context");
+    return NULL;
+  }
+  cg_buf b = {0};
+  cg_ctx_key_s(c, &b);
+  char *key = cg_buf_take(&b);
+  if (!key) cg_gen_oom(gen);
+  return key;
+}
+
+/* cg_gen_value for the context's key. */
+static void value_at(cg_gen *gen, int32_t v, const cg_ctx *c, const char *key, char *name,
+                     size_t size) {
   const ir_node *n = &gen->g->nodes[v];
-  char key[512];
-  cg_ctx_key(c, key, sizeof key);
   const char *hit = memo_find(gen, v, key);
   if (hit) {
     snprintf(name, size, "%s", hit);
-    return name;
+    return;
   }
   if (n->op == IR_OP_CONST) {
     cg_literal(n->dtype, n->value, name, size);
-    return name;
+    return;
   }
   if (cg_is_input(gen->k, v) || n->op == IR_OP_INPUT) {
     gen_load(gen, v, c, name, size, key);
     gen->last_cost = 1;
-    return name;
+    return;
   }
-  if (gen_layout(gen, n, c, name, size)) return name;
+  if (gen_layout(gen, n, c, name, size)) return;
   if (ir_is_copy_reduce(gen->g, n)) {
     gen_copy_reduce(gen, v, c, key, name, size);
-    return name;
+    return;
   }
   ir_kind kind = ir_ops[n->op].kind;
   if (kind != KIND_UNARY && kind != KIND_BINARY && kind != KIND_POINTWISE) {
     cg_gen_fail(gen, "node %d (%s) cannot be computed per element here", (int)v,
                 ir_ops[n->op].name);
     snprintf(name, size, "0");
-    return name;
+    return;
   }
   char a[3][160];
   int cost = 1;
@@ -476,15 +509,29 @@ const char *cg_gen_value(cg_gen *gen, int32_t v, const cg_ctx *c, char *name, si
   else
     gen_cast(gen, v, a[0], t);
   snprintf(name, size, "t%d", t);
+}
+
+const char *cg_gen_value(cg_gen *gen, int32_t v, const cg_ctx *c, char *name, size_t size) {
+  char *key = ctx_key(gen, c);
+  if (!key) {
+    snprintf(name, size, "0");
+    return name;
+  }
+  value_at(gen, v, c, key, name, size);
+  free(key);
   return name;
 }
 
 const char *cg_gen_stored(cg_gen *gen, int32_t v, const cg_ctx *c, char *name, size_t size) {
-  cg_gen_value(gen, v, c, name, size);
-  char key[512];
-  cg_ctx_key(c, key, sizeof key);
-  if (bind_at(gen, v, key)) return name; /* bound: no memo entry of this pass */
-  const struct cg_memo *m = memo_at(gen, v, key);
+  char *key = ctx_key(gen, c);
+  if (!key) {
+    snprintf(name, size, "0");
+    return name;
+  }
+  value_at(gen, v, c, key, name, size);
+  /* bound: no memo entry of this pass */
+  const struct cg_memo *m = bind_at(gen, v, key) ? NULL : memo_at(gen, v, key);
   if (m && m->raw) snprintf(name, size, "%s", m->raw);
+  free(key);
   return name;
 }
