@@ -129,7 +129,7 @@ typedef struct cg_gen {
   cg_buf *pre_decl;     /* declarations of the preloaded registers */
   cg_buf *align;        /* " && kf_aligned(p3, 16)" for each vector access */
   int n_pre;
-  /* index expressions bound to locals ("const long long ixN = ...;",
+  /* index expressions bound to locals ("long long ixN; ixN = ...;",
    * cg_ctx_put), by text: reset with the memo, whose scope they share */
   struct cg_ixb {
     char *expr;
@@ -159,7 +159,7 @@ void cg_line(cg_gen *gen, const char *fmt, ...) __attribute__((format(printf, 2,
 void cg_ctx_linear(cg_ctx *c, int rank, const int64_t *shape, const char *lin, int vclass);
 /* Stores expr into c as its linear index (d < 0) or coordinate d. When it
  * does not fit the field, gen binds it to a local emitted at the current
- * point ("const long long ixN = expr;", one per text and memo scope) and
+ * point ("long long ixN; ixN = expr;", one per text and memo scope) and
  * the field holds the name, and c's loads become scalar (a vector preload
  * runs before the lane loop, where no local of the loop exists). Without a
  * generator (gen NULL) the field is left unknown when the other form is

@@ -21,8 +21,8 @@ static int64_t stride_of(int rank, const int64_t *shape, int d) {
   return s;
 }
 
-/* Appends the name of the local bound to expr, emitting its declaration
- * the first time in the memo's scope. */
+/* The name of the local bound to expr ("ixN"), emitting it the first time
+ * in the memo's scope. */
 static void bind_ix(cg_gen *gen, const char *expr, char *name, size_t size) {
   for (int i = 0; i < gen->n_ixb; i++)
     if (!strcmp(gen->ixb[i].expr, expr)) {
@@ -31,7 +31,14 @@ static void bind_ix(cg_gen *gen, const char *expr, char *name, size_t size) {
     }
   int t = gen->tmp++;
   snprintf(name, size, "ix%d", t);
-  cg_line(gen, "const long long %s = %s;", name, expr);
+  /* Declared, then assigned: NVRTC's front end walks the initializer of a
+   * local in a template through the initializers of the locals it reads,
+   * without memo, so a chain of initialized index locals that each read
+   * the previous one three times took exponential time (14 reshape and
+   * transpose rounds: 10 s; 32 rounds: never done). An assignment is not
+   * walked (the same 14 rounds: 0.19 s). */
+  cg_line(gen, "long long %s;", name);
+  cg_line(gen, "%s = %s;", name, expr);
   if (gen->n_ixb == gen->cap_ixb) {
     int cap = gen->cap_ixb ? gen->cap_ixb * 2 : 16;
     struct cg_ixb *b = core_realloc(gen->ixb, (size_t)cap * sizeof *b);
