@@ -71,7 +71,7 @@ enum { CG_LIN_CAP = 256, CG_COORD_CAP = 192 };
 typedef struct cg_ctx {
   int rank;
   int64_t shape[KF_MAX_RANK];
-  char lin[CG_LIN_CAP];                /* "" when unknown */
+  char lin[CG_LIN_CAP];                  /* "" when unknown */
   char coord[KF_MAX_RANK][CG_COORD_CAP]; /* "" when unknown */
   /* Vector analysis: within a group of W consecutive iteration elements
    * (the first W-aligned), this value's linear index is base + lane with
@@ -87,8 +87,8 @@ enum { VC_GATHER = 0, VC_CONTIG = 1, VC_SPLAT = 2 };
 /* What an element's code may read instead of evaluating a node. */
 typedef struct cg_bind {
   int32_t value;
-  char key[512];  /* the context it holds for ("" = any) */
-  char expr[64];  /* a variable or register element */
+  char key[512]; /* the context it holds for ("" = any) */
+  char expr[64]; /* a variable or register element */
 } cg_bind;
 
 /* One element body being generated: statements go to `code`, computed
@@ -98,9 +98,9 @@ typedef struct cg_gen {
   const fuse_kernel *k;
   cg_buf *code;
   int indent;
-  int tmp;              /* next temporary number */
-  const char *idx;      /* index type name: "int" or "long long" */
-  int vec;              /* W of the body being generated (1: scalar) */
+  int tmp;         /* next temporary number */
+  const char *idx; /* index type name: "int" or "long long" */
+  int vec;         /* W of the body being generated (1: scalar) */
   /* memo of computed (value, context) -> temporary */
   /* raw: the value before its final rounding to the node's dtype, for a
    * store that rounds anyway (NULL: none) */
@@ -125,9 +125,9 @@ typedef struct cg_gen {
   cg_bind *binds;
   int n_binds, cap_binds;
   /* vector-loaded inputs needed before the lane loop */
-  cg_buf *pre;          /* NULL: no vector preloads (every load scalar) */
-  cg_buf *pre_decl;     /* declarations of the preloaded registers */
-  cg_buf *align;        /* " && kf_aligned(p3, 16)" for each vector access */
+  cg_buf *pre;      /* NULL: no vector preloads (every load scalar) */
+  cg_buf *pre_decl; /* declarations of the preloaded registers */
+  cg_buf *align;    /* " && kf_aligned(p3, 16)" for each vector access */
   int n_pre;
   /* index expressions bound to locals ("long long ixN; ixN = ...;",
    * cg_ctx_put), by text: reset with the memo, whose scope they share */
@@ -228,7 +228,7 @@ typedef struct cg_part {
   int64_t vblocks;     /* blocks of work the body is written for; more than
                           blocks: each block runs bid, bid + blocks, ...
                           (cg_part_call) */
-  int launch_threads; /* the launch's block size, for barriers */
+  int launch_threads;  /* the launch's block size, for barriers */
   int64_t max_offset;
   bool index64;
   int vec_bytes;       /* widest access, bytes */
@@ -288,9 +288,9 @@ kf_status cg_emit_part(cg_emit_args *a);
  * one packed parameter; *done false otherwise (nothing emitted). Appends
  * the part functions to body, the parameter struct and tables to decls,
  * and fills the entry's params and route, and out's shape and params. */
-kf_status cg_emit_packed(const kf_graph *g, const cg_target *t, cg_part *parts, int n,
-                         cg_buf *body, cg_buf *decls, cg_buf *params, cg_buf *route,
-                         cg_launch_src *out, bool *done, char *err, size_t errsize);
+kf_status cg_emit_packed(const kf_graph *g, const cg_target *t, cg_part *parts, int n, cg_buf *body,
+                         cg_buf *decls, cg_buf *params, cg_buf *route, cg_launch_src *out,
+                         bool *done, char *err, size_t errsize);
 
 /* The part's pointer parameters: inputs then outputs, in ascending value
  * order (malloc'd into part). false on OOM. */

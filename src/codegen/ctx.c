@@ -94,7 +94,9 @@ static void put_buf(cg_gen *gen, cg_ctx *c, int d, cg_buf *b) {
 
 /* A context built from both forms without a generator: a field that did
  * not fit is derived from the other form, so only both missing overflow. */
-static void root_done(cg_ctx *c) { c->overflow = !c->lin[0] && !coords_known(c); }
+static void root_done(cg_ctx *c) {
+  c->overflow = !c->lin[0] && !coords_known(c);
+}
 
 void cg_ctx_linear(cg_ctx *c, int rank, const int64_t *shape, const char *lin, int vclass) {
   memset(c, 0, sizeof *c);
@@ -209,7 +211,8 @@ void cg_ctx_groups(cg_ctx *c, int rank, const int64_t *shape, int ngroups, const
     int64_t ext = 1;
     for (int d = bounds[gi]; d < bounds[gi + 1]; d++) ext *= shape[d];
     if (ext == 1) {
-      for (int d = bounds[gi]; d < bounds[gi + 1]; d++) snprintf(c->coord[d], sizeof c->coord[d], "0");
+      for (int d = bounds[gi]; d < bounds[gi + 1]; d++)
+        snprintf(c->coord[d], sizeof c->coord[d], "0");
       continue;
     }
     if (after == 1)
@@ -307,8 +310,7 @@ static int derived_vclass(const cg_ctx *c, bool keeps_inner, bool inner_broadcas
   return keeps_inner ? VC_CONTIG : VC_GATHER;
 }
 
-void cg_ctx_broadcast(cg_gen *gen, const cg_ctx *c, int rank, const int64_t *shape,
-                      cg_ctx *out) {
+void cg_ctx_broadcast(cg_gen *gen, const cg_ctx *c, int rank, const int64_t *shape, cg_ctx *out) {
   if (cg_same_shape(c->rank, c->shape, rank, shape)) {
     *out = *c;
     return;

@@ -11,7 +11,7 @@
 #include "core/alloc.h"
 
 const char *cg_storage_type(kf_dtype dt) {
-  static const char *const names[] = {"kf_f16", "kf_bf16", "float", "double",
+  static const char *const names[] = {"kf_f16", "kf_bf16",   "float", "double",
                                       "int",    "long long", "bool"};
   return dt < KF_DTYPE_COUNT ? names[dt] : "void";
 }
@@ -22,7 +22,9 @@ const char *cg_compute_type(kf_dtype dt) {
   return dt < KF_DTYPE_COUNT ? names[dt] : "void";
 }
 
-void cg_param_name(int32_t v, char *out, size_t size) { snprintf(out, size, "p%d", (int)v); }
+void cg_param_name(int32_t v, char *out, size_t size) {
+  snprintf(out, size, "p%d", (int)v);
+}
 
 bool cg_in_kernel(const fuse_kernel *k, int32_t v) {
   for (int i = 0; i < k->n_nodes; i++)
@@ -102,7 +104,9 @@ void cg_gen_bind(cg_gen *gen, int32_t v, const char *key, const char *expr) {
    * rounds every value. Exact already: max/min of rounded values, inputs,
    * and per-element caches of values computed by cg_gen_value. */
   const ir_node *n = &gen->g->nodes[v];
-  const char *rnd = n->dtype == KF_F16 ? "kf_round_f16" : n->dtype == KF_BF16 ? "kf_round_bf16" : NULL;
+  const char *rnd = n->dtype == KF_F16    ? "kf_round_f16"
+                    : n->dtype == KF_BF16 ? "kf_round_bf16"
+                                          : NULL;
   if (rnd && (!key || !key[0]) && !cg_is_input(gen->k, v) && n->op != IR_OP_MAX &&
       n->op != IR_OP_MIN)
     ne = snprintf(b->expr, sizeof b->expr, "%s(%s)", rnd, expr);
@@ -148,8 +152,8 @@ void cg_literal(kf_dtype dt, double v, char *out, size_t size) {
   }
   bool dbl = dt == KF_F64;
   if (isnan(v)) {
-    snprintf(out, size, "%s", dbl ? "__longlong_as_double(0x7ff8000000000000LL)"
-                                  : "__int_as_float(0x7fc00000)");
+    snprintf(out, size, "%s",
+             dbl ? "__longlong_as_double(0x7ff8000000000000LL)" : "__int_as_float(0x7fc00000)");
     return;
   }
   if (isinf(v)) {
@@ -254,8 +258,8 @@ static void gen_load(cg_gen *gen, int32_t v, const cg_ctx *c, char *name, size_t
      * register j (a SPLAT operand is the same scalar for every lane). */
     if (c->vclass == VC_CONTIG) {
       cg_printf(gen->pre_decl, "  %s r%d[W];\n", cg_compute_type(n->dtype), t);
-      cg_printf(gen->pre, "    kf_ldv<%s, W>(r%d, %s + (%s));\n", cg_storage_type(n->dtype), t,
-                p, lin);
+      cg_printf(gen->pre, "    kf_ldv<%s, W>(r%d, %s + (%s));\n", cg_storage_type(n->dtype), t, p,
+                lin);
       snprintf(name, size, "r%d[j]", t);
       if (gen->align) {
         int wb = (int)kf_dtype_size(n->dtype) * gen->vec;
@@ -284,8 +288,7 @@ static const char *const op_lname[] = {
 };
 
 /* An operand of node n at the node's context c. */
-static void operand(cg_gen *gen, const ir_node *n, int i, const cg_ctx *c, char *out,
-                    size_t size) {
+static void operand(cg_gen *gen, const ir_node *n, int i, const cg_ctx *c, char *out, size_t size) {
   const ir_node *a = &gen->g->nodes[n->args[i]];
   cg_ctx ac;
   cg_ctx_broadcast(gen, c, a->rank, a->shape, &ac);
@@ -340,8 +343,7 @@ static void relinear(cg_gen *gen, const cg_ctx *c, const ir_node *a, cg_ctx *ac)
 }
 
 /* Layout ops: no code, the operand at a transformed context. */
-static bool gen_layout(cg_gen *gen, const ir_node *n, const cg_ctx *c, char *name,
-                       size_t size) {
+static bool gen_layout(cg_gen *gen, const ir_node *n, const cg_ctx *c, char *name, size_t size) {
   if (cg_gen_index(gen, n, c, name, size)) return true;
   const ir_node *a = &gen->g->nodes[n->args[0]];
   cg_ctx ac;
@@ -396,9 +398,17 @@ static bool uniform_expr(const cg_gen *gen, const char *expr) {
  * node's: the builder requires it): no rounding after them. */
 static bool exact_op(ir_op op) {
   switch (op) {
-    case IR_OP_NEG: case IR_OP_ABS: case IR_OP_RELU: case IR_OP_SIGN: case IR_OP_FLOOR:
-    case IR_OP_CEIL: case IR_OP_MAXIMUM: case IR_OP_MINIMUM: case IR_OP_WHERE:
-    case IR_OP_CLAMP: case IR_OP_CAST:
+    case IR_OP_NEG:
+    case IR_OP_ABS:
+    case IR_OP_RELU:
+    case IR_OP_SIGN:
+    case IR_OP_FLOOR:
+    case IR_OP_CEIL:
+    case IR_OP_MAXIMUM:
+    case IR_OP_MINIMUM:
+    case IR_OP_WHERE:
+    case IR_OP_CLAMP:
+    case IR_OP_CAST:
       return true;
     default:
       return false;
@@ -476,20 +486,18 @@ static void value_at(cg_gen *gen, int32_t v, const cg_ctx *c, const char *key, c
     if (kind == KIND_UNARY)
       snprintf(call, sizeof call, "kf_%s(%s)", op_lname[n->op], a[0]);
     else if (n->op == IR_OP_DIV && !strcmp(ct, "float") && uniform_expr(gen, a[1]))
-      /* a division by a per-row value: its reciprocal is computed once
-       * (the compiler shares kf_rcp_rn(d) between the elements) */
+    /* a division by a per-row value: its reciprocal is computed once
+     * (the compiler shares kf_rcp_rn(d) between the elements) */
     {
       /* literal formats, so that -Wformat=2 can check them */
       if (gen->div_mode == CG_DIV_FLAG)
-        snprintf(call, sizeof call, "kf_div_rcpf(%s, %s, kf_rcp_rn(%s), kf_bad)", a[0], a[1],
-                 a[1]);
+        snprintf(call, sizeof call, "kf_div_rcpf(%s, %s, kf_rcp_rn(%s), kf_bad)", a[0], a[1], a[1]);
       else if (gen->div_mode == CG_DIV_REDO)
         snprintf(call, sizeof call, "kf_div_rcp(kf_fresh(%s), %s, kf_rcp_rn(%s))", a[0], a[1],
                  a[1]);
       else
         snprintf(call, sizeof call, "kf_div_rcp(%s, %s, kf_rcp_rn(%s))", a[0], a[1], a[1]);
-    }
-    else
+    } else
       snprintf(call, sizeof call, "kf_%s(%s, %s)", op_lname[n->op], a[0], a[1]);
     if (rnd && stored_only(gen, v)) {
       /* stored too: the store gets the value before the rounding */
