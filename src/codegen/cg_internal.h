@@ -80,6 +80,7 @@ typedef struct cg_ctx {
   /* an expression fit neither its field nor a local (no generator to bind
    * it): cg_gen_value fails cleanly on such a context */
   bool overflow;
+  bool oom; /* building an expression ran out of memory */
 } cg_ctx;
 
 enum { VC_GATHER = 0, VC_CONTIG = 1, VC_SPLAT = 2 };
@@ -167,12 +168,14 @@ void cg_ctx_linear(cg_ctx *c, int rank, const int64_t *shape, const char *lin, i
 void cg_ctx_put(cg_gen *gen, cg_ctx *c, int d, const char *expr);
 /* The memo key of context c, appended to key (no length limit). */
 void cg_ctx_key_s(const cg_ctx *c, cg_buf *key);
-/* The same into a fixed buffer: false when it did not fit. */
+/* The same into a fixed buffer, without allocating: false (and key "?",
+ * which matches no context) when it did not fit. */
 bool cg_ctx_key(const cg_ctx *c, char *key, size_t size);
 /* The linear index expression (derived from coordinates when needed),
  * appended to out. */
 void cg_ctx_lin_s(const cg_ctx *c, cg_buf *out);
-/* The same into a fixed buffer: false when it did not fit. */
+/* The same into a fixed buffer, without allocating: false when it did not
+ * fit. */
 bool cg_ctx_lin(const cg_ctx *c, char *out, size_t size);
 /* Coordinate d (derived from the linear index when needed), appended. */
 void cg_ctx_coord(const cg_ctx *c, int d, cg_buf *out);

@@ -1,6 +1,7 @@
 /* ctx.c - index contexts: how the element being computed maps to each
  * value's linear index and coordinates, through broadcasting and layout ops,
  * with the constants of the shapes baked into the expressions. */
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -85,7 +86,7 @@ void cg_ctx_put(cg_gen *gen, cg_ctx *c, int d, const char *expr) {
 static void put_buf(cg_gen *gen, cg_ctx *c, int d, cg_buf *b) {
   if (b->oom) {
     if (gen) cg_gen_oom(gen);
-    c->overflow = true;
+    c->oom = true;
   } else {
     cg_ctx_put(gen, c, d, b->s ? b->s : "");
   }
@@ -118,19 +119,34 @@ void cg_ctx_key_s(const cg_ctx *c, cg_buf *key) {
   }
 }
 
-/* Copies a builder's text into a fixed buffer: false when it did not fit
- * (or the builder ran out of memory); frees the builder. */
-static bool copy_out(cg_buf *b, char *out, size_t size) {
-  bool ok = !b->oom && (b->s ? b->len : 0) < size;
-  snprintf(out, size, "%s", ok && b->s ? b->s : "");
-  cg_buf_free(b);
-  return ok;
+/* Appends text to out (size) at *n: false when it does not fit. */
+static bool add(char *out, size_t size, size_t *n, const char *text) {
+  size_t len = strlen(text);
+  if (*n + len >= size) return false;
+  memcpy(out + *n, text, len + 1);
+  *n += len;
+  return true;
+}
+
+/* Without the linear index, every coordinate is known or "0" (cg_ctx_coord
+ * decomposes only a known linear index), so these need no allocation. */
+static const char *coord_or_zero(const cg_ctx *c, int d) {
+  return c->coord[d][0] ? c->coord[d] : "0";
 }
 
 bool cg_ctx_key(const cg_ctx *c, char *key, size_t size) {
-  cg_buf b = {0};
-  cg_ctx_key_s(c, &b);
-  return copy_out(&b, key, size);
+  size_t n = 0;
+  bool ok = size > 2;
+  if (ok) key[0] = '\0';
+  if (ok && c->lin[0]) {
+    ok = add(key, size, &n, "L:") && add(key, size, &n, c->lin);
+  } else if (ok) {
+    ok = add(key, size, &n, "C:");
+    for (int d = 0; d < c->rank && ok; d++)
+      ok = add(key, size, &n, coord_or_zero(c, d)) && add(key, size, &n, ";");
+  }
+  if (!ok && size > 1) snprintf(key, size, "?");
+  return ok;
 }
 
 void cg_ctx_lin_s(const cg_ctx *c, cg_buf *out) {
@@ -156,17 +172,35 @@ void cg_ctx_lin_s(const cg_ctx *c, cg_buf *out) {
 }
 
 bool cg_ctx_lin(const cg_ctx *c, char *out, size_t size) {
-  cg_buf b = {0};
-  cg_ctx_lin_s(c, &b);
-  return copy_out(&b, out, size);
+  size_t n = 0;
+  if (size < 2) return false;
+  out[0] = '\0';
+  if (c->lin[0]) return add(out, size, &n, c->lin);
+  bool ok = true;
+  for (int d = 0; d < c->rank && ok; d++) {
+    if (c->shape[d] == 1) continue;
+    char s[32];
+    int64_t st = stride_of(c->rank, c->shape, d);
+    num(s, sizeof s, st);
+    ok = add(out, size, &n, n ? " + (" : "(") && add(out, size, &n, coord_or_zero(c, d)) &&
+         add(out, size, &n, ")") &&
+         (st == 1 || (add(out, size, &n, " * ") && add(out, size, &n, s)));
+  }
+  if (ok && n == 0) ok = add(out, size, &n, "0");
+  return ok;
 }
 
+/* Room for a coordinate decomposed from a linear index that fits its
+ * field (or from a variable): the index, two constants and the operators. */
+enum { CG_DECOMP_CAP = CG_LIN_CAP + 96 };
+
 /* Coordinate d of `var`, a linear index over dims [first, last) of shape,
- * appended to out. */
-static void decompose(const char *var, int first, int last, const int64_t *shape, int d,
-                      cg_buf *out) {
+ * into out (CG_DECOMP_CAP bytes: no allocation, so that root contexts,
+ * built without a generator, cannot fail). */
+static void decompose(const char *var, int first, int last, const int64_t *shape, int d, char *out,
+                      size_t size) {
   if (shape[d] == 1) {
-    cg_puts(out, "0");
+    snprintf(out, size, "0");
     return;
   }
   int64_t st = 1;
@@ -178,22 +212,39 @@ static void decompose(const char *var, int first, int last, const int64_t *shape
   num(s, sizeof s, st);
   num(e, sizeof e, shape[d]);
   if (leading && st == 1)
-    cg_puts(out, var);
+    snprintf(out, size, "%s", var);
   else if (leading)
-    cg_printf(out, "(%s) / %s", var, s);
+    snprintf(out, size, "(%s) / %s", var, s);
   else if (st == 1)
-    cg_printf(out, "(%s) %% %s", var, e);
+    snprintf(out, size, "(%s) %% %s", var, e);
   else
-    cg_printf(out, "(%s) / %s %% %s", var, s, e);
+    snprintf(out, size, "(%s) / %s %% %s", var, s, e);
 }
 
 void cg_ctx_coord(const cg_ctx *c, int d, cg_buf *out) {
+  char x[CG_DECOMP_CAP];
   if (c->coord[d][0])
     cg_puts(out, c->coord[d]);
-  else if (c->lin[0])
-    decompose(c->lin, 0, c->rank, c->shape, d, out);
-  else
+  else if (c->lin[0]) {
+    decompose(c->lin, 0, c->rank, c->shape, d, x, sizeof x);
+    cg_puts(out, x);
+  } else
     cg_puts(out, "0");
+}
+
+/* printf into a fixed buffer at *n; a text that does not fit marks *full. */
+static void addf(char *out, size_t size, size_t *n, bool *full, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
+static void addf(char *out, size_t size, size_t *n, bool *full, const char *fmt, ...) {
+  if (*full) return;
+  va_list ap;
+  va_start(ap, fmt);
+  int k = vsnprintf(out + *n, size - *n, fmt, ap);
+  va_end(ap);
+  if (k < 0 || (size_t)k >= size - *n)
+    *full = true;
+  else
+    *n += (size_t)k;
 }
 
 void cg_ctx_groups(cg_ctx *c, int rank, const int64_t *shape, int ngroups, const int *bounds,
@@ -202,7 +253,10 @@ void cg_ctx_groups(cg_ctx *c, int rank, const int64_t *shape, int ngroups, const
   c->rank = rank;
   c->vclass = vclass;
   for (int d = 0; d < rank; d++) c->shape[d] = shape[d];
-  cg_buf lin = {0};
+  char lin[4 * CG_LIN_CAP], x[CG_DECOMP_CAP];
+  size_t n = 0;
+  bool full = false;
+  lin[0] = '\0';
   for (int gi = 0; gi < ngroups; gi++) {
     int64_t after = 1;
     for (int d = bounds[gi + 1]; d < rank; d++) after *= shape[d];
@@ -216,25 +270,23 @@ void cg_ctx_groups(cg_ctx *c, int rank, const int64_t *shape, int ngroups, const
       continue;
     }
     if (after == 1)
-      cg_printf(&lin, "%s%s", lin.len ? " + " : "", vars[gi]);
+      addf(lin, sizeof lin, &n, &full, "%s%s", n ? " + " : "", vars[gi]);
     else
-      cg_printf(&lin, "%s%s * %s", lin.len ? " + " : "", vars[gi], s);
+      addf(lin, sizeof lin, &n, &full, "%s%s * %s", n ? " + " : "", vars[gi], s);
     for (int d = bounds[gi]; d < bounds[gi + 1]; d++) {
-      cg_buf x = {0};
-      decompose(vars[gi], bounds[gi], bounds[gi + 1], shape, d, &x);
-      put_buf(NULL, c, d, &x);
+      decompose(vars[gi], bounds[gi], bounds[gi + 1], shape, d, x, sizeof x);
+      cg_ctx_put(NULL, c, d, x);
     }
   }
-  if (!lin.len) cg_puts(&lin, "0");
-  put_buf(NULL, c, -1, &lin);
+  if (n == 0) addf(lin, sizeof lin, &n, &full, "0");
+  if (!full) cg_ctx_put(NULL, c, -1, lin);
   root_done(c);
 }
 
 /* The part of var (a row-major index over the dims d of shape with
- * group[d] == gi) that dims [d0, d1) of that group hold: (var / st) % ext,
- * appended to out. */
+ * group[d] == gi) that dims [d0, d1) of that group hold: (var / st) % ext. */
 static void run_index(const char *var, int rank, const int64_t *shape, const int *group, int gi,
-                      int d0, int d1, cg_buf *out) {
+                      int d0, int d1, char *out, size_t size) {
   int64_t st = 1, ext = 1;
   bool leading = true;
   for (int i = 0; i < rank; i++) {
@@ -247,13 +299,13 @@ static void run_index(const char *var, int rank, const int64_t *shape, const int
   num(s, sizeof s, st);
   num(e, sizeof e, ext);
   if (leading && st == 1)
-    cg_puts(out, var);
+    snprintf(out, size, "%s", var);
   else if (leading)
-    cg_printf(out, "(%s) / %s", var, s);
+    snprintf(out, size, "(%s) / %s", var, s);
   else if (st == 1)
-    cg_printf(out, "(%s) %% %s", var, e);
+    snprintf(out, size, "(%s) %% %s", var, e);
   else
-    cg_printf(out, "(%s) / %s %% %s", var, s, e);
+    snprintf(out, size, "(%s) / %s %% %s", var, s, e);
 }
 
 void cg_ctx_assign(cg_ctx *c, int rank, const int64_t *shape, const int *group,
@@ -262,7 +314,10 @@ void cg_ctx_assign(cg_ctx *c, int rank, const int64_t *shape, const int *group,
   c->rank = rank;
   c->vclass = vclass;
   for (int d = 0; d < rank; d++) c->shape[d] = shape[d];
-  cg_buf lin = {0};
+  char lin[4 * CG_LIN_CAP], x[CG_DECOMP_CAP];
+  size_t n = 0;
+  bool full = false;
+  lin[0] = '\0';
   for (int d = 0; d < rank;) {
     if (shape[d] == 1) {
       snprintf(c->coord[d], sizeof c->coord[d], "0");
@@ -277,24 +332,24 @@ void cg_ctx_assign(cg_ctx *c, int rank, const int64_t *shape, const int *group,
     }
     e = last + 1;
     for (int i = d; i < e; i++) {
-      cg_buf x = {0};
       if (shape[i] != 1)
-        run_index(vars[group[d]], rank, shape, group, group[d], i, i + 1, &x);
+        run_index(vars[group[d]], rank, shape, group, group[d], i, i + 1, x, sizeof x);
       else
-        cg_puts(&x, "0");
-      put_buf(NULL, c, i, &x);
+        snprintf(x, sizeof x, "0");
+      cg_ctx_put(NULL, c, i, x);
     }
     char s[32];
+    run_index(vars[group[d]], rank, shape, group, group[d], d, e, x, sizeof x);
     int64_t st = stride_of(rank, shape, e - 1);
     num(s, sizeof s, st);
-    cg_puts(&lin, lin.len ? " + " : "");
-    if (st != 1) cg_puts(&lin, "(");
-    run_index(vars[group[d]], rank, shape, group, group[d], d, e, &lin);
-    if (st != 1) cg_printf(&lin, ") * %s", s);
+    if (st == 1)
+      addf(lin, sizeof lin, &n, &full, "%s%s", n ? " + " : "", x);
+    else
+      addf(lin, sizeof lin, &n, &full, "%s(%s) * %s", n ? " + " : "", x, s);
     d = e;
   }
-  if (!lin.len) cg_puts(&lin, "0");
-  put_buf(NULL, c, -1, &lin);
+  if (n == 0) addf(lin, sizeof lin, &n, &full, "0");
+  if (!full) cg_ctx_put(NULL, c, -1, lin);
   root_done(c);
 }
 
@@ -322,6 +377,7 @@ void cg_ctx_broadcast(cg_gen *gen, const cg_ctx *c, int rank, const int64_t *sha
   bool keeps = rank > 0 && c->rank > 0 && shape[rank - 1] == c->shape[c->rank - 1];
   out->vclass = derived_vclass(c, keeps, inner_bc, gen->vec);
   out->overflow = c->overflow;
+  out->oom = c->oom;
   for (int d = 0; d < rank; d++) {
     out->shape[d] = shape[d];
     cg_buf x = {0};
@@ -342,6 +398,7 @@ void cg_ctx_transpose(cg_gen *gen, const cg_ctx *c, int rank, const int64_t *in_
   bool inner_bc = rank == 0 || in_shape[rank - 1] == 1;
   out->vclass = derived_vclass(c, keeps, inner_bc && keeps, gen->vec);
   out->overflow = c->overflow;
+  out->oom = c->oom;
   for (int i = 0; i < rank; i++) {
     cg_buf x = {0};
     cg_ctx_coord(c, i, &x);

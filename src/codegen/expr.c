@@ -337,6 +337,7 @@ static void relinear(cg_gen *gen, const cg_ctx *c, const ir_node *a, cg_ctx *ac)
   cg_ctx_lin_s(c, &lin);
   cg_ctx_linear(ac, a->rank, a->shape, "", c->vclass);
   ac->overflow = c->overflow;
+  ac->oom = c->oom;
   if (lin.oom) cg_gen_oom(gen);
   cg_ctx_put(gen, ac, -1, lin.s ? lin.s : "0");
   cg_buf_free(&lin);
@@ -428,10 +429,9 @@ static const char *rounding(const ir_node *n) {
 /* The memo key of c (malloc'd), or NULL with gen failed: out of memory,
  * or a context whose index expression did not fit (cg_ctx_put). */
 static char *ctx_key(cg_gen *gen, const cg_ctx *c) {
-  if (c->overflow) {
-    cg_gen_fail(gen, "an index expression too long for its context");
-    return NULL;
-  }
+  if (c->oom) cg_gen_oom(gen);
+  if (c->overflow) cg_gen_fail(gen, "an index expression too long for its context");
+  if (c->oom || c->overflow) return NULL;
   cg_buf b = {0};
   cg_ctx_key_s(c, &b);
   char *key = cg_buf_take(&b);

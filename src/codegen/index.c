@@ -42,7 +42,7 @@ static void gen_slice(cg_gen *gen, const ir_node *n, const cg_ctx *c, char *name
   const ir_node *x = &gen->g->nodes[n->args[0]];
   cg_ctx ac;
   ctx_blank(&ac, x->rank, x->shape);
-  ac.overflow = c->overflow;
+  ac.overflow = c->overflow, ac.oom = c->oom;
   for (int d = 0; d < x->rank; d++)
     if (d != n->axis) copy_coord(gen, c, d, &ac, d);
   cg_buf b = {0}, e = {0};
@@ -69,6 +69,7 @@ static void gen_concat(cg_gen *gen, const ir_node *n, const cg_ctx *c, char *nam
   ctx_blank(&ca, a->rank, a->shape);
   ctx_blank(&cb, b->rank, b->shape);
   ca.overflow = cb.overflow = c->overflow;
+  ca.oom = cb.oom = c->oom;
   for (int d = 0; d < a->rank; d++) {
     if (d == ax) continue;
     copy_coord(gen, c, d, &ca, d);
@@ -94,7 +95,7 @@ static void gen_gather(cg_gen *gen, const ir_node *n, const cg_ctx *c, char *nam
   int ax = n->axis, ri = ix->rank;
   cg_ctx ci, cx;
   ctx_blank(&ci, ri, ix->shape);
-  ci.overflow = c->overflow;
+  ci.overflow = c->overflow, ci.oom = c->oom;
   for (int d = 0; d < ri; d++) copy_coord(gen, c, ax + d, &ci, d);
   char vi[160], e[640];
   cg_gen_value(gen, n->args[1], &ci, vi, sizeof vi);
@@ -104,7 +105,7 @@ static void gen_gather(cg_gen *gen, const ir_node *n, const cg_ctx *c, char *nam
            "(long long)(%s) < 0 ? 0LL : (long long)(%s) > %lldLL ? %lldLL : (long long)(%s)", vi,
            vi, hi, hi, vi);
   ctx_blank(&cx, x->rank, x->shape);
-  cx.overflow = c->overflow;
+  cx.overflow = c->overflow, cx.oom = c->oom;
   idx_tmp(gen, e, cx.coord[ax], sizeof cx.coord[ax]);
   for (int d = 0; d < x->rank; d++)
     if (d != ax) copy_coord(gen, c, d < ax ? d : d + ri - 1, &cx, d);
