@@ -3,6 +3,8 @@
  *
  * Usage: build/bench/bench_scale [--compile-max N] [KIND [N ...]]
  *   KIND: chain (x*1.0001+0.5 repeated), tchain (exp, tanh repeated),
+ *         mchain (a mixed pointwise chain: exp, mul, tanh, add, sigmoid,
+ *         sin, silu, sqrt(abs), gelu, div, log, max repeated),
  *         diamond (exp(x) * neg(x)), ladder (x + exp(x) / sum(exp(x), -1)),
  *         or all (default); N: sizes in nodes (default 10 100 1000 10000
  *         100000), rounded down to whole blocks.
@@ -29,8 +31,39 @@ static double clock_ms(clockid_t id) {
   return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
-static const char *const kinds[] = {"chain", "tchain", "diamond", "ladder"};
-static const int block_nodes[] = {1, 1, 3, 4};
+static const char *const kinds[] = {"chain", "tchain", "diamond", "ladder", "mchain"};
+static const int block_nodes[] = {1, 1, 3, 4, 1};
+enum { N_KINDS = 5 };
+
+/* Step i of the mixed chain: one node (sqrt(abs(x)) counts two). */
+static kf_value mixed_step(kf_graph *g, kf_value x, int i, kf_value half, kf_value scale) {
+  switch (i % 12) {
+    case 0:
+      return kf_exp(g, x);
+    case 1:
+      return kf_mul(g, x, scale);
+    case 2:
+      return kf_tanh(g, x);
+    case 3:
+      return kf_add(g, x, half);
+    case 4:
+      return kf_sigmoid(g, x);
+    case 5:
+      return kf_sin(g, x);
+    case 6:
+      return kf_silu(g, x);
+    case 7:
+      return kf_abs(g, x);
+    case 8:
+      return kf_gelu(g, x);
+    case 9:
+      return kf_div(g, x, scale);
+    case 10:
+      return kf_log(g, kf_add(g, x, half));
+    default:
+      return kf_maximum(g, x, half);
+  }
+}
 
 /* A graph of n nodes (whole blocks) of kind k on a 64x64 f32 tensor. */
 static kf_graph *build(kf_ctx *ctx, int k, int n) {
@@ -47,7 +80,9 @@ static kf_graph *build(kf_ctx *ctx, int k, int n) {
       x = i % 2 ? kf_tanh(g, x) : kf_exp(g, x);
     else if (k == 2)
       x = kf_mul(g, kf_exp(g, x), kf_neg(g, x));
-    else {
+    else if (k == 4)
+      x = mixed_step(g, x, i, half, scale);
+    else if (k == 3) {
       kf_value e = kf_exp(g, x);
       x = kf_add(g, kf_div(g, e, kf_sum(g, e, 1, &ax, true)), x);
     }
@@ -123,7 +158,7 @@ int main(int argc, char **argv) {
       continue;
     }
     int k = -1;
-    for (int j = 0; j < 4; j++)
+    for (int j = 0; j < N_KINDS; j++)
       if (!strcmp(argv[i], kinds[j])) k = j;
     if (k >= 0 || !strcmp(argv[i], "all")) {
       kind = k;
@@ -131,7 +166,8 @@ int main(int argc, char **argv) {
       sizes[n_sizes++] = atoi(argv[i]);
     } else {
       fprintf(stderr,
-              "usage: bench_scale [--compile-max N] [chain|tchain|diamond|ladder|all] [N ...]\n");
+              "usage: bench_scale [--compile-max N] [chain|tchain|mchain|diamond|ladder|all] [N "
+              "...]\n");
       return 2;
     }
   }
@@ -142,7 +178,7 @@ int main(int argc, char **argv) {
   setenv("KFUSE_DISK_CACHE", "0", 0); /* cold compiles, unless asked */
   printf("%-8s %7s %7s %8s %9s %9s %10s %9s %9s %8s\n", "kind", "nodes", "kernels", "launches",
          "plan_ms", "emit_ms", "source_KB", "comp_ms", "comp_cpu", "peak_MB");
-  for (int k = 0; k < 4; k++) {
+  for (int k = 0; k < N_KINDS; k++) {
     if (kind >= 0 && k != kind) continue;
     for (int i = 0; i < n_sizes; i++)
       if (run(k, sizes[i] < block_nodes[k] ? block_nodes[k] : sizes[i], compile_max)) return 1;

@@ -381,6 +381,54 @@ static inline kf_status pg_random(kf_ctx *ctx, uint64_t seed, kf_graph **out) {
   return kf_graph_status(p.g);
 }
 
+/* ---- the layout-chain family ----------------------------------------------- */
+
+/* Chained layout ops (a transposed value reshaped, again and again: the
+ * index expressions that once overflowed codegen's buffers): an f32 input of
+ * rank 3-5, extents 2-7; 2-24 rounds of a random transpose then a reshape
+ * to the input's shape or to its extents reversed; then exp, a sum over a
+ * random axis, or a softmax over the last axis. Same seed, same graph. */
+static inline kf_status pg_layout_chain(kf_ctx *ctx, uint64_t seed, kf_graph **out) {
+  pg_gen p;
+  memset(&p, 0, sizeof p);
+  p.s = seed * 0xD1B54A32D192ED03ull + 0x8CB92BA72F3D8DD7ull;
+  pg_next(&p.s);
+  kf_status st = kf_graph_create(ctx, &p.g);
+  if (st != KF_OK) return st;
+  kf_graph *g = p.g;
+  int64_t s[KF_MAX_RANK], rev[KF_MAX_RANK];
+  int rank = 3 + pg_pick(&p, 3);
+  for (int d = 0; d < rank; d++) s[d] = 2 + pg_pick(&p, 6);
+  for (int d = 0; d < rank; d++) rev[d] = s[rank - 1 - d];
+  kf_value x = pg_input(&p, KF_F32, rank, s);
+  int rounds = 2 + pg_pick(&p, 23);
+  for (int r = 0; r < rounds; r++) {
+    int perm[KF_MAX_RANK];
+    for (int d = 0; d < rank; d++) perm[d] = d;
+    for (int d = rank - 1; d > 0; d--) {
+      int j = pg_pick(&p, d + 1), tmp = perm[d];
+      perm[d] = perm[j];
+      perm[j] = tmp;
+    }
+    x = kf_reshape(g, kf_transpose(g, x, perm), rank, pg_pick(&p, 2) ? s : rev);
+  }
+  int ax = pg_pick(&p, rank);
+  switch (pg_pick(&p, 3)) {
+    case 0:
+      x = kf_exp(g, x);
+      break;
+    case 1:
+      x = kf_sum(g, x, 1, &ax, pg_pick(&p, 2) != 0);
+      break;
+    default:
+      x = kf_softmax(g, x, -1);
+      break;
+  }
+  kf_set_output(g, x);
+  *out = g;
+  return kf_graph_status(g);
+}
+
 /* ---- the edge family ----------------------------------------------------- */
 
 static const int64_t pg_edge_shapes[][KF_MAX_RANK + 1] = {

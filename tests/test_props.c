@@ -5,7 +5,8 @@
  * failure prints its seed (or edge index) and the graph as YAML.
  * KFUSE_PROPS_N=N sets the random graphs (120), KFUSE_PROPS_SEED the first
  * seed (1), KFUSE_PROPS_EDGE=single one graph per edge case (else one per
- * shape, every case an output of it). CK_RUN_CASE=edge or =random runs
+ * shape, every case an output of it), KFUSE_PROPS_CHAINS the graphs of
+ * the layout-chain family (24). CK_RUN_CASE=edge, =random or =chain runs
  * one family; KFUSE_PROPS_PRINT=1 prints every random graph. */
 #include <check.h>
 #include <ftw.h>
@@ -169,6 +170,27 @@ START_TEST(edge_family) {
 }
 END_TEST
 
+START_TEST(chain_family) {
+  kf_ctx *ctx = hermetic_ctx();
+  int n = env_int("KFUSE_PROPS_CHAINS", 24), first = env_int("KFUSE_PROPS_SEED", 1), bad = 0;
+  for (int i = 0; i < n; i++) {
+    uint64_t seed = (uint64_t)(first + i);
+    kf_graph *g = NULL;
+    char err[4096] = "";
+    kf_status st = pg_layout_chain(ctx, seed, &g);
+    bool ok = st == KF_OK;
+    if (!ok)
+      snprintf(err, sizeof err, "builder: %s: %s", kf_status_name(st), g ? kf_graph_errmsg(g) : "");
+    if (ok) ok = check_graph(ctx, g, seed, err, sizeof err);
+    if (!ok) report("chain seed", (long long)seed, g, err), bad++;
+    kf_graph_destroy(g);
+  }
+  printf("layout-chain family: %d of %d graphs plan, compile and run the reference\n", n - bad, n);
+  hermetic_done(ctx);
+  ck_assert_msg(bad == 0, "%d of %d layout-chain graphs failed (see FAIL lines)", bad, n);
+}
+END_TEST
+
 /* The generator is a pure function of the seed (a failure can be replayed). */
 START_TEST(reproducible) {
   kf_ctx *ctx = NULL;
@@ -187,12 +209,12 @@ START_TEST(reproducible) {
 }
 END_TEST
 
-/* Cases run alone with CK_RUN_CASE=edge or CK_RUN_CASE=random. */
+/* Cases run alone with CK_RUN_CASE=edge, =random or =chain. */
 static Suite *make_suite(void) {
   Suite *s = suite_create("props");
-  const char *names[] = {"edge", "random"};
-  const TTest *tests[] = {edge_family, random_family};
-  for (int i = 0; i < 2; i++) {
+  const char *names[] = {"edge", "random", "chain"};
+  const TTest *tests[] = {edge_family, random_family, chain_family};
+  for (int i = 0; i < 3; i++) {
     TCase *tc = tcase_create(names[i]);
     tcase_set_timeout(tc, 3600);
     if (i == 0) tcase_add_test(tc, reproducible);

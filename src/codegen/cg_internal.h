@@ -63,16 +63,24 @@ typedef struct cg_pparam {
 
 /* How a value's index is known while generating an element's code: a
  * linear (row-major) index expression over `shape`, and/or coordinate
- * expressions. Either may be missing and is derived from the other. */
+ * expressions. Either may be missing and is derived from the other. An
+ * expression too long for its field is bound to a local index variable
+ * ("ixN", cg_ctx_put) and the field holds its name, so that expressions
+ * stay bounded however many layout ops a value is reached through. */
+enum { CG_LIN_CAP = 256, CG_COORD_CAP = 192 };
 typedef struct cg_ctx {
   int rank;
   int64_t shape[KF_MAX_RANK];
-  char lin[256];                    /* "" when unknown */
-  char coord[KF_MAX_RANK][192];     /* "" when unknown */
+  char lin[CG_LIN_CAP];                  /* "" when unknown */
+  char coord[KF_MAX_RANK][CG_COORD_CAP]; /* "" when unknown */
   /* Vector analysis: within a group of W consecutive iteration elements
    * (the first W-aligned), this value's linear index is base + lane with
    * base % W == 0 (CONTIG), the same for every lane (SPLAT), or neither. */
   int vclass;
+  /* an expression fit neither its field nor a local (no generator to bind
+   * it): cg_gen_value fails cleanly on such a context */
+  bool overflow;
+  bool oom; /* building an expression ran out of memory */
 } cg_ctx;
 
 enum { VC_GATHER = 0, VC_CONTIG = 1, VC_SPLAT = 2 };
@@ -80,8 +88,8 @@ enum { VC_GATHER = 0, VC_CONTIG = 1, VC_SPLAT = 2 };
 /* What an element's code may read instead of evaluating a node. */
 typedef struct cg_bind {
   int32_t value;
-  char key[512];  /* the context it holds for ("" = any) */
-  char expr[64];  /* a variable or register element */
+  char key[512]; /* the context it holds for ("" = any) */
+  char expr[64]; /* a variable or register element */
 } cg_bind;
 
 /* One element body being generated: statements go to `code`, computed
@@ -91,9 +99,9 @@ typedef struct cg_gen {
   const fuse_kernel *k;
   cg_buf *code;
   int indent;
-  int tmp;              /* next temporary number */
-  const char *idx;      /* index type name: "int" or "long long" */
-  int vec;              /* W of the body being generated (1: scalar) */
+  int tmp;         /* next temporary number */
+  const char *idx; /* index type name: "int" or "long long" */
+  int vec;         /* W of the body being generated (1: scalar) */
   /* memo of computed (value, context) -> temporary */
   /* raw: the value before its final rounding to the node's dtype, for a
    * store that rounds anyway (NULL: none) */
@@ -118,10 +126,17 @@ typedef struct cg_gen {
   cg_bind *binds;
   int n_binds, cap_binds;
   /* vector-loaded inputs needed before the lane loop */
-  cg_buf *pre;          /* NULL: no vector preloads (every load scalar) */
-  cg_buf *pre_decl;     /* declarations of the preloaded registers */
-  cg_buf *align;        /* " && kf_aligned(p3, 16)" for each vector access */
+  cg_buf *pre;      /* NULL: no vector preloads (every load scalar) */
+  cg_buf *pre_decl; /* declarations of the preloaded registers */
+  cg_buf *align;    /* " && kf_aligned(p3, 16)" for each vector access */
   int n_pre;
+  /* index expressions bound to locals ("long long ixN; ixN = ...;",
+   * cg_ctx_put), by text: reset with the memo, whose scope they share */
+  struct cg_ixb {
+    char *expr;
+    int tmp;
+  } * ixb;
+  int n_ixb, cap_ixb;
   bool failed;
   kf_status status; /* of the failure: KF_ERR_UNSUPPORTED, or out of memory */
   char err[256];
@@ -143,16 +158,32 @@ void cg_line(cg_gen *gen, const char *fmt, ...) __attribute__((format(printf, 2,
 
 /* Contexts. */
 void cg_ctx_linear(cg_ctx *c, int rank, const int64_t *shape, const char *lin, int vclass);
-void cg_ctx_key(const cg_ctx *c, char *key, size_t size);
-/* The linear index expression (derived from coordinates when needed). */
-void cg_ctx_lin(const cg_ctx *c, char *out, size_t size);
-/* Coordinate d (derived from the linear index when needed). */
-void cg_ctx_coord(const cg_ctx *c, int d, char *out, size_t size);
+/* Stores expr into c as its linear index (d < 0) or coordinate d. When it
+ * does not fit the field, gen binds it to a local emitted at the current
+ * point ("long long ixN; ixN = expr;", one per text and memo scope) and
+ * the field holds the name, and c's loads become scalar (a vector preload
+ * runs before the lane loop, where no local of the loop exists). Without a
+ * generator (gen NULL) the field is left unknown when the other form is
+ * complete (it is derived when needed), else c->overflow is set. */
+void cg_ctx_put(cg_gen *gen, cg_ctx *c, int d, const char *expr);
+/* The memo key of context c, appended to key (no length limit). */
+void cg_ctx_key_s(const cg_ctx *c, cg_buf *key);
+/* The same into a fixed buffer, without allocating: false (and key "?",
+ * which matches no context) when it did not fit. */
+bool cg_ctx_key(const cg_ctx *c, char *key, size_t size);
+/* The linear index expression (derived from coordinates when needed),
+ * appended to out. */
+void cg_ctx_lin_s(const cg_ctx *c, cg_buf *out);
+/* The same into a fixed buffer, without allocating: false when it did not
+ * fit. */
+bool cg_ctx_lin(const cg_ctx *c, char *out, size_t size);
+/* Coordinate d (derived from the linear index when needed), appended. */
+void cg_ctx_coord(const cg_ctx *c, int d, cg_buf *out);
 /* The context of an operand of shape (rank, shape) broadcast into c. */
-void cg_ctx_broadcast(const cg_ctx *c, int rank, const int64_t *shape, int vec, cg_ctx *out);
+void cg_ctx_broadcast(cg_gen *gen, const cg_ctx *c, int rank, const int64_t *shape, cg_ctx *out);
 /* The context of a transpose's operand (shape in_shape) from the result's. */
-void cg_ctx_transpose(const cg_ctx *c, int rank, const int64_t *in_shape, const int8_t *perm,
-                      int vec, cg_ctx *out);
+void cg_ctx_transpose(cg_gen *gen, const cg_ctx *c, int rank, const int64_t *in_shape,
+                      const int8_t *perm, cg_ctx *out);
 /* A context over shape whose dims split into ngroups consecutive groups
  * (bounds[0] = 0 .. bounds[ngroups] = rank), group g indexed by vars[g]:
  * rows and columns, or outer, reduced and inner. */
@@ -200,7 +231,7 @@ typedef struct cg_part {
   int64_t vblocks;     /* blocks of work the body is written for; more than
                           blocks: each block runs bid, bid + blocks, ...
                           (cg_part_call) */
-  int launch_threads; /* the launch's block size, for barriers */
+  int launch_threads;  /* the launch's block size, for barriers */
   int64_t max_offset;
   bool index64;
   int vec_bytes;       /* widest access, bytes */
@@ -260,9 +291,9 @@ kf_status cg_emit_part(cg_emit_args *a);
  * one packed parameter; *done false otherwise (nothing emitted). Appends
  * the part functions to body, the parameter struct and tables to decls,
  * and fills the entry's params and route, and out's shape and params. */
-kf_status cg_emit_packed(const kf_graph *g, const cg_target *t, cg_part *parts, int n,
-                         cg_buf *body, cg_buf *decls, cg_buf *params, cg_buf *route,
-                         cg_launch_src *out, bool *done, char *err, size_t errsize);
+kf_status cg_emit_packed(const kf_graph *g, const cg_target *t, cg_part *parts, int n, cg_buf *body,
+                         cg_buf *decls, cg_buf *params, cg_buf *route, cg_launch_src *out,
+                         bool *done, char *err, size_t errsize);
 
 /* The part's pointer parameters: inputs then outputs, in ascending value
  * order (malloc'd into part). false on OOM. */

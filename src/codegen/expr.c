@@ -11,7 +11,7 @@
 #include "core/alloc.h"
 
 const char *cg_storage_type(kf_dtype dt) {
-  static const char *const names[] = {"kf_f16", "kf_bf16", "float", "double",
+  static const char *const names[] = {"kf_f16", "kf_bf16",   "float", "double",
                                       "int",    "long long", "bool"};
   return dt < KF_DTYPE_COUNT ? names[dt] : "void";
 }
@@ -22,7 +22,9 @@ const char *cg_compute_type(kf_dtype dt) {
   return dt < KF_DTYPE_COUNT ? names[dt] : "void";
 }
 
-void cg_param_name(int32_t v, char *out, size_t size) { snprintf(out, size, "p%d", (int)v); }
+void cg_param_name(int32_t v, char *out, size_t size) {
+  snprintf(out, size, "p%d", (int)v);
+}
 
 bool cg_in_kernel(const fuse_kernel *k, int32_t v) {
   for (int i = 0; i < k->n_nodes; i++)
@@ -53,12 +55,16 @@ void cg_gen_reset_memo(cg_gen *gen) {
     free(gen->memo[i].raw);
   }
   gen->n_memo = 0;
+  for (int i = 0; i < gen->n_ixb; i++) free(gen->ixb[i].expr);
+  gen->n_ixb = 0;
 }
 
 void cg_gen_free(cg_gen *gen) {
   cg_gen_reset_memo(gen);
   free(gen->memo);
   free(gen->binds);
+  free(gen->ixb);
+  gen->ixb = NULL;
   gen->memo = NULL;
   gen->binds = NULL;
 }
@@ -92,18 +98,25 @@ void cg_gen_bind(cg_gen *gen, int32_t v, const char *key, const char *expr) {
   }
   cg_bind *b = &gen->binds[gen->n_binds++];
   b->value = v;
-  snprintf(b->key, sizeof b->key, "%s", key ? key : "");
+  int nk = snprintf(b->key, sizeof b->key, "%s", key ? key : ""), ne;
   /* A reduction or matmul result (bound for any context) held in f32 is
    * rounded to its f16/bf16 node's dtype before any use, as the reference
    * rounds every value. Exact already: max/min of rounded values, inputs,
    * and per-element caches of values computed by cg_gen_value. */
   const ir_node *n = &gen->g->nodes[v];
-  const char *rnd = n->dtype == KF_F16 ? "kf_round_f16" : n->dtype == KF_BF16 ? "kf_round_bf16" : NULL;
+  const char *rnd = n->dtype == KF_F16    ? "kf_round_f16"
+                    : n->dtype == KF_BF16 ? "kf_round_bf16"
+                                          : NULL;
   if (rnd && (!key || !key[0]) && !cg_is_input(gen->k, v) && n->op != IR_OP_MAX &&
       n->op != IR_OP_MIN)
-    snprintf(b->expr, sizeof b->expr, "%s(%s)", rnd, expr);
+    ne = snprintf(b->expr, sizeof b->expr, "%s(%s)", rnd, expr);
   else
-    snprintf(b->expr, sizeof b->expr, "%s", expr);
+    ne = snprintf(b->expr, sizeof b->expr, "%s", expr);
+  if (nk >= (int)sizeof b->key || ne >= (int)sizeof b->expr) {
+    /* a truncated key could match another context: refuse, never guess */
+    gen->n_binds--;
+    cg_gen_fail(gen, "a bound value's context or name is too long");
+  }
 }
 
 void cg_line(cg_gen *gen, const char *fmt, ...) {
@@ -139,8 +152,8 @@ void cg_literal(kf_dtype dt, double v, char *out, size_t size) {
   }
   bool dbl = dt == KF_F64;
   if (isnan(v)) {
-    snprintf(out, size, "%s", dbl ? "__longlong_as_double(0x7ff8000000000000LL)"
-                                  : "__int_as_float(0x7fc00000)");
+    snprintf(out, size, "%s",
+             dbl ? "__longlong_as_double(0x7ff8000000000000LL)" : "__int_as_float(0x7fc00000)");
     return;
   }
   if (isinf(v)) {
@@ -234,8 +247,10 @@ static bool stored_only(const cg_gen *gen, int32_t v) {
 static void gen_load(cg_gen *gen, int32_t v, const cg_ctx *c, char *name, size_t size,
                      const char *key) {
   const ir_node *n = &gen->g->nodes[v];
-  char lin[512], p[32];
-  cg_ctx_lin(c, lin, sizeof lin);
+  char p[32];
+  cg_buf lb = {0};
+  cg_ctx_lin_s(c, &lb);
+  const char *lin = cg_use(gen->code, &lb);
   cg_param_name(v, p, sizeof p);
   int t = memo_add(gen, v, key);
   if (gen->vec > 1 && gen->pre && c->vclass != VC_GATHER) {
@@ -243,8 +258,8 @@ static void gen_load(cg_gen *gen, int32_t v, const cg_ctx *c, char *name, size_t
      * register j (a SPLAT operand is the same scalar for every lane). */
     if (c->vclass == VC_CONTIG) {
       cg_printf(gen->pre_decl, "  %s r%d[W];\n", cg_compute_type(n->dtype), t);
-      cg_printf(gen->pre, "    kf_ldv<%s, W>(r%d, %s + (%s));\n", cg_storage_type(n->dtype), t,
-                p, lin);
+      cg_printf(gen->pre, "    kf_ldv<%s, W>(r%d, %s + (%s));\n", cg_storage_type(n->dtype), t, p,
+                lin);
       snprintf(name, size, "r%d[j]", t);
       if (gen->align) {
         int wb = (int)kf_dtype_size(n->dtype) * gen->vec;
@@ -261,6 +276,7 @@ static void gen_load(cg_gen *gen, int32_t v, const cg_ctx *c, char *name, size_t
   } else {
     cg_line(gen, "const %s t%d = kf_ld(%s + (%s));", cg_compute_type(n->dtype), t, p, lin);
   }
+  cg_buf_free(&lb);
   snprintf(name, size, "t%d", t);
 }
 
@@ -272,11 +288,10 @@ static const char *const op_lname[] = {
 };
 
 /* An operand of node n at the node's context c. */
-static void operand(cg_gen *gen, const ir_node *n, int i, const cg_ctx *c, char *out,
-                    size_t size) {
+static void operand(cg_gen *gen, const ir_node *n, int i, const cg_ctx *c, char *out, size_t size) {
   const ir_node *a = &gen->g->nodes[n->args[i]];
   cg_ctx ac;
-  cg_ctx_broadcast(c, a->rank, a->shape, gen->vec, &ac);
+  cg_ctx_broadcast(gen, c, a->rank, a->shape, &ac);
   cg_gen_value(gen, n->args[i], &ac, out, size);
 }
 
@@ -316,24 +331,32 @@ static void gen_cast(cg_gen *gen, int32_t v, const char *x, int t) {
     cg_line(gen, "const %s t%d = kf_cast<%s>(%s);", ct, t, ct, x);
 }
 
+/* The context of operand a at the same linear index as c (a reshape). */
+static void relinear(cg_gen *gen, const cg_ctx *c, const ir_node *a, cg_ctx *ac) {
+  cg_buf lin = {0};
+  cg_ctx_lin_s(c, &lin);
+  cg_ctx_linear(ac, a->rank, a->shape, "", c->vclass);
+  ac->overflow = c->overflow;
+  ac->oom = c->oom;
+  if (lin.oom) cg_gen_oom(gen);
+  cg_ctx_put(gen, ac, -1, lin.s ? lin.s : "0");
+  cg_buf_free(&lin);
+}
+
 /* Layout ops: no code, the operand at a transformed context. */
-static bool gen_layout(cg_gen *gen, const ir_node *n, const cg_ctx *c, char *name,
-                       size_t size) {
+static bool gen_layout(cg_gen *gen, const ir_node *n, const cg_ctx *c, char *name, size_t size) {
   if (cg_gen_index(gen, n, c, name, size)) return true;
   const ir_node *a = &gen->g->nodes[n->args[0]];
   cg_ctx ac;
   switch (n->op) {
-    case IR_OP_RESHAPE: {
-      char lin[256];
-      cg_ctx_lin(c, lin, sizeof lin);
-      cg_ctx_linear(&ac, a->rank, a->shape, lin, c->vclass);
+    case IR_OP_RESHAPE:
+      relinear(gen, c, a, &ac);
       break;
-    }
     case IR_OP_TRANSPOSE:
-      cg_ctx_transpose(c, a->rank, a->shape, n->perm, gen->vec, &ac);
+      cg_ctx_transpose(gen, c, a->rank, a->shape, n->perm, &ac);
       break;
     case IR_OP_BROADCAST_TO:
-      cg_ctx_broadcast(c, a->rank, a->shape, gen->vec, &ac);
+      cg_ctx_broadcast(gen, c, a->rank, a->shape, &ac);
       break;
     default:
       return false;
@@ -349,10 +372,9 @@ static bool gen_layout(cg_gen *gen, const ir_node *n, const cg_ctx *c, char *nam
 static void gen_copy_reduce(cg_gen *gen, int32_t v, const cg_ctx *c, const char *key, char *name,
                             size_t size) {
   const ir_node *n = &gen->g->nodes[v], *a = &gen->g->nodes[n->args[0]];
-  char lin[256], x[160], zero[64];
+  char x[160], zero[64];
   cg_ctx ac;
-  cg_ctx_lin(c, lin, sizeof lin);
-  cg_ctx_linear(&ac, a->rank, a->shape, lin, c->vclass);
+  relinear(gen, c, a, &ac);
   cg_gen_value(gen, n->args[0], &ac, x, sizeof x);
   if (n->op == IR_OP_MAX || n->op == IR_OP_MIN) {
     snprintf(name, size, "%s", x);
@@ -377,9 +399,17 @@ static bool uniform_expr(const cg_gen *gen, const char *expr) {
  * node's: the builder requires it): no rounding after them. */
 static bool exact_op(ir_op op) {
   switch (op) {
-    case IR_OP_NEG: case IR_OP_ABS: case IR_OP_RELU: case IR_OP_SIGN: case IR_OP_FLOOR:
-    case IR_OP_CEIL: case IR_OP_MAXIMUM: case IR_OP_MINIMUM: case IR_OP_WHERE:
-    case IR_OP_CLAMP: case IR_OP_CAST:
+    case IR_OP_NEG:
+    case IR_OP_ABS:
+    case IR_OP_RELU:
+    case IR_OP_SIGN:
+    case IR_OP_FLOOR:
+    case IR_OP_CEIL:
+    case IR_OP_MAXIMUM:
+    case IR_OP_MINIMUM:
+    case IR_OP_WHERE:
+    case IR_OP_CLAMP:
+    case IR_OP_CAST:
       return true;
     default:
       return false;
@@ -396,35 +426,48 @@ static const char *rounding(const ir_node *n) {
   return n->dtype == KF_F16 ? "kf_round_f16" : n->dtype == KF_BF16 ? "kf_round_bf16" : NULL;
 }
 
-const char *cg_gen_value(cg_gen *gen, int32_t v, const cg_ctx *c, char *name, size_t size) {
+/* The memo key of c (malloc'd), or NULL with gen failed: out of memory,
+ * or a context whose index expression did not fit (cg_ctx_put). */
+static char *ctx_key(cg_gen *gen, const cg_ctx *c) {
+  if (c->oom) cg_gen_oom(gen);
+  if (c->overflow) cg_gen_fail(gen, "an index expression too long for its context");
+  if (c->oom || c->overflow) return NULL;
+  cg_buf b = {0};
+  cg_ctx_key_s(c, &b);
+  char *key = cg_buf_take(&b);
+  if (!key) cg_gen_oom(gen);
+  return key;
+}
+
+/* cg_gen_value for the context's key. */
+static void value_at(cg_gen *gen, int32_t v, const cg_ctx *c, const char *key, char *name,
+                     size_t size) {
   const ir_node *n = &gen->g->nodes[v];
-  char key[512];
-  cg_ctx_key(c, key, sizeof key);
   const char *hit = memo_find(gen, v, key);
   if (hit) {
     snprintf(name, size, "%s", hit);
-    return name;
+    return;
   }
   if (n->op == IR_OP_CONST) {
     cg_literal(n->dtype, n->value, name, size);
-    return name;
+    return;
   }
   if (cg_is_input(gen->k, v) || n->op == IR_OP_INPUT) {
     gen_load(gen, v, c, name, size, key);
     gen->last_cost = 1;
-    return name;
+    return;
   }
-  if (gen_layout(gen, n, c, name, size)) return name;
+  if (gen_layout(gen, n, c, name, size)) return;
   if (ir_is_copy_reduce(gen->g, n)) {
     gen_copy_reduce(gen, v, c, key, name, size);
-    return name;
+    return;
   }
   ir_kind kind = ir_ops[n->op].kind;
   if (kind != KIND_UNARY && kind != KIND_BINARY && kind != KIND_POINTWISE) {
     cg_gen_fail(gen, "node %d (%s) cannot be computed per element here", (int)v,
                 ir_ops[n->op].name);
     snprintf(name, size, "0");
-    return name;
+    return;
   }
   char a[3][160];
   int cost = 1;
@@ -443,20 +486,18 @@ const char *cg_gen_value(cg_gen *gen, int32_t v, const cg_ctx *c, char *name, si
     if (kind == KIND_UNARY)
       snprintf(call, sizeof call, "kf_%s(%s)", op_lname[n->op], a[0]);
     else if (n->op == IR_OP_DIV && !strcmp(ct, "float") && uniform_expr(gen, a[1]))
-      /* a division by a per-row value: its reciprocal is computed once
-       * (the compiler shares kf_rcp_rn(d) between the elements) */
+    /* a division by a per-row value: its reciprocal is computed once
+     * (the compiler shares kf_rcp_rn(d) between the elements) */
     {
       /* literal formats, so that -Wformat=2 can check them */
       if (gen->div_mode == CG_DIV_FLAG)
-        snprintf(call, sizeof call, "kf_div_rcpf(%s, %s, kf_rcp_rn(%s), kf_bad)", a[0], a[1],
-                 a[1]);
+        snprintf(call, sizeof call, "kf_div_rcpf(%s, %s, kf_rcp_rn(%s), kf_bad)", a[0], a[1], a[1]);
       else if (gen->div_mode == CG_DIV_REDO)
         snprintf(call, sizeof call, "kf_div_rcp(kf_fresh(%s), %s, kf_rcp_rn(%s))", a[0], a[1],
                  a[1]);
       else
         snprintf(call, sizeof call, "kf_div_rcp(%s, %s, kf_rcp_rn(%s))", a[0], a[1], a[1]);
-    }
-    else
+    } else
       snprintf(call, sizeof call, "kf_%s(%s, %s)", op_lname[n->op], a[0], a[1]);
     if (rnd && stored_only(gen, v)) {
       /* stored too: the store gets the value before the rounding */
@@ -476,15 +517,29 @@ const char *cg_gen_value(cg_gen *gen, int32_t v, const cg_ctx *c, char *name, si
   else
     gen_cast(gen, v, a[0], t);
   snprintf(name, size, "t%d", t);
+}
+
+const char *cg_gen_value(cg_gen *gen, int32_t v, const cg_ctx *c, char *name, size_t size) {
+  char *key = ctx_key(gen, c);
+  if (!key) {
+    snprintf(name, size, "0");
+    return name;
+  }
+  value_at(gen, v, c, key, name, size);
+  free(key);
   return name;
 }
 
 const char *cg_gen_stored(cg_gen *gen, int32_t v, const cg_ctx *c, char *name, size_t size) {
-  cg_gen_value(gen, v, c, name, size);
-  char key[512];
-  cg_ctx_key(c, key, sizeof key);
-  if (bind_at(gen, v, key)) return name; /* bound: no memo entry of this pass */
-  const struct cg_memo *m = memo_at(gen, v, key);
+  char *key = ctx_key(gen, c);
+  if (!key) {
+    snprintf(name, size, "0");
+    return name;
+  }
+  value_at(gen, v, c, key, name, size);
+  /* bound: no memo entry of this pass */
+  const struct cg_memo *m = bind_at(gen, v, key) ? NULL : memo_at(gen, v, key);
   if (m && m->raw) snprintf(name, size, "%s", m->raw);
+  free(key);
   return name;
 }

@@ -6,6 +6,22 @@
 
 #include "codegen/cg_internal.h"
 
+/* Coordinate d of c, stored as coordinate e of ac (cg_ctx_put: bound to a
+ * local when too long). */
+static void copy_coord(cg_gen *gen, const cg_ctx *c, int d, cg_ctx *ac, int e) {
+  cg_buf x = {0};
+  cg_ctx_coord(c, d, &x);
+  if (x.oom) cg_gen_oom(gen);
+  cg_ctx_put(gen, ac, e, x.s ? x.s : "0");
+  cg_buf_free(&x);
+}
+
+/* Coordinate d of c as a printf argument of gen's code (freed with b). */
+static const char *coord_text(cg_gen *gen, const cg_ctx *c, int d, cg_buf *b) {
+  cg_ctx_coord(c, d, b);
+  return cg_use(gen->code, b);
+}
+
 /* A new temporary holding an index expression; its name into out. */
 static void idx_tmp(cg_gen *gen, const char *expr, char *out, size_t size) {
   int t = gen->tmp++;
@@ -26,11 +42,15 @@ static void gen_slice(cg_gen *gen, const ir_node *n, const cg_ctx *c, char *name
   const ir_node *x = &gen->g->nodes[n->args[0]];
   cg_ctx ac;
   ctx_blank(&ac, x->rank, x->shape);
-  for (int d = 0; d < x->rank; d++) cg_ctx_coord(c, d, ac.coord[d], sizeof ac.coord[d]);
-  char e[320];
-  snprintf(e, sizeof e, "%lldLL + (long long)(%s) * %lldLL", (long long)n->start, ac.coord[n->axis],
-           (long long)n->step);
-  idx_tmp(gen, e, ac.coord[n->axis], sizeof ac.coord[n->axis]);
+  ac.overflow = c->overflow, ac.oom = c->oom;
+  for (int d = 0; d < x->rank; d++)
+    if (d != n->axis) copy_coord(gen, c, d, &ac, d);
+  cg_buf b = {0}, e = {0};
+  cg_printf(&e, "%lldLL + (long long)(%s) * %lldLL", (long long)n->start,
+            coord_text(gen, c, n->axis, &b), (long long)n->step);
+  idx_tmp(gen, cg_use(gen->code, &e), ac.coord[n->axis], sizeof ac.coord[n->axis]);
+  cg_buf_free(&b);
+  cg_buf_free(&e);
   cg_gen_value(gen, n->args[0], &ac, name, size);
   gen->last_cost += 1;
 }
@@ -41,15 +61,18 @@ static void gen_concat(cg_gen *gen, const ir_node *n, const cg_ctx *c, char *nam
   const ir_node *a = &gen->g->nodes[n->args[0]], *b = &gen->g->nodes[n->args[1]];
   int ax = n->axis;
   long long s = (long long)a->shape[ax];
-  char at[32], e[192], va[160], vb[160];
-  cg_ctx_coord(c, ax, e, sizeof e);
-  idx_tmp(gen, e, at, sizeof at);
+  char at[32], va[160], vb[160];
+  cg_buf e = {0};
+  idx_tmp(gen, coord_text(gen, c, ax, &e), at, sizeof at);
+  cg_buf_free(&e);
   cg_ctx ca, cb;
   ctx_blank(&ca, a->rank, a->shape);
   ctx_blank(&cb, b->rank, b->shape);
+  ca.overflow = cb.overflow = c->overflow;
+  ca.oom = cb.oom = c->oom;
   for (int d = 0; d < a->rank; d++) {
     if (d == ax) continue;
-    cg_ctx_coord(c, d, ca.coord[d], sizeof ca.coord[d]);
+    copy_coord(gen, c, d, &ca, d);
     snprintf(cb.coord[d], sizeof cb.coord[d], "%s", ca.coord[d]);
   }
   snprintf(ca.coord[ax], sizeof ca.coord[ax], "(%s < %lldLL ? %s : %lldLL)", at, s, at, s - 1);
@@ -72,7 +95,8 @@ static void gen_gather(cg_gen *gen, const ir_node *n, const cg_ctx *c, char *nam
   int ax = n->axis, ri = ix->rank;
   cg_ctx ci, cx;
   ctx_blank(&ci, ri, ix->shape);
-  for (int d = 0; d < ri; d++) cg_ctx_coord(c, ax + d, ci.coord[d], sizeof ci.coord[d]);
+  ci.overflow = c->overflow, ci.oom = c->oom;
+  for (int d = 0; d < ri; d++) copy_coord(gen, c, ax + d, &ci, d);
   char vi[160], e[640];
   cg_gen_value(gen, n->args[1], &ci, vi, sizeof vi);
   int cost = gen->last_cost;
@@ -81,17 +105,18 @@ static void gen_gather(cg_gen *gen, const ir_node *n, const cg_ctx *c, char *nam
            "(long long)(%s) < 0 ? 0LL : (long long)(%s) > %lldLL ? %lldLL : (long long)(%s)", vi,
            vi, hi, hi, vi);
   ctx_blank(&cx, x->rank, x->shape);
+  cx.overflow = c->overflow, cx.oom = c->oom;
   idx_tmp(gen, e, cx.coord[ax], sizeof cx.coord[ax]);
   for (int d = 0; d < x->rank; d++)
-    if (d != ax) cg_ctx_coord(c, d < ax ? d : d + ri - 1, cx.coord[d], sizeof cx.coord[d]);
+    if (d != ax) copy_coord(gen, c, d < ax ? d : d + ri - 1, &cx, d);
   cg_gen_value(gen, n->args[0], &cx, name, size);
   gen->last_cost += cost + 1;
 }
 
 /* The coordinate converted to the dtype, rounded once for f16/bf16. */
 static void gen_iota(cg_gen *gen, const ir_node *n, const cg_ctx *c, char *name, size_t size) {
-  char x[192];
-  cg_ctx_coord(c, n->axis, x, sizeof x);
+  cg_buf b = {0};
+  const char *x = coord_text(gen, c, n->axis, &b);
   const char *ct = cg_compute_type(n->dtype);
   int t = gen->tmp++;
   if (n->dtype == KF_F16 || n->dtype == KF_BF16)
@@ -99,6 +124,7 @@ static void gen_iota(cg_gen *gen, const ir_node *n, const cg_ctx *c, char *name,
             n->dtype == KF_F16 ? "f16" : "bf16", x);
   else
     cg_line(gen, "const %s t%d = (%s)(long long)(%s);", ct, t, ct, x);
+  cg_buf_free(&b);
   snprintf(name, size, "t%d", t);
   gen->last_cost = 1;
 }

@@ -32,10 +32,25 @@ static int body_cost(const kf_graph *g, const fuse_kernel *k) {
   int cost = 0;
   for (int i = 0; i < k->n_nodes; i++) {
     switch (g->nodes[k->nodes[i]].op) {
-      case IR_OP_SIN: case IR_OP_COS: case IR_OP_POW: cost += 8; break;
-      case IR_OP_EXP: case IR_OP_LOG: case IR_OP_TANH: case IR_OP_SIGMOID: case IR_OP_GELU:
-      case IR_OP_GELU_TANH: case IR_OP_SILU: case IR_OP_ERF: case IR_OP_DIV: cost += 2; break;
-      default: cost += 1; break;
+      case IR_OP_SIN:
+      case IR_OP_COS:
+      case IR_OP_POW:
+        cost += 8;
+        break;
+      case IR_OP_EXP:
+      case IR_OP_LOG:
+      case IR_OP_TANH:
+      case IR_OP_SIGMOID:
+      case IR_OP_GELU:
+      case IR_OP_GELU_TANH:
+      case IR_OP_SILU:
+      case IR_OP_ERF:
+      case IR_OP_DIV:
+        cost += 2;
+        break;
+      default:
+        cost += 1;
+        break;
     }
   }
   return cost;
@@ -73,7 +88,9 @@ static void decide_index(cg_part *p, int64_t numel, const kf_graph *g, const fus
 
 /* Waves of resident blocks in a pointwise grid (grid-stride beyond them):
  * 1024, or KFUSE_PW_WAVES=N (1..1024, a tuning knob for measurements). */
-static int64_t waves(const core_knobs *k) { return k->pw_waves; }
+static int64_t waves(const core_knobs *k) {
+  return k->pw_waves;
+}
 
 kf_status cg_plan_pointwise(cg_emit_args *a) {
   const fuse_kernel *k = a->k;
@@ -116,6 +133,53 @@ static int long_calls(const kf_graph *g, const fuse_kernel *k) {
   return n;
 }
 
+/* The other unary device functions of many instructions (a libdevice body
+ * or a few special-function steps each). */
+static const char *const heavy_fns[] = {"exp",  "log",       "tanh", "sigmoid",
+                                        "gelu", "gelu_tanh", "silu", "erf"};
+enum { N_HEAVY = (int)(sizeof heavy_fns / sizeof heavy_fns[0]) };
+
+static int heavy_calls(const kf_graph *g, const fuse_kernel *k) {
+  int n = 0;
+  for (int i = 0; i < k->n_nodes; i++) {
+    ir_op op = g->nodes[k->nodes[i]].op;
+    n += op == IR_OP_EXP || op == IR_OP_LOG || op == IR_OP_TANH || op == IR_OP_SIGMOID ||
+         op == IR_OP_GELU || op == IR_OP_GELU_TANH || op == IR_OP_SILU || op == IR_OP_ERF;
+  }
+  return n;
+}
+
+/* Past this many calls of heavy_fns in one body, each goes to one
+ * out-of-line copy. NVRTC's CPU time for a body of N inlined exp/tanh
+ * grows ~0.6-1 ms per call (ptxas two thirds of it) and faster than N past
+ * a few hundred; called, ~0.15-0.3 ms (sm_90, 512 calls: 566 -> 193 ms; 64:
+ * 91 -> 64 ms). A call costs a few instructions at run time, nothing next
+ * to 32 transcendental functions per element. */
+#define CG_OUTLINE_HEAVY 32
+
+/* Rewrites each call "kf_<fn>(" in body, for fn in fns, as "kf_ol_<fn>(". */
+static void rename_calls(cg_buf *body, cg_buf *out, const char *const *fns, int n_fns) {
+  cg_buf nb = {0};
+  const char *s = cg_use(out, body);
+  while (*s) {
+    int hit = -1;
+    bool start = s == body->s || !(isalnum((unsigned char)s[-1]) || s[-1] == '_');
+    for (int f = 0; f < n_fns && start && hit < 0; f++) {
+      size_t n = strlen(fns[f]);
+      if (!strncmp(s, "kf_", 3) && !strncmp(s + 3, fns[f], n) && s[3 + n] == '(') hit = f;
+    }
+    if (hit >= 0) {
+      cg_printf(&nb, "kf_ol_%s(", fns[hit]);
+      s += strlen(fns[hit]) + 4;
+    } else {
+      cg_putn(&nb, s++, 1);
+    }
+  }
+  if (nb.oom) body->oom = true;
+  cg_buf_free(body);
+  *body = nb;
+}
+
 /* When a body calls sin/cos several times, each call goes to one
  * out-of-line copy instead of being inlined: NVRTC and ptxas then compile
  * the slow path once (a 64-op chain with 16 sinf: 218 -> 85 ms of CPU).
@@ -123,32 +187,28 @@ static int long_calls(const kf_graph *g, const fuse_kernel *k) {
  * calls in body. */
 static void outline_long_calls(cg_buf *body, cg_buf *out) {
   static const char *const fns[] = {"sin", "cos"};
-  cg_puts(out, "#ifndef KF_OUTLINED\n#define KF_OUTLINED\n"
-               "// sin and cos called many times in one body: one out-of-line copy each\n");
+  cg_puts(out,
+          "#ifndef KF_OUTLINED\n#define KF_OUTLINED\n"
+          "// sin and cos called many times in one body: one out-of-line copy each\n");
   for (int f = 0; f < 2; f++)
-    cg_printf(out, "template <class T> __device__ __noinline__ T kf_ol_%s(T x) { return kf_%s(x); }\n",
+    cg_printf(out,
+              "template <class T> __device__ __noinline__ T kf_ol_%s(T x) { return kf_%s(x); }\n",
               fns[f], fns[f]);
   cg_puts(out, "#endif\n");
-  cg_buf nb = {0};
-  const char *s = cg_use(out, body);
-  while (*s) {
-    int hit = -1;
-    bool start = s == body->s || !(isalnum((unsigned char)s[-1]) || s[-1] == '_');
-    for (int f = 0; f < 2 && start && hit < 0; f++) {
-      char pat[16];
-      snprintf(pat, sizeof pat, "kf_%s(", fns[f]);
-      if (strncmp(s, pat, strlen(pat)) == 0) hit = f;
-    }
-    if (hit >= 0) {
-      cg_printf(&nb, "kf_ol_%s(", fns[hit]);
-      s += strlen(fns[hit]) + 4;
-    } else {
-      cg_printf(&nb, "%c", *s++);
-    }
-  }
-  if (nb.oom) body->oom = true;
-  cg_buf_free(body);
-  *body = nb;
+  rename_calls(body, out, fns, 2);
+}
+
+/* The same for heavy_fns, past CG_OUTLINE_HEAVY calls in one body. */
+static void outline_heavy_calls(cg_buf *body, cg_buf *out) {
+  cg_puts(out,
+          "#ifndef KF_OUTLINED_HEAVY\n#define KF_OUTLINED_HEAVY\n"
+          "// exp, tanh, ... called many times in one body: one out-of-line copy each\n");
+  for (int f = 0; f < N_HEAVY; f++)
+    cg_printf(out,
+              "template <class T> __device__ __noinline__ T kf_ol_%s(T x) { return kf_%s(x); }\n",
+              heavy_fns[f], heavy_fns[f]);
+  cg_puts(out, "#endif\n");
+  rename_calls(body, out, heavy_fns, N_HEAVY);
 }
 
 static bool word_char(char c) {
@@ -233,7 +293,8 @@ static void decide(const kf_graph *g, cg_part *p, bool generic) {
            "pointwise: %lld elements, %d lanes per thread (%zu-byte accesses), %s index, "
            "%u blocks x %u threads, grid-stride%s",
            (long long)p->k->numel, p->lanes, widest > 16 ? (size_t)16 : widest,
-           p->index64 ? "long long" : "int", p->blocks, p->threads, generic ? ", generic body" : "");
+           p->index64 ? "long long" : "int", p->blocks, p->threads,
+           generic ? ", generic body" : "");
   p->vec_bytes = (int)(widest > 16 ? 16 : widest);
 }
 
@@ -278,6 +339,7 @@ static kf_status emit_body(cg_emit_args *a, bool generic, cg_buf *out) {
   snprintf(sizes, sizeof sizes, "const %s kf_n, const unsigned kf_nb, ", idx);
   const char *aligned = cg_use_aligned(out, &align);
   if (long_calls(g, k) >= 4) outline_long_calls(&body, generic ? &text : out);
+  if (heavy_calls(g, k) >= CG_OUTLINE_HEAVY) outline_heavy_calls(&body, generic ? &text : out);
   cg_hole holes[] = {{"fn", p->fn},
                      {"IDX", idx},
                      {"NUMEL", generic ? "kf_n" : numel},
@@ -303,11 +365,17 @@ static kf_status emit_body(cg_emit_args *a, bool generic, cg_buf *out) {
     rename_positional(p, cg_use(out, &text), out);
   }
   decide(g, p, generic);
-  bool oom = decl.oom || pre.oom || body.oom || store.oom || align.oom || params.oom ||
-             args.oom || text.oom;
+  bool oom = decl.oom || pre.oom || body.oom || store.oom || align.oom || params.oom || args.oom ||
+             text.oom;
   cg_gen_free(&gen);
-  cg_buf_free(&decl); cg_buf_free(&pre); cg_buf_free(&body); cg_buf_free(&store);
-  cg_buf_free(&align); cg_buf_free(&params); cg_buf_free(&args); cg_buf_free(&text);
+  cg_buf_free(&decl);
+  cg_buf_free(&pre);
+  cg_buf_free(&body);
+  cg_buf_free(&store);
+  cg_buf_free(&align);
+  cg_buf_free(&params);
+  cg_buf_free(&args);
+  cg_buf_free(&text);
   if (st == KF_OK && oom) st = KF_ERR_OUT_OF_MEMORY;
   return st;
 }
@@ -315,8 +383,12 @@ static kf_status emit_body(cg_emit_args *a, bool generic, cg_buf *out) {
 /* The key is the fields' raw bytes (no printf: formatting the doubles with
  * %a cost 40% of a 200-part pack's text work); compare keys by length and
  * bytes. */
-static void raw(cg_buf *b, const void *p, size_t n) { cg_putn(b, (const char *)p, n); }
-static void raw_i32(cg_buf *b, int32_t v) { raw(b, &v, sizeof v); }
+static void raw(cg_buf *b, const void *p, size_t n) {
+  cg_putn(b, (const char *)p, n);
+}
+static void raw_i32(cg_buf *b, int32_t v) {
+  raw(b, &v, sizeof v);
+}
 
 /* How an operand of a keyed node is written in the key: the position of a
  * node of the kernel, the index of a parameter, or a literal. false when
@@ -373,8 +445,14 @@ bool cg_pointwise_generic_key(const kf_graph *g, const cg_part *p, cg_buf *key) 
   return !key->oom;
 }
 
-void cg_pointwise_generic_done(const kf_graph *g, cg_part *p) { decide(g, p, true); }
+void cg_pointwise_generic_done(const kf_graph *g, cg_part *p) {
+  decide(g, p, true);
+}
 
-kf_status cg_emit_pointwise(cg_emit_args *a) { return emit_body(a, false, a->out); }
+kf_status cg_emit_pointwise(cg_emit_args *a) {
+  return emit_body(a, false, a->out);
+}
 
-kf_status cg_emit_pointwise_generic(cg_emit_args *a) { return emit_body(a, true, a->out); }
+kf_status cg_emit_pointwise_generic(cg_emit_args *a) {
+  return emit_body(a, true, a->out);
+}

@@ -5,7 +5,8 @@
  * (error_bound.h; the fixed per-dtype tolerances where an op has no rule).
  * A failure prints the seed (or edge index) and the graph as YAML.
  * KFUSE_PROPS_N (300; KFUSE_TEST_SMALL=1: 40), KFUSE_PROPS_SEED (1) and
- * KFUSE_PROPS_EDGE=single as in tests/test_props.c. Skips without a GPU. */
+ * KFUSE_PROPS_EDGE=single as in tests/test_props.c; KFUSE_PROPS_CHAINS the
+ * layout-chain family's graphs (48; small: 12). Skips without a GPU. */
 #include "gpu_util.h"
 #include "props_gen.h"
 
@@ -97,12 +98,36 @@ START_TEST(random_family) {
 }
 END_TEST
 
+/* Chained reshapes and transposes: their index locals (ixN) must address
+ * the same elements as the reference. */
+START_TEST(chain_family) {
+  int n = env_int("KFUSE_PROPS_CHAINS", gpu_small() ? 12 : 48);
+  int first = env_int("KFUSE_PROPS_SEED", 1), bad = 0;
+  for (int i = 0; i < n; i++) {
+    uint64_t seed = (uint64_t)(first + i);
+    kf_graph *g = NULL;
+    char err[4096] = "", what[32];
+    snprintf(what, sizeof what, "chain %llu", (unsigned long long)seed);
+    kf_status st = pg_layout_chain(G_ctx, seed, &g);
+    bool ok = st == KF_OK;
+    if (!ok) snprintf(err, sizeof err, "builder: %s", g ? kf_graph_errmsg(g) : "");
+    if (ok) ok = run_one(g, seed, what, err, sizeof err);
+    if (!ok) report("chain seed", (long long)seed, g, err), bad++;
+    kf_graph_destroy(g);
+  }
+  printf("GPU layout-chain family: %d of %d graphs match the reference\n", n - bad, n);
+  print_worst("chain");
+  ck_assert_msg(bad == 0, "%d of %d layout-chain graphs failed (see FAIL lines)", bad, n);
+}
+END_TEST
+
 static Suite *make_suite(void) {
   Suite *s = suite_create("gpu_props");
   TCase *tc = tcase_create("families");
   tcase_set_timeout(tc, 3600);
   tcase_add_test(tc, edge_family);
   tcase_add_test(tc, random_family);
+  tcase_add_test(tc, chain_family);
   suite_add_tcase(s, tc);
   return s;
 }
