@@ -48,8 +48,9 @@ static void check_case(int rank, const int *perm, const int64_t *out, kf_dtype d
                 "%s: source decisions", what);
   if (tiled) {
     /* even extents: 16-byte accesses on both sides; odd: scalar */
-    const char *want = !even ? "1 lanes in (" : dt == KF_F32 ? "4 lanes in (16-byte loads), 4 lanes out (16-byte stores)"
-                                                             : "8 lanes in (16-byte loads), 8 lanes out (16-byte stores)";
+    const char *want = !even          ? "1 lanes in ("
+                       : dt == KF_F32 ? "4 lanes in (16-byte loads), 4 lanes out (16-byte stores)"
+                                      : "8 lanes in (16-byte loads), 8 lanes out (16-byte stores)";
     ck_assert_msg(strstr(src, want) != NULL, "%s: wants \"%s\"", what, want);
     ck_assert_msg(tu_nvrtc(src, what) >= 0, "%s does not compile", what);
   }

@@ -36,10 +36,14 @@ static inline void tg_perm(int rank, int p, int *perm) {
   }
 }
 
-static inline int tg_perms(int rank) { return rank == 2 ? 2 : rank == 3 ? 6 : 24; }
+static inline int tg_perms(int rank) {
+  return rank == 2 ? 2 : rank == 3 ? 6 : 24;
+}
 
 /* Whether perm moves the innermost axis (then the kernel is tiled). */
-static inline bool tg_moves_inner(int rank, const int *perm) { return perm[rank - 1] != rank - 1; }
+static inline bool tg_moves_inner(int rank, const int *perm) {
+  return perm[rank - 1] != rank - 1;
+}
 
 /* o = relu(transpose(x * 1.5, perm) + y), and t = transpose(x * 1.5, perm)
  * as a second output; out: [B, ...] the output shape. NULL on error. */

@@ -11,11 +11,11 @@
 /* The kernel's tiling: which transposes, the tile and lanes of each side. */
 typedef struct tiling {
   fuse_tile t;
-  int a, b;          /* iteration axes: a the innermost, b the transposed one */
-  int64_t ea, eb;    /* their extents */
+  int a, b;       /* iteration axes: a the innermost, b the transposed one */
+  int64_t ea, eb; /* their extents */
   int64_t nta, ntb, batch, tiles;
-  int v1, v2;        /* lanes: phase 1 along b, phase 2 along a */
-  int size;          /* T: 32, or 64 when a side moves 8 lanes */
+  int v1, v2; /* lanes: phase 1 along b, phase 2 along a */
+  int size;   /* T: 32, or 64 when a side moves 8 lanes */
 } tiling;
 
 /* The widest of w, w/2, ... 1 that divides extent: a chunk of lanes then
@@ -156,8 +156,7 @@ static void decide(const kf_graph *g, const fuse_kernel *k, const tiling *tl, cg
            "%d lanes out (%zu-byte stores); %s index, %u blocks x %u threads, grid-stride",
            tl->t.n, tl->t.n > 1 ? "s" : "", tl->size, tl->size, tl->size + 1, tl->b, tl->a,
            (long long)tl->tiles, (long long)tl->ntb, (long long)tl->nta, (long long)tl->batch,
-           tl->v1, in_w, tl->v2, out_w, p->index64 ? "long long" : "int", p->blocks,
-           p->threads);
+           tl->v1, in_w, tl->v2, out_w, p->index64 ? "long long" : "int", p->blocks, p->threads);
   p->vec_bytes = (int)(in_w > out_w ? in_w : out_w);
 }
 

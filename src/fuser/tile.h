@@ -17,10 +17,10 @@
 #define FUSE_TILE_MIN_EXTENT 8
 
 typedef struct fuse_tile {
-  int n;                         /* tiled transposes; 0: a plain pointwise kernel */
-  int32_t nodes[FUSE_TILE_MAX];  /* the transpose nodes, in kernel order */
-  int axis;                      /* the iteration axis their operands' innermost axis
-                                    becomes (never the innermost one) */
+  int n;                        /* tiled transposes; 0: a plain pointwise kernel */
+  int32_t nodes[FUSE_TILE_MAX]; /* the transpose nodes, in kernel order */
+  int axis;                     /* the iteration axis their operands' innermost axis
+                                   becomes (never the innermost one) */
 } fuse_tile;
 
 /* Fills t for kernel k (t->n == 0 when it is not a tiled transpose): a

@@ -7,9 +7,9 @@
  * element must be written and right. Each graph's plan must be tiled
  * exactly when the permutation moves the innermost axis. Skips (exit 77)
  * without a GPU. */
+#include "../transpose_graphs.h"
 #include "gpu_util.h"
 #include "planted.h"
-#include "../transpose_graphs.h"
 
 /* Runs g against the reference; the number of bad outputs. */
 static int run_case(kf_graph *g, bool tiled, const char *what) {
@@ -62,7 +62,7 @@ START_TEST(large_shapes) {
     int64_t out[4];
     kf_dtype dt;
   } cases[] = {
-      {2, {1, 0}, {4096, 2048}, KF_F32}, /* the issue-23 graph: x [2048, 4096] */
+      {2, {1, 0}, {4096, 2048}, KF_F32},             /* the issue-23 graph: x [2048, 4096] */
       {4, {0, 2, 1, 3}, {2, 16, 256, 128}, KF_BF16}, /* [B, S, H, D] -> [B, H, S, D]: untiled */
       {4, {0, 2, 3, 1}, {2, 16, 128, 257}, KF_BF16}, /* [B, S, H, D] -> [B, H, D, S] */
       {3, {0, 2, 1}, {5, 1001, 777}, KF_F16},
