@@ -36,7 +36,12 @@ static bool find_tiling(const kf_graph *g, const fuse_kernel *k, tiling *tl) {
   int w = cg_pointwise_lanes(g, k);
   tl->v1 = fit(w, tl->eb);
   tl->v2 = fit(w, tl->ea);
-  tl->size = tl->v1 == 8 || tl->v2 == 8 ? 64 : 32;
+  /* 64 x 64 when a side moves 8 lanes (each thread 16 bytes), or when both
+   * extents fill such tiles: each thread then moves 4 rows of a side
+   * (f32: 4 float4 loads in flight per thread, not 1); 32 x 32 otherwise,
+   * so that small extents do not leave most threads idle */
+  bool big = tl->ea >= 64 && tl->eb >= 64;
+  tl->size = tl->v1 == 8 || tl->v2 == 8 || big ? 64 : 32;
   tl->nta = cg_ceil_div(tl->ea, tl->size);
   tl->ntb = cg_ceil_div(tl->eb, tl->size);
   tl->batch = k->numel / (tl->ea * tl->eb);
