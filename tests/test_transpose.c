@@ -132,6 +132,40 @@ START_TEST(rule_uses) {
 }
 END_TEST
 
+/* Compiles a YAML graph's launch 0; its source must contain want. */
+static void yaml_case(const char *yaml, const char *want, const char *what) {
+  kf_graph *g = NULL;
+  if (!G_ctx) ck_assert_int_eq(kf_ctx_create(&G_ctx), KF_OK);
+  ck_assert_msg(kf_graph_load_yaml_string(G_ctx, yaml, strlen(yaml), NULL, &g) == KF_OK, "%s",
+                kf_ctx_errmsg(G_ctx));
+  kf_plan *p = plan_of(g);
+  char *src = kf_plan_source(p, 0, "sm_90");
+  ck_assert_msg(src != NULL, "%s: %s", what, kf_plan_errmsg(p));
+  ck_assert_msg(strstr(src, want) != NULL, "%s: wants \"%s\"", what, want);
+  ck_assert_msg(tu_nvrtc(src, what) >= 0, "%s does not compile", what);
+  kf_free(src);
+  kf_plan_destroy(p);
+  kf_graph_destroy(g);
+}
+
+/* 2^31 elements and more: 64-bit indices; a tiled part in a horizontal
+ * launch of 512-thread blocks (a row part): named barriers of 256. */
+START_TEST(index64_and_horizontal) {
+  yaml_case(
+      "kfuse: 1\ninputs:\n  x: {dtype: f16, shape: [32768, 65537]}\nnodes:\n"
+      "  - {name: t, op: transpose, args: [x], perm: [1, 0]}\n"
+      "  - {name: r, op: relu, args: [t]}\noutputs: [r]\n",
+      "long long index", "index64");
+  yaml_case(
+      "kfuse: 1\ninputs:\n  x: {dtype: f32, shape: [40, 72]}\n"
+      "  z: {dtype: f32, shape: [4, 8192]}\nnodes:\n"
+      "  - {name: t, op: transpose, args: [x], perm: [1, 0]}\n"
+      "  - {name: r, op: relu, args: [t]}\n"
+      "  - {name: s, op: softmax, args: [z], axis: -1}\noutputs: [r, s]\n",
+      "kf_sync<256, 512>()", "horizontal");
+}
+END_TEST
+
 static Suite *make_suite(void) {
   Suite *s = suite_create("transpose");
   TCase *tc = tcase_create("tiles");
@@ -139,6 +173,7 @@ static Suite *make_suite(void) {
   tcase_add_loop_test(tc, every_permutation, 0, 3);
   tcase_add_test(tc, rule_extents_and_types);
   tcase_add_test(tc, rule_uses);
+  tcase_add_test(tc, index64_and_horizontal);
   suite_add_tcase(s, tc);
   return s;
 }

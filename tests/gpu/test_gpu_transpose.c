@@ -88,12 +88,30 @@ START_TEST(large_shapes) {
 }
 END_TEST
 
+/* A tiled part in a horizontal launch with a row part of 512-thread blocks
+ * (named barriers of 256 threads). */
+START_TEST(horizontal_with_row) {
+  static const char yaml[] =
+      "kfuse: 1\ninputs:\n  x: {dtype: f32, shape: [40, 72]}\n"
+      "  z: {dtype: f32, shape: [4, 8192]}\nnodes:\n"
+      "  - {name: t, op: transpose, args: [x], perm: [1, 0]}\n"
+      "  - {name: r, op: relu, args: [t]}\n"
+      "  - {name: s, op: softmax, args: [z], axis: -1}\noutputs: [r, s]\n";
+  kf_graph *g = NULL;
+  ck_assert_msg(kf_graph_load_yaml_string(G_ctx, yaml, strlen(yaml), NULL, &g) == KF_OK, "%s",
+                kf_ctx_errmsg(G_ctx));
+  ck_assert_int_eq(run_case(g, true, "horizontal with a row part"), 0);
+  kf_graph_destroy(g);
+}
+END_TEST
+
 static Suite *make_suite(void) {
   Suite *s = suite_create("gpu_transpose");
   TCase *tc = tcase_create("gpu");
   tcase_set_timeout(tc, 600);
   tcase_add_test(tc, every_permutation);
   tcase_add_test(tc, large_shapes);
+  tcase_add_test(tc, horizontal_with_row);
   suite_add_tcase(s, tc);
   return s;
 }
