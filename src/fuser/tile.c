@@ -40,9 +40,23 @@ static int moved_axis(const ir_node *n) {
   return -1;
 }
 
-static int position(const fuse_kernel *k, int32_t v) {
-  for (int i = 0; i < k->n_nodes; i++)
-    if (k->nodes[i] == v) return i;
+/* The position of v in k's nodes, -1 if absent: a binary search when the
+ * nodes ascend (the fuser lists them so), else a scan. */
+static int position(const fuse_kernel *k, bool ascending, int32_t v) {
+  if (!ascending) {
+    for (int i = 0; i < k->n_nodes; i++)
+      if (k->nodes[i] == v) return i;
+    return -1;
+  }
+  int lo = 0, hi = k->n_nodes - 1;
+  while (lo <= hi) {
+    int mid = lo + (hi - lo) / 2;
+    if (k->nodes[mid] == v) return mid;
+    if (k->nodes[mid] < v)
+      lo = mid + 1;
+    else
+      hi = mid - 1;
+  }
   return -1;
 }
 
@@ -52,12 +66,14 @@ static int position(const fuse_kernel *k, int32_t v) {
  * the kernel's topological order, so one backward pass decides. */
 static void mark_direct(const kf_graph *g, const fuse_kernel *k, uint8_t *direct) {
   memset(direct, 1, (size_t)k->n_nodes);
+  bool ascending = true;
+  for (int i = 1; i < k->n_nodes && ascending; i++) ascending = k->nodes[i - 1] < k->nodes[i];
   for (int i = k->n_nodes - 1; i >= 0; i--) {
     const ir_node *c = &g->nodes[k->nodes[i]];
     bool ok = direct[i] && elementwise(c) && same_shape(c, k);
     if (ok) continue;
     for (int a = 0; a < c->nargs; a++) {
-      int p = position(k, c->args[a]);
+      int p = position(k, ascending, c->args[a]);
       if (p >= 0) direct[p] = 0;
     }
   }
