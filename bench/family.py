@@ -654,6 +654,22 @@ def fixed(tiny):
     b.notes = "issue 23: transpose of f32 [2048, 4096] + add + relu"
     out.append(b)
 
+    # The permutations attention graphs make constantly (tiled transposes,
+    # session 10): the head split [B, S, H, D] -> [B, H, S, D] (innermost axis
+    # kept: index arithmetic) and [0, 2, 1] of rank 3 (innermost axis moved:
+    # shared-memory tiles).
+    b = Builder("perm_bshd_bhsd_bf16", "bf16", r)
+    x = b.input([s(8, 2), s(2048, 24), s(16, 4), s(128, 16)])
+    b.as_output(b.binary("mul", b.transpose(x, (0, 2, 1, 3)), 0.125))
+    b.notes = "[B, S, H, D] -> [B, H, S, D] of bf16 [8, 2048, 16, 128], scaled"
+    out.append(b)
+
+    b = Builder("perm_021_f16", "f16", r)
+    x = b.input([s(16, 2), s(2048, 40), s(1024, 24)])
+    b.as_output(b.unary("relu", b.transpose(x, (0, 2, 1))))
+    b.notes = "[0, 2, 1] of f16 [16, 2048, 1024], relu"
+    out.append(b)
+
     b = Builder("issue_bias_gelu_tanh_f16", "f16", r)
     m, k = s(4096, 64), s(1024, 96)
     x, w = b.input([m, k]), b.input([k])

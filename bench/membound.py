@@ -26,7 +26,7 @@ worker processes at once (each compiles its graphs with torch.compile and
 kfuse, filling Inductor's FX-graph and Triton caches and kfuse's disk cache,
 all in one cache folder), so that phase 2, alone on the GPU, finds both
 compilers' results cached. Expected wall time on the 16-core H200: about
-1.5 min for phase 1 (55 graphs, 8 workers) and 2-3 min for phase 2.
+1.5 min for phase 1 (57 graphs, 8 workers) and 2-3 min for phase 2.
 """
 import argparse
 import json

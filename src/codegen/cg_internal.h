@@ -243,6 +243,7 @@ typedef struct cg_part {
                           one-part launches: __cluster_dims__ on the entry) */
   bool persistent;     /* strides by gridDim.x: see cg_launch_src.persistent */
   bool l2_prefetch;    /* reads kf_l2pf_rows: see cg_launch_src.l2_prefetch */
+  bool tiled;          /* a pointwise part planned as a tiled transpose */
   char decisions[512]; /* for the header comment */
 } cg_part;
 
@@ -284,6 +285,14 @@ bool cg_pointwise_generic_key(const kf_graph *g, const cg_part *p, cg_buf *key);
 /* What cg_emit_pointwise_generic sets on a planned generic part besides
  * the text (decisions, vec_bytes), for a part whose text is reused. */
 void cg_pointwise_generic_done(const kf_graph *g, cg_part *p);
+/* A pointwise kernel's lanes per thread: 16 bytes of its smallest
+ * full-size tensor, at most 8, fewer for heavy bodies (pointwise.c). */
+int cg_pointwise_lanes(const kf_graph *g, const fuse_kernel *k);
+/* Tiled transposes (transpose.c): whether pointwise kernel k is one
+ * (fuser/tile.h's rule), and its plan and part function. */
+bool cg_transpose_tiled(const kf_graph *g, const fuse_kernel *k);
+kf_status cg_plan_transpose(cg_emit_args *a);
+kf_status cg_emit_transpose(cg_emit_args *a);
 /* Emits one part of any kind (emit.c). */
 kf_status cg_emit_part(cg_emit_args *a);
 /* hpack.c: the launch of n planned parts as shared generic bodies, when at

@@ -16,7 +16,8 @@ static const fuse_kernel *kernel_by_id(const fuse_plan *plan, int id) {
 
 static kf_status plan_part(cg_emit_args *a) {
   switch (a->k->kind) {
-    case FK_POINTWISE: return cg_plan_pointwise(a);
+    case FK_POINTWISE:
+      return cg_transpose_tiled(a->g, a->k) ? cg_plan_transpose(a) : cg_plan_pointwise(a);
     case FK_ROW: return cg_plan_row(a);
     case FK_REDUCE: return cg_plan_reduce(a);
     case FK_MATMUL: return cg_plan_matmul(a);
@@ -27,7 +28,7 @@ static kf_status plan_part(cg_emit_args *a) {
 
 kf_status cg_emit_part(cg_emit_args *a) {
   switch (a->k->kind) {
-    case FK_POINTWISE: return cg_emit_pointwise(a);
+    case FK_POINTWISE: return a->part->tiled ? cg_emit_transpose(a) : cg_emit_pointwise(a);
     case FK_ROW: return cg_emit_row(a);
     case FK_REDUCE: return cg_emit_reduce(a);
     case FK_MATMUL: return cg_emit_matmul(a);

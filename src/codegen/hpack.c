@@ -59,7 +59,8 @@ static kf_status generic_texts(const kf_graph *g, const cg_target *t, cg_part *p
   if (!keys) return KF_ERR_OUT_OF_MEMORY;
   kf_status st = KF_OK;
   for (int i = 0; i < n && st == KF_OK; i++) {
-    if (parts[i].k->kind != FK_POINTWISE) continue;
+    /* a tiled transpose keeps its own body, as other kinds do */
+    if (parts[i].k->kind != FK_POINTWISE || parts[i].tiled) continue;
     cg_part p = parts[i];
     snprintf(p.fn, sizeof p.fn, "%s", PLACEHOLDER);
     cg_buf text = {0};

@@ -61,7 +61,7 @@ static int body_cost(const kf_graph *g, const fuse_kernel *k) {
  * body is heavy: such a kernel is bound by arithmetic (or by launch latency
  * when small), not by access width, and every lane is another inlined copy
  * of the body for NVRTC (a 64-op chain with 16 sinf: 1.8 s at W = 4). */
-static int vector_width(const kf_graph *g, const fuse_kernel *k) {
+int cg_pointwise_lanes(const kf_graph *g, const fuse_kernel *k) {
   size_t minsz = 8;
   for (int i = 0; i < k->n_outputs; i++) {
     size_t s = kf_dtype_size(g->nodes[k->outputs[i]].dtype);
@@ -96,7 +96,7 @@ kf_status cg_plan_pointwise(cg_emit_args *a) {
   const fuse_kernel *k = a->k;
   cg_part *p = a->part;
   int64_t numel = k->numel > 0 ? k->numel : 1;
-  int w = vector_width(a->g, k);
+  int w = cg_pointwise_lanes(a->g, k);
   int64_t items = cg_ceil_div(numel, w);
   int64_t threads = items >= 256 ? 256 : cg_ceil_div(items, 32) * 32;
   /* up to 1024 waves of resident blocks: in practice one vector group per
@@ -114,7 +114,7 @@ kf_status cg_plan_pointwise_generic(cg_emit_args *a) {
   const fuse_kernel *k = a->k;
   cg_part *p = a->part;
   int64_t numel = k->numel > 0 ? k->numel : 1;
-  int w = vector_width(a->g, k);
+  int w = cg_pointwise_lanes(a->g, k);
   p->threads = 256;
   p->lanes = w;
   cg_part_grid_stride(p, cg_ceil_div(cg_ceil_div(numel, w), 256 * CG_GENERIC_ITERS));

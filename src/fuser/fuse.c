@@ -13,6 +13,7 @@
 #include "fuser/kernels.h"
 #include "fuser/split.h"
 #include "fuser/vertical.h"
+#include "fuser/tile.h"
 
 void fuse_options_default(fuse_options *opt) {
   memset(opt, 0, sizeof *opt);
@@ -84,6 +85,7 @@ kf_status fuse_plan_build(const kf_graph *g, const fuse_options *opt, fuse_plan 
   if (st == KF_OK) st = fuse_vertical(plan, err, errsize);
   if (st == KF_OK) st = fuse_finish_kernels(plan, err, errsize);
   if (st == KF_OK) st = fuse_launches(plan, err, errsize);
+  if (st == KF_OK) fuse_tiles_log(plan); /* after the kernels get their names */
   if (st == KF_OK) st = fuse_buffers(plan, err, errsize);
   if (st == KF_OK) fuse_splits_log(plan);
   if (st == KF_OK && !fuse_decisions_ok(plan)) {

@@ -11,6 +11,7 @@
 #include "core/alloc.h"
 #include "fuser/decide.h"
 #include "fuser/legal.h"
+#include "fuser/tile.h"
 
 typedef struct korder {
   int32_t depth, first, id;
@@ -187,6 +188,8 @@ static int64_t smem_bound(const fuse_plan *plan, const fuse_kernel *k) {
       return 64 * 24 + 64 * 16 * 4 + rb * 8 + 64;
     case FK_MATMUL:
       return 2 * 16 * 17 * 8;
+    case FK_POINTWISE:
+      return fuse_tile_smem(plan->graph, k);
     default:
       return 0;
   }

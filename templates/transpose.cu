@@ -1,0 +1,105 @@
+// transpose.cu - a pointwise kernel whose transposes move the innermost axis:
+// the iteration space is cut into {{T}} x {{T}} tiles of its axes b (where the
+// transposed values' innermost axis goes) and a (the innermost), over a batch
+// of the other axes. Phase 1 computes each tiled transpose's operand over the
+// tile in the operand's own order (loads coalesced, {{V1}} lanes per thread)
+// into a padded shared tile kf_s<i>[a][b]; phase 2 computes the rest in the
+// iteration's order ({{V2}} lanes, stores and other loads coalesced), reading
+// the transposes from the tile. A warp covers V rows of 32 / V chunks of V
+// lanes, so the padded row stride (T + 1 words) puts its 32 words of one lane
+// in 32 banks on both sides. Each thread takes T / S rows of a tile (S the
+// rows all threads cover at once). A whole tile inside the extents, with
+// every vector-accessed pointer aligned, runs them unrolled without tests, so
+// their loads are in flight together; a partial tile tests each row and
+// chunk, and runs a partial chunk (or every chunk, when unaligned) lane by
+// lane, each lane predicated.
+// Holes: fn, BID, IDX, T, TP, V1, V2, S1, S2, EA, EB, NTA, NTB, NTILES, THREADS,
+// BLOCKS, LAUNCH, params, args, smem, sparams, sargs, decl1, pre1, body1,
+// decl2, pre2, body2, store2, aligned1, aligned2.
+template <int W>
+KF_INLINE void {{fn}}_in(const {{IDX}} kf_bt, const {{IDX}} kf_ia, const {{IDX}} kf_ib0,
+                         const int kf_ra, const int kf_cb, {{sparams}}, {{params}}) {
+  (void)kf_bt; (void)kf_ia;
+{{decl1}}  {
+    const {{IDX}} kf_ib = kf_ib0;
+    (void)kf_ib;
+{{pre1}}  }
+#pragma unroll
+  for (int j = 0; j < W; j++) {
+    const {{IDX}} kf_ib = kf_ib0 + j;
+    (void)kf_ib;
+{{body1}}  }
+}
+
+template <int W>
+KF_INLINE void {{fn}}_out(const {{IDX}} kf_bt, const {{IDX}} kf_ia0, const {{IDX}} kf_ib,
+                          const int kf_ca, const int kf_rb, {{sparams}}, {{params}}) {
+  (void)kf_bt; (void)kf_ib; (void)kf_ca; (void)kf_rb;
+{{decl2}}  {
+    const {{IDX}} kf_ia = kf_ia0;
+    (void)kf_ia;
+{{pre2}}  }
+#pragma unroll
+  for (int j = 0; j < W; j++) {
+    const {{IDX}} kf_ia = kf_ia0 + j;
+    (void)kf_ia;
+{{body2}}  }
+  {
+    const {{IDX}} kf_ia = kf_ia0;
+    (void)kf_ia;
+{{store2}}  }
+}
+
+KF_INLINE void {{fn}}({{BID}} bid, {{params}}) {
+{{smem}}  if (threadIdx.x >= {{THREADS}}) return;
+  const int kf_w = threadIdx.x >> 5, kf_l = threadIdx.x & 31;
+  const int kf_c1 = kf_w % ({{T}} / 32) * (32 / {{V1}}) + kf_l % (32 / {{V1}});
+  const int kf_r1 = kf_w / ({{T}} / 32) * {{V1}} + kf_l / (32 / {{V1}});
+  const int kf_c2 = kf_w % ({{T}} / 32) * (32 / {{V2}}) + kf_l % (32 / {{V2}});
+  const int kf_r2 = kf_w / ({{T}} / 32) * {{V2}} + kf_l / (32 / {{V2}});
+  // aligned (or scalar): whole chunks may take the W = V path
+  const bool kf_al1 = {{V1}} == 1 || {{aligned1}};
+  const bool kf_al2 = {{V2}} == 1 || {{aligned2}};
+  for ({{IDX}} kf_t = bid; kf_t < {{NTILES}}; kf_t += {{BLOCKS}}) {
+    const {{IDX}} kf_bt = kf_t / ({{NTA}} * {{NTB}});
+    const {{IDX}} kf_a0 = kf_t % {{NTA}} * {{T}};
+    const {{IDX}} kf_b0 = kf_t / {{NTA}} % {{NTB}} * {{T}};
+    // a whole tile inside the extents: no test per row or lane, so the
+    // unrolled rows' loads are in flight together
+    const bool kf_whole = kf_a0 + {{T}} <= {{EA}} && kf_b0 + {{T}} <= {{EB}};
+    if (kf_whole && kf_al1) {
+#pragma unroll
+      for (int q = 0; q < {{T}} / {{S1}}; q++) {
+        const int r = kf_r1 + q * {{S1}};
+        {{fn}}_in<{{V1}}>(kf_bt, kf_a0 + r, kf_b0 + kf_c1 * {{V1}}, r, kf_c1 * {{V1}}, {{sargs}}, {{args}});
+      }
+    } else {
+      for (int r = kf_r1; r < {{T}}; r += {{S1}}) {
+        const {{IDX}} ia = kf_a0 + r, ib = kf_b0 + kf_c1 * {{V1}};
+        if (ia >= {{EA}}) break;
+        if ({{V1}} > 1 && kf_al1 && ib + {{V1}} <= {{EB}}) {{fn}}_in<{{V1}}>(kf_bt, ia, ib, r, kf_c1 * {{V1}}, {{sargs}}, {{args}});
+        else
+          for (int j = 0; j < {{V1}}; j++)
+            if (ib + j < {{EB}}) {{fn}}_in<1>(kf_bt, ia, ib + j, r, kf_c1 * {{V1}} + j, {{sargs}}, {{args}});
+      }
+    }
+    kf_sync<{{THREADS}}, {{LAUNCH}}>();
+    if (kf_whole && kf_al2) {
+#pragma unroll
+      for (int q = 0; q < {{T}} / {{S2}}; q++) {
+        const int r = kf_r2 + q * {{S2}};
+        {{fn}}_out<{{V2}}>(kf_bt, kf_a0 + kf_c2 * {{V2}}, kf_b0 + r, kf_c2 * {{V2}}, r, {{sargs}}, {{args}});
+      }
+    } else {
+      for (int r = kf_r2; r < {{T}}; r += {{S2}}) {
+        const {{IDX}} ib = kf_b0 + r, ia = kf_a0 + kf_c2 * {{V2}};
+        if (ib >= {{EB}}) break;
+        if ({{V2}} > 1 && kf_al2 && ia + {{V2}} <= {{EA}}) {{fn}}_out<{{V2}}>(kf_bt, ia, ib, kf_c2 * {{V2}}, r, {{sargs}}, {{args}});
+        else
+          for (int j = 0; j < {{V2}}; j++)
+            if (ia + j < {{EA}}) {{fn}}_out<1>(kf_bt, ia + j, ib, kf_c2 * {{V2}} + j, r, {{sargs}}, {{args}});
+      }
+    }
+    kf_sync<{{THREADS}}, {{LAUNCH}}>();
+  }
+}
