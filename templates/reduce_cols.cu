@@ -14,7 +14,9 @@
 // the accumulation loop is written in both widths (the W = 1 copy not
 // unrolled); the combine, split and epilogue code is compiled once, so the
 // unaligned path costs little compile time.
-// Holes: fn, IDX, OUTER, RED, INNER, LANES, TX, TY, NT, SPLIT, CHUNK,
+// The aligned loop is unrolled UNROLL times (8 for scalar lanes, so that
+// more loads are in flight; fewer for heavy bodies); the order is the same.
+// Holes: fn, IDX, OUTER, RED, INNER, LANES, TX, TY, NT, SPLIT, CHUNK, UNROLL,
 // THREADS, LAUNCH, params, args, globals, decl, pre_decl, pre, accumulate,
 // combine, partial_store, partial_load, epilogue, aligned.
 {{globals}}
@@ -34,7 +36,7 @@ KF_INLINE void {{fn}}_cols({{BID}} bid, bool vec, {{params}}) {
   if (vec || LANES == 1) {
     enum { W = LANES };
     if (live) {
-#pragma unroll 4
+#pragma unroll {{UNROLL}}
       for ({{IDX}} k = k0 + ty; k < k1; k += TY) {
 #pragma unroll
         for (int g = 0; g < LANES / W; g++) {
