@@ -232,10 +232,10 @@ START_TEST(contiguous_plan_from_shape) {
   int64_t big[1] = {(int64_t)1 << 26}, f41[3] = {128, 106, 4096};
   contiguous_case(KF_BF16, 1, big, 1, all,
                   "1 x 67108864 contiguous, a block of 256 per output, 8 elements per step, "
-                  "split over 1024 blocks of 65536");
+                  "split over 2048 blocks of 32768");
   contiguous_case(KF_BF16, 3, f41, 2, a02,
                   "106 x 524288 contiguous, a block of 256 per output, 8 elements per step, "
-                  "split over 10 blocks of 52432");
+                  "split over 20 blocks of 26216");
   int64_t r12[3] = {7, 3, 12}, r6[3] = {5, 9, 6}, r5[3] = {4, 3, 5}, small[2] = {3, 40};
   contiguous_case(KF_F32, 3, r12, 2, a02,
                   "3 x 84 contiguous, a block of 32 per output, 4 elements");

@@ -110,9 +110,12 @@ static kf_status shape_of(cg_emit_args *a, red_shape *rs) {
  * V, threads, split and chunk): V elements per thread step (8, halved until
  * it divides the run of consecutive elements), a block of 32..256 threads
  * per output (one step each at least), and, when the outputs are fewer than
- * the blocks that fill the GPU (2048 threads per SM), the reduced axis split
- * over up to 1024 blocks per output of at least 4 steps per thread, each
- * chunk a multiple of V. */
+ * 4096 threads' worth of blocks per SM (about 2 to 4 waves of resident
+ * blocks: many blocks balance the SMs where one wave of exactly as many
+ * blocks as fit would depend on the registers), the reduced axis split over
+ * up to 2048 blocks per output of at least 4 steps per thread, each chunk
+ * a multiple of V (the last block's fold then reads at most 8 partials per
+ * thread). */
 typedef struct rows_plan {
   int v, threads;
   int64_t split, chunk;
@@ -123,10 +126,10 @@ static void rows_of(const cg_emit_args *a, const red_shape *rs, rows_plan *rp) {
   while (rp->v > 1 && rs->run % rp->v) rp->v /= 2;
   rp->threads = 32;
   while (rp->threads < 256 && (int64_t)rp->threads * rp->v < rs->red) rp->threads *= 2;
-  int64_t target = (int64_t)a->t->sm_count * 2048 / rp->threads, split = 1;
+  int64_t target = (int64_t)a->t->sm_count * 4096 / rp->threads, split = 1;
   int64_t step = (int64_t)rp->threads * rp->v;
   if (rs->outer < target)
-    split = cg_min64(cg_min64(cg_ceil_div(target, rs->outer), rs->red / (step * 4)), 1024);
+    split = cg_min64(cg_min64(cg_ceil_div(target, rs->outer), rs->red / (step * 4)), 2048);
   if (split < 1) split = 1;
   rp->chunk = cg_ceil_div(cg_ceil_div(rs->red, split), rp->v) * rp->v;
   rp->split = cg_ceil_div(rs->red, rp->chunk);

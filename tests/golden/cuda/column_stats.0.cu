@@ -1,4 +1,4 @@
-/* kfuse generated kernel kf_launch0_h3: 3 parts (horizontal), 3232 blocks x 256 threads.
+/* kfuse generated kernel kf_launch0_h3: 3 parts (horizontal), 4256 blocks x 256 threads.
  * part kf_part0_k0_reduce = kernel k0_reduce (reduce), 4 ops:
  *   %2 mu=mean(%0) %3 hi=max(%0) %4 lo=min(%0) %5 span=sub(%3,%4)
  *  decisions: reduce: 1 x 65536 x 512 strided, 32 x 4 outputs x 8 slices of the reduced axis per block, 4 lanes per access, split over 264 blocks per tile (partials combined by the last block, deterministic), 32-bit index
@@ -7,7 +7,7 @@
  *  decisions: reduce: 64 x 2048 x 256 strided, 32 x 4 outputs x 8 slices of the reduced axis per block, 4 lanes per access, split over 9 blocks per tile (partials combined by the last block, deterministic), 32-bit index
  * part kf_part2_k2_reduce = kernel k2_reduce (reduce), 1 ops:
  *   %7 tot=sum(%1)
- *  decisions: reduce: 1 x 33554432 contiguous, a block of 256 per output, 8 elements per step, split over 1024 blocks of 32768 (partials combined by the last block, deterministic), 32-bit index
+ *  decisions: reduce: 1 x 33554432 contiguous, a block of 256 per output, 8 elements per step, split over 2048 blocks of 16384 (partials combined by the last block, deterministic), 32-bit index
  * index: 32-bit (largest offset 33554431); widest access 16 bytes
  */
 // [templates/common.cuh: the prelude, not repeated in golden files]
@@ -358,7 +358,7 @@ KF_INLINE void kf_part1_k1_reduce(unsigned bid, const float *__restrict__ p1, fl
 // and shared memory. The vector path loads the V elements at once (16-byte
 // words); when a pointer is not aligned the same elements are read one at a
 // time, in the same order, so both give the same bits. When the outputs are
-// too few to fill the GPU, each is split over 1024 blocks of 32768
+// too few to fill the GPU, each is split over 2048 blocks of 16384
 // elements (a multiple of V): every block stores its partial, and the last
 // block to finish (an atomic counter) combines the partials in a fixed
 // order, so the result is deterministic, then resets the counter for the
@@ -368,7 +368,7 @@ KF_INLINE void kf_part1_k1_reduce(unsigned bid, const float *__restrict__ p1, fl
 // Holes: fn, IDX, OUTER, RED, V, UNROLL, SPLIT, CHUNK, THREADS, LAUNCH,
 // params, args, globals, decl, pre_decl, pre, accumulate, combine,
 // partial_store, partial_load, epilogue, aligned.
-__device__ float kf_part2_k2_reduce_part7[1024];
+__device__ float kf_part2_k2_reduce_part7[2048];
 __device__ unsigned kf_part2_k2_reduce_count[1];
 
 KF_INLINE void kf_part2_k2_reduce_rows(unsigned bid, bool vec, const float *__restrict__ p1, float *__restrict__ p7) {
@@ -379,10 +379,10 @@ KF_INLINE void kf_part2_k2_reduce_rows(unsigned bid, bool vec, const float *__re
   __shared__ long long kf_sml[32];
   __shared__ bool kf_last;
   (void)kf_smf; (void)kf_smd; (void)kf_smi; (void)kf_sml; (void)kf_last;
-  const int o = (int)bid / 1024;
-  const int s = (int)bid % 1024;
-  const int k0 = s * 32768;
-  const int k1 = k0 + 32768 < 33554432 ? k0 + 32768 : 33554432;
+  const int o = (int)bid / 2048;
+  const int s = (int)bid % 2048;
+  const int k0 = s * 16384;
+  const int k1 = k0 + 16384 < 33554432 ? k0 + 16384 : 33554432;
   const int n = 0;
   (void)n;
   float acc7 = kf_red_sum<float>::id();
@@ -430,20 +430,20 @@ KF_INLINE void kf_part2_k2_reduce_rows(unsigned bid, bool vec, const float *__re
   }
   acc7 = kf_block_allreduce<kf_red_sum<float>, 256, 256>(acc7, kf_smf);
 
-  if (1024 > 1) {
+  if (2048 > 1) {
     if (threadIdx.x == 0) {
-      kf_part2_k2_reduce_part7[o * 1024 + s] = acc7;
+      kf_part2_k2_reduce_part7[o * 2048 + s] = acc7;
       __threadfence();
       const unsigned done = atomicAdd(&kf_part2_k2_reduce_count[o], 1u);
-      kf_last = done == 1024 - 1;
+      kf_last = done == 2048 - 1;
     }
     kf_sync<256, 256>();
     if (!kf_last) return;
     __threadfence();
     acc7 = kf_red_sum<float>::id();
 #pragma unroll 4
-    for (int i = threadIdx.x; i < 1024; i += 256)
-      acc7 = kf_red_sum<float>::op(acc7, __ldcg(kf_part2_k2_reduce_part7 + o * 1024 + i));
+    for (int i = threadIdx.x; i < 2048; i += 256)
+      acc7 = kf_red_sum<float>::op(acc7, __ldcg(kf_part2_k2_reduce_part7 + o * 2048 + i));
 
   acc7 = kf_block_allreduce<kf_red_sum<float>, 256, 256>(acc7, kf_smf);
 
@@ -478,5 +478,5 @@ extern "C" __global__ void __launch_bounds__(256) kf_launch0_h3(const float *__r
   kf_grid_dep_sync();
   if (blockIdx.x < 1056u) kf_part0_k0_reduce(blockIdx.x - 0u, p0, p2, p5);
   else if (blockIdx.x < 2208u) kf_part1_k1_reduce(blockIdx.x - 1056u, p1, p6);
-  else if (blockIdx.x < 3232u) kf_part2_k2_reduce(blockIdx.x - 2208u, p1, p7);
+  else if (blockIdx.x < 4256u) kf_part2_k2_reduce(blockIdx.x - 2208u, p1, p7);
 }
