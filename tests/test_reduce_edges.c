@@ -264,8 +264,29 @@ START_TEST(contiguous_plan_from_shape) {
   ck_assert_msg(strstr(src, "#pragma unroll 8\n      for (int k = k0 + ty;") &&
                     strstr(src, "__ldcg(") && !strstr(src, "((volatile"),
                 "odd inner: no unroll 8 or an old fold");
+  ck_assert_msg(strstr(src, "50 x 1 outputs x 5 slices"), "99 lanes not spread over 2 tiles");
+  ck_assert_msg(strstr(src, "n0 < 99 && ty < TY") && strstr(src, "if (ty < TY) kf_c"),
+                "idle thread rows not masked");
   kf_free(json), kf_free(src);
   kf_graph_destroy(g);
+}
+END_TEST
+
+/* Inner extents that do not tile by 32 lanes (spread over tiles of TX not
+ * a power of two, idle threads past TX x TY) and ones that do, in f16 and
+ * f32, with a split: every variant compiles. */
+START_TEST(strided_tiles_compile) {
+  static const int64_t inners[] = {3, 17, 33, 99, 200, 1000, 4096};
+  for (int i = 0; i < 7; i++)
+    for (int d = 0; d < 2; d++) {
+      kf_graph *g = new_graph();
+      int64_t s[2] = {20000, inners[i]};
+      int a0[1] = {0};
+      kf_value x = kf_input(g, "x", d ? KF_F32 : KF_F16, 2, s);
+      kf_set_output(g, kf_sum(g, kf_abs(g, x), 1, a0, true));
+      kf_free(compile_ok(g, true, NULL));
+      kf_graph_destroy(g);
+    }
 }
 END_TEST
 
@@ -280,6 +301,7 @@ static Suite *make_suite(void) {
   tcase_add_test(tc, axes_that_do_not_merge);
   tcase_add_test(tc, packed_shared_memory);
   tcase_add_test(tc, contiguous_plan_from_shape);
+  tcase_add_test(tc, strided_tiles_compile);
   suite_add_tcase(s, tc);
   return s;
 }

@@ -156,6 +156,28 @@ static size_t red_bytes(const cg_emit_args *a) {
   return b;
 }
 
+/* An inner extent that is not a multiple of the tile (99 scalar lanes in
+ * tiles of 32: the fourth tile has 3 live threads of 32, 77% of the block
+ * slots useful) spreads over tiles of TX not a power of two (2 tiles of 50
+ * lanes with 5 thread rows: 250 threads, 97%), the TX x TY threads past
+ * TX * TY idle: the count of tiles that keeps the most thread rows per
+ * tile, with TX at least a warp (or all of the lanes), and only where the
+ * slice scratch TY x (TX + 1) stays within the power-of-two one (the bound
+ * of src/fuser/horizontal.c). Inner extents that tile exactly keep their
+ * blocks. */
+static void spread_tiles(const red_shape *rs, cols_plan *cp) {
+  int64_t cols = rs->inner / cp->w, nt = cg_ceil_div(cols, cp->tx);
+  if (cols % cp->tx == 0 || cols > 4096) return;
+  int64_t best_tx = cp->tx, best_ty = cp->ty, best_nt = nt, scratch = cp->ty * (cp->tx + 1);
+  for (int64_t n = cg_ceil_div(cols, 256); n <= nt; n++) {
+    int64_t tx = cg_ceil_div(cols, n), ty = 256 / tx;
+    if ((tx < 32 && tx < cols) || ty * (tx + 1) > scratch) continue;
+    if (ty * best_nt > best_ty * n) best_tx = tx, best_ty = ty, best_nt = n;
+  }
+  cp->tx = (int)best_tx;
+  cp->ty = (int)best_ty;
+}
+
 static void cols_of(const cg_emit_args *a, const red_shape *rs, cols_plan *cp) {
   size_t minsz = 4;
   for (int i = 0; i < a->k->n_inputs; i++) {
@@ -176,10 +198,14 @@ static void cols_of(const cg_emit_args *a, const red_shape *rs, cols_plan *cp) {
     w /= 2;
   }
   cp->w = w;
+  spread_tiles(rs, cp);
   cp->nt = cg_ceil_div(rs->inner, (int64_t)cp->tx * w);
   int64_t tiles = rs->outer * cp->nt, target = (int64_t)a->t->sm_count * 8;
   int64_t split = tiles >= target ? 1 : cg_ceil_div(target, tiles);
-  split = cg_min64(split, cg_min64(1024, rs->red / ((int64_t)cp->ty * 8)));
+  /* at least 8 iterations per thread, and at most 128 partials per thread
+   * in the last block's fold (4 rounds of 32 loads in flight) */
+  split = cg_min64(
+      split, cg_min64(cg_min64(1024, (int64_t)cp->ty * 128), rs->red / ((int64_t)cp->ty * 8)));
   if (split < 1) split = 1;
   cp->chunk = cg_ceil_div(rs->red, split);
   cp->split = cg_ceil_div(rs->red, cp->chunk);
@@ -382,15 +408,15 @@ static void cols_reduction(cg_emit_args *a, const red_shape *rs, const cols_plan
     cg_printf(&b->pstore, "        %s_part%d[(o * %lld + s) * %lld + n0 + l] = acc%d[l];\n", fn,
               (int)v, sp, in, (int)v);
     /* the last block's fold of the partials, once per tile: through L2
-     * (__ldcg), unrolled so that SPLIT / TY loads per thread overlap
-     * (volatile loads went one round trip at a time); the order is the
+     * (__ldcg), 32 loads per thread in flight (32 / LANES steps unrolled)
+     * where volatile loads went one round trip at a time; the order is the
      * same */
     cg_printf(&b->pload,
-              "    if (live)\n#pragma unroll 8\n      for (int ss = ty; ss < %lld; ss += TY)\n"
+              "    if (live)\n#pragma unroll %d\n      for (int ss = ty; ss < %lld; ss += TY)\n"
               "#pragma unroll\n        for (int l = 0; l < LANES; l++)\n"
               "          acc%d[l] = %s<%s>::op(acc%d[l], __ldcg(%s_part%d + (o * %lld + "
               "ss) * %lld + n0 + l));\n",
-              sp, (int)v, rd, ct, (int)v, fn, (int)v, sp, in);
+              cp->w >= 32 ? 1 : 32 / cp->w, sp, (int)v, rd, ct, (int)v, fn, (int)v, sp, in);
   }
   cg_printf(&b->epi, "      %s red%d = acc%d[l];\n", ct, (int)v, (int)v);
   if (n->op == IR_OP_MEAN) {
@@ -501,7 +527,8 @@ static kf_status emit_cols(cg_emit_args *a, const red_shape *rs) {
     int32_t v = a->k->nodes[i];
     if (!is_reduce(a->g, &a->g->nodes[v])) continue;
     cols_reduction(a, rs, &cp, v, &b);
-    cg_printf(&stores, "    kf_c%d[ty][l][tx] = acc%d[l];\n", (int)v, (int)v);
+    cg_printf(&stores, "    %skf_c%d[ty][l][tx] = acc%d[l];\n",
+              cp.tx * cp.ty < 256 ? "if (ty < TY) " : "", (int)v, (int)v);
     char bound[32];
     snprintf(bound, sizeof bound, "red%d", (int)v);
     cg_gen_bind(&gen, v, NULL, bound);
@@ -535,6 +562,7 @@ static kf_status emit_cols(cg_emit_args *a, const red_shape *rs) {
   snprintf(un, sizeof un, "%d", unroll);
 #define S(x) cg_use(a->out, &(x))
   cg_hole holes[] = {{"UNROLL", un},
+                     {"live", cp.tx * cp.ty < 256 ? " && ty < TY" : ""},
                      {"fn", p->fn},
                      {"IDX", idx},
                      {"OUTER", outer},

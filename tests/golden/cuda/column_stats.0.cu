@@ -14,7 +14,8 @@
 
 // reduce_cols.cu - reduction over a strided axis (inner == 512 > 1):
 // 1 x 512 outputs, each over 65536 elements 512 apart.
-// A block of TX x TY threads covers TX * LANES consecutive outputs (a tile):
+// A block of TX x TY threads (256, or fewer: the threads past TX * TY are
+// idle, live false) covers TX * LANES consecutive outputs (a tile):
 // each thread owns LANES adjacent outputs, loaded W at a time (16-byte loads
 // when W = LANES, coalesced along inner); its TY thread rows split the
 // block's share of the reduced axis. Slices are combined through shared
@@ -31,7 +32,7 @@
 // The aligned loop is unrolled UNROLL times (8 for scalar lanes, so that
 // more loads are in flight; fewer for heavy bodies); the order is the same.
 // Holes: fn, IDX, OUTER, RED, INNER, LANES, TX, TY, NT, SPLIT, CHUNK, UNROLL,
-// THREADS, LAUNCH, params, args, globals, decl, pre_decl, pre, accumulate,
+// THREADS, LAUNCH, live, params, args, globals, decl, pre_decl, pre, accumulate,
 // combine, partial_store, partial_load, epilogue, aligned.
 __device__ float kf_part0_k0_reduce_part2[135168];
 __device__ float kf_part0_k0_reduce_part3[135168];
@@ -203,7 +204,8 @@ KF_INLINE void kf_part0_k0_reduce(unsigned bid, const float *__restrict__ p0, fl
 
 // reduce_cols.cu - reduction over a strided axis (inner == 256 > 1):
 // 64 x 256 outputs, each over 2048 elements 256 apart.
-// A block of TX x TY threads covers TX * LANES consecutive outputs (a tile):
+// A block of TX x TY threads (256, or fewer: the threads past TX * TY are
+// idle, live false) covers TX * LANES consecutive outputs (a tile):
 // each thread owns LANES adjacent outputs, loaded W at a time (16-byte loads
 // when W = LANES, coalesced along inner); its TY thread rows split the
 // block's share of the reduced axis. Slices are combined through shared
@@ -220,7 +222,7 @@ KF_INLINE void kf_part0_k0_reduce(unsigned bid, const float *__restrict__ p0, fl
 // The aligned loop is unrolled UNROLL times (8 for scalar lanes, so that
 // more loads are in flight; fewer for heavy bodies); the order is the same.
 // Holes: fn, IDX, OUTER, RED, INNER, LANES, TX, TY, NT, SPLIT, CHUNK, UNROLL,
-// THREADS, LAUNCH, params, args, globals, decl, pre_decl, pre, accumulate,
+// THREADS, LAUNCH, live, params, args, globals, decl, pre_decl, pre, accumulate,
 // combine, partial_store, partial_load, epilogue, aligned.
 __device__ float kf_part1_k1_reduce_part6[147456];
 __device__ unsigned kf_part1_k1_reduce_count[128];
