@@ -272,6 +272,36 @@ START_TEST(contiguous_plan_from_shape) {
 }
 END_TEST
 
+/* A reduction over a suffix of few long rows with no full-size dependent
+ * is a reduce kernel split over blocks (8 rows of 2^24 f32 had 8 blocks of
+ * a row kernel); many rows, or a dependent per element (x / sum), stay row
+ * kernels. */
+START_TEST(few_long_rows_are_reduce_kernels) {
+  int a1[1] = {1};
+  int64_t few[2] = {8, (int64_t)1 << 24}, many[2] = {1000, 8192};
+  kf_graph *g = new_graph();
+  kf_set_output(g, kf_mean(g, kf_input(g, "x", KF_F32, 2, few), 1, a1, false));
+  char *src = NULL, *json = compile_ok(g, true, &src);
+  ck_assert_msg(has(json, "\"kind\": \"reduce\"") && strstr(src, "split over 264 blocks"), "%s",
+                json);
+  kf_free(json), kf_free(src);
+  kf_graph_destroy(g);
+  g = new_graph();
+  kf_value x = kf_input(g, "x", KF_F32, 2, few);
+  kf_set_output(g, kf_div(g, x, kf_sum(g, x, 1, a1, true)));
+  json = compile_ok(g, true, NULL);
+  ck_assert_msg(has(json, "\"kind\": \"row\"") && !has(json, "\"kind\": \"reduce\""), "%s", json);
+  kf_free(json);
+  kf_graph_destroy(g);
+  g = new_graph();
+  kf_set_output(g, kf_sum(g, kf_input(g, "x", KF_F32, 2, many), 1, a1, false));
+  json = compile_ok(g, true, NULL);
+  ck_assert_msg(has(json, "\"kind\": \"row\""), "%s", json);
+  kf_free(json);
+  kf_graph_destroy(g);
+}
+END_TEST
+
 /* Inner extents that do not tile by 32 lanes (spread over tiles of TX not
  * a power of two, idle threads past TX x TY) and ones that do, in f16 and
  * f32, with a split: every variant compiles. */
@@ -302,6 +332,7 @@ static Suite *make_suite(void) {
   tcase_add_test(tc, packed_shared_memory);
   tcase_add_test(tc, contiguous_plan_from_shape);
   tcase_add_test(tc, strided_tiles_compile);
+  tcase_add_test(tc, few_long_rows_are_reduce_kernels);
   suite_add_tcase(s, tc);
   return s;
 }
