@@ -698,9 +698,9 @@ def reductions(tiny):
         out.append(b)
 
     un = lambda op: (lambda b, t, red: b.unary(op, red))
-    add("red_full_f32", "f32", [s(1 << 26, 6000)], "sum", (0,), False, un("sqrt"),
+    add("red_full_f32", "f32", [s(1 << 26, 6000)], "sum", (0,), True, un("sqrt"),
         "sum over all of f32 [2^26]")
-    add("red_full_bf16", "bf16", [s(1 << 27, 9000)], "max", (0,), False, un("tanh"),
+    add("red_full_bf16", "bf16", [s(1 << 27, 9000)], "max", (0,), True, un("tanh"),
         "max over all of bf16 [2^27]")
     add("red_dims02_f32", "f32", [s(64, 4), s(1000, 6), s(1000, 40)], "sum", (0, 2), True,
         un("sqrt"), "sum over axes [0, 2] of f32 [64, 1000, 1000]")
