@@ -599,6 +599,7 @@ def family(tiny=False, seed=SEED):
     master = random.Random(seed)
     deck = Deck(random.Random(seed + 1))
     out = fixed(tiny)
+    extra = reductions(tiny)
     kinds = random_specs()
     n = len(kinds)
     # sizes 1 MiB .. 1 GiB, log-spaced, dealt at random
@@ -623,7 +624,7 @@ def family(tiny=False, seed=SEED):
         else:
             kind_reshape(b, r, rs, nbytes, deck)
         out.append(b)
-    return out
+    return out + extra
 
 
 # ---- the issue's five graphs -------------------------------------------------
@@ -689,6 +690,51 @@ def fixed(tiny):
     b.as_output(b.binary("div", x, sm))
     b.notes = "issue 23: x / sum(x, axis 0), [1024, 4096] (x made positive first)"
     out.append(b)
+    return out
+
+
+# ---- reduction shapes that must fill the GPU (session 10) -------------------
+
+def reductions(tiny):
+    """Named reduction graphs, after the random members (their generator is
+    not disturbed): the family's slow reduction shapes at 256 MiB and the
+    shapes whose kernels once could not fill the GPU (few outputs, batch 1,
+    long rows, narrow inner extents)."""
+    s = (lambda full, small: small if tiny else full)
+    r = random.Random(10)
+    out = []
+
+    def add(name, dt, shape, op, axes, keepdim, after, notes):
+        b = Builder(name, dt, r)
+        x = b.input(shape)
+        t = b.binary("mul", x, x) if dt == "f32" else b.unary("abs", x)
+        red = b.reduce(op, t, axes, keepdim)
+        b.as_output(after(b, t, red))
+        b.notes = notes
+        out.append(b)
+
+    un = lambda op: (lambda b, t, red: b.unary(op, red))
+    add("red_full_f32", "f32", [s(1 << 26, 6000)], "sum", (0,), True, un("sqrt"),
+        "sum over all of f32 [2^26]")
+    add("red_full_bf16", "bf16", [s(1 << 27, 9000)], "max", (0,), True, un("tanh"),
+        "max over all of bf16 [2^27]")
+    add("red_dims02_f32", "f32", [s(64, 4), s(1000, 6), s(1000, 40)], "sum", (0, 2), True,
+        un("sqrt"), "sum over axes [0, 2] of f32 [64, 1000, 1000]")
+    add("red_dims02_few_f32", "f32", [2, 3, s(1 << 23, 4000)], "mean", (0, 2), True, un("neg"),
+        "mean over axes [0, 2] of f32 [2, 3, 2^23] (3 outputs)")
+    add("red_narrow_f16", "f16", [s(14122, 20), 96, 99], "max", (0, 1), True,
+        lambda b, t, red: b.binary("mul", t, red),
+        "max over axes [0, 1] of f16 [14122, 96, 99], times the input (fam43 at 256 MiB)")
+    add("red_cols64_bf16", "bf16", [s(2097150, 500), 64], "min", (0, 1), True, un("tanh"),
+        "min over all of bf16 [2097150, 64] (fam44 at 256 MiB)")
+    add("red_rows925_f16", "f16", [4, s(36280, 30), 925], "max", (2,), False, un("tanh"),
+        "max over axis 2 of f16 [4, 36280, 925] (fam40 at 256 MiB; a row kernel)")
+    add("red_b1_row_f32", "f32", [1, s(1 << 26, 5000)], "sum", (1,), False, un("sqrt"),
+        "sum over axis 1 of f32 [1, 2^26] (batch 1; a row kernel)")
+    add("red_8rows_f32", "f32", [8, s(1 << 24, 3000)], "mean", (1,), False, un("neg"),
+        "mean over axis 1 of f32 [8, 2^24] (long rows; a row kernel)")
+    add("red_cols8_f32", "f32", [8, s(1 << 24, 3000)], "mean", (0,), False, un("neg"),
+        "mean over axis 0 of f32 [8, 2^24] (a short strided reduction)")
     return out
 
 

@@ -1,6 +1,7 @@
 // reduce_cols.cu - reduction over a strided axis (inner == {{INNER}} > 1):
 // {{OUTER}} x {{INNER}} outputs, each over {{RED}} elements {{INNER}} apart.
-// A block of TX x TY threads covers TX * LANES consecutive outputs (a tile):
+// A block of TX x TY threads (256, or fewer: the threads past TX * TY are
+// idle, live false) covers TX * LANES consecutive outputs (a tile):
 // each thread owns LANES adjacent outputs, loaded W at a time (16-byte loads
 // when W = LANES, coalesced along inner); its TY thread rows split the
 // block's share of the reduced axis. Slices are combined through shared
@@ -14,8 +15,10 @@
 // the accumulation loop is written in both widths (the W = 1 copy not
 // unrolled); the combine, split and epilogue code is compiled once, so the
 // unaligned path costs little compile time.
-// Holes: fn, IDX, OUTER, RED, INNER, LANES, TX, TY, NT, SPLIT, CHUNK,
-// THREADS, LAUNCH, params, args, globals, decl, pre_decl, pre, accumulate,
+// The aligned loop is unrolled UNROLL times (8 for scalar lanes, so that
+// more loads are in flight; fewer for heavy bodies); the order is the same.
+// Holes: fn, IDX, OUTER, RED, INNER, LANES, TX, TY, NT, SPLIT, CHUNK, UNROLL,
+// THREADS, LAUNCH, live, params, args, globals, decl, pre_decl, pre, accumulate,
 // combine, partial_store, partial_load, epilogue, aligned.
 {{globals}}
 KF_INLINE void {{fn}}_cols({{BID}} bid, bool vec, {{params}}) {
@@ -26,7 +29,7 @@ KF_INLINE void {{fn}}_cols({{BID}} bid, bool vec, {{params}}) {
   const {{IDX}} t = ({{IDX}})(bid / {{SPLIT}}) % {{NT}};
   const {{IDX}} s = ({{IDX}})bid % {{SPLIT}};
   const {{IDX}} n0 = (t * TX + tx) * LANES;
-  const bool live = n0 < {{INNER}};
+  const bool live = n0 < {{INNER}}{{live}};
   const {{IDX}} k0 = s * {{CHUNK}};
   const {{IDX}} k1 = k0 + {{CHUNK}} < {{RED}} ? k0 + {{CHUNK}} : {{RED}};
   (void)k0; (void)k1;
@@ -34,7 +37,7 @@ KF_INLINE void {{fn}}_cols({{BID}} bid, bool vec, {{params}}) {
   if (vec || LANES == 1) {
     enum { W = LANES };
     if (live) {
-#pragma unroll 4
+#pragma unroll {{UNROLL}}
       for ({{IDX}} k = k0 + ty; k < k1; k += TY) {
 #pragma unroll
         for (int g = 0; g < LANES / W; g++) {

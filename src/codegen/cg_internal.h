@@ -282,6 +282,9 @@ kf_status cg_emit_pointwise_generic(cg_emit_args *a);
  * has the kernel's shape and no layout op (then shapes reach the text only
  * through the run-time element count); false (key unusable) otherwise. */
 bool cg_pointwise_generic_key(const kf_graph *g, const cg_part *p, cg_buf *key);
+/* Rough size of one element's code (sin, cos, pow 8; exp, log, tanh, ... 2;
+ * other ops 1): how many inlined copies of a body are affordable. */
+int cg_body_cost(const kf_graph *g, const fuse_kernel *k);
 /* What cg_emit_pointwise_generic sets on a planned generic part besides
  * the text (decisions, vec_bytes), for a part whose text is reused. */
 void cg_pointwise_generic_done(const kf_graph *g, cg_part *p);

@@ -28,7 +28,7 @@ static int64_t largest_numel(const kf_graph *g, const fuse_kernel *k) {
  * (argument reduction, slow paths) count more. Each lane of the vector path
  * and the scalar loop inline the body once, so ptxas time grows with
  * cost x (W + 1). */
-static int body_cost(const kf_graph *g, const fuse_kernel *k) {
+int cg_body_cost(const kf_graph *g, const fuse_kernel *k) {
   int cost = 0;
   for (int i = 0; i < k->n_nodes; i++) {
     switch (g->nodes[k->nodes[i]].op) {
@@ -74,7 +74,7 @@ int cg_pointwise_lanes(const kf_graph *g, const fuse_kernel *k) {
   }
   int w = (int)(16 / minsz);
   w = w > 8 ? 8 : w < 1 ? 1 : w;
-  int cost = body_cost(g, k);
+  int cost = cg_body_cost(g, k);
   while (w > 1 && cost * w > 128) w /= 2;
   return w;
 }

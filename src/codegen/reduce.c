@@ -17,6 +17,9 @@ typedef struct red_shape {
    * 2 inner (kept dims after it), so that outputs stay o * inner + n. */
   bool strided;
   int grp[KF_MAX_RANK];
+  /* inner == 1: elements k .. k + run - 1 are consecutive in memory for
+   * k % run == 0 (the trailing reduced dims' product) */
+  int64_t run;
   const ir_node *x; /* the reduced operand, whose shape full-size values share */
 } red_shape;
 
@@ -50,6 +53,9 @@ static void merge(const ir_node *n, const ir_node *x, red_shape *rs) {
     int64_t *e = rs->grp[d] == 0 ? &rs->outer : rs->grp[d] == 1 ? &rs->red : &rs->inner;
     *e *= x->shape[d];
   }
+  rs->run = 1;
+  for (int d = x->rank - 1; d >= 0 && (rs->grp[d] == 1 || x->shape[d] == 1); d--)
+    rs->run *= x->shape[d];
 }
 
 /* The context of an element (o, k, n) of the reduced operand. */
@@ -98,18 +104,35 @@ static kf_status shape_of(cg_emit_args *a, red_shape *rs) {
   return KF_OK;
 }
 
-static int rows_threads(const red_shape *rs) {
-  int t = 32;
-  while (t < 256 && t < rs->red) t *= 2;
-  return t;
-}
+/* The plan of a contiguous reduction (inner == 1), from the shape alone so
+ * that a fused kernel and the unfused reduction of the same operand sum in
+ * the same order (every input dtype, prologue and alignment gives the same
+ * V, threads, split and chunk): V elements per thread step (8, halved until
+ * it divides the run of consecutive elements), a block of 32..256 threads
+ * per output (one step each at least), and, when the outputs are fewer than
+ * 4096 threads' worth of blocks per SM (about 2 to 4 waves of resident
+ * blocks: many blocks balance the SMs where one wave of exactly as many
+ * blocks as fit would depend on the registers), the reduced axis split over
+ * up to 2048 blocks per output of at least 4 steps per thread, each chunk
+ * a multiple of V (the last block's fold then reads at most 8 partials per
+ * thread). */
+typedef struct rows_plan {
+  int v, threads;
+  int64_t split, chunk;
+} rows_plan;
 
-static int64_t split_of(const cg_emit_args *a, const red_shape *rs, int threads) {
-  if (rs->inner != 1 || rs->outer >= 2 * a->t->sm_count || rs->red <= (int64_t)threads * 64)
-    return 1;
-  int64_t s = cg_min64(cg_ceil_div(rs->red, (int64_t)threads * 16),
-                       cg_ceil_div(4 * a->t->sm_count, rs->outer));
-  return cg_min64(s, 1024);
+static void rows_of(const cg_emit_args *a, const red_shape *rs, rows_plan *rp) {
+  rp->v = 8;
+  while (rp->v > 1 && rs->run % rp->v) rp->v /= 2;
+  rp->threads = 32;
+  while (rp->threads < 256 && (int64_t)rp->threads * rp->v < rs->red) rp->threads *= 2;
+  int64_t target = (int64_t)a->t->sm_count * 4096 / rp->threads, split = 1;
+  int64_t step = (int64_t)rp->threads * rp->v;
+  if (rs->outer < target)
+    split = cg_min64(cg_min64(cg_ceil_div(target, rs->outer), rs->red / (step * 4)), 2048);
+  if (split < 1) split = 1;
+  rp->chunk = cg_ceil_div(cg_ceil_div(rs->red, split), rp->v) * rp->v;
+  rp->split = cg_ceil_div(rs->red, rp->chunk);
 }
 
 /* The shape of a strided reduction's blocks: TX x TY threads (256), each
@@ -133,6 +156,28 @@ static size_t red_bytes(const cg_emit_args *a) {
   return b;
 }
 
+/* An inner extent that is not a multiple of the tile (99 scalar lanes in
+ * tiles of 32: the fourth tile has 3 live threads of 32, 77% of the block
+ * slots useful) spreads over tiles of TX not a power of two (2 tiles of 50
+ * lanes with 5 thread rows: 250 threads, 97%), the TX x TY threads past
+ * TX * TY idle: the count of tiles that keeps the most thread rows per
+ * tile, with TX at least a warp (or all of the lanes), and only where the
+ * slice scratch TY x (TX + 1) stays within the power-of-two one (the bound
+ * of src/fuser/horizontal.c). Inner extents that tile exactly keep their
+ * blocks. */
+static void spread_tiles(const red_shape *rs, cols_plan *cp) {
+  int64_t cols = rs->inner / cp->w, nt = cg_ceil_div(cols, cp->tx);
+  if (cols % cp->tx == 0 || cols > 4096) return;
+  int64_t best_tx = cp->tx, best_ty = cp->ty, best_nt = nt, scratch = cp->ty * (cp->tx + 1);
+  for (int64_t n = cg_ceil_div(cols, 256); n <= nt; n++) {
+    int64_t tx = cg_ceil_div(cols, n), ty = 256 / tx;
+    if ((tx < 32 && tx < cols) || ty * (tx + 1) > scratch) continue;
+    if (ty * best_nt > best_ty * n) best_tx = tx, best_ty = ty, best_nt = n;
+  }
+  cp->tx = (int)best_tx;
+  cp->ty = (int)best_ty;
+}
+
 static void cols_of(const cg_emit_args *a, const red_shape *rs, cols_plan *cp) {
   size_t minsz = 4;
   for (int i = 0; i < a->k->n_inputs; i++) {
@@ -153,10 +198,14 @@ static void cols_of(const cg_emit_args *a, const red_shape *rs, cols_plan *cp) {
     w /= 2;
   }
   cp->w = w;
+  spread_tiles(rs, cp);
   cp->nt = cg_ceil_div(rs->inner, (int64_t)cp->tx * w);
   int64_t tiles = rs->outer * cp->nt, target = (int64_t)a->t->sm_count * 8;
   int64_t split = tiles >= target ? 1 : cg_ceil_div(target, tiles);
-  split = cg_min64(split, cg_min64(1024, rs->red / ((int64_t)cp->ty * 8)));
+  /* at least 8 iterations per thread, and at most 128 partials per thread
+   * in the last block's fold (4 rounds of 32 loads in flight) */
+  split = cg_min64(
+      split, cg_min64(cg_min64(1024, (int64_t)cp->ty * 128), rs->red / ((int64_t)cp->ty * 8)));
   if (split < 1) split = 1;
   cp->chunk = cg_ceil_div(rs->red, split);
   cp->split = cg_ceil_div(rs->red, cp->chunk);
@@ -169,19 +218,20 @@ kf_status cg_plan_reduce(cg_emit_args *a) {
   cg_part *p = a->part;
   int64_t total = rs.outer * rs.red * rs.inner;
   if (rs.inner == 1) {
-    int th = rows_threads(&rs);
-    int64_t split = split_of(a, &rs, th);
-    p->threads = (uint32_t)th;
-    cg_part_grid(p, rs.outer * split);
+    rows_plan rp;
+    rows_of(a, &rs, &rp);
+    p->threads = (uint32_t)rp.threads;
+    cg_part_grid(p, rs.outer * rp.split);
     snprintf(p->decisions, sizeof p->decisions,
-             "reduce: %lld x %lld contiguous, a block of %d per output", (long long)rs.outer,
-             (long long)rs.red, th);
+             "reduce: %lld x %lld contiguous, a block of %d per output, %d elements per step",
+             (long long)rs.outer, (long long)rs.red, rp.threads, rp.v);
     size_t l = strlen(p->decisions);
-    if (split > 1)
+    if (rp.split > 1)
       snprintf(p->decisions + l, sizeof p->decisions - l,
-               ", split over %lld blocks (partials combined by the last block, deterministic)",
-               (long long)split);
-    p->lanes = 1;
+               ", split over %lld blocks of %lld (partials combined by the last block, "
+               "deterministic)",
+               (long long)rp.split, (long long)rp.chunk);
+    p->lanes = rp.v;
   } else {
     cols_plan cp;
     cols_of(a, &rs, &cp);
@@ -190,13 +240,14 @@ kf_status cg_plan_reduce(cg_emit_args *a) {
     p->lanes = cp.w;
     snprintf(p->decisions, sizeof p->decisions,
              "reduce: %lld x %lld x %lld strided, %d x %d outputs x %d slices of the reduced "
-             "axis per block, %d lanes per access", (long long)rs.outer, (long long)rs.red,
-             (long long)rs.inner, cp.tx, cp.w, cp.ty, cp.w);
+             "axis per block, %d lanes per access",
+             (long long)rs.outer, (long long)rs.red, (long long)rs.inner, cp.tx, cp.w, cp.ty, cp.w);
     size_t l = strlen(p->decisions);
     if (cp.split > 1)
       snprintf(p->decisions + l, sizeof p->decisions - l,
                ", split over %lld blocks per tile (partials combined by the last block, "
-               "deterministic)", (long long)cp.split);
+               "deterministic)",
+               (long long)cp.split);
     /* partials are indexed over outer x split x inner */
     if (rs.outer * cp.split * rs.inner > total) total = rs.outer * cp.split * rs.inner;
   }
@@ -217,16 +268,23 @@ static char sm_letter(kf_dtype dt) {
 }
 
 typedef struct red_bufs {
-  cg_buf globals, decl, acc, combine, pstore, pload, epi;
+  cg_buf globals, decl, pre_decl, pre, acc, combine, pstore, pload, epi, align, args;
 } red_bufs;
 
 /* Accumulation code and the per-kind combine/partial code of every reduction. */
-static void emit_reductions(cg_emit_args *a, const red_shape *rs, int64_t split, cg_gen *gen,
+static void emit_reductions(cg_emit_args *a, const red_shape *rs, const rows_plan *rp, cg_gen *gen,
                             red_bufs *b) {
   const fuse_kernel *k = a->k;
   const cg_part *p = a->part;
+  int64_t split = rp->split;
   gen->code = &b->acc;
-  gen->indent = 2;
+  gen->indent = 4;
+  gen->vec = rp->v;
+  gen->pre = &b->pre;
+  gen->pre_decl = &b->pre_decl;
+  gen->align = &b->align;
+  cg_ctx first;
+  const ir_node *x0 = NULL;
   for (int i = 0; i < k->n_nodes; i++) {
     int32_t v = k->nodes[i];
     const ir_node *n = &a->g->nodes[v];
@@ -237,7 +295,11 @@ static void emit_reductions(cg_emit_args *a, const red_shape *rs, int64_t split,
     red_shape r;
     merge(n, x, &r);
     cg_ctx c;
-    elem_ctx(&r, VC_GATHER, &c);
+    elem_ctx(&r, VC_CONTIG, &c);
+    if (!x0) {
+      x0 = x;
+      first = c;
+    }
     char name[160];
     cg_gen_value(gen, n->args[0], &c, name, sizeof name);
     cg_line(gen, "acc%d = %s<%s>::op(acc%d, %s);", (int)v, rd, ct, (int)v, name);
@@ -249,10 +311,14 @@ static void emit_reductions(cg_emit_args *a, const red_shape *rs, int64_t split,
                   (long long)(rs->outer * split));
         cg_printf(&b->pstore, "      %s_part%d[o * %lld + s] = acc%d;\n", p->fn, (int)v,
                   (long long)split, (int)v);
-        cg_printf(&b->pload, "    acc%d = %s<%s>::id();\n    for (int i = threadIdx.x; i < %lld; "
-                  "i += %u)\n      acc%d = %s<%s>::op(acc%d, ((volatile %s *)%s_part%d)[o * %lld + "
-                  "i]);\n", (int)v, rd, ct, (long long)split, p->threads, (int)v, rd, ct, (int)v,
-                  ct, p->fn, (int)v, (long long)split);
+        /* read through L2 (__ldcg: other blocks wrote them), loads not
+         * serialized as volatile ones are */
+        cg_printf(&b->pload,
+                  "    acc%d = %s<%s>::id();\n#pragma unroll 4\n    for (int i = threadIdx.x; i < "
+                  "%lld; i += %u)\n      acc%d = %s<%s>::op(acc%d, __ldcg(%s_part%d + o * %lld + "
+                  "i));\n",
+                  (int)v, rd, ct, (long long)split, p->threads, (int)v, rd, ct, (int)v, p->fn,
+                  (int)v, (long long)split);
       }
     }
     cg_printf(&b->epi, "    %s red%d = acc%d;\n", ct, (int)v, (int)v);
@@ -274,13 +340,19 @@ static void emit_reductions(cg_emit_args *a, const red_shape *rs, int64_t split,
     char lin[256];
     elem_lin(rs, lin, sizeof lin);
     cg_ctx c;
-    cg_ctx_linear(&c, n->rank, n->shape, lin, VC_GATHER);
+    if (x0 && n->rank == x0->rank &&
+        !memcmp(n->shape, x0->shape, sizeof(int64_t) * (size_t)n->rank))
+      c = first; /* the values the reductions computed */
+    else
+      cg_ctx_linear(&c, n->rank, n->shape, lin, VC_GATHER);
     char name[160];
     cg_gen_stored(gen, v, &c, name, sizeof name);
     cg_line(gen, "kf_st(p%d + (%s), %s);", (int)v, lin, name);
   }
   cg_printf(&b->globals, "__device__ unsigned %s_count[%lld];\n", p->fn,
             (long long)(split > 1 ? rs->outer : 1));
+  gen->vec = 1;
+  gen->pre = NULL;
 }
 
 static void emit_epilogue(cg_emit_args *a, const red_shape *rs, cg_gen *gen, red_bufs *b) {
@@ -320,23 +392,31 @@ static void cols_reduction(cg_emit_args *a, const red_shape *rs, const cols_plan
   const ir_node *n = &a->g->nodes[v];
   const char *ct = cg_compute_type(n->dtype), *rd = red_struct(n), *fn = a->part->fn;
   long long sp = (long long)cp->split, in = (long long)rs->inner;
-  cg_printf(&b->decl, "  %s acc%d[LANES];\n#pragma unroll\n  for (int l = 0; l < LANES; l++) "
+  cg_printf(&b->decl,
+            "  %s acc%d[LANES];\n#pragma unroll\n  for (int l = 0; l < LANES; l++) "
             "acc%d[l] = %s<%s>::id();\n  __shared__ %s kf_c%d[TY][LANES][TX + 1];\n",
             ct, (int)v, (int)v, rd, ct, ct, (int)v);
   cg_printf(&b->fold, "      acc%d[l] = %s<%s>::op(acc%d[l], kf_c%d[i][l][tx]);\n", (int)v, rd, ct,
             (int)v, (int)v);
-  cg_printf(&b->pload, "#pragma unroll\n    for (int l = 0; l < LANES; l++) acc%d[l] = "
-            "%s<%s>::id();\n", (int)v, rd, ct);
+  cg_printf(&b->pload,
+            "#pragma unroll\n    for (int l = 0; l < LANES; l++) acc%d[l] = "
+            "%s<%s>::id();\n",
+            (int)v, rd, ct);
   if (cp->split > 1) {
     cg_printf(&b->globals, "__device__ %s %s_part%d[%lld];\n", ct, fn, (int)v,
               (long long)rs->outer * sp * in);
     cg_printf(&b->pstore, "        %s_part%d[(o * %lld + s) * %lld + n0 + l] = acc%d[l];\n", fn,
               (int)v, sp, in, (int)v);
-    /* the last block's fold of the partials: once per tile, not unrolled */
-    cg_printf(&b->pload, "    if (live)\n#pragma unroll 1\n      for (int ss = ty; ss < %lld; ss += TY)\n"
+    /* the last block's fold of the partials, once per tile: through L2
+     * (__ldcg), 32 loads per thread in flight (32 / LANES steps unrolled)
+     * where volatile loads went one round trip at a time; the order is the
+     * same */
+    cg_printf(&b->pload,
+              "    if (live)\n#pragma unroll %d\n      for (int ss = ty; ss < %lld; ss += TY)\n"
               "#pragma unroll\n        for (int l = 0; l < LANES; l++)\n"
-              "          acc%d[l] = %s<%s>::op(acc%d[l], ((volatile %s *)%s_part%d)[(o * %lld + "
-              "ss) * %lld + n0 + l]);\n", sp, (int)v, rd, ct, (int)v, ct, fn, (int)v, sp, in);
+              "          acc%d[l] = %s<%s>::op(acc%d[l], __ldcg(%s_part%d + (o * %lld + "
+              "ss) * %lld + n0 + l));\n",
+              cp->w >= 32 ? 1 : 32 / cp->w, sp, (int)v, rd, ct, (int)v, fn, (int)v, sp, in);
   }
   cg_printf(&b->epi, "      %s red%d = acc%d[l];\n", ct, (int)v, (int)v);
   if (n->op == IR_OP_MEAN) {
@@ -425,7 +505,8 @@ static void cols_epilogue(cg_emit_args *a, const red_shape *rs, cg_gen *gen, col
 /* The combine hole: slices through shared memory, folded in order 0..TY-1
  * by thread row 0 (a leading barrier makes the second use safe). */
 static void cols_combine(const cg_part *p, const cols_bufs *b, const char *stores, cg_buf *out) {
-  cg_printf(out, "  kf_sync<%u, %d>();\n#pragma unroll\n  for (int l = 0; l < LANES; l++) {\n%s  }\n"
+  cg_printf(out,
+            "  kf_sync<%u, %d>();\n#pragma unroll\n  for (int l = 0; l < LANES; l++) {\n%s  }\n"
             "  kf_sync<%u, %d>();\n  if (ty == 0)\n    for (int i = 1; i < TY; i++)\n"
             "#pragma unroll\n      for (int l = 0; l < LANES; l++) {\n%s      }\n",
             p->threads, p->launch_threads, stores, p->threads, p->launch_threads,
@@ -446,7 +527,8 @@ static kf_status emit_cols(cg_emit_args *a, const red_shape *rs) {
     int32_t v = a->k->nodes[i];
     if (!is_reduce(a->g, &a->g->nodes[v])) continue;
     cols_reduction(a, rs, &cp, v, &b);
-    cg_printf(&stores, "    kf_c%d[ty][l][tx] = acc%d[l];\n", (int)v, (int)v);
+    cg_printf(&stores, "    %skf_c%d[ty][l][tx] = acc%d[l];\n",
+              cp.tx * cp.ty < 256 ? "if (ty < TY) " : "", (int)v, (int)v);
     char bound[32];
     snprintf(bound, sizeof bound, "red%d", (int)v);
     cg_gen_bind(&gen, v, NULL, bound);
@@ -458,8 +540,8 @@ static kf_status emit_cols(cg_emit_args *a, const red_shape *rs) {
   cols_combine(p, &b, cg_use(&combine, &stores), &combine);
   cg_param_decls(a->g, p, &params);
   cg_param_args(p, &args);
-  char outer[32], red[32], inner[32], lanes[16], tx[16], ty[16], nt[32], sp[32], chunk[32],
-      th[16], la[16];
+  char outer[32], red[32], inner[32], lanes[16], tx[16], ty[16], nt[32], sp[32], chunk[32], th[16],
+      la[16];
   const char *sfx = p->index64 ? "LL" : "";
   snprintf(outer, sizeof outer, "%lld%s", (long long)rs->outer, sfx);
   snprintf(red, sizeof red, "%lld%s", (long long)rs->red, sfx);
@@ -472,17 +554,41 @@ static kf_status emit_cols(cg_emit_args *a, const red_shape *rs) {
   snprintf(chunk, sizeof chunk, "%lld%s", (long long)cp.chunk, sfx);
   snprintf(th, sizeof th, "%u", p->threads);
   snprintf(la, sizeof la, "%d", p->launch_threads);
+  /* scalar lanes (odd inner) keep 8 loads in flight per thread; a heavy
+   * body fewer copies (the unroll changes code size, not the order) */
+  int cost = cg_body_cost(a->g, a->k), unroll = cp.w == 1 ? 8 : 4;
+  while (unroll > 1 && cost * cp.w * unroll > 256) unroll /= 2;
+  char un[16];
+  snprintf(un, sizeof un, "%d", unroll);
 #define S(x) cg_use(a->out, &(x))
-  cg_hole holes[] = {
-      {"fn", p->fn},          {"IDX", idx},           {"OUTER", outer},
-      {"RED", red},           {"INNER", inner},       {"LANES", lanes},
-      {"TX", tx},             {"TY", ty},             {"NT", nt},
-      {"SPLIT", sp},          {"CHUNK", chunk},       {"THREADS", th},
-      {"LAUNCH", la},         {"params", S(params)},  {"args", S(args)},
-      {"globals", S(b.globals)}, {"decl", S(b.decl)}, {"pre_decl", S(b.pre_decl)},
-      {"pre", S(b.pre)},      {"accumulate", S(b.acc)}, {"combine", S(combine)},
-      {"partial_store", S(b.pstore)}, {"partial_load", S(b.pload)}, {"epilogue", S(b.epi)},
-      {"aligned", cg_use_aligned(a->out, &b.align)}, {"BID", cg_part_bid_type(p)}};
+  cg_hole holes[] = {{"UNROLL", un},
+                     {"live", cp.tx * cp.ty < 256 ? " && ty < TY" : ""},
+                     {"fn", p->fn},
+                     {"IDX", idx},
+                     {"OUTER", outer},
+                     {"RED", red},
+                     {"INNER", inner},
+                     {"LANES", lanes},
+                     {"TX", tx},
+                     {"TY", ty},
+                     {"NT", nt},
+                     {"SPLIT", sp},
+                     {"CHUNK", chunk},
+                     {"THREADS", th},
+                     {"LAUNCH", la},
+                     {"params", S(params)},
+                     {"args", S(args)},
+                     {"globals", S(b.globals)},
+                     {"decl", S(b.decl)},
+                     {"pre_decl", S(b.pre_decl)},
+                     {"pre", S(b.pre)},
+                     {"accumulate", S(b.acc)},
+                     {"combine", S(combine)},
+                     {"partial_store", S(b.pstore)},
+                     {"partial_load", S(b.pload)},
+                     {"epilogue", S(b.epi)},
+                     {"aligned", cg_use_aligned(a->out, &b.align)},
+                     {"BID", cg_part_bid_type(p)}};
 #undef S
   kf_status st = KF_OK;
   if (gen.failed) {
@@ -492,8 +598,8 @@ static kf_status emit_cols(cg_emit_args *a, const red_shape *rs) {
                       a->err, a->errsize)) {
     st = KF_ERR_INTERNAL;
   }
-  cg_buf *all[] = {&b.globals, &b.decl, &b.pre_decl, &b.pre, &b.acc, &b.fold, &b.pstore,
-                   &b.pload, &b.epi, &b.align, &stores, &combine, &params, &args};
+  cg_buf *all[] = {&b.globals, &b.decl, &b.pre_decl, &b.pre,  &b.acc,   &b.fold, &b.pstore,
+                   &b.pload,   &b.epi,  &b.align,    &stores, &combine, &params, &args};
   for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) {
     if (all[i]->oom && st == KF_OK) st = KF_ERR_OUT_OF_MEMORY;
     cg_buf_free(all[i]);
@@ -514,53 +620,75 @@ kf_status cg_emit_reduce(cg_emit_args *a) {
   if (st != KF_OK) return st;
   if (rs.inner > 1) return emit_cols(a, &rs);
   cg_part *p = a->part;
-  int64_t split = rs.inner == 1 ? split_of(a, &rs, (int)p->threads) : 1;
+  rows_plan rp;
+  rows_of(a, &rs, &rp);
   const char *idx = p->index64 ? "long long" : "int";
   red_bufs b;
   memset(&b, 0, sizeof b);
   cg_gen gen;
   cg_gen_init(&gen, a->g, a->k, &b.acc, idx);
-  emit_reductions(a, &rs, split, &gen, &b);
+  emit_reductions(a, &rs, &rp, &gen, &b);
   emit_epilogue(a, &rs, &gen, &b);
   cg_buf params = {0};
   cg_param_decls(a->g, p, &params);
-  char outer[32], red[32], inner[32], sp[32], chunk[32], th[16], la[16], nb[32];
+  cg_param_args(p, &b.args);
+  /* the unroll only changes the code size, not the order: fewer copies of
+   * a heavy body (each step inlines it V times) */
+  int cost = cg_body_cost(a->g, a->k) * rp.v;
+  int unroll = cost <= 64 ? 4 : cost <= 128 ? 2 : 1;
+  char outer[32], red[32], sp[32], chunk[32], th[16], la[16], v[16], un[16];
   const char *sfx = p->index64 ? "LL" : "";
   snprintf(outer, sizeof outer, "%lld%s", (long long)rs.outer, sfx);
   snprintf(red, sizeof red, "%lld%s", (long long)rs.red, sfx);
-  snprintf(inner, sizeof inner, "%lld%s", (long long)rs.inner, sfx);
-  snprintf(sp, sizeof sp, "%lld", (long long)split);
-  snprintf(chunk, sizeof chunk, "%lld%s", (long long)cg_ceil_div(rs.red, split), sfx);
+  snprintf(sp, sizeof sp, "%lld", (long long)rp.split);
+  snprintf(chunk, sizeof chunk, "%lld%s", (long long)rp.chunk, sfx);
   snprintf(th, sizeof th, "%u", p->threads);
   snprintf(la, sizeof la, "%d", p->launch_threads);
-  snprintf(nb, sizeof nb, "%lld", (long long)cg_ceil_div(rs.inner, 32));
+  snprintf(v, sizeof v, "%d", rp.v);
+  snprintf(un, sizeof un, "%d", unroll);
 #define S(x) cg_use(a->out, &(x))
-  cg_hole holes[] = {{"fn", p->fn},       {"IDX", idx},          {"OUTER", outer},
-                     {"RED", red},        {"INNER", inner},      {"SPLIT", sp},
-                     {"CHUNK", chunk},    {"THREADS", th},       {"LAUNCH", la},
-                     {"NB", nb},          {"params", S(params)}, {"globals", S(b.globals)},
-                     {"decl", S(b.decl)}, {"accumulate", S(b.acc)}, {"combine", S(b.combine)},
-                     {"partial_store", S(b.pstore)}, {"partial_load", S(b.pload)},
-                     {"epilogue", S(b.epi)}, {"BID", cg_part_bid_type(p)}};
+  cg_hole holes[] = {{"fn", p->fn},
+                     {"IDX", idx},
+                     {"OUTER", outer},
+                     {"RED", red},
+                     {"V", v},
+                     {"UNROLL", un},
+                     {"SPLIT", sp},
+                     {"CHUNK", chunk},
+                     {"THREADS", th},
+                     {"LAUNCH", la},
+                     {"params", S(params)},
+                     {"args", S(b.args)},
+                     {"globals", S(b.globals)},
+                     {"decl", S(b.decl)},
+                     {"pre_decl", S(b.pre_decl)},
+                     {"pre", S(b.pre)},
+                     {"accumulate", S(b.acc)},
+                     {"combine", S(b.combine)},
+                     {"partial_store", S(b.pstore)},
+                     {"partial_load", S(b.pload)},
+                     {"epilogue", S(b.epi)},
+                     {"aligned", cg_use_aligned(a->out, &b.align)},
+                     {"BID", cg_part_bid_type(p)}};
 #undef S
   if (gen.failed) {
     snprintf(a->err, a->errsize, "%s: %s", a->k->name, gen.err);
     st = gen.status;
-  } else if (!cg_fill(a->out, rs.inner > 1 ? "reduce_cols.cu" : "reduce_rows.cu", holes,
-                      (int)(sizeof holes / sizeof holes[0]), a->err, a->errsize)) {
+  } else if (!cg_fill(a->out, "reduce_rows.cu", holes, (int)(sizeof holes / sizeof holes[0]),
+                      a->err, a->errsize)) {
     st = KF_ERR_INTERNAL;
   }
-  bool oom = params.oom || b.globals.oom || b.decl.oom || b.acc.oom || b.combine.oom ||
-             b.pstore.oom || b.pload.oom || b.epi.oom;
-  if (st == KF_OK && oom) st = KF_ERR_OUT_OF_MEMORY;
+  cg_buf *all[] = {&params,    &b.globals, &b.decl,  &b.pre_decl, &b.pre,   &b.acc,
+                   &b.combine, &b.pstore,  &b.pload, &b.epi,      &b.align, &b.args};
+  for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) {
+    if (all[i]->oom && st == KF_OK) st = KF_ERR_OUT_OF_MEMORY;
+    cg_buf_free(all[i]);
+  }
   p->vec_bytes = 0;
   for (int i = 0; i < a->k->n_inputs; i++) {
-    int s = (int)kf_dtype_size(a->g->nodes[a->k->inputs[i]].dtype);
-    if (s > p->vec_bytes) p->vec_bytes = s;
+    int sz = (int)kf_dtype_size(a->g->nodes[a->k->inputs[i]].dtype) * rp.v;
+    if (sz > p->vec_bytes) p->vec_bytes = sz > 16 ? 16 : sz;
   }
   cg_gen_free(&gen);
-  cg_buf_free(&params);
-  cg_buf *all[] = {&b.globals, &b.decl, &b.acc, &b.combine, &b.pstore, &b.pload, &b.epi};
-  for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) cg_buf_free(all[i]);
   return st;
 }

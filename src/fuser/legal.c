@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "core/alloc.h"
+#include "fuser/few_rows.h"
 #include "fuser/node.h"
 #include "fuser/recompute.h"
 #include "fuser/split.h"
@@ -242,6 +243,11 @@ static bool legal_reduction(fuse_legal_ctx *lc, const fuse_set *set, fuse_shape_
         !same_node(nd, rc.rk, rc.k) && !same_node(nd, rc.rf, rc.f))
       return refuse(info, "output-shape", "output %s %s is neither per element nor per row",
                     lbl(g, v, b1, sizeof b1), ir_shape_str(b2, sizeof b2, nd->rank, nd->shape));
+  }
+  if (info->kind == FK_ROW && fuse_few_long_rows(lc->opt, info->s_rank, info->s, info->mask)) {
+    bool full = false;
+    for (int32_t i = 0; i < set->n && !full; i++) full = lc->role[set->nodes[i]] == FUSE_ROLE_FULL;
+    if (!full) info->kind = FK_REDUCE; /* few long rows: split each over blocks */
   }
   return info->kind != FK_ROW || legal_recompute(lc, set, info);
 }

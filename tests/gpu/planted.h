@@ -183,11 +183,12 @@ static const planted G_planted[] = {
      "k = k0 + ty; k < k1; k += TY",
      "k = k0 + ty + (k0 == 0 && ty == 0) " MARK "; k < k1; k += TY",
      {g_x_over_colsum, g_colsum}},
-    /* one term among 65536 is within an f32 sum's bound: thread 0's share */
+    /* one term among 65536 is within an f32 sum's bound: thread 0's share (4096
+     * squares of 2^20 in the split full sum; both loops of the template) */
     {"row sum without thread 0's terms",
      "reduce_rows.cu",
-     "k = k0 + threadIdx.x; k < k1; k += {{THREADS}}",
-     "k = k0 + threadIdx.x + (threadIdx.x == 0 ? k1 : 0) " MARK "; k < k1; k += {{THREADS}}",
+     "kb = k0 + ({{IDX}})threadIdx.x * V; kb < k1;",
+     "kb = k0 + ({{IDX}})threadIdx.x * V + (threadIdx.x == 0 ? k1 : 0) " MARK "; kb < k1;",
      {g_total_sum, g_rowsum}},
     {"warp reduction without its last exchange",
      "common.cuh",

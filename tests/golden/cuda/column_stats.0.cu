@@ -1,4 +1,4 @@
-/* kfuse generated kernel kf_launch0_h3: 3 parts (horizontal), 2736 blocks x 256 threads.
+/* kfuse generated kernel kf_launch0_h3: 3 parts (horizontal), 4256 blocks x 256 threads.
  * part kf_part0_k0_reduce = kernel k0_reduce (reduce), 4 ops:
  *   %2 mu=mean(%0) %3 hi=max(%0) %4 lo=min(%0) %5 span=sub(%3,%4)
  *  decisions: reduce: 1 x 65536 x 512 strided, 32 x 4 outputs x 8 slices of the reduced axis per block, 4 lanes per access, split over 264 blocks per tile (partials combined by the last block, deterministic), 32-bit index
@@ -7,14 +7,15 @@
  *  decisions: reduce: 64 x 2048 x 256 strided, 32 x 4 outputs x 8 slices of the reduced axis per block, 4 lanes per access, split over 9 blocks per tile (partials combined by the last block, deterministic), 32-bit index
  * part kf_part2_k2_reduce = kernel k2_reduce (reduce), 1 ops:
  *   %7 tot=sum(%1)
- *  decisions: reduce: 1 x 33554432 contiguous, a block of 256 per output, split over 528 blocks (partials combined by the last block, deterministic), 32-bit index, scalar loads
+ *  decisions: reduce: 1 x 33554432 contiguous, a block of 256 per output, 8 elements per step, split over 2048 blocks of 16384 (partials combined by the last block, deterministic), 32-bit index
  * index: 32-bit (largest offset 33554431); widest access 16 bytes
  */
 // [templates/common.cuh: the prelude, not repeated in golden files]
 
 // reduce_cols.cu - reduction over a strided axis (inner == 512 > 1):
 // 1 x 512 outputs, each over 65536 elements 512 apart.
-// A block of TX x TY threads covers TX * LANES consecutive outputs (a tile):
+// A block of TX x TY threads (256, or fewer: the threads past TX * TY are
+// idle, live false) covers TX * LANES consecutive outputs (a tile):
 // each thread owns LANES adjacent outputs, loaded W at a time (16-byte loads
 // when W = LANES, coalesced along inner); its TY thread rows split the
 // block's share of the reduced axis. Slices are combined through shared
@@ -28,8 +29,10 @@
 // the accumulation loop is written in both widths (the W = 1 copy not
 // unrolled); the combine, split and epilogue code is compiled once, so the
 // unaligned path costs little compile time.
-// Holes: fn, IDX, OUTER, RED, INNER, LANES, TX, TY, NT, SPLIT, CHUNK,
-// THREADS, LAUNCH, params, args, globals, decl, pre_decl, pre, accumulate,
+// The aligned loop is unrolled UNROLL times (8 for scalar lanes, so that
+// more loads are in flight; fewer for heavy bodies); the order is the same.
+// Holes: fn, IDX, OUTER, RED, INNER, LANES, TX, TY, NT, SPLIT, CHUNK, UNROLL,
+// THREADS, LAUNCH, live, params, args, globals, decl, pre_decl, pre, accumulate,
 // combine, partial_store, partial_load, epilogue, aligned.
 __device__ float kf_part0_k0_reduce_part2[135168];
 __device__ float kf_part0_k0_reduce_part3[135168];
@@ -154,27 +157,27 @@ KF_INLINE void kf_part0_k0_reduce_cols(unsigned bid, bool vec, const float *__re
 #pragma unroll
     for (int l = 0; l < LANES; l++) acc2[l] = kf_red_sum<float>::id();
     if (live)
-#pragma unroll 1
+#pragma unroll 8
       for (int ss = ty; ss < 264; ss += TY)
 #pragma unroll
         for (int l = 0; l < LANES; l++)
-          acc2[l] = kf_red_sum<float>::op(acc2[l], ((volatile float *)kf_part0_k0_reduce_part2)[(o * 264 + ss) * 512 + n0 + l]);
+          acc2[l] = kf_red_sum<float>::op(acc2[l], __ldcg(kf_part0_k0_reduce_part2 + (o * 264 + ss) * 512 + n0 + l));
 #pragma unroll
     for (int l = 0; l < LANES; l++) acc3[l] = kf_red_max<float>::id();
     if (live)
-#pragma unroll 1
+#pragma unroll 8
       for (int ss = ty; ss < 264; ss += TY)
 #pragma unroll
         for (int l = 0; l < LANES; l++)
-          acc3[l] = kf_red_max<float>::op(acc3[l], ((volatile float *)kf_part0_k0_reduce_part3)[(o * 264 + ss) * 512 + n0 + l]);
+          acc3[l] = kf_red_max<float>::op(acc3[l], __ldcg(kf_part0_k0_reduce_part3 + (o * 264 + ss) * 512 + n0 + l));
 #pragma unroll
     for (int l = 0; l < LANES; l++) acc4[l] = kf_red_min<float>::id();
     if (live)
-#pragma unroll 1
+#pragma unroll 8
       for (int ss = ty; ss < 264; ss += TY)
 #pragma unroll
         for (int l = 0; l < LANES; l++)
-          acc4[l] = kf_red_min<float>::op(acc4[l], ((volatile float *)kf_part0_k0_reduce_part4)[(o * 264 + ss) * 512 + n0 + l]);
+          acc4[l] = kf_red_min<float>::op(acc4[l], __ldcg(kf_part0_k0_reduce_part4 + (o * 264 + ss) * 512 + n0 + l));
 
   }
   if (264 > 1 && threadIdx.x == 0) kf_part0_k0_reduce_count[o * 4 + t] = 0u;
@@ -201,7 +204,8 @@ KF_INLINE void kf_part0_k0_reduce(unsigned bid, const float *__restrict__ p0, fl
 
 // reduce_cols.cu - reduction over a strided axis (inner == 256 > 1):
 // 64 x 256 outputs, each over 2048 elements 256 apart.
-// A block of TX x TY threads covers TX * LANES consecutive outputs (a tile):
+// A block of TX x TY threads (256, or fewer: the threads past TX * TY are
+// idle, live false) covers TX * LANES consecutive outputs (a tile):
 // each thread owns LANES adjacent outputs, loaded W at a time (16-byte loads
 // when W = LANES, coalesced along inner); its TY thread rows split the
 // block's share of the reduced axis. Slices are combined through shared
@@ -215,8 +219,10 @@ KF_INLINE void kf_part0_k0_reduce(unsigned bid, const float *__restrict__ p0, fl
 // the accumulation loop is written in both widths (the W = 1 copy not
 // unrolled); the combine, split and epilogue code is compiled once, so the
 // unaligned path costs little compile time.
-// Holes: fn, IDX, OUTER, RED, INNER, LANES, TX, TY, NT, SPLIT, CHUNK,
-// THREADS, LAUNCH, params, args, globals, decl, pre_decl, pre, accumulate,
+// The aligned loop is unrolled UNROLL times (8 for scalar lanes, so that
+// more loads are in flight; fewer for heavy bodies); the order is the same.
+// Holes: fn, IDX, OUTER, RED, INNER, LANES, TX, TY, NT, SPLIT, CHUNK, UNROLL,
+// THREADS, LAUNCH, live, params, args, globals, decl, pre_decl, pre, accumulate,
 // combine, partial_store, partial_load, epilogue, aligned.
 __device__ float kf_part1_k1_reduce_part6[147456];
 __device__ unsigned kf_part1_k1_reduce_count[128];
@@ -321,11 +327,11 @@ KF_INLINE void kf_part1_k1_reduce_cols(unsigned bid, bool vec, const float *__re
 #pragma unroll
     for (int l = 0; l < LANES; l++) acc6[l] = kf_red_sum<float>::id();
     if (live)
-#pragma unroll 1
+#pragma unroll 8
       for (int ss = ty; ss < 9; ss += TY)
 #pragma unroll
         for (int l = 0; l < LANES; l++)
-          acc6[l] = kf_red_sum<float>::op(acc6[l], ((volatile float *)kf_part1_k1_reduce_part6)[(o * 9 + ss) * 256 + n0 + l]);
+          acc6[l] = kf_red_sum<float>::op(acc6[l], __ldcg(kf_part1_k1_reduce_part6 + (o * 9 + ss) * 256 + n0 + l));
 
   }
   if (9 > 1 && threadIdx.x == 0) kf_part1_k1_reduce_count[o * 2 + t] = 0u;
@@ -346,55 +352,100 @@ KF_INLINE void kf_part1_k1_reduce(unsigned bid, const float *__restrict__ p1, fl
 }
 
 // reduce_rows.cu - reduction over contiguous elements (inner == 1): 1
-// outputs, each the reduction of 33554432 consecutive elements (after the
-// fused prologue). A block of 256 threads reduces a share of one
-// output's elements (warp shuffles, then shared memory). When the outputs are
-// too few to fill the GPU, each is split over 528 blocks: every block
-// stores its partial, and the last block to finish (an atomic counter)
-// combines the partials in a fixed order, so the result is deterministic,
-// then resets the counter for the next launch. The epilogue runs once per
-// output, in thread 0 of the block that finishes it.
-// Holes: fn, IDX, OUTER, RED, SPLIT, CHUNK, THREADS, LAUNCH, params, globals,
-// decl, accumulate, combine, partial_store, partial_load, epilogue.
-__device__ float kf_part2_k2_reduce_part7[528];
+// outputs, each the reduction of 33554432 elements (after the fused
+// prologue), consecutive in runs of a multiple of V = 8. A block of
+// 256 threads reduces a share of one output's elements: thread t
+// takes V consecutive elements at a time (k0 + t * V, then THREADS * V
+// further), folding them into its accumulator in order; then warp shuffles
+// and shared memory. The vector path loads the V elements at once (16-byte
+// words); when a pointer is not aligned the same elements are read one at a
+// time, in the same order, so both give the same bits. When the outputs are
+// too few to fill the GPU, each is split over 2048 blocks of 16384
+// elements (a multiple of V): every block stores its partial, and the last
+// block to finish (an atomic counter) combines the partials in a fixed
+// order, so the result is deterministic, then resets the counter for the
+// next launch. The order depends on the shape only (V, THREADS, SPLIT), not
+// on dtypes or the fused prologue. The epilogue runs once per output, in
+// thread 0 of the block that finishes it.
+// Holes: fn, IDX, OUTER, RED, V, UNROLL, SPLIT, CHUNK, THREADS, LAUNCH,
+// params, args, globals, decl, pre_decl, pre, accumulate, combine,
+// partial_store, partial_load, epilogue, aligned.
+__device__ float kf_part2_k2_reduce_part7[2048];
 __device__ unsigned kf_part2_k2_reduce_count[1];
 
-KF_INLINE void kf_part2_k2_reduce(unsigned bid, const float *__restrict__ p1, float *__restrict__ p7) {
-  if (threadIdx.x >= 256) return;
+KF_INLINE void kf_part2_k2_reduce_rows(unsigned bid, bool vec, const float *__restrict__ p1, float *__restrict__ p7) {
+  enum { V = 8 };
   __shared__ float kf_smf[32];
   __shared__ double kf_smd[32];
   __shared__ int kf_smi[32];
   __shared__ long long kf_sml[32];
   __shared__ bool kf_last;
   (void)kf_smf; (void)kf_smd; (void)kf_smi; (void)kf_sml; (void)kf_last;
-  const int o = (int)bid / 528;
-  const int s = (int)bid % 528;
-  const int k0 = s * 63551;
-  const int k1 = k0 + 63551 < 33554432 ? k0 + 63551 : 33554432;
+  const int o = (int)bid / 2048;
+  const int s = (int)bid % 2048;
+  const int k0 = s * 16384;
+  const int k1 = k0 + 16384 < 33554432 ? k0 + 16384 : 33554432;
   const int n = 0;
   (void)n;
   float acc7 = kf_red_sum<float>::id();
 
+  if (vec || V == 1) {
+    enum { W = V };
 #pragma unroll 4
-  for (int k = k0 + threadIdx.x; k < k1; k += 256) {
-    const float t0 = kf_ld(p1 + (k));
-    acc7 = kf_red_sum<float>::op(acc7, t0);
+    for (int kb = k0 + (int)threadIdx.x * V; kb < k1; kb += 256 * V) {
+  float r0[W];
+      {
+        const int k = kb;
+        (void)k;
+    kf_ldv<float, W>(r0, p1 + (k));
+      }
+#pragma unroll
+      for (int j = 0; j < V; j++) {
+        const int k = kb + j;
+        (void)k;
+        const float t0 = r0[j];
+        acc7 = kf_red_sum<float>::op(acc7, t0);
+      }
+    }
+  } else {
+    enum { W = 1 };
+#pragma unroll 1
+    for (int kb = k0 + (int)threadIdx.x * V; kb < k1; kb += 256 * V) {
+#pragma unroll
+      for (int g = 0; g < V; g++) {
+  float r0[W];
+        {
+          const int k = kb + g;
+          (void)k;
+    kf_ldv<float, W>(r0, p1 + (k));
+        }
+        {
+          const int j = 0;
+          const int k = kb + g;
+          (void)j;
+          (void)k;
+        const float t0 = r0[j];
+        acc7 = kf_red_sum<float>::op(acc7, t0);
+        }
+      }
+    }
   }
   acc7 = kf_block_allreduce<kf_red_sum<float>, 256, 256>(acc7, kf_smf);
 
-  if (528 > 1) {
+  if (2048 > 1) {
     if (threadIdx.x == 0) {
-      kf_part2_k2_reduce_part7[o * 528 + s] = acc7;
+      kf_part2_k2_reduce_part7[o * 2048 + s] = acc7;
       __threadfence();
       const unsigned done = atomicAdd(&kf_part2_k2_reduce_count[o], 1u);
-      kf_last = done == 528 - 1;
+      kf_last = done == 2048 - 1;
     }
     kf_sync<256, 256>();
     if (!kf_last) return;
     __threadfence();
     acc7 = kf_red_sum<float>::id();
-    for (int i = threadIdx.x; i < 528; i += 256)
-      acc7 = kf_red_sum<float>::op(acc7, ((volatile float *)kf_part2_k2_reduce_part7)[o * 528 + i]);
+#pragma unroll 4
+    for (int i = threadIdx.x; i < 2048; i += 256)
+      acc7 = kf_red_sum<float>::op(acc7, __ldcg(kf_part2_k2_reduce_part7 + o * 2048 + i));
 
   acc7 = kf_block_allreduce<kf_red_sum<float>, 256, 256>(acc7, kf_smf);
 
@@ -404,6 +455,11 @@ KF_INLINE void kf_part2_k2_reduce(unsigned bid, const float *__restrict__ p1, fl
     float red7 = acc7;
     kf_st(p7 + (o), red7);
   }
+}
+
+KF_INLINE void kf_part2_k2_reduce(unsigned bid, const float *__restrict__ p1, float *__restrict__ p7) {
+  if (threadIdx.x >= 256) return;
+  kf_part2_k2_reduce_rows(bid, 8 > 1 && kf_aligned(p1, 16), p1, p7);
 }
 
 // horizontal.cu - the kernel entry: routes each block to its part. A plain
@@ -424,5 +480,5 @@ extern "C" __global__ void __launch_bounds__(256) kf_launch0_h3(const float *__r
   kf_grid_dep_sync();
   if (blockIdx.x < 1056u) kf_part0_k0_reduce(blockIdx.x - 0u, p0, p2, p5);
   else if (blockIdx.x < 2208u) kf_part1_k1_reduce(blockIdx.x - 1056u, p1, p6);
-  else if (blockIdx.x < 2736u) kf_part2_k2_reduce(blockIdx.x - 2208u, p1, p7);
+  else if (blockIdx.x < 4256u) kf_part2_k2_reduce(blockIdx.x - 2208u, p1, p7);
 }
