@@ -19,9 +19,13 @@ integer sums in int64, sign(NaN) = 0, broadcasting); non-contiguous inputs
 are copied to contiguous ones first.
 
 KFUSE_TORCH_MATMUL=1 also hands mm/bmm to kfuse (off: cuBLAS is faster
-until kfuse's matrix products land). For tests without a GPU, CPU tensors
-are taken when reference=True (`backend_with(reference=True)`): partitions
-then run on kfuse's CPU reference interpreter.
+until kfuse's matrix products land). Without a GPU (debugging, tests),
+KFUSE_TORCH_DEVICE=reference (or `backend_with(reference=True)`) takes CPU
+tensors and runs each partition on kfuse's CPU reference interpreter, with
+the partitioning and translation of the GPU path; `reference:sm_90` (any
+arch) also compiles each partition's plan with NVRTC for that arch, as the
+GPU path does (a compile failure falls back the same way), so the compile
+work of a model is measured and checked on a CPU.
 """
 import logging
 import os
@@ -77,11 +81,12 @@ class Partition(torch.nn.Module):
     """One kfuse plan per input signature for an aten subgraph; its aten ops
     (the submodule) where kfuse fails, with one warning."""
 
-    def __init__(self, sub, name, reference=False):
+    def __init__(self, sub, name, reference=False, arch=None):
         super().__init__()
         self.sub = sub
         self.pname = name
         self.reference = reference
+        self.arch = arch  # reference mode: also compile for this arch
         self.plans = {}  # signature -> (plan, graph, workspace) or None (falls back)
         self.ops = [TR.op_name(n.target) for n in sub.graph.nodes if n.op == "call_function"]
         self.compile_ms = 0.0
@@ -100,9 +105,11 @@ class Partition(torch.nn.Module):
 
     def _build(self, args):
         t0 = time.perf_counter()
-        g = TR.translate(self.sub, args)
+        g, layouts = TR.translate(self.sub, args)
         if self.reference:
-            entry = (None, g, None)
+            if self.arch:  # the GPU path's compile, unloaded (no device)
+                self.launches = g.compile(arch=self.arch, check="never").launches
+            entry = (None, g, None, layouts)
         else:
             plan = g.compile(check="never")
             # loaded now, before any CUDA Graph capture; loading may split a
@@ -112,7 +119,7 @@ class Partition(torch.nn.Module):
             if plan.workspace_bytes > 0:  # from torch's caching allocator
                 ws = torch.empty(plan.workspace_bytes, dtype=torch.uint8, device=args[0].device)
                 plan.set_workspace(ws.data_ptr(), plan.workspace_bytes)
-            entry = (plan, g, ws)
+            entry = (plan, g, ws, layouts)
             self.launches = plan.launches
         self.compile_ms += (time.perf_counter() - t0) * 1e3
         log.info("partition %s: %d ops, compiled in %.1f ms", self.pname, len(self.ops),
@@ -139,14 +146,14 @@ class Partition(torch.nn.Module):
         return tuple(outs) if self.tuple_out else outs[0]
 
     def _run(self, entry, args):
-        plan, g, _ = entry
+        plan, g, _, layouts = entry
         ins = [a if a.is_contiguous() else a.contiguous() for a in args]
         if plan is None:
-            return TR.run_reference(g, ins)
+            return TR.lay_out(TR.run_reference(g, ins), layouts)
         dev = ins[0].device if ins else torch.device("cuda")
         outs = [torch.empty(shape, dtype=TR.TORCH[dt], device=dev) for dt, shape in plan.outputs]
         plan.run(ins, outs, stream=torch.cuda.current_stream(dev).cuda_stream)
-        return outs
+        return TR.lay_out(outs, layouts)
 
 
 def _useful(partition):
@@ -154,7 +161,7 @@ def _useful(partition):
     return any(not TR.is_view(n) for n in partition.nodes)
 
 
-def partition(gm, reference=False):
+def partition(gm, reference=False, arch=None):
     """gm with each kfuse-supported subgraph replaced by a Partition module;
     also the Support (its `rejected` reasons) and the Partitions."""
     support = Support(reference)
@@ -164,19 +171,19 @@ def partition(gm, reference=False):
     mods = []
     for node in fused.graph.nodes:
         if node.op == "call_module" and node.target.startswith("fused_"):
-            m = Partition(getattr(fused, node.target), node.target, reference)
+            m = Partition(getattr(fused, node.target), node.target, reference, arch)
             setattr(fused, node.target, m)
             mods.append(m)
     fused.recompile()
     return fused, support, mods
 
 
-def _compiler(reference):
+def _compiler(reference, arch):
     def compile_graph(gm, example_inputs):
         from functorch.compile import make_boxed_func
         t0 = time.perf_counter()
         n_ops = sum(1 for n in gm.graph.nodes if n.op == "call_function")
-        fused, support, mods = partition(gm, reference)
+        fused, support, mods = partition(gm, reference, arch)
         log.info("graph of %d ops: %d kfuse partitions (%d ops), %d ops fall back",
                  n_ops, len(mods), sum(len(m.ops) for m in mods),
                  n_ops - sum(len(m.ops) for m in mods))
@@ -187,14 +194,30 @@ def _compiler(reference):
     return compile_graph
 
 
-def backend_with(reference=False):
+def backend_with(reference=False, arch=None):
     """A torch.compile backend; reference=True takes CPU tensors and runs
-    the partitions on kfuse's CPU reference (tests without a GPU)."""
-    c = _compiler(reference)
+    the partitions on kfuse's CPU reference (tests without a GPU); with
+    arch (reference mode only) each partition's plan is also compiled for
+    that arch, unloaded."""
+    c = _compiler(reference, arch if reference else None)
     return aot_autograd(fw_compiler=c, bw_compiler=c, decompositions=DECOMPOSITIONS)
 
 
 _backend = backend_with()
+_reference_backends = {}
+
+
+def device_mode():
+    """KFUSE_TORCH_DEVICE: (False, None) for the GPU ("" or "cuda"), (True,
+    arch) for "reference" or "reference:ARCH". Read at each compile."""
+    v = os.environ.get("KFUSE_TORCH_DEVICE", "").strip()
+    if v in ("", "cuda"):
+        return False, None
+    kind, _, arch = v.partition(":")
+    if kind != "reference":
+        raise KfuseError("KFUSE_TORCH_DEVICE must be cuda, reference or reference:ARCH, not %r"
+                         % v, "ERR_INVALID_ARG")
+    return True, arch or None
 
 
 def _cudagraph_backend(gm, example_inputs):
@@ -245,6 +268,11 @@ def _cudagraph_backend(gm, example_inputs):
 def backend(gm, example_inputs, mode=None, **kwargs):
     """The torch.compile backend "kfuse" (the torch_dynamo_backends entry
     point). mode="reduce-overhead" replays each graph as a CUDA Graph."""
+    reference, arch = device_mode()
+    if reference:  # no CUDA Graphs on the CPU reference
+        if arch not in _reference_backends:
+            _reference_backends[arch] = backend_with(True, arch)
+        return _reference_backends[arch](gm, example_inputs, **kwargs)
     if mode == "reduce-overhead":
         try:
             return _cudagraph_backend(gm, example_inputs)
@@ -313,15 +341,18 @@ class Report:
 
 def explain(model, *inputs, reference=False, **compile_kwargs):
     """Compiles model with the kfuse backend (Dynamo reset first), runs it
-    once on inputs and returns a Report (print it)."""
+    once on inputs and returns a Report (print it). reference=True (or an
+    arch, "sm_90": compile too) runs on the CPU reference, as
+    backend_with(True, arch); else KFUSE_TORCH_DEVICE decides."""
     global _collector
     import torch._dynamo
     torch._dynamo.reset()
     report = Report()
     _collector = report
     try:
-        compiled = torch.compile(model, backend=backend_with(reference) if reference
-                                 else backend, **compile_kwargs)
+        compiled = torch.compile(model, backend=backend_with(True, reference if
+                                                             isinstance(reference, str) else None)
+                                 if reference else backend, **compile_kwargs)
         compiled(*inputs)
     finally:
         _collector = None

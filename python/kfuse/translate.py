@@ -544,9 +544,70 @@ def why_not(node, allow_cpu=False):
     return _op_check(node)
 
 
+class Layout:
+    """How one partition output becomes the tensor PyTorch's trace has (the
+    node's fake tensor: its strides, not only its shape). kfuse writes its
+    outputs dense and row-major; downstream aten ops (a view after a
+    layout-keeping op, an attention kernel whose output follows its input's
+    stride order, AOTAutograd's view replay) were traced with the fake
+    tensor's strides and may fail or misread with others. So a dense
+    permuted layout is written by kfuse in that order (a transpose fused
+    into the producer, broadcast axes left at size 1) and handed out as
+    `buf.as_strided(size, stride)`: the very strides of the trace, with no
+    copy. Any other layout (gaps, an offset, overlaps) is copied into
+    `torch.empty_strided`; contiguous outputs are the buffer itself."""
+
+    __slots__ = ("size", "stride", "mode")
+
+    def __init__(self, size, stride, mode):
+        self.size, self.stride, self.mode = size, stride, mode  # mode: view|copy
+
+    def apply(self, buf):
+        if self.mode == "view":
+            return buf.as_strided(self.size, self.stride)
+        out = torch.empty_strided(self.size, self.stride, dtype=buf.dtype, device=buf.device)
+        return out.copy_(buf.reshape(self.size))
+
+
+def _permuted(want):
+    """(broadcast axes, axis order outermost first) when want's strides are a
+    dense row-major layout of its axes in some order, with stride-0 axes
+    (expanded); None otherwise."""
+    size, stride = tuple(want.shape), tuple(want.stride())
+    live = [d for d in range(len(size)) if size[d] > 1]
+    bcast = [d for d in live if stride[d] == 0]
+    order = sorted((d for d in live if stride[d] != 0), key=lambda d: -stride[d])
+    step = 1
+    for d in reversed(order):
+        if stride[d] != step:
+            return None
+        step *= size[d]
+    return (bcast, order) if want.storage_offset() == 0 else None
+
+
+def _shape_output(t, v, want):
+    """v (want's logical shape) as kfuse should write it, and the Layout
+    that turns that buffer into want's strides (None: contiguous)."""
+    size = tuple(want.shape)
+    if not all(isinstance(s, int) for s in size + tuple(want.stride())) or \
+            want.is_contiguous() or want.numel() <= 1:
+        return v, None  # symbolic sizes: the call's concrete, contiguous layout
+    p = _permuted(want)
+    if p is None:
+        return v, Layout(size, tuple(want.stride()), "copy")
+    bcast, order = p
+    for d in bcast:  # written once, read back with stride 0
+        v = t.g.slice(v, d, 0, 1, 1)
+    perm = order + [d for d in range(len(size)) if d not in order]
+    if perm != list(range(len(size))):
+        v = t.g.transpose(v, perm)
+    return v, Layout(size, tuple(want.stride()), "view")
+
+
 def translate(gm, args):
-    """The kfuse Graph of an fx subgraph for these concrete input tensors;
-    outputs checked against what PyTorch would give (dtype, shape)."""
+    """The kfuse Graph of an fx subgraph for these concrete input tensors,
+    and per output its Layout (None: the buffer as it is); outputs checked
+    against what PyTorch would give (dtype, shape)."""
     g = Graph()
     t = T(g)
     table = _table()
@@ -563,6 +624,7 @@ def translate(gm, args):
             outs = list(_flat(n.args[0]))
     marked = set()
     inputs = {v.id for v in g.inputs}
+    layouts = []
     for o in outs:
         v = t.env[o]
         want = _meta(o)
@@ -570,11 +632,18 @@ def translate(gm, args):
                                          v.shape != tuple(want.shape)):
             raise KfuseError("partition: %s gives %s%s, PyTorch %s%s" % (
                 o.name, v.dtype, list(v.shape), KF[want.dtype], list(want.shape)))
+        v, lay = _shape_output(t, v, want)
         if v.id in marked or v.id in inputs:  # a second output of one value: its own node
             v = g.cast(v, v.dtype)
         marked.add(v.id)
         g.output(v)
-    return g
+        layouts.append(lay)
+    return g, layouts
+
+
+def lay_out(outs, layouts):
+    """The partition's outputs with the trace's strides (Layout.apply)."""
+    return [b if lay is None else lay.apply(b) for b, lay in zip(outs, layouts)]
 
 
 def _to_numpy(x):
