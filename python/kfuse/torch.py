@@ -56,6 +56,20 @@ DECOMPOSITIONS = get_decompositions([
 ])
 
 _collector = None  # the Report of a running explain()
+# KFUSE_TORCH_PRECOMPILE=0: each partition compiles at its first call, one
+# after the other (the default compiles a graph's partitions at once, on
+# threads, when the graph is partitioned).
+PRECOMPILE = os.environ.get("KFUSE_TORCH_PRECOMPILE", "1") != "0"
+_threads = None
+
+
+def _pool():
+    global _threads
+    if _threads is None:
+        from concurrent.futures import ThreadPoolExecutor
+        _threads = ThreadPoolExecutor(max_workers=min(32, os.cpu_count() or 1),
+                                      thread_name_prefix="kfuse-compile")
+    return _threads
 
 
 class Support(OperatorSupport):
@@ -87,9 +101,11 @@ class Partition(torch.nn.Module):
         self.pname = name
         self.reference = reference
         self.arch = arch  # reference mode: also compile for this arch
-        self.plans = {}  # signature -> (plan, graph, workspace) or None (falls back)
+        self.plans = {}  # signature -> (plan, graph, workspace, layouts) or None (falls back)
+        self.pending = {}  # signature -> Future of _translate_compile (precompile)
         self.ops = [TR.op_name(n.target) for n in sub.graph.nodes if n.op == "call_function"]
-        self.compile_ms = 0.0
+        self.compile_ms = 0.0  # translate + plan + NVRTC (+ load), all signatures
+        self.translate_ms = 0.0  # of which the aten -> kfuse translation
         self.launches = 0
         self.warned = False
         outs = [n for n in sub.graph.nodes if n.op == "output"][0].args[0]
@@ -103,35 +119,75 @@ class Partition(torch.nn.Module):
         log.info("partition %s falls back: %s", self.pname, why)
         return self.sub(*args)
 
-    def _build(self, args):
+    def _translate_compile(self, args):
+        """Translation and NVRTC: no device work, so it may run on a worker
+        thread (precompile). What _finish needs, with the times."""
         t0 = time.perf_counter()
         g, layouts = TR.translate(self.sub, args)
+        t1 = time.perf_counter()
+        plan = None
+        if not self.reference:
+            dev = args[0].device if args else None
+            if dev is not None and dev.type == "cuda":
+                torch.cuda.set_device(dev)  # this thread's context: the device's arch and SMs
+            plan = g.compile(check="never")
+        elif self.arch:  # the GPU path's compile, unloaded (no device)
+            plan = g.compile(arch=self.arch, check="never")
+        return g, layouts, plan, (t1 - t0) * 1e3, (time.perf_counter() - t0) * 1e3
+
+    def _finish(self, built, device):
+        """The cache entry from _translate_compile's result (on the calling
+        thread: loading and the workspace touch the device)."""
+        g, layouts, plan, translate_ms, ms = built
+        t0 = time.perf_counter()
+        self.translate_ms += translate_ms
+        if plan is not None:
+            self.launches = plan.launches
         if self.reference:
-            if self.arch:  # the GPU path's compile, unloaded (no device)
-                self.launches = g.compile(arch=self.arch, check="never").launches
             entry = (None, g, None, layouts)
         else:
-            plan = g.compile(check="never")
             # loaded now, before any CUDA Graph capture; loading may split a
             # kernel and so change the launches and the workspace size
             plan.load()
             ws = None
             if plan.workspace_bytes > 0:  # from torch's caching allocator
-                ws = torch.empty(plan.workspace_bytes, dtype=torch.uint8, device=args[0].device)
+                ws = torch.empty(plan.workspace_bytes, dtype=torch.uint8, device=device)
                 plan.set_workspace(ws.data_ptr(), plan.workspace_bytes)
             entry = (plan, g, ws, layouts)
             self.launches = plan.launches
-        self.compile_ms += (time.perf_counter() - t0) * 1e3
-        log.info("partition %s: %d ops, compiled in %.1f ms", self.pname, len(self.ops),
-                 (time.perf_counter() - t0) * 1e3)
+        ms += (time.perf_counter() - t0) * 1e3
+        self.compile_ms += ms
+        log.info("partition %s: %d ops, compiled in %.1f ms", self.pname, len(self.ops), ms)
         return entry
 
+    @staticmethod
+    def signature(args):
+        return tuple((a.dtype, tuple(a.shape), a.device) if isinstance(a, torch.Tensor) else a
+                     for a in args)
+
+    def precompile(self, pool):
+        """Starts translating and compiling this partition for the signature
+        of its traced inputs on pool (a thread pool: NVRTC releases the GIL
+        and is thread-safe, and kfuse's caches share one compile of a kernel
+        among its waiters), so that a graph's partitions compile at once;
+        forward() takes the result. Symbolic shapes wait for the call."""
+        phs = [n for n in self.sub.graph.nodes if n.op == "placeholder"]
+        fake = [n.meta.get("val") for n in phs]
+        if not all(isinstance(v, torch.Tensor) and all(isinstance(d, int) for d in v.shape)
+                   for v in fake):
+            return
+        self.pending[self.signature(fake)] = pool.submit(self._translate_compile, fake)
+
+    def _build(self, key, args):
+        fut = self.pending.pop(key, None)
+        built = fut.result() if fut is not None else self._translate_compile(args)
+        return self._finish(built, args[0].device if args else None)
+
     def forward(self, *args):
-        key = tuple((a.dtype, tuple(a.shape), a.device) if isinstance(a, torch.Tensor) else a
-                    for a in args)
+        key = self.signature(args)
         if key not in self.plans:
             try:
-                self.plans[key] = self._build(args)
+                self.plans[key] = self._build(key, args)
             except KfuseError as e:
                 self.plans[key] = None
                 return self._fallback(str(e), args)
@@ -175,6 +231,10 @@ def partition(gm, reference=False, arch=None):
             setattr(fused, node.target, m)
             mods.append(m)
     fused.recompile()
+    if PRECOMPILE:
+        pool = _pool()
+        for m in sorted(mods, key=lambda m: -len(m.ops)):  # the longest first
+            m.precompile(pool)
     return fused, support, mods
 
 
