@@ -56,10 +56,6 @@ DECOMPOSITIONS = get_decompositions([
 ])
 
 _collector = None  # the Report of a running explain()
-# KFUSE_TORCH_PRECOMPILE=0: each partition compiles at its first call, one
-# after the other (the default compiles a graph's partitions at once, on
-# threads, when the graph is partitioned).
-PRECOMPILE = os.environ.get("KFUSE_TORCH_PRECOMPILE", "1") != "0"
 _threads = None
 
 
@@ -231,7 +227,9 @@ def partition(gm, reference=False, arch=None):
             setattr(fused, node.target, m)
             mods.append(m)
     fused.recompile()
-    if PRECOMPILE:
+    # KFUSE_TORCH_PRECOMPILE=0: each partition compiles at its first call,
+    # one after the other; by default a graph's partitions compile at once
+    if os.environ.get("KFUSE_TORCH_PRECOMPILE", "1") != "0":
         pool = _pool()
         for m in sorted(mods, key=lambda m: -len(m.ops)):  # the longest first
             m.precompile(pool)

@@ -210,6 +210,33 @@ class CpuReference(unittest.TestCase):
             else:
                 os.environ["KFUSE_TORCH_DEVICE"] = old
 
+    def test_precompile_on_threads(self):
+        # a graph's partitions translate and compile on the pool when it is
+        # partitioned; KFUSE_TORCH_PRECOMPILE=0: on the calling thread
+        import os
+        import threading
+        real, seen = kt.Partition._translate_compile, []
+
+        def spy(part, args):
+            seen.append(threading.current_thread().name)
+            return real(part, args)
+        kt.Partition._translate_compile = spy
+        try:
+            for flag, where in (("1", "kfuse-compile"), ("0", "MainThread")):
+                os.environ["KFUSE_TORCH_PRECOMPILE"] = flag
+                seen.clear()
+                x = self.rnd(4, 8)
+                r = kt.explain(f_fallback, x, reference="sm_90")
+                parts = [m for g in r.graphs for m in g.partitions]
+                self.assertEqual(len(seen), 2, seen)
+                self.assertTrue(all(n.startswith(where) for n in seen), (flag, seen))
+                self.assertTrue(all(m.launches >= 1 and not m.pending for m in parts), str(r))
+                torch._dynamo.reset()
+                self.same(f_fallback, x)
+        finally:
+            kt.Partition._translate_compile = real
+            os.environ.pop("KFUSE_TORCH_PRECOMPILE", None)
+
     def test_kfuse_failure_falls_back_with_one_warning(self):
         x = self.rnd(4, 8)
         real = kt.TR.translate
