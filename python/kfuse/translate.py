@@ -266,6 +266,20 @@ def _full_like(fill=None):
     return f
 
 
+def _scalar_tensor(t, n, value, **kw):
+    """aten.scalar_tensor: a rank-0 tensor of the result dtype."""
+    return t.g.scalar(value, _kdt(n))
+
+
+def _new_full(fill=None):
+    """x.new_zeros/new_ones/new_full(size): a fill of the result's shape."""
+    def f(t, n, x, size, *args, **kw):
+        out = _kdt(n)
+        s = t.g.scalar(fill if fill is not None else args[0], out)
+        return t.g.broadcast_to(s, list(size)) if len(size) else s
+    return f
+
+
 def _addmm(t, n, bias, a, b, beta=1, alpha=1):
     out = _kdt(n)
     m = t.g.matmul(t.v(a, out), t.v(b, out))
@@ -416,6 +430,11 @@ TABLE[prims.div.default] = _binary("div")  # floating only (_op_check)
 TABLE[aten.zeros_like.default] = _full_like(0)
 TABLE[aten.ones_like.default] = _full_like(1)
 TABLE[aten.full_like.default] = _full_like()
+TABLE[aten.scalar_tensor.default] = _scalar_tensor
+TABLE[aten.new_zeros.default] = _new_full(0)
+TABLE[aten.new_ones.default] = _new_full(1)
+TABLE[aten.new_full.default] = _new_full()
+TABLE[aten.detach.default] = _same
 TABLE[aten.slice.Tensor] = _slice
 TABLE[aten.cat.default] = _cat
 TABLE[aten.select.int] = _select
@@ -431,7 +450,8 @@ MATMUL = {aten.mm.default: _matmul, aten.bmm.default: _matmul, aten.addmm.defaul
 VIEWS = {aten.view.default, aten._unsafe_view.default, aten.reshape.default,
          aten.permute.default, aten.transpose.int, aten.t.default, aten.expand.default,
          aten.unsqueeze.default, aten.squeeze.dim, aten.squeeze.default, aten.clone.default,
-         aten.alias.default, operator.getitem, prims.broadcast_in_dim.default}
+         aten.alias.default, aten.detach.default, operator.getitem,
+         prims.broadcast_in_dim.default}
 
 
 def is_view(node):
@@ -467,12 +487,21 @@ def _op_check(node):
         return "bitwise_not on integers"
     if t == prims.div.default and out not in FLOATING:
         return "integer division (prims.div truncates)"
+    if t in (aten.new_zeros.default, aten.new_ones.default, aten.new_full.default):
+        if any(kw.get(k) is not None for k in ("layout", "device")):
+            return "a layout or device"
+        if any(not isinstance(d, int) for d in args[1]) or \
+                (t == aten.new_full.default and not isinstance(args[2], NUMBER)):
+            return "a symbolic size or fill value"
     if t in (aten.zeros_like.default, aten.ones_like.default, aten.full_like.default):
         if any(kw.get(k) is not None for k in ("layout", "device", "memory_format")
                if k != "memory_format" or kw.get(k) != torch.preserve_format):
             return "a layout, device or memory format"
         if t == aten.full_like.default and not isinstance(args[1], NUMBER):
             return "a symbolic fill value"
+    if t == aten.scalar_tensor.default and (not isinstance(args[0], NUMBER) or
+                                            kw.get("layout") not in (None, torch.strided)):
+        return "a symbolic value or a layout"
     if t == aten._to_copy.default and any(kw.get(k) not in (None, torch.strided)
                                           for k in ("layout",)):
         return "a layout change"

@@ -237,6 +237,30 @@ class CpuReference(unittest.TestCase):
             kt.Partition._translate_compile = real
             os.environ.pop("KFUSE_TORCH_PRECOMPILE", None)
 
+    def test_batch_norm_and_fills(self):
+        # inference batch norm decomposes into ops kfuse fuses (ResNet's
+        # fell back); scalar_tensor, new_ones, new_full and detach translate;
+        # getitem (a tuple's item, no aten op) is not counted as a fallback
+        m = torch.nn.Sequential(torch.nn.Conv2d(3, 8, 3), torch.nn.BatchNorm2d(8),
+                                torch.nn.ReLU()).eval()
+        x = self.rnd(2, 3, 10, 10)
+        with torch.no_grad():
+            self.same(m, x, rtol=1e-5, atol=1e-5)
+            r = kt.explain(m, x, reference=True)
+        left = {op for op, _ in r.fallbacks}
+        self.assertEqual(left & {"_native_batch_norm_legit_no_training.default",
+                                 "_native_batch_norm_legit.default", "getitem"}, set(), str(r))
+
+        def f(x):
+            a = torch.where(x > 0, x, torch.scalar_tensor(-2.0))
+            return a + x.new_ones((4, 1)) * x.new_full((1, 8), 3.0), x.detach() * 2
+        x = self.rnd(4, 8)
+        self.same(f, x)
+        r = kt.explain(f, x, reference=True)
+        left = {op for op, _ in r.fallbacks}
+        self.assertEqual(left & {"new_ones.default", "new_full.default", "detach.default",
+                                 "scalar_tensor.default"}, set(), str(r))
+
     def test_kfuse_failure_falls_back_with_one_warning(self):
         x = self.rnd(4, 8)
         real = kt.TR.translate
