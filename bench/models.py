@@ -154,6 +154,14 @@ def infer(name, dtname, small, iters):
             row[backend + "_err"] = rel_err(got, want)
         if rep is not None:
             row["fallback_share"], row["top_fallbacks"] = fallback_share(rep)
+            parts = [m for g in rep.graphs for m in g.partitions]
+            # the first call's kfuse share: partitioning (Support, the
+            # partitioner), translation, and plan + NVRTC + load summed over
+            # partitions (they overlap on threads: the sum is not wall time)
+            row["kfuse_partition_ms"] = sum(g.partition_ms for g in rep.graphs)
+            row["kfuse_translate_ms"] = sum(m.translate_ms for m in parts)
+            row["kfuse_compile_ms"] = sum(m.compile_ms for m in parts) - row["kfuse_translate_ms"]
+            row["kfuse_partitions"] = len(parts)
     row["ok"] = all(row[b + "_err"] <= TOL[dt] for b in BACKENDS)
     return row
 
@@ -214,6 +222,11 @@ def show(row):
         err("inductor"), ms("kfuse_first_s"), ms("kfuse_s"), err("kfuse"),
         "%5.1f%%" % (100 * row["fallback_share"]) if "fallback_share" in row else "    -",
         "ok" if row["ok"] else "MISMATCH"), flush=True)
+    if "kfuse_compile_ms" in row:
+        print("    kfuse first call: %d partitions; partitioning %.0f ms, translation %.0f ms, "
+              "plan+NVRTC+load %.0f ms (summed over partitions)" % (
+                  row["kfuse_partitions"], row["kfuse_partition_ms"], row["kfuse_translate_ms"],
+                  row["kfuse_compile_ms"]), flush=True)
     if row.get("top_fallbacks"):
         print("    falls back most: " + "; ".join(row["top_fallbacks"]), flush=True)
 
