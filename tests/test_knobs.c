@@ -209,7 +209,8 @@ static bool in_table(const char *name, size_t len) {
       "KFUSE_EXAMPLE_MAX_ELEMS", "KFUSE_OOM_FILE", "KFUSE_PROPS_N", "KFUSE_PROPS_SEED",
       "KFUSE_PROPS_EDGE", "KFUSE_PROPS_PRINT", "KFUSE_OOM_STICKY", "KFUSE_OOM_DIFF",
       /* the Python package's own (python/) */
-      "KFUSE_CHECK", "KFUSE_LIB", "KFUSE_BUILD", "KFUSE_TORCH_MATMUL", "KFUSE_TORCH_REGISTER"};
+      "KFUSE_CHECK", "KFUSE_LIB", "KFUSE_BUILD", "KFUSE_TORCH_MATMUL", "KFUSE_TORCH_REGISTER",
+      "KFUSE_TORCH_DEVICE", "KFUSE_TORCH_PRECOMPILE"};
   for (size_t i = 0; i < sizeof others / sizeof others[0]; i++)
     if (strlen(others[i]) == len && !strncmp(others[i], name, len)) return true;
   return public_macro(name, len);

@@ -19,11 +19,16 @@ integer sums in int64, sign(NaN) = 0, broadcasting); non-contiguous inputs
 are copied to contiguous ones first.
 
 KFUSE_TORCH_MATMUL=1 also hands mm/bmm to kfuse (off: cuBLAS is faster
-until kfuse's matrix products land). For tests without a GPU, CPU tensors
-are taken when reference=True (`backend_with(reference=True)`): partitions
-then run on kfuse's CPU reference interpreter.
+until kfuse's matrix products land). Without a GPU (debugging, tests),
+KFUSE_TORCH_DEVICE=reference (or `backend_with(reference=True)`) takes CPU
+tensors and runs each partition on kfuse's CPU reference interpreter, with
+the partitioning and translation of the GPU path; `reference:sm_90` (any
+arch) also compiles each partition's plan with NVRTC for that arch, as the
+GPU path does (a compile failure falls back the same way), so the compile
+work of a model is measured and checked on a CPU.
 """
 import logging
+import operator
 import os
 import time
 import warnings
@@ -49,9 +54,24 @@ DECOMPOSITIONS = get_decompositions([
     aten.addcmul, aten.addcdiv, aten.lerp, aten.hardtanh, aten.leaky_relu, aten.elu,
     aten.softplus, aten.mse_loss, aten.mse_loss_backward, aten.var_mean, aten.var,
     aten.rms_norm, aten.hardsigmoid, aten.hardswish, aten.mish, aten.logsumexp,
+    # inference batch norm: a per-channel scale and shift that fuses with
+    # the activation after it (ResNet's 20 batch norms fell back)
+    # (its decomposition calls _native_batch_norm_legit, a mutable op that
+    # AOTAutograd refuses in a functional graph unless it is decomposed too)
+    aten._native_batch_norm_legit_no_training, aten._native_batch_norm_legit,
 ])
 
 _collector = None  # the Report of a running explain()
+_threads = None
+
+
+def _pool():
+    global _threads
+    if _threads is None:
+        from concurrent.futures import ThreadPoolExecutor
+        _threads = ThreadPoolExecutor(max_workers=min(32, os.cpu_count() or 1),
+                                      thread_name_prefix="kfuse-compile")
+    return _threads
 
 
 class Support(OperatorSupport):
@@ -65,6 +85,8 @@ class Support(OperatorSupport):
     def is_node_supported(self, submodules, node):
         if node.op != "call_function":
             return False
+        if node.target is operator.getitem:  # a tuple's item, no aten op: not counted
+            return False
         why = TR.why_not(node, self.reference)
         if why:
             key = (TR.op_name(node.target), why)
@@ -77,14 +99,17 @@ class Partition(torch.nn.Module):
     """One kfuse plan per input signature for an aten subgraph; its aten ops
     (the submodule) where kfuse fails, with one warning."""
 
-    def __init__(self, sub, name, reference=False):
+    def __init__(self, sub, name, reference=False, arch=None):
         super().__init__()
         self.sub = sub
         self.pname = name
         self.reference = reference
-        self.plans = {}  # signature -> (plan, graph, workspace) or None (falls back)
+        self.arch = arch  # reference mode: also compile for this arch
+        self.plans = {}  # signature -> (plan, graph, workspace, layouts) or None (falls back)
+        self.pending = {}  # signature -> Future of _translate_compile (precompile)
         self.ops = [TR.op_name(n.target) for n in sub.graph.nodes if n.op == "call_function"]
-        self.compile_ms = 0.0
+        self.compile_ms = 0.0  # translate + plan + NVRTC (+ load), all signatures
+        self.translate_ms = 0.0  # of which the aten -> kfuse translation
         self.launches = 0
         self.warned = False
         outs = [n for n in sub.graph.nodes if n.op == "output"][0].args[0]
@@ -98,33 +123,75 @@ class Partition(torch.nn.Module):
         log.info("partition %s falls back: %s", self.pname, why)
         return self.sub(*args)
 
-    def _build(self, args):
+    def _translate_compile(self, args):
+        """Translation and NVRTC: no device work, so it may run on a worker
+        thread (precompile). What _finish needs, with the times."""
         t0 = time.perf_counter()
-        g = TR.translate(self.sub, args)
-        if self.reference:
-            entry = (None, g, None)
-        else:
+        g, layouts = TR.translate(self.sub, args)
+        t1 = time.perf_counter()
+        plan = None
+        if not self.reference:
+            dev = args[0].device if args else None
+            if dev is not None and dev.type == "cuda":
+                torch.cuda.set_device(dev)  # this thread's context: the device's arch and SMs
             plan = g.compile(check="never")
+        elif self.arch:  # the GPU path's compile, unloaded (no device)
+            plan = g.compile(arch=self.arch, check="never")
+        return g, layouts, plan, (t1 - t0) * 1e3, (time.perf_counter() - t0) * 1e3
+
+    def _finish(self, built, device):
+        """The cache entry from _translate_compile's result (on the calling
+        thread: loading and the workspace touch the device)."""
+        g, layouts, plan, translate_ms, ms = built
+        t0 = time.perf_counter()
+        self.translate_ms += translate_ms
+        if plan is not None:
+            self.launches = plan.launches
+        if self.reference:
+            entry = (None, g, None, layouts)
+        else:
             # loaded now, before any CUDA Graph capture; loading may split a
             # kernel and so change the launches and the workspace size
             plan.load()
             ws = None
             if plan.workspace_bytes > 0:  # from torch's caching allocator
-                ws = torch.empty(plan.workspace_bytes, dtype=torch.uint8, device=args[0].device)
+                ws = torch.empty(plan.workspace_bytes, dtype=torch.uint8, device=device)
                 plan.set_workspace(ws.data_ptr(), plan.workspace_bytes)
-            entry = (plan, g, ws)
+            entry = (plan, g, ws, layouts)
             self.launches = plan.launches
-        self.compile_ms += (time.perf_counter() - t0) * 1e3
-        log.info("partition %s: %d ops, compiled in %.1f ms", self.pname, len(self.ops),
-                 (time.perf_counter() - t0) * 1e3)
+        ms += (time.perf_counter() - t0) * 1e3
+        self.compile_ms += ms
+        log.info("partition %s: %d ops, compiled in %.1f ms", self.pname, len(self.ops), ms)
         return entry
 
+    @staticmethod
+    def signature(args):
+        return tuple((a.dtype, tuple(a.shape), a.device) if isinstance(a, torch.Tensor) else a
+                     for a in args)
+
+    def precompile(self, pool):
+        """Starts translating and compiling this partition for the signature
+        of its traced inputs on pool (a thread pool: NVRTC releases the GIL
+        and is thread-safe, and kfuse's caches share one compile of a kernel
+        among its waiters), so that a graph's partitions compile at once;
+        forward() takes the result. Symbolic shapes wait for the call."""
+        phs = [n for n in self.sub.graph.nodes if n.op == "placeholder"]
+        fake = [n.meta.get("val") for n in phs]
+        if not all(isinstance(v, torch.Tensor) and all(isinstance(d, int) for d in v.shape)
+                   for v in fake):
+            return
+        self.pending[self.signature(fake)] = pool.submit(self._translate_compile, fake)
+
+    def _build(self, key, args):
+        fut = self.pending.pop(key, None)
+        built = fut.result() if fut is not None else self._translate_compile(args)
+        return self._finish(built, args[0].device if args else torch.device("cuda"))
+
     def forward(self, *args):
-        key = tuple((a.dtype, tuple(a.shape), a.device) if isinstance(a, torch.Tensor) else a
-                    for a in args)
+        key = self.signature(args)
         if key not in self.plans:
             try:
-                self.plans[key] = self._build(args)
+                self.plans[key] = self._build(key, args)
             except KfuseError as e:
                 self.plans[key] = None
                 return self._fallback(str(e), args)
@@ -139,14 +206,14 @@ class Partition(torch.nn.Module):
         return tuple(outs) if self.tuple_out else outs[0]
 
     def _run(self, entry, args):
-        plan, g, _ = entry
+        plan, g, _, layouts = entry
         ins = [a if a.is_contiguous() else a.contiguous() for a in args]
         if plan is None:
-            return TR.run_reference(g, ins)
+            return TR.lay_out(TR.run_reference(g, ins), layouts)
         dev = ins[0].device if ins else torch.device("cuda")
         outs = [torch.empty(shape, dtype=TR.TORCH[dt], device=dev) for dt, shape in plan.outputs]
         plan.run(ins, outs, stream=torch.cuda.current_stream(dev).cuda_stream)
-        return outs
+        return TR.lay_out(outs, layouts)
 
 
 def _useful(partition):
@@ -154,7 +221,7 @@ def _useful(partition):
     return any(not TR.is_view(n) for n in partition.nodes)
 
 
-def partition(gm, reference=False):
+def partition(gm, reference=False, arch=None):
     """gm with each kfuse-supported subgraph replaced by a Partition module;
     also the Support (its `rejected` reasons) and the Partitions."""
     support = Support(reference)
@@ -164,19 +231,26 @@ def partition(gm, reference=False):
     mods = []
     for node in fused.graph.nodes:
         if node.op == "call_module" and node.target.startswith("fused_"):
-            m = Partition(getattr(fused, node.target), node.target, reference)
+            m = Partition(getattr(fused, node.target), node.target, reference, arch)
             setattr(fused, node.target, m)
             mods.append(m)
     fused.recompile()
+    # KFUSE_TORCH_PRECOMPILE=0: each partition compiles at its first call,
+    # one after the other; by default a graph's partitions compile at once
+    if os.environ.get("KFUSE_TORCH_PRECOMPILE", "1") != "0":
+        pool = _pool()
+        for m in sorted(mods, key=lambda m: -len(m.ops)):  # the longest first
+            m.precompile(pool)
     return fused, support, mods
 
 
-def _compiler(reference):
+def _compiler(reference, arch):
     def compile_graph(gm, example_inputs):
         from functorch.compile import make_boxed_func
         t0 = time.perf_counter()
-        n_ops = sum(1 for n in gm.graph.nodes if n.op == "call_function")
-        fused, support, mods = partition(gm, reference)
+        n_ops = sum(1 for n in gm.graph.nodes if n.op == "call_function"
+                    and n.target is not operator.getitem)
+        fused, support, mods = partition(gm, reference, arch)
         log.info("graph of %d ops: %d kfuse partitions (%d ops), %d ops fall back",
                  n_ops, len(mods), sum(len(m.ops) for m in mods),
                  n_ops - sum(len(m.ops) for m in mods))
@@ -187,14 +261,30 @@ def _compiler(reference):
     return compile_graph
 
 
-def backend_with(reference=False):
+def backend_with(reference=False, arch=None):
     """A torch.compile backend; reference=True takes CPU tensors and runs
-    the partitions on kfuse's CPU reference (tests without a GPU)."""
-    c = _compiler(reference)
+    the partitions on kfuse's CPU reference (tests without a GPU); with
+    arch (reference mode only) each partition's plan is also compiled for
+    that arch, unloaded."""
+    c = _compiler(reference, arch if reference else None)
     return aot_autograd(fw_compiler=c, bw_compiler=c, decompositions=DECOMPOSITIONS)
 
 
 _backend = backend_with()
+_reference_backends = {}
+
+
+def device_mode():
+    """KFUSE_TORCH_DEVICE: (False, None) for the GPU ("" or "cuda"), (True,
+    arch) for "reference" or "reference:ARCH". Read at each compile."""
+    v = os.environ.get("KFUSE_TORCH_DEVICE", "").strip()
+    if v in ("", "cuda"):
+        return False, None
+    kind, _, arch = v.partition(":")
+    if kind != "reference":
+        raise KfuseError("KFUSE_TORCH_DEVICE must be cuda, reference or reference:ARCH, not %r"
+                         % v, "ERR_INVALID_ARG")
+    return True, arch or None
 
 
 def _cudagraph_backend(gm, example_inputs):
@@ -245,6 +335,11 @@ def _cudagraph_backend(gm, example_inputs):
 def backend(gm, example_inputs, mode=None, **kwargs):
     """The torch.compile backend "kfuse" (the torch_dynamo_backends entry
     point). mode="reduce-overhead" replays each graph as a CUDA Graph."""
+    reference, arch = device_mode()
+    if reference:  # no CUDA Graphs on the CPU reference
+        if arch not in _reference_backends:
+            _reference_backends[arch] = backend_with(True, arch)
+        return _reference_backends[arch](gm, example_inputs, **kwargs)
     if mode == "reduce-overhead":
         try:
             return _cudagraph_backend(gm, example_inputs)
@@ -313,15 +408,18 @@ class Report:
 
 def explain(model, *inputs, reference=False, **compile_kwargs):
     """Compiles model with the kfuse backend (Dynamo reset first), runs it
-    once on inputs and returns a Report (print it)."""
+    once on inputs and returns a Report (print it). reference=True (or an
+    arch, "sm_90": compile too) runs on the CPU reference, as
+    backend_with(True, arch); else KFUSE_TORCH_DEVICE decides."""
     global _collector
     import torch._dynamo
     torch._dynamo.reset()
     report = Report()
     _collector = report
     try:
-        compiled = torch.compile(model, backend=backend_with(reference) if reference
-                                 else backend, **compile_kwargs)
+        compiled = torch.compile(model, backend=backend_with(True, reference if
+                                                             isinstance(reference, str) else None)
+                                 if reference else backend, **compile_kwargs)
         compiled(*inputs)
     finally:
         _collector = None

@@ -266,6 +266,20 @@ def _full_like(fill=None):
     return f
 
 
+def _scalar_tensor(t, n, value, **kw):
+    """aten.scalar_tensor: a rank-0 tensor of the result dtype."""
+    return t.g.scalar(value, _kdt(n))
+
+
+def _new_full(fill=None):
+    """x.new_zeros/new_ones/new_full(size): a fill of the result's shape."""
+    def f(t, n, x, size, *args, **kw):
+        out = _kdt(n)
+        s = t.g.scalar(fill if fill is not None else args[0], out)
+        return t.g.broadcast_to(s, list(size)) if len(size) else s
+    return f
+
+
 def _addmm(t, n, bias, a, b, beta=1, alpha=1):
     out = _kdt(n)
     m = t.g.matmul(t.v(a, out), t.v(b, out))
@@ -416,6 +430,11 @@ TABLE[prims.div.default] = _binary("div")  # floating only (_op_check)
 TABLE[aten.zeros_like.default] = _full_like(0)
 TABLE[aten.ones_like.default] = _full_like(1)
 TABLE[aten.full_like.default] = _full_like()
+TABLE[aten.scalar_tensor.default] = _scalar_tensor
+TABLE[aten.new_zeros.default] = _new_full(0)
+TABLE[aten.new_ones.default] = _new_full(1)
+TABLE[aten.new_full.default] = _new_full()
+TABLE[aten.detach.default] = _same
 TABLE[aten.slice.Tensor] = _slice
 TABLE[aten.cat.default] = _cat
 TABLE[aten.select.int] = _select
@@ -431,7 +450,8 @@ MATMUL = {aten.mm.default: _matmul, aten.bmm.default: _matmul, aten.addmm.defaul
 VIEWS = {aten.view.default, aten._unsafe_view.default, aten.reshape.default,
          aten.permute.default, aten.transpose.int, aten.t.default, aten.expand.default,
          aten.unsqueeze.default, aten.squeeze.dim, aten.squeeze.default, aten.clone.default,
-         aten.alias.default, operator.getitem, prims.broadcast_in_dim.default}
+         aten.alias.default, aten.detach.default, operator.getitem,
+         prims.broadcast_in_dim.default}
 
 
 def is_view(node):
@@ -467,12 +487,21 @@ def _op_check(node):
         return "bitwise_not on integers"
     if t == prims.div.default and out not in FLOATING:
         return "integer division (prims.div truncates)"
+    if t in (aten.new_zeros.default, aten.new_ones.default, aten.new_full.default):
+        if any(kw.get(k) is not None for k in ("layout", "device")):
+            return "a layout or device"
+        if any(not isinstance(d, int) for d in args[1]) or \
+                (t == aten.new_full.default and not isinstance(args[2], NUMBER)):
+            return "a symbolic size or fill value"
     if t in (aten.zeros_like.default, aten.ones_like.default, aten.full_like.default):
         if any(kw.get(k) is not None for k in ("layout", "device", "memory_format")
                if k != "memory_format" or kw.get(k) != torch.preserve_format):
             return "a layout, device or memory format"
         if t == aten.full_like.default and not isinstance(args[1], NUMBER):
             return "a symbolic fill value"
+    if t == aten.scalar_tensor.default and (not isinstance(args[0], NUMBER) or
+                                            kw.get("layout") not in (None, torch.strided)):
+        return "a symbolic value or a layout"
     if t == aten._to_copy.default and any(kw.get(k) not in (None, torch.strided)
                                           for k in ("layout",)):
         return "a layout change"
@@ -544,9 +573,70 @@ def why_not(node, allow_cpu=False):
     return _op_check(node)
 
 
+class Layout:
+    """How one partition output becomes the tensor PyTorch's trace has (the
+    node's fake tensor: its strides, not only its shape). kfuse writes its
+    outputs dense and row-major; downstream aten ops (a view after a
+    layout-keeping op, an attention kernel whose output follows its input's
+    stride order, AOTAutograd's view replay) were traced with the fake
+    tensor's strides and may fail or misread with others. So a dense
+    permuted layout is written by kfuse in that order (a transpose fused
+    into the producer, broadcast axes left at size 1) and handed out as
+    `buf.as_strided(size, stride)`: the very strides of the trace, with no
+    copy. Any other layout (gaps, an offset, overlaps) is copied into
+    `torch.empty_strided`; contiguous outputs are the buffer itself."""
+
+    __slots__ = ("size", "stride", "mode")
+
+    def __init__(self, size, stride, mode):
+        self.size, self.stride, self.mode = size, stride, mode  # mode: view|copy
+
+    def apply(self, buf):
+        if self.mode == "view":
+            return buf.as_strided(self.size, self.stride)
+        out = torch.empty_strided(self.size, self.stride, dtype=buf.dtype, device=buf.device)
+        return out.copy_(buf.reshape(self.size))
+
+
+def _permuted(want):
+    """(broadcast axes, axis order outermost first) when want's strides are a
+    dense row-major layout of its axes in some order, with stride-0 axes
+    (expanded); None otherwise."""
+    size, stride = tuple(want.shape), tuple(want.stride())
+    live = [d for d in range(len(size)) if size[d] > 1]
+    bcast = [d for d in live if stride[d] == 0]
+    order = sorted((d for d in live if stride[d] != 0), key=lambda d: -stride[d])
+    step = 1
+    for d in reversed(order):
+        if stride[d] != step:
+            return None
+        step *= size[d]
+    return (bcast, order) if want.storage_offset() == 0 else None
+
+
+def _shape_output(t, v, want):
+    """v (want's logical shape) as kfuse should write it, and the Layout
+    that turns that buffer into want's strides (None: contiguous)."""
+    size = tuple(want.shape)
+    if not all(isinstance(s, int) for s in size + tuple(want.stride())) or \
+            want.is_contiguous() or want.numel() <= 1:
+        return v, None  # symbolic sizes: the call's concrete, contiguous layout
+    p = _permuted(want)
+    if p is None:
+        return v, Layout(size, tuple(want.stride()), "copy")
+    bcast, order = p
+    for d in bcast:  # written once, read back with stride 0
+        v = t.g.slice(v, d, 0, 1, 1)
+    perm = order + [d for d in range(len(size)) if d not in order]
+    if perm != list(range(len(size))):
+        v = t.g.transpose(v, perm)
+    return v, Layout(size, tuple(want.stride()), "view")
+
+
 def translate(gm, args):
-    """The kfuse Graph of an fx subgraph for these concrete input tensors;
-    outputs checked against what PyTorch would give (dtype, shape)."""
+    """The kfuse Graph of an fx subgraph for these concrete input tensors,
+    and per output its Layout (None: the buffer as it is); outputs checked
+    against what PyTorch would give (dtype, shape)."""
     g = Graph()
     t = T(g)
     table = _table()
@@ -563,6 +653,7 @@ def translate(gm, args):
             outs = list(_flat(n.args[0]))
     marked = set()
     inputs = {v.id for v in g.inputs}
+    layouts = []
     for o in outs:
         v = t.env[o]
         want = _meta(o)
@@ -570,11 +661,18 @@ def translate(gm, args):
                                          v.shape != tuple(want.shape)):
             raise KfuseError("partition: %s gives %s%s, PyTorch %s%s" % (
                 o.name, v.dtype, list(v.shape), KF[want.dtype], list(want.shape)))
+        v, lay = _shape_output(t, v, want)
         if v.id in marked or v.id in inputs:  # a second output of one value: its own node
             v = g.cast(v, v.dtype)
         marked.add(v.id)
         g.output(v)
-    return g
+        layouts.append(lay)
+    return g, layouts
+
+
+def lay_out(outs, layouts):
+    """The partition's outputs with the trace's strides (Layout.apply)."""
+    return [b if lay is None else lay.apply(b) for b, lay in zip(outs, layouts)]
 
 
 def _to_numpy(x):

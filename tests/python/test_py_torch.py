@@ -61,6 +61,23 @@ def f_fallback(x):
     return torch.cumsum(torch.exp(x), -1).tanh() * 2
 
 
+def f_layout_view(x):
+    # exp keeps x.transpose's stride order (eager and the trace); expm1 (no
+    # kfuse translation) keeps it again, so the trace's transpose + view is
+    # valid only if kfuse's output has those strides too (a view-only
+    # partition is dropped, so the view runs as aten's)
+    y = torch.expm1(torch.exp(x.transpose(0, 1)))
+    return y.transpose(0, 1).view(x.shape[0], -1)
+
+
+def f_layouts(x):
+    # partition outputs in a permuted order, with a broadcast axis, and sliced
+    y = torch.exp(x.permute(2, 0, 1))
+    z = (x.sum(-1, keepdim=True) * 2).expand(-1, -1, 5)
+    w = torch.exp(x)[:, 1:]
+    return torch.expm1(y), torch.expm1(z), torch.expm1(w)
+
+
 class CpuReference(unittest.TestCase):
     """The backend on CPU tensors, partitions on kfuse's CPU reference."""
 
@@ -141,11 +158,114 @@ class CpuReference(unittest.TestCase):
         self.assertIn("launches per call:", text)
         self.assertEqual(sum(len(g.partitions) for g in r.graphs), 2)  # exp | tanh, mul
 
+    def test_outputs_have_the_traced_strides(self):
+        # was "view size is not compatible with input tensor's size and
+        # stride" (gpt2 bf16 on the GPU): kfuse's outputs were dense where
+        # the trace had a permuted layout
+        self.same(f_layout_view, self.rnd(4, 8, 16))
+        x = self.rnd(3, 4, 5)
+        got = self.compiled(f_layouts)(x)
+        for g, w in zip(got, f_layouts(x)):
+            self.assertEqual(g.stride(), w.stride())
+            torch.testing.assert_close(g, w)
+        r = kt.explain(f_layouts, x, reference=True)
+        parts = [m for gr in r.graphs for m in gr.partitions]
+        self.assertTrue(parts and all(m.plans for m in parts), str(r))
+        self.assertTrue(all(e is not None for m in parts for e in m.plans.values()), str(r))
+
+    def test_layout_kinds(self):
+        # the Layout chosen per fake tensor: dense permutations and
+        # broadcasts are views of kfuse's buffer, anything else a copy
+        TR = kt.TR
+        t = torch.empty(2, 3, 4)
+        self.assertEqual(TR._permuted(t.permute(2, 0, 1)), ([], [1, 2, 0]))
+        self.assertEqual(TR._permuted(torch.empty(2, 1, 4).expand(2, 3, 4)), ([1], [0, 2]))
+        self.assertIsNone(TR._permuted(t[:, :1].expand(2, 3, 4)))  # a gap
+        self.assertIsNone(TR._permuted(t[:, 1:]))  # a gap
+        self.assertIsNone(TR._permuted(t[1]))  # an offset
+
+    def test_device_env(self):
+        # KFUSE_TORCH_DEVICE=reference: backend="kfuse" itself on CPU tensors
+        import os
+        x = self.rnd(4, 8)
+        old = os.environ.get("KFUSE_TORCH_DEVICE")
+        try:
+            for mode in ("reference", "reference:sm_90"):
+                os.environ["KFUSE_TORCH_DEVICE"] = mode
+                r = kt.explain(lambda x: torch.softmax(x * 2, -1), x)
+                self.assertEqual(r.fallbacks, {}, (mode, str(r)))
+                launches = [m.launches for g in r.graphs for m in g.partitions]
+                # with an arch the plan is compiled too (NVRTC, no device)
+                self.assertEqual(launches, [1] if mode != "reference" else [0], mode)
+            torch._dynamo.reset()
+            f = torch.compile(lambda x: torch.relu(x) * 3, backend="kfuse")
+            torch.testing.assert_close(f(x), torch.relu(x) * 3)
+            os.environ["KFUSE_TORCH_DEVICE"] = "gpu"
+            with self.assertRaises(Exception) as e:
+                kt.explain(lambda x: torch.exp(x), x)
+            self.assertIn("KFUSE_TORCH_DEVICE must be", str(e.exception))
+        finally:
+            if old is None:
+                os.environ.pop("KFUSE_TORCH_DEVICE", None)
+            else:
+                os.environ["KFUSE_TORCH_DEVICE"] = old
+
+    def test_precompile_on_threads(self):
+        # a graph's partitions translate and compile on the pool when it is
+        # partitioned; KFUSE_TORCH_PRECOMPILE=0: on the calling thread
+        import os
+        import threading
+        real, seen = kt.Partition._translate_compile, []
+
+        def spy(part, args):
+            seen.append(threading.current_thread().name)
+            return real(part, args)
+        kt.Partition._translate_compile = spy
+        try:
+            for flag, where in (("1", "kfuse-compile"), ("0", "MainThread")):
+                os.environ["KFUSE_TORCH_PRECOMPILE"] = flag
+                seen.clear()
+                x = self.rnd(4, 8)
+                r = kt.explain(f_fallback, x, reference="sm_90")
+                parts = [m for g in r.graphs for m in g.partitions]
+                self.assertEqual(len(seen), 2, seen)
+                self.assertTrue(all(n.startswith(where) for n in seen), (flag, seen))
+                self.assertTrue(all(m.launches >= 1 and not m.pending for m in parts), str(r))
+                torch._dynamo.reset()
+                self.same(f_fallback, x)
+        finally:
+            kt.Partition._translate_compile = real
+            os.environ.pop("KFUSE_TORCH_PRECOMPILE", None)
+
+    def test_batch_norm_and_fills(self):
+        # inference batch norm decomposes into ops kfuse fuses (ResNet's
+        # fell back); scalar_tensor, new_ones, new_full and detach translate;
+        # getitem (a tuple's item, no aten op) is not counted as a fallback
+        m = torch.nn.Sequential(torch.nn.Conv2d(3, 8, 3), torch.nn.BatchNorm2d(8),
+                                torch.nn.ReLU()).eval()
+        x = self.rnd(2, 3, 10, 10)
+        with torch.no_grad():
+            self.same(m, x, rtol=1e-5, atol=1e-5)
+            r = kt.explain(m, x, reference=True)
+        left = {op for op, _ in r.fallbacks}
+        self.assertEqual(left & {"_native_batch_norm_legit_no_training.default",
+                                 "_native_batch_norm_legit.default", "getitem"}, set(), str(r))
+
+        def f(x):
+            a = torch.where(x > 0, x, torch.scalar_tensor(-2.0))
+            return a + x.new_ones((4, 1)) * x.new_full((1, 8), 3.0), x.detach() * 2
+        x = self.rnd(4, 8)
+        self.same(f, x)
+        r = kt.explain(f, x, reference=True)
+        left = {op for op, _ in r.fallbacks}
+        self.assertEqual(left & {"new_ones.default", "new_full.default", "detach.default",
+                                 "scalar_tensor.default"}, set(), str(r))
+
     def test_kfuse_failure_falls_back_with_one_warning(self):
         x = self.rnd(4, 8)
         real = kt.TR.translate
 
-        def broken(gm, args):
+        def broken(gm, args):  # noqa: ARG001
             raise kfuse.KfuseError("kf_compile: injected failure", "ERR_COMPILE")
         kt.TR.translate = broken
         try:
