@@ -93,7 +93,7 @@ static void gen_phase1(cg_gen *gen, const fuse_kernel *k, const tiling *tl) {
     const ir_node *n = &gen->g->nodes[tl->t.nodes[i]];
     const ir_node *x = &gen->g->nodes[n->args[0]];
     cg_ctx xc;
-    cg_ctx_transpose(&c, x->rank, x->shape, n->perm, tl->v1, &xc);
+    cg_ctx_transpose(gen, &c, x->rank, x->shape, n->perm, &xc);
     /* the operand's innermost coordinate is kf_ib, its stride 1, and the
      * chunk starts at a multiple of v1, which divides that extent */
     xc.vclass = tl->v1 > 1 ? VC_CONTIG : VC_GATHER;
