@@ -123,15 +123,16 @@ class Partition(torch.nn.Module):
         log.info("partition %s falls back: %s", self.pname, why)
         return self.sub(*args)
 
-    def _translate_compile(self, args):
+    def _translate_compile(self, args, device=None):
         """Translation and NVRTC: no device work, so it may run on a worker
-        thread (precompile). What _finish needs, with the times."""
+        thread (precompile; device: the caller's CUDA device). What _finish
+        needs, with the times."""
         t0 = time.perf_counter()
         g, layouts = TR.translate(self.sub, args)
         t1 = time.perf_counter()
         plan = None
         if not self.reference:
-            dev = args[0].device if args else None
+            dev = args[0].device if args else device
             if dev is not None and dev.type == "cuda":
                 torch.cuda.set_device(dev)  # this thread's context: the device's arch and SMs
             plan = g.compile(check="never")
@@ -180,7 +181,10 @@ class Partition(torch.nn.Module):
         if not all(isinstance(v, torch.Tensor) and all(isinstance(d, int) for d in v.shape)
                    for v in fake):
             return
-        self.pending[self.signature(fake)] = pool.submit(self._translate_compile, fake)
+        dev = None  # a partition with no inputs compiles for the caller's device
+        if not fake and not self.reference and torch.cuda.is_available():
+            dev = torch.device("cuda", torch.cuda.current_device())
+        self.pending[self.signature(fake)] = pool.submit(self._translate_compile, fake, dev)
 
     def _build(self, key, args):
         fut = self.pending.pop(key, None)

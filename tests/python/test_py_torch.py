@@ -217,9 +217,9 @@ class CpuReference(unittest.TestCase):
         import threading
         real, seen = kt.Partition._translate_compile, []
 
-        def spy(part, args):
+        def spy(part, args, device=None):
             seen.append(threading.current_thread().name)
-            return real(part, args)
+            return real(part, args, device)
         kt.Partition._translate_compile = spy
         try:
             for flag, where in (("1", "kfuse-compile"), ("0", "MainThread")):
