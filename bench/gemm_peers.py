@@ -1,6 +1,8 @@
-"""gemm_peers.py - the peers of bench_gemm_lt in the same run: torch.matmul
-(cuBLAS) and torch._addmm_activation (cuBLASLt's bias+GELU epilogue) on the
-same shapes, random bf16 data, median of CUDA-event timings after warm-up.
+"""gemm_peers.py - the peers of bench_gemm_lt and bench_matmul_plan in the
+same run: torch.matmul (cuBLAS), torch._addmm_activation (cuBLASLt's
+bias+GELU epilogue), torch.compile of bias + tanh-GELU and of the SwiGLU
+MLP (+ residual), on the same shapes, random bf16 data, median of
+CUDA-event timings after warm-up.
 
     python3 bench/gemm_peers.py [--quick]
 """
@@ -39,6 +41,17 @@ def main():
         report(f"torch bf16 {z}^3", flop, median_ms(lambda: a @ b))
         report(f"torch addmm+gelu {z}^3", flop,
                median_ms(lambda: torch._addmm_activation(bias, a, b, use_gelu=True)))
+        f = torch.compile(lambda a, b, bias: torch.nn.functional.gelu(a @ b + bias,
+                                                                      approximate="tanh"))
+        report(f"torch.compile mm+gelu {z}^3", flop, median_ms(lambda: f(a, b, bias)))
+    swiglu = torch.compile(lambda x, wg, wu, wd: x + (torch.nn.functional.silu(x @ wg) *
+                                                      (x @ wu)) @ wd)
+    for t, h, i in ((2048, 4096, 11008),) if quick else ((2048, 4096, 11008), (8192, 4096, 14336)):
+        x = torch.rand(t, h, device=dev, dtype=torch.bfloat16) - 0.5
+        wg, wu = (torch.rand(h, i, device=dev, dtype=torch.bfloat16) - 0.5 for _ in range(2))
+        wd = torch.rand(i, h, device=dev, dtype=torch.bfloat16) - 0.5
+        report(f"torch.compile SwiGLU {t}x{h}x{i}", 3 * 2.0 * t * h * i,
+               median_ms(lambda: swiglu(x, wg, wu, wd)))
     if quick:
         return
     for bt, m, n, k in ((1, 4095, 4097, 1000), (1, 33, 4096, 4096), (1, 4096, 33, 4096),

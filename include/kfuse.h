@@ -583,6 +583,10 @@ typedef struct kf_options {
                             launches */
   kf_math math;          /* KF_MATH_DEFAULT; another value is an error of
                             kf_plan_create (KF_ERR_INVALID_ARG) */
+  bool allow_tf32;       /* f32 matrix products through cuBLASLt may use
+                            TF32 tensor cores (10-bit mantissas, as
+                            PyTorch's allow_tf32); false (the default):
+                            full f32 accuracy (docs/matmul.md) */
 } kf_options;
 
 /* Fills defaults: fusion and horizontal packing on (unless KFUSE_NO_FUSION

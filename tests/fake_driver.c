@@ -564,6 +564,20 @@ static CUresult f_GraphAddKernelNode(CUgraphNode *n, CUgraph g, const CUgraphNod
   return CUDA_SUCCESS;
 }
 
+/* A library call captured on a side stream goes in as a child graph. */
+static CUresult f_GraphAddChildGraphNode(CUgraphNode *n, CUgraph g, const CUgraphNode *deps,
+                                         size_t ndeps, CUgraph child) {
+  char b[32], c[32];
+  (void)deps;
+  INJECT("GraphAddChildGraphNode");
+  if (hkind(g) != K_GRAPH || hkind(child) != K_GRAPH) return CUDA_ERROR_INVALID_HANDLE;
+  *n = mk(K_NODE);
+  F.live[K_NODE]--; /* nodes die with their graph */
+  logf_("GraphAddChildGraphNode %s child=%s deps=%zu", hname(*n, b, sizeof b),
+        hname(child, c, sizeof c), ndeps);
+  return CUDA_SUCCESS;
+}
+
 static CUresult f_GraphInstantiateWithFlags(CUgraphExec *x, CUgraph g, unsigned long long fl) {
   char b[32], c[32];
   (void)fl;
@@ -645,6 +659,7 @@ static const rt_driver fake_table = {
     .LaunchKernelEx = f_LaunchKernelEx,
     .GraphCreate = f_GraphCreate,
     .GraphAddKernelNode = f_GraphAddKernelNode,
+    .GraphAddChildGraphNode = f_GraphAddChildGraphNode,
     .GraphInstantiateWithFlags = f_GraphInstantiateWithFlags,
     .GraphLaunch = f_GraphLaunch,
     .GraphExecKernelNodeSetParams = f_GraphExecKernelNodeSetParams,

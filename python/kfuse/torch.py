@@ -18,8 +18,9 @@ with one warning. Semantics are PyTorch's (translate.py: type promotion,
 integer sums in int64, sign(NaN) = 0, broadcasting); non-contiguous inputs
 are copied to contiguous ones first.
 
-KFUSE_TORCH_MATMUL=1 also hands mm/bmm to kfuse (off: cuBLAS is faster
-until kfuse's matrix products land). Without a GPU (debugging, tests),
+mm/bmm/addmm (and linear, which decomposes into them) go to kfuse, whose
+plans run them as cuBLASLt calls; KFUSE_TORCH_MATMUL=0 leaves them to
+PyTorch. Without a GPU (debugging, tests),
 KFUSE_TORCH_DEVICE=reference (or `backend_with(reference=True)`) takes CPU
 tensors and runs each partition on kfuse's CPU reference interpreter, with
 the partitioning and translation of the GPU path; `reference:sm_90` (any

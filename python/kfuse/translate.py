@@ -459,9 +459,11 @@ def is_view(node):
 
 
 def _table():
-    if os.environ.get("KFUSE_TORCH_MATMUL") == "1":
-        return dict(TABLE, **MATMUL)
-    return TABLE
+    # matrix products run as cuBLASLt calls in kfuse plans (docs/matmul.md);
+    # KFUSE_TORCH_MATMUL=0 leaves them to PyTorch
+    if os.environ.get("KFUSE_TORCH_MATMUL") == "0":
+        return TABLE
+    return dict(TABLE, **MATMUL)
 
 
 def _flat(a):

@@ -87,6 +87,10 @@ typedef struct cg_launch_src {
    * cg_target.grid_dep asked. */
   bool grid_dep;
   kf_math math; /* cg_target.math: the policy the source is written for */
+  /* A library call (fuse_kernel.library), not a kernel: source is a comment
+   * naming it, nothing is compiled, and params are the call's operands in
+   * the order a, b, [bias], [c], out (the gemm says which are present). */
+  bool library;
 } cg_launch_src;
 
 /* Generates the launch `launch` of `plan`. out is the caller's; release its

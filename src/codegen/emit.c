@@ -252,6 +252,30 @@ static kf_status emit_launch(const kf_graph *g, const fuse_plan *plan, const fus
   return st;
 }
 
+/* A library call's launch: its operands as parameters and a comment for
+ * a source (what kf_plan_source and the dumps show). */
+static kf_status emit_library(const fuse_kernel *k, cg_launch_src *out, char *err, size_t errsize) {
+  const fuse_gemm *gm = &k->gemm;
+  int32_t vals[5] = {gm->a, gm->b, gm->bias, gm->c, gm->out};
+  out->params = core_calloc(5, sizeof *out->params);
+  char text[256];
+  snprintf(text, sizeof text,
+           "// %s: a cuBLASLt call, batch %lld x m %lld x n %lld x k %lld (no generated code)\n",
+           k->name, (long long)gm->batch, (long long)gm->m, (long long)gm->n, (long long)gm->k);
+  out->source = core_strdup(text);
+  if (!out->params || !out->source) {
+    cg_launch_src_free(out);
+    snprintf(err, errsize, "out of memory describing the library call %s", k->name);
+    return KF_ERR_OUT_OF_MEMORY;
+  }
+  for (int i = 0; i < 5; i++)
+    if (vals[i] >= 0) out->params[out->n_params++] = (cg_param){vals[i], i == 4};
+  snprintf(out->entry, sizeof out->entry, "kf_%s", k->name);
+  out->library = true;
+  out->grid = 1;
+  return KF_OK;
+}
+
 kf_status cg_emit_launch(const kf_graph *g, const fuse_plan *plan, int launch,
                          const cg_target *target, cg_launch_src *out, char *err,
                          size_t errsize) {
@@ -266,6 +290,8 @@ kf_status cg_emit_launch(const kf_graph *g, const fuse_plan *plan, int launch,
     snprintf(err, errsize, "launch %d has no kernels", launch);
     return KF_ERR_INVALID_ARG;
   }
+  const fuse_kernel *lib = kernel_by_id(plan, L->kernels[0]);
+  if (L->n_kernels == 1 && lib && lib->library) return emit_library(lib, out, err, errsize);
   cg_part *parts = core_calloc((size_t)L->n_kernels, sizeof *parts);
   if (!parts) {
     snprintf(err, errsize, "out of memory generating the CUDA C of launch %d", launch);

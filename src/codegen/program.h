@@ -26,6 +26,7 @@ typedef struct cg_program_launch {
   double compile_ms; /* this launch's time in cache lookups and NVRTC */
   kf_status status;  /* of its compile */
   char *log;         /* NVRTC log of a failed compile, owned; else NULL */
+  int lib_cand;      /* a library call: the cuBLASLt candidate chosen (0: first) */
 } cg_program_launch;
 
 struct cg_program {

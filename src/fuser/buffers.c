@@ -113,6 +113,12 @@ kf_status fuse_buffers(fuse_plan *plan, char *err, size_t errsize) {
   }
   free(last);
   kf_status st = place_workspace(plan, plan->buffers + ws0, plan->n_buffers - ws0);
+  /* The library's own workspace, after the values' (256-byte aligned). */
+  if (st == KF_OK && plan->n_library > 0 && plan->options.library_ws_bytes > 0) {
+    plan->library_ws_offset = align_up(plan->workspace_bytes);
+    plan->workspace_bytes = plan->library_ws_offset;
+    if (!ir_bytes_add(&plan->workspace_bytes, plan->options.library_ws_bytes)) st = KF_ERR_SHAPE;
+  }
   if (st == KF_OK) {
     plan->peak_bytes = io;
     if (!fits || !ir_bytes_add(&plan->peak_bytes, plan->workspace_bytes)) st = KF_ERR_SHAPE;

@@ -202,6 +202,11 @@ static bool may_join(packer *pk, int32_t kid) {
   fuse_kernel *k = &plan->kernels[kid];
   const fuse_options *o = &plan->options;
   int64_t fill = (int64_t)o->sm_count * o->blocks_per_sm;
+  if (k->library || plan->kernels[l->kernels[0]].library) {
+    fuse_decide(plan, false, "library-call",
+                "%s into launch %d: a library call is a launch of its own", k->name, (int)pk->open);
+    return false;
+  }
   if (l->n_kernels >= o->max_parts) {
     fuse_decide(plan, false, "max-parts", "%s into launch %d: it has %d parts (max_parts %d)",
                 k->name, (int)pk->open, (int)l->n_kernels, o->max_parts);

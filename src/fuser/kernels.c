@@ -191,6 +191,11 @@ static kf_status check_and_shape(fuse_plan *plan, fuse_legal_ctx *lc, char *err,
     fuse_set set = {k->nodes, k->recomputed, is_out, k->n_nodes};
     fuse_shape_info info;
     bool ok = fuse_legal(lc, &set, &info, k->roles);
+    /* Legality took only what the library computes; the match describes
+     * the call (a kernel legality let through unmatched stays a template). */
+    if (ok && info.kind == FK_MATMUL && plan->options.matmul_library)
+      k->library = fuse_gemm_match(g, k->nodes, is_out, k->n_nodes, &k->gemm, NULL, 0);
+    plan->n_library += k->library;
     free(is_out);
     if (!ok || k->n_outputs == 0) {
       snprintf(err, errsize, "internal error: a planned kernel is illegal: %s: %s",

@@ -258,8 +258,9 @@ static bool legal_matmul(fuse_legal_ctx *lc, const fuse_set *set, fuse_shape_inf
   char b1[64], b2[64];
   const ir_node *mm = &g->nodes[info->anchor];
   info->kind = FK_MATMUL;
+  bool lib = lc->opt->matmul_library;
   for (int a = 0; a < mm->nargs; a++)
-    if (member(lc, mm->args[a]))
+    if (member(lc, mm->args[a]) && !(lib && g->nodes[mm->args[a]].op == IR_OP_TRANSPOSE))
       return refuse(info, "matmul-prologue", "the operand %s of matmul %s would be fused into it",
                     lbl(g, mm->args[a], b1, sizeof b1), lbl(g, info->anchor, b2, sizeof b2));
   for (int32_t i = 0; i < set->n; i++) {
@@ -290,7 +291,15 @@ static bool legal_matmul(fuse_legal_ctx *lc, const fuse_set *set, fuse_shape_inf
       return refuse(info, "output-shape", "output %s of a matmul kernel does not use the product",
                     lbl(g, v, b1, sizeof b1));
   }
-  if (info->n_epilogue > lc->opt->max_epilogue)
+  /* A library call computes only its own epilogue (which bounds it); the
+   * rest is the next kernel's (docs/fusion.md). A product the library
+   * cannot take at all (its batch axes) is a template kernel of its own. */
+  char why[160];
+  fuse_gemm gm;
+  if (lib && set->n > 1 &&
+      !fuse_gemm_match(g, set->nodes, set->is_out, set->n, &gm, why, sizeof why))
+    return refuse(info, "library-epilogue", "%s", why);
+  if (!lib && info->n_epilogue > lc->opt->max_epilogue)
     return refuse(info, "epilogue-limit", "%d epilogue nodes > max_epilogue %d", info->n_epilogue,
                   lc->opt->max_epilogue);
   return true;

@@ -7,6 +7,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "fuser/gemm_match.h"
 #include "ir/ir.h"
 
 typedef enum fuse_kind {
@@ -59,6 +60,11 @@ typedef struct fuse_kernel {
                           inner the kept extent after it */
   int32_t n_epilogue;  /* MATMUL: pointwise nodes fused after the GEMM */
   int64_t blocks;      /* estimated thread blocks, to judge horizontal packing */
+  /* MATMUL in a plan built with fuse_options.matmul_library: the kernel is
+   * one library call, described by gemm (fuse_gemm_match); it has a launch
+   * of its own and no generated code. */
+  bool library;
+  fuse_gemm gemm;
 } fuse_kernel;
 
 /* One launch: one kernel, or several independent ones packed horizontally
@@ -126,6 +132,13 @@ typedef struct fuse_options {
    * them: plan->options.splits is then the plan's own. */
   const fuse_split *splits;
   int32_t n_splits;
+  /* Matmul kernels are library calls (docs/matmul.md): a matmul kernel
+   * holds only what fuse_gemm_match accepts (the rest of its epilogue is
+   * the next kernel), may read a transposed operand as a layout, and is
+   * never packed with others. The plan's workspace gets library_ws_bytes
+   * more for the library, at fuse_plan.library_ws_offset. */
+  bool matmul_library;
+  int64_t library_ws_bytes;
 } fuse_options;
 
 typedef struct fuse_plan {
@@ -148,6 +161,8 @@ typedef struct fuse_plan {
   int32_t n_dead;       /* nodes with no path to an output: not computed */
   int32_t n_recomputed; /* node copies recomputed outside their home kernel */
   bool log_decisions;   /* each decision also goes to the log (fuse=debug) */
+  int32_t n_library;          /* kernels that are library calls */
+  int64_t library_ws_offset;  /* their workspace (options.library_ws_bytes) */
 } fuse_plan;
 
 /* Defaults, then KFUSE_NO_FUSION / KFUSE_NO_HORIZONTAL from the environment. */

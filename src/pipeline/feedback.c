@@ -217,6 +217,7 @@ void pl_feedback_note(kf_plan *plan) {
   fuse_occ_forget(plan->fuse);
   for (int i = 0; rp && i < rp->n_launches; i++) {
     const rt_launch *l = &rp->launches[i];
+    if (l->lib) continue; /* a library call: no kernel of ours */
     const fuse_occ *o = &l->occ;
     char why[200], text[400];
     bool split = fuse_occ_decide(o, NULL, 0, drop, why, sizeof why);

@@ -17,6 +17,7 @@
 #include "core/alloc.h"
 #include "core/span.h"
 #include "pipeline/feedback.h"
+#include "pipeline/matmul.h"
 #include "pipeline/plan_dump.h"
 #include "pipeline/plan_target.h"
 #include "pipeline/run.h"
@@ -67,8 +68,8 @@ static kf_status load_program(kf_plan *plan) {
   rt_image *imgs = core_calloc((size_t)prog->n_launches + 1, sizeof *imgs);
   if (!imgs) return pl_plan_error(plan, KF_ERR_OUT_OF_MEMORY, "kf_plan_load: out of memory");
   for (int i = 0; i < prog->n_launches; i++)
-    imgs[i] =
-        (rt_image){&prog->launches[i].src, prog->launches[i].image, prog->launches[i].image_size};
+    imgs[i] = (rt_image){&prog->launches[i].src, prog->launches[i].image,
+                         prog->launches[i].image_size, prog->launches[i].lib_cand};
   rt_plan *rp = pl_rt_plan(plan);
   kf_status st = rp ? rt_plan_load_images(rp, imgs, prog->n_launches) : KF_ERR_OUT_OF_MEMORY;
   free(imgs);
@@ -130,6 +131,12 @@ kf_status kf_plan_load(kf_plan *plan) {
     return pl_plan_error(plan, KF_ERR_UNSUPPORTED, "kf_plan_load: the plan is not compiled");
   core_span_push("module load");
   st = load_program(plan);
+  /* no cuBLASLt, or it refused a product: template kernels instead */
+  if (st == KF_ERR_UNSUPPORTED && plan->fuse->n_library > 0 &&
+      (st = pl_matmul_fallback(plan)) == KF_OK)
+    st = load_program(plan);
+  /* library calls: their candidates timed once (or read back), the fastest kept */
+  if (st == KF_OK && plan->fuse->n_library > 0 && pl_matmul_choose(plan)) st = load_program(plan);
   /* measured on load; decide, re-fuse, compile and load again */
   for (int r = 0; st == KF_OK && r < PL_FEEDBACK_ROUNDS && pl_feedback_split(plan); r++)
     st = load_program(plan);

@@ -12,6 +12,7 @@
 #include "core/span.h"
 #include "ir/ir.h"
 #include "pipeline/pipeline.h"
+#include "runtime/lib_launch.h"
 #include "runtime/rt.h"
 #include "runtime/rt_plan.h"
 
@@ -97,6 +98,11 @@ kf_status kf_plan_create(kf_ctx *ctx, const kf_graph *g, const kf_options *opt, 
   fuse_options_default(&fo);
   fo.fusion = plan->options.fusion;
   fo.horizontal = plan->options.horizontal;
+  /* Matmul kernels are library calls unless told otherwise; a load that
+   * finds no library, or one that refuses a product, plans them again as
+   * template kernels (src/pipeline/matmul.c). */
+  fo.matmul_library = plan->knobs->matmul != RT_MATMUL_TEMPLATE;
+  fo.library_ws_bytes = RT_LIB_WS_BYTES;
   char err[512] = "";
   core_span_push("fuse");
   kf_status st = fuse_plan_build(plan->graph, &fo, &plan->fuse, err, sizeof err);

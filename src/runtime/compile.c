@@ -59,6 +59,12 @@ static void compile_miss(compile_job *job, cg_program_launch *l, cache_key key,
 static void compile_one(void *arg, int i) {
   compile_job *job = arg;
   cg_program_launch *l = &job->prog->launches[job->order ? job->order[i] : i];
+  if (l->src.library) { /* a library call: nothing to compile */
+    l->status = KF_OK;
+    l->origin = CG_COMPILED;
+    core_progress_step(&job->progress);
+    return;
+  }
   double t0 = now_ms();
   rt_nvrtc_opts opts;
   char joined[sizeof opts.text];
@@ -176,7 +182,7 @@ kf_status rt_compile_program(kf_ctx *ctx, cg_program *prog, char *err, size_t er
   for (int i = 0; i < prog->n_launches; i++) {
     const cg_program_launch *l = &prog->launches[i];
     if (l->status != KF_OK) return report_failure(prog, i, err, errsize);
-    s->compiled += l->origin == CG_COMPILED;
+    s->compiled += l->origin == CG_COMPILED && !l->src.library;
     s->mem_hits += l->origin == CG_MEM_HIT;
     s->disk_hits += l->origin == CG_DISK_HIT;
   }

@@ -1,13 +1,17 @@
 /* cuda_graph.c - graph mode: the plan built once as an explicit CUDA Graph
  * (one kernel node per launch, edges from the schedule's dependencies, so
  * independent launches run concurrently), instantiated once, replayed on
- * the caller's stream; new tensor addresses update kernel nodes in place. */
+ * the caller's stream; new tensor addresses update kernel nodes in place.
+ * A library call (cuBLASLt) is captured on a side stream into a child
+ * graph node: its kernels are the library's, so the graph cannot be built
+ * by hand there. New addresses for a library call rebuild the graph. */
 #include "runtime/cuda_graph.h"
 
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/alloc.h"
+#include "runtime/lib_launch.h"
 #include "runtime/rt.h"
 #include "runtime/rt_state.h"
 
@@ -41,6 +45,21 @@ static int collect_deps(const struct rt_plan *rp, int L, CUgraphNode *out, int n
   return n;
 }
 
+/* The library call of l, captured on the pool's first stream (never the
+ * caller's), as a child graph node after deps. */
+static kf_status add_library(rt_plan *rp, rt_launch *l, const CUgraphNode *deps, int nd) {
+  const rt_driver *d = rp->state->drv;
+  CUstream side;
+  kf_status st = rt_pool_streams(rp->ctx, rp, rp->state, 1, &side);
+  CUgraph child = NULL;
+  if (st == KF_OK) st = rt_lib_capture(rp, l, side, &child);
+  if (st != KF_OK) return st;
+  CUresult r = d->GraphAddChildGraphNode(&l->node, rp->cugraph, deps, (size_t)nd, child);
+  d->GraphDestroy(child); /* the node holds a copy */
+  if (r != CUDA_SUCCESS) return rt_fail(rp->ctx, rp, rp->state, r, "cuGraphAddChildGraphNode");
+  return KF_OK;
+}
+
 static kf_status build(rt_plan *plan) {
   struct rt_plan *rp = plan;
   const rt_driver *d = rp->state->drv;
@@ -62,6 +81,10 @@ static kf_status build(rt_plan *plan) {
     /* Every node lists all its conflicts; redundant edges cost nothing at
      * replay time, as instantiation reduces them. */
     int nd = collect_deps(rp, L, deps, 0);
+    if (l->lib) {
+      st = add_library(plan, l, deps, nd);
+      continue;
+    }
     CUDA_KERNEL_NODE_PARAMS_v2 p = node_params(l);
     r = d->GraphAddKernelNode(&l->node, rp->cugraph, deps, (size_t)nd, &p);
     if (r != CUDA_SUCCESS) st = rt_fail(plan->ctx, plan, rp->state, r, "cuGraphAddKernelNode");
@@ -76,6 +99,21 @@ static kf_status build(rt_plan *plan) {
   }
   if (st != KF_OK) rt_graph_free(plan);
   return st;
+}
+
+/* Whether a library call's pointers changed since its capture: its
+ * child graph holds them, so the graph is built again. */
+static bool library_moved(const rt_plan *rp) {
+  size_t off = 0;
+  for (int L = 0; L < rp->n_launches; L++) {
+    const rt_launch *l = &rp->launches[L];
+    size_t bytes = (size_t)l->n_params * sizeof *l->args;
+    if (l->lib && l->node &&
+        (memcmp(rp->graph_args + off, l->args, bytes) != 0 || l->lib->held_ws != rp->ws))
+      return true;
+    off += (size_t)l->n_params;
+  }
+  return false;
 }
 
 /* Updates the nodes whose pointers changed since the exec last saw them. */
@@ -101,6 +139,7 @@ static kf_status update(rt_plan *plan) {
 
 kf_status rt_run_graph(rt_plan *plan, CUstream stream) {
   struct rt_plan *rp = plan;
+  if (rp->exec && library_moved(rp)) rt_graph_free(plan);
   kf_status st = rp->exec ? update(plan) : build(plan);
   if (st != KF_OK) return st;
   CUresult r = rp->state->drv->GraphLaunch(rp->exec, stream);

@@ -78,6 +78,8 @@
   X(LaunchKernelEx, cuLaunchKernelEx, PFN_cuLaunchKernelEx_v11060)               \
   X(GraphCreate, cuGraphCreate, PFN_cuGraphCreate_v10000)                        \
   X(GraphAddKernelNode, cuGraphAddKernelNode, PFN_cuGraphAddKernelNode_v12000)   \
+  X(GraphAddChildGraphNode, cuGraphAddChildGraphNode,                            \
+    PFN_cuGraphAddChildGraphNode_v10000)                                         \
   X(GraphInstantiateWithFlags, cuGraphInstantiateWithFlags,                      \
     PFN_cuGraphInstantiateWithFlags_v11040)                                      \
   X(GraphLaunch, cuGraphLaunch, PFN_cuGraphLaunch_v10000)                        \

@@ -228,3 +228,24 @@ kf_status rt_gemm_lt_run(rt_gemm_lt *p, int i, const rt_gemm_args *args, CUstrea
       (void *)(uintptr_t)args->workspace, args->workspace_size, (cudaStream_t)s);
   return st == CUBLAS_STATUS_SUCCESS ? KF_OK : lt_fail(st, "matmul", err, errsize);
 }
+
+void rt_gemm_from_fuse(const fuse_gemm *f, bool allow_tf32, rt_gemm *out) {
+  *out = (rt_gemm){.batch = f->batch,
+                   .m = f->m,
+                   .n = f->n,
+                   .k = f->k,
+                   .ab_type = f->ab_type,
+                   .d_type = f->d_type,
+                   .a_trans = f->a_trans,
+                   .b_trans = f->b_trans,
+                   .a_stride = f->a_stride,
+                   .b_stride = f->b_stride,
+                   .d_stride = f->d_stride,
+                   .bias = f->bias >= 0,
+                   .act = f->act == FUSE_GEMM_ACT_RELU        ? RT_GEMM_ACT_RELU
+                          : f->act == FUSE_GEMM_ACT_GELU_TANH ? RT_GEMM_ACT_GELU_TANH
+                                                              : RT_GEMM_ACT_NONE,
+                   .alpha = f->alpha,
+                   .beta = f->c >= 0 ? f->beta : 0.0f,
+                   .allow_tf32 = allow_tf32 && f->ab_type == KF_F32};
+}

@@ -9,6 +9,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "fuser/gemm_match.h"
 #include "runtime/blaslt.h"
 
 /* The activations cuBLASLt can apply in its epilogue. Its GELU is the tanh
@@ -54,6 +55,11 @@ typedef struct rt_lt_map {
 /* Fills *out, or returns KF_ERR_UNSUPPORTED with the reason in why (a shape,
  * dtype or epilogue cuBLASLt cannot take: the caller uses another path). */
 kf_status rt_gemm_lt_map(const rt_gemm *g, rt_lt_map *out, char *why, size_t whysize);
+
+/* The product a fused matmul kernel describes (fuser/gemm_match.h), as a
+ * library description; allow_tf32 is the plan's kf_options.allow_tf32 (it
+ * applies to f32 operands only). Pure. */
+void rt_gemm_from_fuse(const fuse_gemm *f, bool allow_tf32, rt_gemm *out);
 
 /* The device pointers of one run. */
 typedef struct rt_gemm_args {

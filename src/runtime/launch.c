@@ -13,6 +13,7 @@
 
 #include "core/alloc.h"
 #include "runtime/cuda_graph.h"
+#include "runtime/lib_launch.h"
 #include "runtime/rt.h"
 #include "runtime/rt_plan.h"
 #include "runtime/rt_state.h"
@@ -345,6 +346,7 @@ kf_status rt_launch_one(rt_plan *plan, int i, CUstream stream, bool plain) {
   rt_launch *l = &plan->launches[i];
   const rt_driver *drv = plan->state->drv;
   if (l->grid == 0) return KF_OK; /* an empty tensor: nothing to do */
+  if (l->lib) return rt_lib_run(plan, l, stream);
   /* Unwatched, a launch pays this one check (docs/performance.md). */
   bool span = rt_spans_on();
   if (span) rt_nvtx_pushf("launch %s", l->entry);

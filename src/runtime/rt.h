@@ -13,6 +13,7 @@
 #include "fuser/occ_model.h"
 #include "fuser/plan.h"
 #include "runtime/driver.h"
+#include "runtime/gemm_lt.h"
 
 /* Streams in a context's pool; kf_options.streams is clamped to this. */
 #define RT_MAX_STREAMS 8
@@ -36,6 +37,10 @@ typedef struct rt_state {
   int pool_prio[RT_MAX_STREAMS];
   int n_pool;
   kf_device_info info;
+  /* cuBLASLt, for plans with library calls: created at the first such
+   * load (rt_lib_handle, lib_launch.h), under the context's lock. */
+  const rt_blaslt *lt;
+  cublasLtHandle_t lt_handle;
 } rt_state;
 
 /* ---- a plan's loaded state (rt_plan.c and friends) ----------------------- */
@@ -43,8 +48,9 @@ typedef struct rt_state {
 /* What the compiler hands the runtime per launch. */
 typedef struct rt_image {
   const cg_launch_src *src; /* entry, params, grid, block, smem */
-  const void *image;        /* CUBIN */
+  const void *image;        /* CUBIN; NULL for a library call (src->library) */
   size_t size;
+  int lib_cand;             /* a library call: the candidate to run (0: first) */
 } rt_image;
 
 /* Where a kernel parameter points. */
@@ -58,8 +64,19 @@ typedef struct rt_bind {
  * the fuser's occupancy policy reads). */
 typedef fuse_occ rt_occ;
 
+/* A launch that is a library call (cg_launch_src.library): the prepared
+ * product, which candidate runs, and where its operands are among the
+ * launch's bound pointers (rt_launch.args). */
+typedef struct rt_lib {
+  rt_gemm_lt p;
+  int cand;
+  int ia, ib, ibias, ic, id; /* indices into args; -1: absent */
+  CUdeviceptr held_ws;       /* graph mode: the workspace the child graph was captured with */
+} rt_lib;
+
 typedef struct rt_launch {
   char entry[64];
+  rt_lib *lib; /* a library call (no module, no function), or NULL */
   CUmodule mod;
   CUfunction fn;
   uint32_t grid, block, smem;

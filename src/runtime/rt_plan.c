@@ -10,6 +10,7 @@
 #include "codegen/program.h"
 #include "core/alloc.h"
 #include "core/knobs.h"
+#include "runtime/lib_launch.h"
 #include "runtime/occupancy.h"
 #include "runtime/rt.h"
 #include "runtime/rt_state.h"
@@ -39,6 +40,7 @@ static void release(struct rt_plan *rp) {
     for (int s = 0; s < RT_MAX_STREAMS; s++)
       if (rp->join_ev[s]) d->EventDestroy(rp->join_ev[s]);
     for (int i = 0; i < rp->n_launches; i++) {
+      rt_lib_free(&rp->launches[i]);
       if (rp->launches[i].done) d->EventDestroy(rp->launches[i].done);
       if (rp->launches[i].mod) d->ModuleUnload(rp->launches[i].mod);
     }
@@ -106,6 +108,22 @@ static bool pdl_allowed(const rt_state *rt) {
   return rt->info.cc_major >= 9 && rt->info.driver_version >= 12030;
 }
 
+/* A library call: its kernel's product prepared for cuBLASLt. Refused
+ * (no library, a shape it does not take) is KF_ERR_UNSUPPORTED with the
+ * reason: the pipeline takes the template path. */
+static kf_status load_library(rt_plan *rp, rt_state *rt, rt_launch *l, const rt_image *img) {
+  const fuse_plan *fp = rp->fuse;
+  int launch = (int)(l - rp->launches);
+  const fuse_kernel *k = &fp->kernels[fp->launches[launch].kernels[0]];
+  char err[256] = "";
+  if (!k->library)
+    return rt_plan_error(rp, KF_ERR_INTERNAL, "launch %s is not a library call", l->entry);
+  l->pdl = false;
+  kf_status st = rt_lib_prepare(rp, rt, l, k, img->lib_cand, err, sizeof err);
+  if (st != KF_OK) return rt_plan_error(rp, st, "%s: %s", l->entry, err);
+  return KF_OK;
+}
+
 static kf_status load_one(rt_plan *plan, rt_state *rt, rt_launch *l, const rt_image *img) {
   const rt_driver *d = rt->drv;
   const cg_launch_src *src = img->src;
@@ -124,6 +142,7 @@ static kf_status load_one(rt_plan *plan, rt_state *rt, rt_launch *l, const rt_im
   for (int p = 0; p < (src->packed_params ? 1 : src->n_params); p++) l->argv[p] = &l->args[p];
   kf_status st = bind_params(plan, l, src);
   if (st != KF_OK) return st;
+  if (src->library) return load_library(plan, rt, l, img);
   if (!img->image || !img->size)
     return rt_plan_error(plan, KF_ERR_UNSUPPORTED, "launch %s has no compiled image", l->entry);
   CUresult r = d->ModuleLoadData(&l->mod, img->image);
@@ -220,6 +239,7 @@ kf_status rt_plan_load_images(rt_plan *plan, const rt_image *images, int n) {
   rp->n_launches = rp->launches ? n : 0;
   for (int i = 0; i < n && st == KF_OK; i++) {
     st = load_one(plan, rt, &rp->launches[i], &images[i]);
+    if (images[i].src->library) continue; /* no kernel of ours to measure */
     if (st == KF_OK) st = rt_occupancy_measure(plan, i);
     if (st == KF_OK && images[i].src->persistent) fit_persistent(plan, rt, &rp->launches[i]);
     if (st == KF_OK && images[i].src->l2_prefetch) set_l2_prefetch(plan, rt, &rp->launches[i]);

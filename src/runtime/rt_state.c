@@ -134,11 +134,12 @@ kf_status rt_pool_streams(kf_ctx *ctx, rt_plan *plan, rt_state *rt, int n, CUstr
 void rt_state_destroy(struct rt_state *rt) {
   if (!rt) return;
   const rt_driver *d = rt->drv;
-  if (d && rt->n_pool) {
+  if (d && (rt->n_pool || rt->lt_handle)) {
     CUcontext cur = NULL;
     d->CtxGetCurrent(&cur);
     bool pushed = cur != rt->cuctx && d->CtxPushCurrent(rt->cuctx) == CUDA_SUCCESS;
     for (int i = 0; i < rt->n_pool; i++) d->StreamDestroy(rt->pool[i]);
+    if (rt->lt_handle) rt->lt->Destroy(rt->lt_handle);
     if (pushed) d->CtxPopCurrent(NULL);
   }
   if (d && rt->retained) d->DevicePrimaryCtxRelease(rt->dev);

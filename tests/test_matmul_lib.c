@@ -1,0 +1,487 @@
+/* test_matmul_lib.c - matrix products as library calls in plans: which
+ * fused epilogues map onto cuBLASLt's (fuse_gemm_match), the split into a
+ * library call and the next kernel, the mapping to rt_gemm, and the whole
+ * launch path (plain, streams, graph mode) on the fake driver and a fake
+ * cuBLASLt, with the template fallback when the library is absent or
+ * refuses a product. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check_main.h"
+#include "fake_blaslt.h"
+#include "fake_driver.h"
+#include "pipeline/pipeline.h"
+#include "runtime/lib_launch.h"
+#include "runtime/rt.h"
+
+static kf_ctx *ctx;
+static kf_graph *g;
+
+static void open_graph(void) {
+  ck_assert_int_eq(kf_ctx_create(&ctx), KF_OK);
+  ck_assert_int_eq(kf_graph_create(ctx, &g), KF_OK);
+}
+
+static void close_graph(void) {
+  kf_graph_destroy(g);
+  kf_ctx_destroy(ctx);
+  g = NULL, ctx = NULL;
+}
+
+static kf_value in2(const char *name, kf_dtype t, int64_t r, int64_t c) {
+  int64_t s[2] = {r, c};
+  return kf_input(g, name, t, 2, s);
+}
+
+static kf_value in1(const char *name, kf_dtype t, int64_t n) {
+  int64_t s[1] = {n};
+  return kf_input(g, name, t, 1, s);
+}
+
+/* The graph's plan with matmul kernels as library calls (or not). */
+static fuse_plan *plan_of(bool library) {
+  ck_assert_int_eq(kf_graph_status(g), KF_OK);
+  fuse_options fo;
+  fuse_options_default(&fo);
+  fo.matmul_library = library;
+  fo.library_ws_bytes = 1 << 20;
+  fuse_plan *fp = NULL;
+  char err[256];
+  kf_status st = fuse_plan_build(g, &fo, &fp, err, sizeof err);
+  ck_assert_msg(st == KF_OK, "%s", err);
+  return fp;
+}
+
+/* The one library kernel of fp. */
+static const fuse_kernel *library_kernel(const fuse_plan *fp) {
+  ck_assert_int_eq(fp->n_library, 1);
+  for (int i = 0; i < fp->n_kernels; i++)
+    if (fp->kernels[i].library) return &fp->kernels[i];
+  return NULL;
+}
+
+/* Each epilogue cuBLASLt computes lands in the one library kernel. */
+START_TEST(each_epilogue_maps) {
+  for (int c = 0; c < 9; c++) {
+    open_graph();
+    kf_dtype t = c == 3 || c == 7 ? KF_BF16 : KF_F32;
+    kf_value x = in2("x", t, 33, 64), w = in2("w", t, 64, 40), bias = in1("bias", t, 40);
+    kf_value r = in2("r", t, 33, 40);
+    kf_value mm = kf_matmul(g, x, w), y = mm;
+    switch (c) {
+      case 1:
+        y = kf_add(g, mm, bias);
+        break;
+      case 2:
+        y = kf_relu(g, kf_add(g, bias, mm));
+        break;
+      case 3:
+        y = kf_gelu_tanh(g, kf_add(g, mm, bias));
+        break;
+      case 4:
+        y = kf_mul(g, mm, kf_scalar(g, 0.5, t));
+        break;
+      case 5:
+        y = kf_add(g, mm, r);
+        break;
+      case 6:
+        y = kf_add(g, kf_mul(g, r, kf_scalar(g, 0.25, t)), mm);
+        break;
+      case 7:
+        y = kf_cast(g, kf_gelu_tanh(g, mm), KF_F32);
+        break;
+      case 8:
+        y = kf_relu(g, kf_add(g, kf_add(g, kf_mul(g, mm, kf_scalar(g, 2, t)), bias), r));
+        break;
+    }
+    kf_set_output(g, y);
+    fuse_plan *fp = plan_of(true);
+    ck_assert_msg(fp->n_kernels == 1, "case %d: %d kernels", c, fp->n_kernels);
+    const fuse_gemm *m = &library_kernel(fp)->gemm;
+    ck_assert_int_eq(m->a, x);
+    ck_assert_int_eq(m->b, w);
+    ck_assert_int_eq(m->out, y);
+    ck_assert_int_eq(m->m, 33);
+    ck_assert_int_eq(m->n, 40);
+    ck_assert_int_eq(m->k, 64);
+    ck_assert_int_eq(m->batch, 1);
+    ck_assert_int_eq(m->bias, c == 1 || c == 2 || c == 3 || c == 8 ? bias : -1);
+    ck_assert_int_eq(m->c, c == 5 || c == 6 || c == 8 ? r : -1);
+    ck_assert(m->beta == (c == 6 ? 0.25f : c == 5 || c == 8 ? 1.0f : 0.0f));
+    ck_assert(m->alpha == (c == 4 ? 0.5f : c == 8 ? 2.0f : 1.0f));
+    ck_assert_int_eq(m->act, c == 2 || c == 8   ? FUSE_GEMM_ACT_RELU
+                             : c == 3 || c == 7 ? FUSE_GEMM_ACT_GELU_TANH
+                                                : FUSE_GEMM_ACT_NONE);
+    ck_assert_int_eq(m->d_type, c == 7 ? KF_F32 : t);
+    ck_assert_int_eq(m->ab_type, t);
+    fuse_plan_free(fp);
+    close_graph();
+  }
+}
+END_TEST
+
+/* A transposed operand is read as a layout; a batch of products shares a
+ * weight (stride 0); a weight with a batch of its own has its stride. */
+START_TEST(layouts_and_batches_map) {
+  open_graph();
+  int64_t s3[3] = {8, 512, 768};
+  kf_value x = kf_input(g, "x", KF_BF16, 3, s3);
+  kf_value w = in2("w", KF_BF16, 1024, 768); /* PyTorch's [N, K] */
+  int perm[2] = {1, 0};
+  kf_value y = kf_matmul(g, x, kf_transpose(g, w, perm));
+  kf_set_output(g, y);
+  fuse_plan *fp = plan_of(true);
+  ck_assert_int_eq(fp->n_kernels, 1);
+  const fuse_gemm *m = &library_kernel(fp)->gemm;
+  ck_assert(m->b_trans && !m->a_trans);
+  ck_assert_int_eq(m->b, w);
+  ck_assert_int_eq(m->batch, 8);
+  ck_assert_int_eq(m->a_stride, 512 * 768);
+  ck_assert_int_eq(m->b_stride, 0);
+  ck_assert_int_eq(m->d_stride, 512 * 1024);
+  ck_assert_int_eq(m->n, 1024);
+  fuse_plan_free(fp);
+  /* Without the library the transpose stays a kernel of its own. */
+  fp = plan_of(false);
+  ck_assert_int_eq(fp->n_library, 0);
+  ck_assert_int_eq(fp->n_kernels, 2);
+  fuse_plan_free(fp);
+  close_graph();
+  /* Batch axes broadcast in part ([4,1] against [1,3]) do not map. */
+  open_graph();
+  int64_t sa[4] = {4, 1, 8, 16}, sb[4] = {1, 3, 16, 8};
+  kf_value a = kf_input(g, "a", KF_F32, 4, sa), b = kf_input(g, "b", KF_F32, 4, sb);
+  kf_set_output(g, kf_matmul(g, a, b));
+  fp = plan_of(true);
+  ck_assert_int_eq(fp->n_library, 0);
+  ck_assert_int_eq(fp->n_kernels, 1);
+  fuse_plan_free(fp);
+  close_graph();
+}
+END_TEST
+
+/* What cuBLASLt cannot do runs in the next kernel: the library call takes
+ * the product (and the prefix it can), a pointwise kernel the rest. */
+START_TEST(the_rest_is_the_next_kernel) {
+  for (int c = 0; c < 4; c++) {
+    open_graph();
+    kf_dtype t = KF_BF16;
+    kf_value x = in2("x", t, 64, 32), w = in2("w", t, 32, 48), bias = in1("bias", t, 48);
+    kf_value mm = kf_matmul(g, x, w), y, lib_out = mm;
+    if (c == 0) y = kf_silu(g, mm);
+    /* the erf form: its bias goes with it into the next kernel, which
+     * reads the product anyway */
+    if (c == 1) y = kf_gelu(g, kf_add(g, mm, bias));
+    /* alpha with a 16-bit epilogue would round twice: alpha alone maps */
+    if (c == 2) {
+      kf_value half = kf_scalar(g, 0.5, t), sc = kf_mul(g, mm, half), sb = kf_add(g, sc, bias);
+      y = kf_gelu_tanh(g, sb);
+      int32_t nodes[5] = {mm, half, sc, sb, y};
+      uint8_t is_out[5] = {0, 0, 0, 0, 1};
+      fuse_gemm gm;
+      char why[160] = "";
+      ck_assert(!fuse_gemm_match(g, nodes, is_out, 5, &gm, why, sizeof why));
+      ck_assert_ptr_nonnull(strstr(why, "alpha"));
+      is_out[4] = 0, is_out[2] = 1; /* the scaled product alone maps */
+      ck_assert(fuse_gemm_match(g, nodes, is_out, 3, &gm, why, sizeof why));
+      ck_assert(gm.alpha == 0.5f && gm.out == sc);
+    }
+    if (c == 3) { /* two outputs: the product and its activation */
+      y = kf_relu(g, mm);
+      kf_set_output(g, mm);
+    }
+    kf_set_output(g, y);
+    fuse_plan *fp = plan_of(true);
+    ck_assert_msg(fp->n_kernels == 2, "case %d: %d kernels", c, fp->n_kernels);
+    const fuse_kernel *k = library_kernel(fp);
+    ck_assert_int_eq(k->gemm.out, lib_out);
+    ck_assert_int_eq(k->n_outputs, 1);
+    const fuse_kernel *next = &fp->kernels[k->id == 0 ? 1 : 0];
+    ck_assert_int_eq(next->kind, FK_POINTWISE);
+    ck_assert_int_eq(next->inputs[0] == lib_out || next->inputs[1] == lib_out, 1);
+    ck_assert_int_eq(fp->n_launches, 2);
+    /* the library's workspace after the values' */
+    ck_assert_int_ge(fp->library_ws_offset, 0);
+    ck_assert_int_eq(fp->workspace_bytes, fp->library_ws_offset + (1 << 20));
+    bool logged = false;
+    for (int i = 0; i < fp->n_decisions; i++)
+      logged = logged || strcmp(fp->decisions[i].rule, "library-epilogue") == 0;
+    ck_assert_msg(logged || c == 3, "case %d: no library-epilogue decision", c);
+    fuse_plan_free(fp);
+    close_graph();
+  }
+}
+END_TEST
+
+/* The SwiGLU example: three library calls, the gate's silu and the
+ * product of the two projections in one pointwise kernel. */
+START_TEST(mlp_silu_plans_onto_the_library) {
+  ck_assert_int_eq(kf_ctx_create(&ctx), KF_OK);
+  ck_assert_int_eq(kf_graph_load_yaml(ctx, KFUSE_SOURCE_DIR "/examples/graphs/mlp_silu.yaml", &g),
+                   KF_OK);
+  fuse_plan *fp = plan_of(true);
+  ck_assert_int_eq(fp->n_library, 3);
+  ck_assert_int_eq(fp->n_kernels, 4);
+  int pw = 0;
+  for (int i = 0; i < fp->n_kernels; i++) {
+    pw += fp->kernels[i].kind == FK_POINTWISE;
+    ck_assert(fp->kernels[i].kind != FK_MATMUL || fp->kernels[i].library);
+  }
+  ck_assert_int_eq(pw, 1);
+  for (int i = 0; i < fp->n_launches; i++)
+    ck_assert_int_eq(fp->launches[i].n_kernels, 1); /* library calls are never packed */
+  char *text = fuse_plan_text(fp);
+  ck_assert_ptr_nonnull(strstr(text, "a library call"));
+  free(text);
+  fuse_plan_free(fp);
+  close_graph();
+}
+END_TEST
+
+/* The fused description to the library's: every field carried over; TF32
+ * only for f32 operands and only when asked. */
+START_TEST(fuse_gemm_to_rt_gemm) {
+  fuse_gemm f = {.mm = 3,
+                 .a = 0,
+                 .b = 1,
+                 .a_trans = true,
+                 .b_trans = false,
+                 .bias = 2,
+                 .c = 4,
+                 .alpha = 2,
+                 .beta = 0.5f,
+                 .act = FUSE_GEMM_ACT_GELU_TANH,
+                 .out = 5,
+                 .ab_type = KF_F32,
+                 .d_type = KF_F32,
+                 .batch = 3,
+                 .m = 7,
+                 .n = 9,
+                 .k = 11,
+                 .a_stride = 77,
+                 .b_stride = 0,
+                 .d_stride = 63};
+  rt_gemm r;
+  rt_gemm_from_fuse(&f, true, &r);
+  ck_assert(r.a_trans && !r.b_trans && r.bias && r.allow_tf32);
+  ck_assert_int_eq(r.act, RT_GEMM_ACT_GELU_TANH);
+  ck_assert(r.alpha == 2 && r.beta == 0.5f);
+  ck_assert_int_eq(r.batch, 3);
+  ck_assert_int_eq(r.a_stride, 77);
+  ck_assert_int_eq(r.d_stride, 63);
+  rt_gemm_from_fuse(&f, false, &r);
+  ck_assert(!r.allow_tf32);
+  f.ab_type = KF_BF16, f.c = -1, f.bias = -1, f.act = FUSE_GEMM_ACT_RELU;
+  rt_gemm_from_fuse(&f, true, &r);
+  ck_assert(!r.allow_tf32 && !r.bias && r.beta == 0);
+  ck_assert_int_eq(r.act, RT_GEMM_ACT_RELU);
+  rt_lt_map map;
+  char why[128];
+  ck_assert_int_eq(rt_gemm_lt_map(&r, &map, why, sizeof why), KF_OK);
+  ck_assert_int_eq(map.epilogue, CUBLASLT_EPILOGUE_RELU);
+}
+END_TEST
+
+/* ---- the launch path on the fake driver and the fake library ------------ */
+
+#define DEV ((CUdeviceptr)0x300000000ull)
+#define M 64
+#define K 32
+#define NN 48
+
+static kf_plan *plan;
+static kf_tensor tin[3], tout[1];
+
+/* silu(x @ w + bias), f32: a library call (the product) and a pointwise
+ * kernel (bias and silu: that kernel reads the product anyway). */
+static void open_plan(kf_run_mode mode) {
+  rt_fake_reset();
+  rt_driver_override(rt_fake_driver());
+  rt_fake_add_device_range(DEV, 1 << 24);
+  open_graph();
+  kf_value x = in2("x", KF_F32, M, K), w = in2("w", KF_F32, K, NN), b = in1("bias", KF_F32, NN);
+  kf_value y = kf_silu(g, kf_add(g, kf_matmul(g, x, w), b));
+  kf_set_name(g, y, "y");
+  kf_set_output(g, y);
+  kf_options o;
+  kf_options_init(&o);
+  o.mode = mode;
+  ck_assert_int_eq(kf_plan_create(ctx, g, &o, &plan), KF_OK);
+  tin[0] = (kf_tensor){(void *)(uintptr_t)DEV, KF_F32, 2, {M, K}};
+  tin[1] = (kf_tensor){(void *)(uintptr_t)(DEV + 0x10000), KF_F32, 2, {K, NN}};
+  tin[2] = (kf_tensor){(void *)(uintptr_t)(DEV + 0x20000), KF_F32, 1, {NN}};
+  tout[0] = (kf_tensor){(void *)(uintptr_t)(DEV + 0x30000), KF_F32, 2, {M, NN}};
+}
+
+static void close_plan(void) {
+  kf_plan_destroy(plan);
+  plan = NULL;
+  close_graph();
+  ck_assert_int_eq(flt.handles, 0);
+  ck_assert_int_eq(flt.descs, 0);
+  ck_assert_int_eq(flt.layouts, 0);
+  ck_assert_int_eq(flt.prefs, 0);
+  ck_assert_msg(rt_fake_live_objects() == 0, "%d fake objects leaked", rt_fake_live_objects());
+  ck_assert_uint_eq(rt_fake_bytes_allocated(), 0);
+  rt_driver_override(NULL);
+  rt_blaslt_override(NULL);
+  rt_fake_reset();
+}
+
+static kf_status run(void *stream) {
+  return kf_plan_run(plan, tin, 3, tout, 1, stream);
+}
+
+/* The call's pointers: the caller's operands and bias, the product into
+ * the workspace, the library's workspace after the values'. */
+static void check_call(void) {
+  const struct rt_plan *rp = plan->rt;
+  ck_assert_ptr_eq(flt.a, tin[0].data);
+  ck_assert_ptr_eq(flt.b, tin[1].data);
+  ck_assert_ptr_null(flt.bias);
+  ck_assert_uint_eq((uintptr_t)flt.ws, rp->ws + (CUdeviceptr)plan->fuse->library_ws_offset);
+  ck_assert_uint_eq(flt.ws_size, RT_LIB_WS_BYTES);
+  ck_assert_uint_ge((uintptr_t)flt.d, rp->ws);
+  ck_assert_uint_lt((uintptr_t)flt.d, rp->ws + (CUdeviceptr)plan->fuse->library_ws_offset);
+  ck_assert_uint_eq(flt.epilogue, CUBLASLT_EPILOGUE_DEFAULT);
+  ck_assert_int_eq(flt.compute, CUBLAS_COMPUTE_32F); /* f32 at full precision */
+}
+
+START_TEST(plain_and_streams_modes_call_the_library) {
+  for (int mode = 0; mode < 2; mode++) {
+    flt_install();
+    open_plan(mode ? KF_MODE_STREAMS : KF_MODE_PLAIN);
+    ck_assert_int_eq(plan->fuse->n_library, 1);
+    ck_assert_int_eq(kf_plan_load(plan), KF_OK);
+    int timed = flt.matmuls; /* the choice's timing at load (none when cached) */
+    int base = rt_fake_count();
+    ck_assert_int_eq(run((void *)0x77), KF_OK);
+    ck_assert_int_eq(flt.matmuls, timed + 1);
+    check_call();
+    if (mode == 0) ck_assert_ptr_eq(flt.stream, (void *)0x77);
+    /* then the silu kernel, after the call in the stream's order */
+    ck_assert_int_ge(rt_fake_find(base, "LaunchKernel", "pointwise"), 0);
+    ck_assert_int_eq(rt_fake_find(base, "LaunchKernel", "matmul"), -1);
+    ck_assert_int_eq(run((void *)0x77), KF_OK);
+    ck_assert_int_eq(flt.matmuls, timed + 2);
+    close_plan();
+  }
+}
+END_TEST
+
+/* Graph mode: the call is captured on a side stream into a child graph
+ * node; a replay with the same tensors captures nothing; new addresses
+ * capture it again. */
+START_TEST(graph_mode_captures_a_child_graph) {
+  flt_install();
+  open_plan(KF_MODE_GRAPH);
+  ck_assert_int_eq(kf_plan_load(plan), KF_OK);
+  int timed = flt.matmuls, base = rt_fake_count();
+  ck_assert_int_eq(run(NULL), KF_OK);
+  ck_assert_int_eq(flt.matmuls, timed + 1); /* during the capture */
+  check_call();
+  ck_assert_ptr_ne(flt.stream, NULL); /* the side stream, not the caller's */
+  int begin = rt_fake_find(base, "StreamBeginCapture", "");
+  ck_assert_int_ge(begin, 0);
+  ck_assert_int_gt(rt_fake_find(begin, "StreamEndCapture", ""), begin);
+  ck_assert_int_ge(rt_fake_find(base, "GraphAddChildGraphNode", ""), 0);
+  ck_assert_int_ge(rt_fake_find(base, "GraphAddKernelNode", "deps=n"), 0); /* silu after it */
+  ck_assert_int_eq(rt_fake_count_prefix("GraphLaunch"), 1);
+  ck_assert_int_eq(run(NULL), KF_OK);
+  ck_assert_int_eq(flt.matmuls, timed + 1);
+  ck_assert_int_eq(rt_fake_count_prefix("StreamBeginCapture"), 1);
+  ck_assert_int_eq(rt_fake_count_prefix("GraphLaunch"), 2);
+  tin[0].data = (void *)(uintptr_t)(DEV + 0x40000);
+  ck_assert_int_eq(run(NULL), KF_OK);
+  ck_assert_int_eq(flt.matmuls, timed + 2);
+  ck_assert_ptr_eq(flt.a, tin[0].data);
+  ck_assert_int_eq(rt_fake_count_prefix("StreamBeginCapture"), 2);
+  close_plan();
+}
+END_TEST
+
+/* No library, or one that takes no algorithm for the product: the load
+ * plans the matmul as a template kernel, with one log line, and runs. */
+START_TEST(fallback_to_the_template) {
+  for (int c = 0; c < 2; c++) {
+    flt_install();
+    flt.refuse_create = c == 0;
+    flt.refuse_heuristic = c == 1;
+    open_plan(KF_MODE_PLAIN);
+    ck_assert_int_eq(plan->fuse->n_library, 1);
+    ck_assert_int_eq(kf_plan_load(plan), KF_OK);
+    ck_assert_int_eq(plan->fuse->n_library, 0);
+    ck_assert_int_eq(run(NULL), KF_OK);
+    ck_assert_int_eq(flt.matmuls, 0);
+    ck_assert_int_ge(rt_fake_find(0, "LaunchKernel", "matmul"), 0);
+    close_plan();
+  }
+}
+END_TEST
+
+/* The choice is timed at the first load (each candidate, the library plan,
+ * the template plan), logged with the times, and kept in the disk cache:
+ * the same graph's next load times nothing. */
+START_TEST(choice_is_timed_once_and_cached) {
+  char dir[64] = "/tmp/kfuse-mmlib-XXXXXX";
+  ck_assert_ptr_nonnull(mkdtemp(dir));
+  kt_setenv("KFUSE_CACHE_DIR", dir, 1);
+  for (int round = 0; round < 2; round++) {
+    flt_install();
+    open_plan(KF_MODE_PLAIN);
+    ck_assert_int_eq(kf_plan_load(plan), KF_OK);
+    ck_assert_int_eq(plan->fuse->n_library, 1); /* the fake's times tie: the library */
+    char *text = kf_plan_describe(plan, KF_FORMAT_TEXT);
+    ck_assert_ptr_nonnull(strstr(text, "matmul-choice"));
+    ck_assert_msg(strstr(text, "; template 0.200 ms: library"), "%s", text); /* 1 ms / 5 runs */
+    if (round == 0) {
+      ck_assert_int_gt(flt.matmuls, 0);
+      ck_assert_ptr_null(strstr(text, "(cached)"));
+    } else {
+      ck_assert_int_eq(flt.matmuls, 0);
+      ck_assert_ptr_nonnull(strstr(text, "library (cached)"));
+    }
+    kf_free(text);
+    text = kf_plan_describe(plan, KF_FORMAT_JSON);
+    ck_assert_ptr_nonnull(strstr(text, "matmul-choice"));
+    kf_free(text);
+    close_plan();
+  }
+  char cmd[128];
+  snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+  ck_assert_int_eq(system(cmd), 0);
+  kt_unsetenv("KFUSE_CACHE_DIR");
+}
+END_TEST
+
+/* KFUSE_MATMUL=template plans template kernels from the start. */
+START_TEST(knob_forces_the_template) {
+  kt_setenv("KFUSE_MATMUL", "template", 1);
+  flt_install();
+  open_plan(KF_MODE_PLAIN);
+  ck_assert_int_eq(plan->fuse->n_library, 0);
+  close_plan();
+  kt_unsetenv("KFUSE_MATMUL");
+}
+END_TEST
+
+static Suite *make_suite(void) {
+  Suite *s = suite_create("matmul_lib");
+  TCase *tc = tcase_create("match");
+  tcase_add_test(tc, each_epilogue_maps);
+  tcase_add_test(tc, layouts_and_batches_map);
+  tcase_add_test(tc, the_rest_is_the_next_kernel);
+  tcase_add_test(tc, mlp_silu_plans_onto_the_library);
+  tcase_add_test(tc, fuse_gemm_to_rt_gemm);
+  suite_add_tcase(s, tc);
+  TCase *run_tc = tcase_create("launch");
+  tcase_set_timeout(run_tc, 60); /* NVRTC compiles the pointwise kernels */
+  tcase_add_test(run_tc, plain_and_streams_modes_call_the_library);
+  tcase_add_test(run_tc, graph_mode_captures_a_child_graph);
+  tcase_add_test(run_tc, fallback_to_the_template);
+  tcase_add_test(run_tc, choice_is_timed_once_and_cached);
+  tcase_add_test(run_tc, knob_forces_the_template);
+  suite_add_tcase(s, run_tc);
+  return s;
+}
