@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include "fuser/fuse.h"
 #include "fuser/plan.h"
 #include "kfuse.h"
 

@@ -14,6 +14,7 @@
 
 #include "check_main.h"
 #include "runtime/cache.h"
+#include "runtime/cache_state.h"
 
 /* top: the mkdtemp folder; dir: the cache folder inside it (not created,
  * so the cache must create it). */

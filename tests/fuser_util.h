@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fuser/plan.h"
+#include "fuser/fuse.h"
 #include "kfuse.h"
 
 /* ---- planning ------------------------------------------------------------ */
@@ -37,7 +37,9 @@ static inline uint32_t fz_next(fz_rng *r) {
   r->s = r->s * 6364136223846793005ull + 1442695040888963407ull;
   return (uint32_t)(r->s >> 33);
 }
-static inline int fz_pick(fz_rng *r, int n) { return (int)(fz_next(r) % (uint32_t)n); }
+static inline int fz_pick(fz_rng *r, int n) {
+  return (int)(fz_next(r) % (uint32_t)n);
+}
 
 /* Whether shapes of a and b broadcast (NumPy rules). */
 static inline bool fz_bcast_ok(const kf_graph *g, kf_value a, kf_value b) {
@@ -52,7 +54,9 @@ static inline bool fz_bcast_ok(const kf_graph *g, kf_value a, kf_value b) {
   return true;
 }
 
-static inline kf_value fz_any(fz_rng *r, kf_value *vals, int n) { return vals[fz_pick(r, n)]; }
+static inline kf_value fz_any(fz_rng *r, kf_value *vals, int n) {
+  return vals[fz_pick(r, n)];
+}
 
 /* One random op on the values made so far; KF_NONE when it did not fit. */
 static inline kf_value fz_op(fz_rng *r, kf_graph *g, kf_value *vals, int n) {
@@ -60,19 +64,31 @@ static inline kf_value fz_op(fz_rng *r, kf_graph *g, kf_value *vals, int n) {
   int ra = kf_value_rank(g, a);
   int last = -1, first = 0;
   switch (fz_pick(r, 16)) {
-    case 0: return kf_exp(g, kf_neg(g, kf_abs(g, a)));
-    case 1: return kf_tanh(g, a);
-    case 2: return kf_relu(g, a);
+    case 0:
+      return kf_exp(g, kf_neg(g, kf_abs(g, a)));
+    case 1:
+      return kf_tanh(g, a);
+    case 2:
+      return kf_relu(g, a);
     case 3:
-    case 4: return fz_bcast_ok(g, a, b) ? kf_add(g, a, b) : kf_mul(g, a, kf_scalar(g, 2, KF_F32));
-    case 5: return fz_bcast_ok(g, a, b) ? kf_maximum(g, a, b) : kf_sigmoid(g, a);
-    case 6: return ra >= 1 ? kf_sum(g, a, 1, &last, fz_pick(r, 2)) : KF_NONE;
-    case 7: return ra >= 1 ? kf_max(g, a, 1, &last, true) : KF_NONE;
-    case 8: return ra >= 2 ? kf_mean(g, a, 1, &first, fz_pick(r, 2)) : KF_NONE;
-    case 9: return ra >= 1 ? kf_sum(g, a, 0, NULL, false) : KF_NONE;
-    case 10: return ra >= 1 ? kf_softmax(g, a, -1) : KF_NONE;
-    case 11: return ra >= 1 ? kf_rmsnorm(g, a, KF_NONE, 1e-6) : KF_NONE;
-    case 12: return ra >= 1 ? kf_layernorm(g, a, KF_NONE, KF_NONE, 1e-5) : KF_NONE;
+    case 4:
+      return fz_bcast_ok(g, a, b) ? kf_add(g, a, b) : kf_mul(g, a, kf_scalar(g, 2, KF_F32));
+    case 5:
+      return fz_bcast_ok(g, a, b) ? kf_maximum(g, a, b) : kf_sigmoid(g, a);
+    case 6:
+      return ra >= 1 ? kf_sum(g, a, 1, &last, fz_pick(r, 2)) : KF_NONE;
+    case 7:
+      return ra >= 1 ? kf_max(g, a, 1, &last, true) : KF_NONE;
+    case 8:
+      return ra >= 2 ? kf_mean(g, a, 1, &first, fz_pick(r, 2)) : KF_NONE;
+    case 9:
+      return ra >= 1 ? kf_sum(g, a, 0, NULL, false) : KF_NONE;
+    case 10:
+      return ra >= 1 ? kf_softmax(g, a, -1) : KF_NONE;
+    case 11:
+      return ra >= 1 ? kf_rmsnorm(g, a, KF_NONE, 1e-6) : KF_NONE;
+    case 12:
+      return ra >= 1 ? kf_layernorm(g, a, KF_NONE, KF_NONE, 1e-5) : KF_NONE;
     case 13: {
       int perm[2] = {1, 0};
       return ra == 2 ? kf_transpose(g, a, perm) : KF_NONE;
@@ -148,7 +164,8 @@ static inline bool fz_check_plan(const kf_graph *g, const fuse_plan *p, char *wh
     }
     for (int32_t i = 0; i < K->n_nodes && ok; i++) {
       int32_t v = K->nodes[i];
-      if (i > 0 && K->nodes[i - 1] >= v) snprintf(why, n, "%s: nodes not ascending", K->name), ok = false;
+      if (i > 0 && K->nodes[i - 1] >= v)
+        snprintf(why, n, "%s: nodes not ascending", K->name), ok = false;
       if (!K->recomputed[i]) {
         homes[v]++;
         if (p->kernel_of[v] != k) snprintf(why, n, "kernel_of[%d] wrong", v), ok = false;
@@ -162,7 +179,8 @@ static inline bool fz_check_plan(const kf_graph *g, const fuse_plan *p, char *wh
         int32_t u = nd->args[a];
         if (!fz_in_list(K->nodes, K->n_nodes, u) && g->nodes[u].op != IR_OP_CONST &&
             !fz_in_list(K->inputs, K->n_inputs, u))
-          snprintf(why, n, "%s: operand %d of %d is not available", K->name, u, K->nodes[i]), ok = false;
+          snprintf(why, n, "%s: operand %d of %d is not available", K->name, u, K->nodes[i]),
+              ok = false;
       }
     }
     for (int32_t i = 0; i < K->n_inputs && ok; i++) {
@@ -174,7 +192,8 @@ static inline bool fz_check_plan(const kf_graph *g, const fuse_plan *p, char *wh
         snprintf(why, n, "%s reads %d which no kernel writes", K->name, u), ok = false;
       else if (p->kernels[pk].launch >= K->launch)
         snprintf(why, n, "%s (launch %d) reads from launch %d", K->name, K->launch,
-                 p->kernels[pk].launch), ok = false;
+                 p->kernels[pk].launch),
+            ok = false;
     }
     char w[256];
     if (ok && !fuse_kernel_legal(p, k, w, sizeof w)) snprintf(why, n, "illegal: %s", w), ok = false;
@@ -183,7 +202,8 @@ static inline bool fz_check_plan(const kf_graph *g, const fuse_plan *p, char *wh
   for (int v = nn - 1; v >= 0 && ok; v--) {
     const char *op = kf_value_op(g, v);
     bool src = strcmp(op, "input") == 0 || strcmp(op, "const") == 0;
-    if (homes[v] > 1) snprintf(why, n, "node %d computed at home %d times", v, homes[v]), ok = false;
+    if (homes[v] > 1)
+      snprintf(why, n, "node %d computed at home %d times", v, homes[v]), ok = false;
     if (!src && homes[v] == 0 && p->kernel_of[v] != -1)
       snprintf(why, n, "node %d has a kernel but no home", v), ok = false;
   }

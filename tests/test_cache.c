@@ -16,6 +16,9 @@
 #include <unistd.h>
 
 #include "cache_util.h"
+#include "runtime/cache_disk.h"
+#include "runtime/cache_mem.h"
+#include "runtime/cache_state.h"
 
 /* ---- fixtures ------------------------------------------------------------ */
 

@@ -22,6 +22,8 @@
 #include "ir/graph_blob.h"
 #include "ir/ir.h"
 #include "runtime/cache.h"
+#include "runtime/cache_disk.h"
+#include "runtime/cache_state.h"
 
 /* A uid no one here uses, for foreign owners and an unprivileged child. */
 #define OTHER_UID 54321

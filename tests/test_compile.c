@@ -15,6 +15,7 @@
 #include "check_main.h"
 #include "codegen/program.h"
 #include "runtime/cache.h"
+#include "runtime/cache_disk.h"
 #include "runtime/compile.h"
 
 static char dir[300], top[256];

@@ -5,6 +5,7 @@
 #include <math.h>
 
 #include "check_main.h"
+#include "fuser/fuse.h"
 #include "fuser_util.h"
 
 static int64_t S2[2] = {8192, 8192}, S1[1] = {8192};
@@ -107,7 +108,10 @@ START_TEST(pointwise_chain_one_kernel) {
   int64_t n = 4096;
   kf_value x = kf_input(g, "x", KF_F32, 1, &n), y = kf_input(g, "y", KF_F32, 1, &n);
   kf_value v = x;
-  for (int i = 0; i < 64; i++) v = i % 3 == 0 ? kf_add(g, v, y) : i % 3 == 1 ? kf_tanh(g, v) : kf_mul(g, v, kf_scalar(g, 0.5, KF_F32));
+  for (int i = 0; i < 64; i++)
+    v = i % 3 == 0   ? kf_add(g, v, y)
+        : i % 3 == 1 ? kf_tanh(g, v)
+                     : kf_mul(g, v, kf_scalar(g, 0.5, KF_F32));
   kf_set_output(g, v);
   one_kernel(g, FK_POINTWISE);
 }
@@ -310,16 +314,19 @@ static char *summary(const fuse_plan *p) {
   size_t cap = 1 << 20, len = 0;
   char *s = malloc(cap);
   char b[64];
-  len += (size_t)snprintf(s + len, cap - len, "launches %d kernels %d\n", p->n_launches, p->n_kernels);
+  len +=
+      (size_t)snprintf(s + len, cap - len, "launches %d kernels %d\n", p->n_launches, p->n_kernels);
   for (int k = 0; k < p->n_kernels && len < cap - 256; k++) {
     const fuse_kernel *K = &p->kernels[k];
     len += (size_t)snprintf(s + len, cap - len, "L%d %s:", K->launch, fuse_kind_name(K->kind));
     for (int i = 0; i < K->n_nodes && len < cap - 128; i++)
-      len += (size_t)snprintf(s + len, cap - len, " %s%s", fuse_value_label(p->graph, K->nodes[i], b, sizeof b),
+      len += (size_t)snprintf(s + len, cap - len, " %s%s",
+                              fuse_value_label(p->graph, K->nodes[i], b, sizeof b),
                               K->recomputed[i] ? "*" : "");
     len += (size_t)snprintf(s + len, cap - len, " ->");
     for (int i = 0; i < K->n_outputs && len < cap - 128; i++)
-      len += (size_t)snprintf(s + len, cap - len, " %s", fuse_value_label(p->graph, K->outputs[i], b, sizeof b));
+      len += (size_t)snprintf(s + len, cap - len, " %s",
+                              fuse_value_label(p->graph, K->outputs[i], b, sizeof b));
     len += (size_t)snprintf(s + len, cap - len, "\n");
   }
   return s;
@@ -339,10 +346,10 @@ static char *read_all(const char *path) {
 }
 
 static const char *const examples[] = {
-    "adam_step", "add_rmsnorm", "attention", "axpby_many", "bias_gelu", "broadcast",
-    "casts_clamp", "column_stats", "compare_where", "cross_entropy", "horizontal",
-    "integer_ops", "layernorm", "mlp_silu", "pointwise_chain", "rmsnorm_residual", "softmax",
-    "transpose_reshape"};
+    "adam_step",        "add_rmsnorm", "attention",        "axpby_many",    "bias_gelu",
+    "broadcast",        "casts_clamp", "column_stats",     "compare_where", "cross_entropy",
+    "horizontal",       "integer_ops", "layernorm",        "mlp_silu",      "pointwise_chain",
+    "rmsnorm_residual", "softmax",     "transpose_reshape"};
 
 START_TEST(golden_plans) {
   kf_ctx *ctx;
@@ -367,7 +374,8 @@ START_TEST(golden_plans) {
     } else {
       char *want = read_all(gpath);
       ck_assert_msg(want != NULL, "missing %s (KFUSE_UPDATE_GOLDEN=1 writes it)", gpath);
-      ck_assert_msg(strcmp(got, want) == 0, "%s: plan changed:\n--- want\n%s--- got\n%s", examples[i], want, got);
+      ck_assert_msg(strcmp(got, want) == 0, "%s: plan changed:\n--- want\n%s--- got\n%s",
+                    examples[i], want, got);
       free(want);
     }
     free(got);

@@ -2,6 +2,7 @@
  * seeded random graphs: every node in one home kernel, kernels legal and
  * acyclic, launches in dependency order, no overlapping live workspace. */
 #include "check_main.h"
+#include "fuser/fuse.h"
 #include "fuser_util.h"
 
 static void check_seed(uint64_t seed, int n_ops, bool fusion, bool horizontal, int max_nodes) {
@@ -40,7 +41,8 @@ static void check_seed(uint64_t seed, int n_ops, bool fusion, bool horizontal, i
 }
 
 START_TEST(random_graphs_fused) {
-  for (uint64_t seed = 0; seed < 2500; seed++) check_seed(seed, 4 + (int)(seed % 30), true, true, 0);
+  for (uint64_t seed = 0; seed < 2500; seed++)
+    check_seed(seed, 4 + (int)(seed % 30), true, true, 0);
 }
 END_TEST
 

@@ -9,12 +9,13 @@
 #include <string.h>
 
 #include "check_main.h"
-#include "fake_driver.h"
 #include "codegen/cg_internal.h"
 #include "codegen/codegen.h"
-#include "pipeline/pipeline.h"
+#include "fake_driver.h"
+#include "fuser/fuse.h"
 #include "fuser/plan.h"
 #include "kfuse.h"
+#include "pipeline/pipeline.h"
 #include "runtime/driver.h"
 #include "runtime/rt.h"
 
@@ -31,8 +32,8 @@ static kf_graph *updates(kf_ctx *ctx, int n, int extra, int64_t *sizes) {
     if (sizes) sizes[i] = s[0];
     kf_value x = kf_input(g, nx, KF_F32, 1, s);
     kf_value y = kf_input(g, ny, KF_F32, 1, s);
-    kf_value o = kf_add(g, kf_mul(g, x, kf_scalar(g, 0.9, KF_F32)),
-                        kf_mul(g, y, kf_scalar(g, 0.1, KF_F32)));
+    kf_value o =
+        kf_add(g, kf_mul(g, x, kf_scalar(g, 0.9, KF_F32)), kf_mul(g, y, kf_scalar(g, 0.1, KF_F32)));
     kf_set_output(g, o);
   }
   for (int i = 0; i < extra; i++) {

@@ -7,12 +7,13 @@
 #include <string.h>
 
 #include "check_main.h"
-#include "fake_driver.h"
 #include "codegen/program.h"
 #include "core/knobs.h"
+#include "fake_driver.h"
 #include "kfuse.h"
 #include "pipeline/pipeline.h"
 #include "runtime/cache.h"
+#include "runtime/cache_state.h"
 #include "runtime/driver.h"
 
 static char logged[8][512];

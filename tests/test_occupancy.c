@@ -14,8 +14,9 @@
 
 #include "check_main.h"
 #include "fake_driver.h"
-#include "pipeline/pipeline.h"
+#include "fuser/fuse.h"
 #include "fuser_util.h"
+#include "pipeline/pipeline.h"
 #include "runtime/rt.h"
 
 #define N 4096

@@ -8,6 +8,7 @@
 
 #include "check_main.h"
 #include "codegen/codegen.h"
+#include "fuser/fuse.h"
 #include "fuser/legal.h"
 #include "fuser/plan.h"
 #include "fuser/recompute.h"

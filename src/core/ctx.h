@@ -1,25 +1,15 @@
-/* ctx.h - the context: last error, logging, and slots for the per-module
+/* ctx.h - the context: last error, log levels (core/log.h), and slots for the per-module
  * state that upper layers hang on it (src/pipeline/context.c creates it). */
 #ifndef KF_CORE_CTX_H
 #define KF_CORE_CTX_H
 
 #include <pthread.h>
-#include <stdatomic.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stddef.h>
 
+#include "core/log.h"
 #include "kfuse.h"
-
-/* Log components; KFUSE_LOG sets a level for each ("fuse=debug,cache=info")
- * or for all ("warn"). */
-typedef enum core_component {
-  LOG_IR,
-  LOG_FUSE,
-  LOG_CODEGEN,
-  LOG_CACHE,
-  LOG_RUNTIME,
-  LOG_COMPONENT_COUNT
-} core_component;
 
 /* Opaque slots for the state that upper layers hang on a context (the
  * runtime's driver state and caches); core never looks inside them, and
@@ -48,14 +38,5 @@ kf_status core_verror(kf_ctx *ctx, kf_status st, const char *fmt, va_list ap)
  * message, such as a plan's). */
 kf_status core_error_buf(kf_ctx *ctx, char *buf, size_t size, kf_status st, const char *fmt, ...)
     __attribute__((format(printf, 5, 6)));
-
-/* Logs a line if the component's level admits it. ctx may be NULL (then
- * KFUSE_LOG and the stderr logger decide). Thread-safe. */
-void core_log(kf_ctx *ctx, kf_log_level level, core_component comp, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-/* Whether a line at this level would be logged (to skip expensive formatting). */
-bool core_log_enabled(const kf_ctx *ctx, kf_log_level level, core_component comp);
-/* Parses a KFUSE_LOG string into levels; unknown words are ignored. */
-void core_log_parse(const char *spec, kf_log_level levels[LOG_COMPONENT_COUNT]);
 
 #endif

@@ -1,5 +1,7 @@
 /* log.c - leveled, per-component logging through the context's callback,
  * or to stderr; never to stdout. */
+#include "core/log.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -7,8 +9,8 @@
 #include "core/ctx.h"
 #include "core/knobs.h"
 
-static const char *const component_names[LOG_COMPONENT_COUNT] = {
-    "ir", "fuse", "codegen", "cache", "runtime"};
+static const char *const component_names[LOG_COMPONENT_COUNT] = {"ir", "fuse", "codegen", "cache",
+                                                                 "runtime"};
 static const char *const level_names[] = {"error", "warn", "info", "debug"};
 
 static int parse_level(const char *s, size_t n) {

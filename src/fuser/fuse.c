@@ -1,5 +1,7 @@
 /* fuse.c - the fusion pass's front door: options, the passes in order
  * (vertical fusion -> kernels -> launches -> buffers), freeing. */
+#include "fuser/fuse.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

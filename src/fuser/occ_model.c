@@ -8,6 +8,7 @@
 
 #include "core/alloc.h"
 #include "fuser/decide.h"
+#include "fuser/fuse.h"
 
 bool fuse_occ_decide(const fuse_occ *fused, const fuse_occ *parts, int n_parts, double drop,
                      char *why, size_t size) {

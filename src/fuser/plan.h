@@ -27,12 +27,12 @@ const char *fuse_kind_name(fuse_kind kind);
 typedef struct fuse_kernel {
   int id;
   fuse_kind kind;
-  char name[48];     /* "k3_row", unique in the plan */
-  int32_t *nodes;    /* computed here, topological order (no inputs) */
+  char name[48];  /* "k3_row", unique in the plan */
+  int32_t *nodes; /* computed here, topological order (no inputs) */
   int32_t n_nodes;
-  int32_t *inputs;   /* value indices, ascending */
+  int32_t *inputs; /* value indices, ascending */
   int32_t n_inputs;
-  int32_t *outputs;  /* value indices, ascending */
+  int32_t *outputs; /* value indices, ascending */
   int32_t n_outputs;
   /* The iteration space. POINTWISE: the shape every output has (outputs
    * share one element count). ROW: rows x cols, cols = the reduced innermost
@@ -41,7 +41,7 @@ typedef struct fuse_kernel {
    * MATMUL: batch x m x n x k. */
   int rank;
   int64_t shape[KF_MAX_RANK];
-  int64_t numel;     /* elements of the iteration space */
+  int64_t numel;             /* elements of the iteration space */
   int64_t rows, cols;        /* ROW */
   int64_t outer, red, inner; /* REDUCE */
   int64_t batch, m, n, k;    /* MATMUL */
@@ -72,7 +72,7 @@ typedef struct fuse_kernel {
 typedef struct fuse_launch {
   int32_t *kernels; /* kernel ids */
   int32_t n_kernels;
-  bool horizontal;  /* n_kernels > 1 */
+  bool horizontal;     /* n_kernels > 1 */
   int32_t param_bytes; /* 8 per distinct device pointer of its parts */
 } fuse_launch;
 
@@ -84,8 +84,8 @@ typedef enum fuse_home { HOME_INPUT, HOME_OUTPUT, HOME_WORKSPACE } fuse_home;
 typedef struct fuse_buffer {
   int32_t value;
   fuse_home home;
-  int index;        /* HOME_INPUT / HOME_OUTPUT: position in the graph's list */
-  int64_t offset;   /* HOME_WORKSPACE */
+  int index;      /* HOME_INPUT / HOME_OUTPUT: position in the graph's list */
+  int64_t offset; /* HOME_WORKSPACE */
   int64_t bytes;
   int first_launch; /* written by */
   int last_launch;  /* last read by */
@@ -95,8 +95,8 @@ typedef struct fuse_buffer {
  * decided it and the numbers behind it. */
 typedef struct fuse_decision {
   bool accepted;
-  char rule[32];     /* "pointwise-chain", "use-count", "size-limit", ... */
-  char text[224];    /* "k2 into k5: ... (bytes 4.0 MB -> 2.0 MB)" */
+  char rule[32];  /* "pointwise-chain", "use-count", "size-limit", ... */
+  char text[224]; /* "k2 into k5: ... (bytes 4.0 MB -> 2.0 MB)" */
 } fuse_decision;
 
 /* A kernel that occupancy feedback split (src/fuser/split.c). With cut 0
@@ -114,10 +114,10 @@ typedef struct fuse_split {
 } fuse_split;
 
 typedef struct fuse_options {
-  bool fusion;     /* false: every op its own kernel (KFUSE_NO_FUSION=1) */
-  bool horizontal; /* false: no horizontal packing (KFUSE_NO_HORIZONTAL=1) */
-  int sm_count;    /* to judge "too small to fill the GPU"; 132 by default */
-  int max_parts;   /* most kernels in one horizontal launch */
+  bool fusion;         /* false: every op its own kernel (KFUSE_NO_FUSION=1) */
+  bool horizontal;     /* false: no horizontal packing (KFUSE_NO_HORIZONTAL=1) */
+  int sm_count;        /* to judge "too small to fill the GPU"; 132 by default */
+  int max_parts;       /* most kernels in one horizontal launch */
   int max_param_bytes; /* most kernel-parameter bytes in one launch */
   /* Extensions (fuser). */
   int max_nodes;     /* most nodes in one kernel (size limit) */
@@ -165,15 +165,6 @@ typedef struct fuse_plan {
   int64_t library_ws_offset;  /* their workspace (options.library_ws_bytes) */
 } fuse_plan;
 
-/* Defaults, then KFUSE_NO_FUSION / KFUSE_NO_HORIZONTAL from the environment. */
-void fuse_options_default(fuse_options *opt);
-/* Plans a valid graph with at least one output. On failure returns a status
- * and writes a message to err (size errsize). The caller frees *out with
- * fuse_plan_free. */
-kf_status fuse_plan_build(const kf_graph *g, const fuse_options *opt, fuse_plan **out,
-                          char *err, size_t errsize);
-void fuse_plan_free(fuse_plan *plan);
-
 /* Renderings for users; each returns a malloc'd string or NULL on OOM. */
 char *fuse_plan_text(const fuse_plan *plan);
 char *fuse_plan_json(const fuse_plan *plan);
@@ -183,12 +174,12 @@ char *fuse_plan_dot(const fuse_plan *plan);
 
 /* What a node of a kernel computes, in terms of the iteration space. */
 typedef enum fuse_role {
-  FUSE_ROLE_FREE = 0, /* a pointwise/layout function of the kernel's inputs
-                         only: evaluate it at whatever index a consumer needs
-                         (broadcasting and layout by index arithmetic) */
-  FUSE_ROLE_FULL = 1, /* ROW: one value per element of rows x cols that needs
-                         a reduction of this kernel first (e.g. x - max);
-                         MATMUL: the product and its epilogue */
+  FUSE_ROLE_FREE = 0,   /* a pointwise/layout function of the kernel's inputs
+                           only: evaluate it at whatever index a consumer needs
+                           (broadcasting and layout by index arithmetic) */
+  FUSE_ROLE_FULL = 1,   /* ROW: one value per element of rows x cols that needs
+                           a reduction of this kernel first (e.g. x - max);
+                           MATMUL: the product and its epilogue */
   FUSE_ROLE_REDUCED = 2 /* ROW: one value per row; REDUCE: one per reduced
                            element: the reductions and pointwise work on
                            their results */

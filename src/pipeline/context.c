@@ -6,6 +6,7 @@
 #include "core/ctx.h"
 #include "core/knobs.h"
 #include "runtime/cache.h"
+#include "runtime/cache_state.h"
 #include "runtime/rt.h"
 #include "runtime/rt_state.h"
 

@@ -11,6 +11,7 @@
 
 #include "codegen/program.h"
 #include "core/alloc.h"
+#include "fuser/fuse.h"
 #include "fuser/occ_model.h"
 #include "runtime/occ_record.h"
 #include "runtime/occupancy.h"

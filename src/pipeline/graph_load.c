@@ -14,6 +14,7 @@
 #include "ir/ir.h"
 #include "ir/yaml_tree.h"
 #include "runtime/cache.h"
+#include "runtime/cache_state.h"
 
 /* Files smaller than this parse in well under a millisecond: not cached. */
 enum { GRAPH_CACHE_MIN_BYTES = 16384 };

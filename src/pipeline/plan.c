@@ -10,6 +10,7 @@
 #include "codegen/program.h"
 #include "core/alloc.h"
 #include "core/span.h"
+#include "fuser/fuse.h"
 #include "ir/ir.h"
 #include "pipeline/pipeline.h"
 #include "runtime/lib_launch.h"

@@ -1,6 +1,8 @@
 /* cache_dir.c - the disk cache's folder (found, created, opened once and
  * checked before anything in it is trusted), from the cache's knobs
  * (core/knobs.def, which parses them strictly). */
+#include "runtime/cache_dir.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -10,10 +12,13 @@
 #include <unistd.h>
 
 #include "runtime/cache.h"
+#include "runtime/cache_disk.h"
 
 /* ---- knobs (core/knobs.def: parsed strictly there, warned about once) ---- */
 
-uint64_t cache_mb_bytes(double mb) { return (uint64_t)(mb * 1024 * 1024); }
+uint64_t cache_mb_bytes(double mb) {
+  return (uint64_t)(mb * 1024 * 1024);
+}
 
 /* KFUSE_CACHE_FAULT (tests): enospc or erofs. */
 static void fault_from_knob(const core_knobs *k) {

@@ -2,6 +2,8 @@
  * written by temp file + fsync + rename, opened without following links or
  * blocking, and checked before use. Every failure here is a logged miss or
  * a skipped write, never a failed compile. */
+#include "runtime/cache_disk.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -14,6 +16,9 @@
 
 #include "core/alloc.h"
 #include "runtime/cache.h"
+#include "runtime/cache_dir.h"
+#include "runtime/cache_scan.h"
+#include "runtime/cache_state.h"
 
 #define HEADER_SIZE CACHE_HEADER_SIZE
 

@@ -1,11 +1,14 @@
 /* cache_mem.c - the in-memory kernel cache: a hash table of images keyed by
  * content, where a key being produced is marked in flight so that other
  * threads wait for it instead of compiling it again. */
+#include "runtime/cache_mem.h"
+
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/alloc.h"
 #include "runtime/cache.h"
+#include "runtime/cache_state.h"
 
 struct cache_mem_entry {
   cache_key key;

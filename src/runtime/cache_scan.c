@@ -1,6 +1,8 @@
 /* cache_scan.c - the disk cache folder as a whole: listing it (nothing
  * followed or opened), evicting least recently used entries past the size
  * bound, clearing it, and its usage. */
+#include "runtime/cache_scan.h"
+
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>

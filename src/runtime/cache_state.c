@@ -1,5 +1,7 @@
 /* cache_state.c - the kernel caches' per-context state, content keys, the
  * blob store for other modules, and the public cache statistics API. */
+#include "runtime/cache_state.h"
+
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,6 +14,10 @@
 #include "core/alloc.h"
 #include "core/pool.h"
 #include "runtime/cache.h"
+#include "runtime/cache_dir.h"
+#include "runtime/cache_disk.h"
+#include "runtime/cache_mem.h"
+#include "runtime/cache_scan.h"
 
 /* Each part is hashed with its length first, so parts cannot run together. */
 static void hash_part(XXH3_state_t *st, const void *data, size_t size) {

@@ -17,6 +17,9 @@
 #include "core/progress.h"
 #include "core/span.h"
 #include "runtime/cache.h"
+#include "runtime/cache_disk.h"
+#include "runtime/cache_mem.h"
+#include "runtime/cache_state.h"
 #include "runtime/nvrtc.h"
 #include "runtime/rt.h"
 

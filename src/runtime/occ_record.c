@@ -10,6 +10,7 @@
 
 #include "core/alloc.h"
 #include "runtime/cache.h"
+#include "runtime/cache_state.h"
 
 static cache_key record_key(const char *source, const char *arch) {
   size_t ls = strlen(source), la = strlen(arch);
