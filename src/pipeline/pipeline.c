@@ -17,7 +17,7 @@
 #include "core/alloc.h"
 #include "core/span.h"
 #include "pipeline/feedback.h"
-#include "pipeline/matmul.h"
+#include "pipeline/matmul_choice.h"
 #include "pipeline/plan_dump.h"
 #include "pipeline/plan_target.h"
 #include "pipeline/run.h"

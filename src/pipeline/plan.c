@@ -101,7 +101,7 @@ kf_status kf_plan_create(kf_ctx *ctx, const kf_graph *g, const kf_options *opt, 
   fo.horizontal = plan->options.horizontal;
   /* Matmul kernels are library calls unless told otherwise; a load that
    * finds no library, or one that refuses a product, plans them again as
-   * template kernels (src/pipeline/matmul.c). */
+   * template kernels (src/pipeline/matmul_choice.c). */
   fo.matmul_library = plan->knobs->matmul != RT_MATMUL_TEMPLATE;
   fo.library_ws_bytes = RT_LIB_WS_BYTES;
   char err[512] = "";

@@ -1,5 +1,5 @@
 /* lib_time.c - timing a loaded plan on scratch tensors, for the choice
- * between library calls and template kernels (src/pipeline/matmul.c): the
+ * between library calls and template kernels (src/pipeline/matmul_choice.c): the
  * whole plan in plain mode, or one library launch with each of its
  * cuBLASLt candidates; and the disk-cache record that keeps the choice. */
 #include "runtime/lib_time.h"

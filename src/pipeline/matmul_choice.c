@@ -1,9 +1,9 @@
-/* matmul.c - library calls or template kernels for a plan's matmuls: the
+/* matmul_choice.c - library calls or template kernels for a plan's matmuls: the
  * fallback when cuBLASLt is absent or refuses, and the choice by time
  * (each call's candidates, then the library plan against the template
  * plan), kept in the disk cache so that a warm start does not time again,
  * and written to the decision log. */
-#include "pipeline/matmul.h"
+#include "pipeline/matmul_choice.h"
 
 #include <stdio.h>
 #include <stdlib.h>

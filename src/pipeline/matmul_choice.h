@@ -1,7 +1,7 @@
-/* matmul.h - the pipeline's choice for matmul kernels (matmul.c): cuBLASLt
+/* matmul_choice.h - the pipeline's choice for matmul kernels (matmul_choice.c): cuBLASLt
  * library calls or kfuse's template kernels. */
-#ifndef KF_PIPELINE_MATMUL_H
-#define KF_PIPELINE_MATMUL_H
+#ifndef KF_PIPELINE_MATMUL_CHOICE_H
+#define KF_PIPELINE_MATMUL_CHOICE_H
 
 #include <stdbool.h>
 
