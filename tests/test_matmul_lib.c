@@ -11,6 +11,7 @@
 #include "check_main.h"
 #include "fake_blaslt.h"
 #include "fake_driver.h"
+#include "fuser/fuse.h"
 #include "pipeline/pipeline.h"
 #include "runtime/lib_launch.h"
 #include "runtime/rt.h"

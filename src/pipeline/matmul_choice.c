@@ -11,6 +11,7 @@
 
 #include "codegen/program.h"
 #include "core/alloc.h"
+#include "fuser/fuse.h"
 #include "fuser/gemm_match.h"
 #include "pipeline/run.h"
 #include "runtime/lib_launch.h"

@@ -10,6 +10,7 @@
 
 #include "core/alloc.h"
 #include "runtime/cache.h"
+#include "runtime/cache_state.h"
 #include "runtime/launch.h"
 #include "runtime/rt_plan.h"
 #include "runtime/rt_state.h"
