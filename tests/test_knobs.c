@@ -7,9 +7,9 @@
 #include <string.h>
 
 #include "check_main.h"
-#include "fake_driver.h"
 #include "codegen/program.h"
 #include "core/knobs.h"
+#include "fake_driver.h"
 #include "kfuse.h"
 #include "pipeline/pipeline.h"
 #include "runtime/cache.h"
@@ -207,7 +207,8 @@ static bool in_table(const char *name, size_t len) {
       "KFUSE_SANITIZE", "KFUSE_WERROR", "KFUSE_TESTS", "KFUSE_FUZZ", "KFUSE_CLI",
       "KFUSE_UPDATE_GOLDEN", "KFUSE_DIFF_GRAPHS", "KFUSE_DIFF_FIRST", "KFUSE_TEST_SMALL",
       "KFUSE_EXAMPLE_MAX_ELEMS", "KFUSE_OOM_FILE", "KFUSE_PROPS_N", "KFUSE_PROPS_SEED",
-      "KFUSE_PROPS_EDGE", "KFUSE_PROPS_PRINT", "KFUSE_OOM_STICKY", "KFUSE_OOM_DIFF",
+      "KFUSE_PROPS_EDGE", "KFUSE_PROPS_PRINT", "KFUSE_PROPS_CHAINS", "KFUSE_OOM_STICKY",
+      "KFUSE_OOM_DIFF",
       /* the Python package's own (python/) */
       "KFUSE_CHECK", "KFUSE_LIB", "KFUSE_BUILD", "KFUSE_TORCH_MATMUL", "KFUSE_TORCH_REGISTER",
       "KFUSE_TORCH_DEVICE", "KFUSE_TORCH_PRECOMPILE"};
