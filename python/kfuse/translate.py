@@ -463,7 +463,7 @@ def _table():
     # KFUSE_TORCH_MATMUL=0 leaves them to PyTorch
     if os.environ.get("KFUSE_TORCH_MATMUL") == "0":
         return TABLE
-    return dict(TABLE, **MATMUL)
+    return {**TABLE, **MATMUL}  # aten op keys: not keywords
 
 
 def _flat(a):

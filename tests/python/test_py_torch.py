@@ -184,6 +184,17 @@ class CpuReference(unittest.TestCase):
         self.assertIsNone(TR._permuted(t[:, 1:]))  # a gap
         self.assertIsNone(TR._permuted(t[1]))  # an offset
 
+    def test_linear_goes_to_kfuse_by_default(self):
+        # mm/addmm are in the default table (cuBLASLt in plans); a Linear
+        # partitions with its bias and activation, and matches eager
+        m = torch.nn.Sequential(torch.nn.Linear(16, 8), torch.nn.GELU(approximate="tanh"))
+        x = self.rnd(4, 16)
+        r = kt.explain(m, x, reference=True)
+        self.assertEqual(r.fallbacks, {}, str(r))
+        f = self.compiled(m)
+        with torch.no_grad():
+            torch.testing.assert_close(f(x), m(x), rtol=1e-4, atol=1e-5)
+
     def test_device_env(self):
         # KFUSE_TORCH_DEVICE=reference: backend="kfuse" itself on CPU tensors
         import os
