@@ -9,7 +9,7 @@
 #include <stdlib.h>
 
 #include "core/ctx.h"
-#include "core/span.h"
+#include "runtime/nvtx.h"
 #include "ir/graph_blob.h"
 #include "ir/ir.h"
 #include "ir/yaml_tree.h"
@@ -53,9 +53,9 @@ static kf_status load_cached(kf_ctx *ctx, const char *text, size_t len, const ch
 /* The "parse" span (NVTX, trace) covers both entry points. */
 kf_status kf_graph_load_yaml_string(kf_ctx *ctx, const char *text, size_t len, const char *filename,
                                     kf_graph **out) {
-  core_span_push("parse");
+  rt_span_push("parse");
   kf_status st = load_cached(ctx, text, len, filename, out);
-  core_span_pop();
+  rt_span_pop();
   return st;
 }
 

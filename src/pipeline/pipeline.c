@@ -15,7 +15,7 @@
 
 #include "codegen/program.h"
 #include "core/alloc.h"
-#include "core/span.h"
+#include "runtime/nvtx.h"
 #include "pipeline/feedback.h"
 #include "pipeline/matmul_choice.h"
 #include "pipeline/plan_dump.h"
@@ -39,10 +39,10 @@ static double now_ms(void) {
 static kf_status emit_all(kf_plan *plan, cg_program *prog, const cg_target *target) {
   char err[1024] = "";
   for (int i = 0; i < prog->n_launches; i++) {
-    core_span_pushf("codegen launch %d", i);
+    rt_span_pushf("codegen launch %d", i);
     kf_status st =
         cg_emit_launch(plan->graph, plan->fuse, i, target, &prog->launches[i].src, err, sizeof err);
-    core_span_pop();
+    rt_span_pop();
     if (st != KF_OK)
       return pl_plan_error(plan, st, "code generation failed for launch %d: %s", i, err);
   }
@@ -129,7 +129,7 @@ kf_status kf_plan_load(kf_plan *plan) {
   if (!plan->code && (st = kf_plan_compile(plan)) != KF_OK) return st;
   if (!plan->code)
     return pl_plan_error(plan, KF_ERR_UNSUPPORTED, "kf_plan_load: the plan is not compiled");
-  core_span_push("module load");
+  rt_span_push("module load");
   st = load_program(plan);
   /* no cuBLASLt, or it refused a product: template kernels instead */
   if (st == KF_ERR_UNSUPPORTED && plan->fuse->n_library > 0 &&
@@ -140,7 +140,7 @@ kf_status kf_plan_load(kf_plan *plan) {
   /* measured on load; decide, re-fuse, compile and load again */
   for (int r = 0; st == KF_OK && r < PL_FEEDBACK_ROUNDS && pl_feedback_split(plan); r++)
     st = load_program(plan);
-  core_span_pop();
+  rt_span_pop();
   /* Again, now with the occupancy decisions and the final kernels. */
   if (st == KF_OK) pl_dump_plan(plan);
   return st;

@@ -9,7 +9,7 @@
 #include "codegen/codegen.h"
 #include "codegen/program.h"
 #include "core/alloc.h"
-#include "core/span.h"
+#include "runtime/nvtx.h"
 #include "fuser/fuse.h"
 #include "ir/ir.h"
 #include "pipeline/pipeline.h"
@@ -105,9 +105,9 @@ kf_status kf_plan_create(kf_ctx *ctx, const kf_graph *g, const kf_options *opt, 
   fo.matmul_library = plan->knobs->matmul != RT_MATMUL_TEMPLATE;
   fo.library_ws_bytes = RT_LIB_WS_BYTES;
   char err[512] = "";
-  core_span_push("fuse");
+  rt_span_push("fuse");
   kf_status st = fuse_plan_build(plan->graph, &fo, &plan->fuse, err, sizeof err);
-  core_span_pop();
+  rt_span_pop();
   if (st != KF_OK) {
     core_error(ctx, st, "fusion failed: %s", err);
     kf_plan_destroy(plan);

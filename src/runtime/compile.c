@@ -15,7 +15,7 @@
 #include "core/knobs.h"
 #include "core/pool.h"
 #include "core/progress.h"
-#include "core/span.h"
+#include "runtime/nvtx.h"
 #include "runtime/cache.h"
 #include "runtime/cache_disk.h"
 #include "runtime/cache_mem.h"
@@ -45,9 +45,9 @@ static void compile_miss(compile_job *job, cg_program_launch *l, cache_key key,
   const char *name = l->src.entry[0] ? l->src.entry : "kernel";
   char file[80];
   snprintf(file, sizeof file, "%s.cu", name);
-  core_span_pushf("nvrtc %s", name);
+  rt_span_pushf("nvrtc %s", name);
   l->status = rt_nvrtc_compile(l->src.source, file, opts, &l->image, &l->image_size, &l->log);
-  core_span_pop();
+  rt_span_pop();
   if (l->status != KF_OK) {
     cache_mem_abandon(job->cs, key);
     return;

@@ -1,7 +1,9 @@
 /* nvtx.c - NVTX v3 ranges in a "kfuse" domain (header-only: NVTX loads the
  * profiler's injection library itself, so nothing is linked), mirrored into
- * the trace recorder; core_span_* for ir/ and core/, kf_trace_push/pop for
+ * the trace recorder; rt_span_* for ir/ and core/, kf_trace_push/pop for
  * callers' own phases. */
+#include "runtime/nvtx.h"
+
 #include <nvtx3/nvToolsExt.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -10,7 +12,6 @@
 #include <stdlib.h>
 
 #include "core/knobs.h"
-#include "core/span.h"
 #include "kfuse.h"
 #include "runtime/trace.h"
 
@@ -69,22 +70,22 @@ void rt_nvtx_pushf(const char *fmt, ...) {
   va_end(ap);
 }
 
-bool core_span_on(void) {
+bool rt_span_on(void) {
   return rt_spans_on();
 }
 
-void core_span_push(const char *name) {
+void rt_span_push(const char *name) {
   rt_nvtx_push(name);
 }
 
-void core_span_pushf(const char *fmt, ...) {
+void rt_span_pushf(const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
   vpush(fmt, ap);
   va_end(ap);
 }
 
-void core_span_pop(void) {
+void rt_span_pop(void) {
   rt_nvtx_pop();
 }
 

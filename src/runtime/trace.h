@@ -8,7 +8,7 @@
 /* Opens a host span `name` on this thread: an NVTX range in the "kfuse"
  * domain (free when no tool is attached) and, while a trace is recording,
  * a "B" event. Call rt_nvtx_pop on the same thread to close it. Where the
- * pipeline calls them (ir/ and core/ through core/span.h):
+ * pipeline calls them (through runtime/nvtx.h):
  * kf_graph_load_yaml ("parse"), kf_plan_create ("fuse"), emitting each
  * launch ("codegen launch 0"), each NVRTC compile that misses the caches
  * ("nvrtc k0_pointwise"), kf_plan_load ("module load") and each launch
