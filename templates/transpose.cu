@@ -12,7 +12,10 @@
 // every vector-accessed pointer aligned, runs them unrolled without tests, so
 // their loads are in flight together; a partial tile tests each row and
 // chunk, and runs a partial chunk (or every chunk, when unaligned) lane by
-// lane, each lane predicated.
+// lane, each lane predicated. A whole tile issues phase 2's loads that do not
+// read the tile (its vector loads of other inputs) before phase 1, so they
+// are in flight with phase 1's and across the barrier: a tile waits for one
+// memory latency, not two.
 // Holes: fn, BID, IDX, T, TP, V1, V2, S1, S2, EA, EB, NTA, NTB, NTILES, THREADS,
 // BLOCKS, LAUNCH, params, args, smem, sparams, sargs, decl1, pre1, body1,
 // decl2, pre2, body2, store2, aligned1, aligned2.
@@ -31,24 +34,30 @@ KF_INLINE void {{fn}}_in(const {{IDX}} kf_bt, const {{IDX}} kf_ia, const {{IDX}}
 {{body1}}  }
 }
 
-template <int W>
-KF_INLINE void {{fn}}_out(const {{IDX}} kf_bt, const {{IDX}} kf_ia0, const {{IDX}} kf_ib,
-                          const int kf_ca, const int kf_rb, {{sparams}}, {{params}}) {
-  (void)kf_bt; (void)kf_ib; (void)kf_ca; (void)kf_rb;
-{{decl2}}  {
+// Phase 2 of W lanes at one row: its registers (decl2) are members, so a
+// whole tile's rows can be loaded before the barrier (load: the loads that do
+// not read the tile) and computed after it (run).
+template <int W> struct {{fn}}_out {
+{{decl2}}
+  KF_INLINE void load(const {{IDX}} kf_bt, const {{IDX}} kf_ia0, const {{IDX}} kf_ib, {{params}}) {
+    (void)kf_bt; (void)kf_ib;
     const {{IDX}} kf_ia = kf_ia0;
     (void)kf_ia;
 {{pre2}}  }
+  KF_INLINE void run(const {{IDX}} kf_bt, const {{IDX}} kf_ia0, const {{IDX}} kf_ib,
+                     const int kf_ca, const int kf_rb, {{sparams}}, {{params}}) {
+    (void)kf_bt; (void)kf_ib; (void)kf_ca; (void)kf_rb;
 #pragma unroll
-  for (int j = 0; j < W; j++) {
-    const {{IDX}} kf_ia = kf_ia0 + j;
-    (void)kf_ia;
-{{body2}}  }
-  {
-    const {{IDX}} kf_ia = kf_ia0;
-    (void)kf_ia;
-{{store2}}  }
-}
+    for (int j = 0; j < W; j++) {
+      const {{IDX}} kf_ia = kf_ia0 + j;
+      (void)kf_ia;
+{{body2}}    }
+    {
+      const {{IDX}} kf_ia = kf_ia0;
+      (void)kf_ia;
+{{store2}}    }
+  }
+};
 
 KF_INLINE void {{fn}}({{BID}} bid, {{params}}) {
 {{smem}}  if (threadIdx.x >= {{THREADS}}) return;
@@ -67,6 +76,15 @@ KF_INLINE void {{fn}}({{BID}} bid, {{params}}) {
     // a whole tile inside the extents: no test per row or lane, so the
     // unrolled rows' loads are in flight together
     const bool kf_whole = kf_a0 + {{T}} <= {{EA}} && kf_b0 + {{T}} <= {{EB}};
+    // a whole tile's phase-2 loads go first: they are in flight with phase
+    // 1's and through the barrier, one memory latency per tile, not two
+    const bool kf_pre = kf_whole && kf_al2;
+    {{fn}}_out<{{V2}}> kf_o[{{T}} / {{S2}}];
+    if (kf_pre) {
+#pragma unroll
+      for (int q = 0; q < {{T}} / {{S2}}; q++)
+        kf_o[q].load(kf_bt, kf_a0 + kf_c2 * {{V2}}, kf_b0 + kf_r2 + q * {{S2}}, {{args}});
+    }
     if (kf_whole && kf_al1) {
 #pragma unroll
       for (int q = 0; q < {{T}} / {{S1}}; q++) {
@@ -84,20 +102,27 @@ KF_INLINE void {{fn}}({{BID}} bid, {{params}}) {
       }
     }
     kf_sync<{{THREADS}}, {{LAUNCH}}>();
-    if (kf_whole && kf_al2) {
+    if (kf_pre) {
 #pragma unroll
       for (int q = 0; q < {{T}} / {{S2}}; q++) {
         const int r = kf_r2 + q * {{S2}};
-        {{fn}}_out<{{V2}}>(kf_bt, kf_a0 + kf_c2 * {{V2}}, kf_b0 + r, kf_c2 * {{V2}}, r, {{sargs}}, {{args}});
+        kf_o[q].run(kf_bt, kf_a0 + kf_c2 * {{V2}}, kf_b0 + r, kf_c2 * {{V2}}, r, {{sargs}}, {{args}});
       }
     } else {
       for (int r = kf_r2; r < {{T}}; r += {{S2}}) {
         const {{IDX}} ib = kf_b0 + r, ia = kf_a0 + kf_c2 * {{V2}};
         if (ib >= {{EB}}) break;
-        if ({{V2}} > 1 && kf_al2 && ia + {{V2}} <= {{EA}}) {{fn}}_out<{{V2}}>(kf_bt, ia, ib, kf_c2 * {{V2}}, r, {{sargs}}, {{args}});
-        else
+        if ({{V2}} > 1 && kf_al2 && ia + {{V2}} <= {{EA}}) {
+          {{fn}}_out<{{V2}}> o;
+          o.load(kf_bt, ia, ib, {{args}});
+          o.run(kf_bt, ia, ib, kf_c2 * {{V2}}, r, {{sargs}}, {{args}});
+        } else
           for (int j = 0; j < {{V2}}; j++)
-            if (ia + j < {{EA}}) {{fn}}_out<1>(kf_bt, ia + j, ib, kf_c2 * {{V2}} + j, r, {{sargs}}, {{args}});
+            if (ia + j < {{EA}}) {
+              {{fn}}_out<1> o;
+              o.load(kf_bt, ia + j, ib, {{args}});
+              o.run(kf_bt, ia + j, ib, kf_c2 * {{V2}} + j, r, {{sargs}}, {{args}});
+            }
       }
     }
     kf_sync<{{THREADS}}, {{LAUNCH}}>();

@@ -125,7 +125,7 @@ static void gen_phase2(cg_gen *gen, const fuse_kernel *k, const tiling *tl, cg_b
     cg_gen_stored(gen, v, &c, name, sizeof name);
     cg_printf(decl, "  %s o%d[W];\n", cg_compute_type(n->dtype), (int)v);
     cg_line(gen, "o%d[j] = %s;", (int)v, name);
-    cg_printf(store, "    kf_stv<%s, W>(p%d + (%s), o%d);\n", cg_storage_type(n->dtype), (int)v,
+    cg_printf(store, "      kf_stv<%s, W>(p%d + (%s), o%d);\n", cg_storage_type(n->dtype), (int)v,
               lin, (int)v);
     int wb = (int)kf_dtype_size(n->dtype) * tl->v2;
     cg_printf(gen->align, " && kf_aligned(p%d, %d)", (int)v, wb > 16 ? 16 : wb);
@@ -269,6 +269,7 @@ kf_status cg_emit_transpose(cg_emit_args *a) {
   cg_gen g1, g2;
   gen_setup(&g1, a, &x.body1, &x.pre1, &x.decl1, &x.align1, tl.v1);
   gen_setup(&g2, a, &x.body2, &x.pre2, &x.decl2, &x.align2, tl.v2);
+  g2.indent = 3; /* inside the phase-2 struct's run */
   gen_phase1(&g1, a->k, &tl);
   gen_phase2(&g2, a->k, &tl, &x.decl2, &x.store2);
   tiles_text(a->g, &tl, &x.smem, &x.sparams, &x.sargs);
