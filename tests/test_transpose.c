@@ -166,6 +166,32 @@ START_TEST(index64_and_horizontal) {
 }
 END_TEST
 
+/* A whole tile issues phase 2's loads of the other input (y) before phase
+ * 1 and the barrier, so that they are in flight together. */
+START_TEST(phase2_loads_before_barrier) {
+  kf_graph *g = NULL;
+  ck_assert_int_eq(kf_graph_create(NULL, &g), KF_OK);
+  int64_t xs[2] = {128, 256}, ys[2] = {256, 128};
+  int perm[2] = {1, 0};
+  kf_value x = kf_input(g, "x", KF_F32, 2, xs), y = kf_input(g, "y", KF_F32, 2, ys);
+  kf_set_output(g, kf_relu(g, kf_add(g, kf_transpose(g, x, perm), y)));
+  kf_plan *p = plan_of(g);
+  char *src = kf_plan_source(p, 0, "sm_90");
+  ck_assert_ptr_nonnull(src);
+  const char *load = strstr(src, "kf_o[q].load("), *in = strstr(src, "_in<4>(kf_bt");
+  const char *sync = strstr(src, "kf_sync<256, 256>();"), *run = strstr(src, "kf_o[q].run(");
+  ck_assert_msg(load && in && sync && run, "%s", src);
+  ck_assert_msg(load < in && in < sync && sync < run, "phase 2's loads after the barrier");
+  /* the load member reads y (p1), the run member reads the tile */
+  const char *lm = strstr(src, "KF_INLINE void load("), *rm = strstr(src, "KF_INLINE void run(");
+  ck_assert_msg(lm && rm && strstr(lm, "kf_ldv<float, W>(r0, p1") < rm, "%s", src);
+  ck_assert_msg(tu_nvrtc(src, "prefetch") >= 0, "does not compile");
+  kf_free(src);
+  kf_plan_destroy(p);
+  kf_graph_destroy(g);
+}
+END_TEST
+
 static Suite *make_suite(void) {
   Suite *s = suite_create("transpose");
   TCase *tc = tcase_create("tiles");
@@ -174,6 +200,7 @@ static Suite *make_suite(void) {
   tcase_add_test(tc, rule_extents_and_types);
   tcase_add_test(tc, rule_uses);
   tcase_add_test(tc, index64_and_horizontal);
+  tcase_add_test(tc, phase2_loads_before_barrier);
   suite_add_tcase(s, tc);
   return s;
 }
