@@ -73,6 +73,32 @@ START_TEST(every_permutation) {
 }
 END_TEST
 
+/* Kept short runs (TG_RUNS): tiled as the table says, with the run in the
+ * tile's element (the decision and the source say so), compiled. */
+START_TEST(kept_runs) {
+  for (int i = 0; i < TG_N_RUNS; i++) {
+    const tg_run_case *r = &TG_RUNS[i];
+    char what[128];
+    tg_name(r->rank, r->perm, r->out, r->dt, what, sizeof what);
+    kf_graph *g = tg_graph(NULL, r->rank, r->perm, r->out, r->dt);
+    ck_assert_ptr_nonnull(g);
+    kf_plan *p = plan_of(g);
+    ck_assert_msg(kf_plan_num_kernels(p) == 1, "%s: %d kernels", what, kf_plan_num_kernels(p));
+    ck_assert_msg(has_decision(p, "transpose-tile") == r->tiled, "%s: decision", what);
+    ck_assert_msg(has_decision(p, "-value elements through shared memory") == r->tiled,
+                  "%s: a run in the element", what);
+    char *src = kf_plan_source(p, 0, "sm_90");
+    ck_assert_msg(src != NULL, "%s: %s", what, kf_plan_errmsg(p));
+    ck_assert_msg((strstr(src, "-value elements (row stride") != NULL) == r->tiled,
+                  "%s: source decisions", what);
+    if (r->tiled) ck_assert_msg(tu_nvrtc(src, what) >= 0, "%s does not compile", what);
+    kf_free(src);
+    kf_plan_destroy(p);
+    kf_graph_destroy(g);
+  }
+}
+END_TEST
+
 /* x: [a, b] transposed and added to y [b, a]: tiled iff both extents are
  * at least FUSE_TILE_MIN_EXTENT (8). */
 static bool tiled_2d(int64_t a, int64_t b, kf_dtype dt) {
@@ -166,6 +192,46 @@ START_TEST(index64_and_horizontal) {
 }
 END_TEST
 
+/* fam26 of bench/family.py: bf16 [256, 128, 512, 2] perm [1, 2, 0, 3]:
+ * 64 x 64 tiles of 2-value elements, 16-byte accesses on both sides. */
+START_TEST(kept_run_fam26) {
+  yaml_case(
+      "kfuse: 1\ninputs:\n  x: {dtype: bf16, shape: [256, 128, 512, 2]}\nnodes:\n"
+      "  - {name: a, op: rsqrt, args: [x]}\n"
+      "  - {name: t, op: transpose, args: [a], perm: [1, 2, 0, 3]}\n"
+      "  - {name: s, op: sigmoid, args: [t]}\noutputs: [s]\n",
+      "64x64 shared tiles of 2-value elements (row stride 129 words) of axes 1 x 2, 4096 "
+      "tiles (8 x 4, batch 128); 8 lanes in (16-byte loads), 8 lanes out (16-byte stores)",
+      "fam26");
+}
+END_TEST
+
+/* A whole tile issues phase 2's loads of the other input (y) before phase
+ * 1 and the barrier, so that they are in flight together. */
+START_TEST(phase2_loads_before_barrier) {
+  kf_graph *g = NULL;
+  ck_assert_int_eq(kf_graph_create(NULL, &g), KF_OK);
+  int64_t xs[2] = {128, 256}, ys[2] = {256, 128};
+  int perm[2] = {1, 0};
+  kf_value x = kf_input(g, "x", KF_F32, 2, xs), y = kf_input(g, "y", KF_F32, 2, ys);
+  kf_set_output(g, kf_relu(g, kf_add(g, kf_transpose(g, x, perm), y)));
+  kf_plan *p = plan_of(g);
+  char *src = kf_plan_source(p, 0, "sm_90");
+  ck_assert_ptr_nonnull(src);
+  const char *load = strstr(src, "kf_o[q].load("), *in = strstr(src, "_in<4>(kf_bt");
+  const char *sync = strstr(src, "kf_sync<256, 256>();"), *run = strstr(src, "kf_o[q].run(");
+  ck_assert_msg(load && in && sync && run, "%s", src);
+  ck_assert_msg(load < in && in < sync && sync < run, "phase 2's loads after the barrier");
+  /* the load member reads y (p1), the run member reads the tile */
+  const char *lm = strstr(src, "KF_INLINE void load("), *rm = strstr(src, "KF_INLINE void run(");
+  ck_assert_msg(lm && rm && strstr(lm, "kf_ldv<float, W>(r0, p1") < rm, "%s", src);
+  ck_assert_msg(tu_nvrtc(src, "prefetch") >= 0, "does not compile");
+  kf_free(src);
+  kf_plan_destroy(p);
+  kf_graph_destroy(g);
+}
+END_TEST
+
 static Suite *make_suite(void) {
   Suite *s = suite_create("transpose");
   TCase *tc = tcase_create("tiles");
@@ -174,6 +240,9 @@ static Suite *make_suite(void) {
   tcase_add_test(tc, rule_extents_and_types);
   tcase_add_test(tc, rule_uses);
   tcase_add_test(tc, index64_and_horizontal);
+  tcase_add_test(tc, phase2_loads_before_barrier);
+  tcase_add_test(tc, kept_runs);
+  tcase_add_test(tc, kept_run_fam26);
   suite_add_tcase(s, tc);
   return s;
 }

@@ -45,6 +45,30 @@ static inline bool tg_moves_inner(int rank, const int *perm) {
   return perm[rank - 1] != rank - 1;
 }
 
+/* Permutations that keep a short run of trailing axes (docs/fusion.md,
+ * "Tiled transposes"): tiled when the run is 2 or 4 values of fewer than
+ * 16 bytes, the run part of each tile element; odd extents (partial tiles,
+ * lanes that do not fill 16 bytes) and even ones (16-byte accesses). */
+typedef struct tg_run_case {
+  int rank;
+  int perm[4];
+  int64_t out[4];
+  kf_dtype dt;
+  bool tiled;
+} tg_run_case;
+static const tg_run_case TG_RUNS[] = {
+    {4, {1, 2, 0, 3}, {13, 41, 37, 2}, KF_BF16, true}, /* fam26's permutation, odd */
+    {4, {1, 2, 0, 3}, {8, 64, 40, 2}, KF_BF16, true},  /* even: 8 lanes, 16 bytes */
+    {3, {1, 0, 2}, {45, 37, 2}, KF_F32, true},         /* 8-byte run */
+    {3, {1, 0, 2}, {40, 24, 4}, KF_F16, true},         /* 4 values */
+    {4, {1, 0, 2, 3}, {24, 40, 2, 2}, KF_F16, true},   /* two kept axes, one run of 4 */
+    {3, {2, 0, 1}, {9, 11, 2}, KF_F16, false},         /* moves the innermost axis: not a run */
+    {3, {1, 0, 2}, {40, 24, 4}, KF_F32, false},        /* 16 bytes: whole words already */
+    {3, {1, 0, 2}, {40, 24, 3}, KF_BF16, false},       /* 3 values: not a power of two */
+    {3, {1, 0, 2}, {40, 7, 2}, KF_F32, false},         /* tiled extent under 8 */
+};
+#define TG_N_RUNS ((int)(sizeof TG_RUNS / sizeof TG_RUNS[0]))
+
 /* o = relu(transpose(x * 1.5, perm) + y), and t = transpose(x * 1.5, perm)
  * as a second output; out: [B, ...] the output shape. NULL on error. */
 static inline kf_graph *tg_graph(kf_ctx *ctx, int rank, const int *perm, const int64_t *out,

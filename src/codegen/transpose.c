@@ -13,6 +13,7 @@ typedef struct tiling {
   fuse_tile t;
   int a, b;       /* iteration axes: a the innermost, b the transposed one */
   int64_t ea, eb; /* their extents */
+  int64_t c;      /* values per tile element: the kept run (1: none) */
   int64_t nta, ntb, batch, tiles;
   int v1, v2; /* lanes: phase 1 along b, phase 2 along a */
   int size;   /* T: 32, or 64 when a side moves 8 lanes */
@@ -29,22 +30,25 @@ static int fit(int w, int64_t extent) {
 static bool find_tiling(const kf_graph *g, const fuse_kernel *k, tiling *tl) {
   memset(tl, 0, sizeof *tl);
   if (!fuse_tile_find(g, k, &tl->t)) return false;
-  tl->a = k->rank - 1;
+  tl->a = k->rank - 1 - tl->t.kept;
   tl->b = tl->t.axis;
+  tl->c = tl->t.run;
   tl->ea = k->shape[tl->a];
   tl->eb = k->shape[tl->b];
   int w = cg_pointwise_lanes(g, k);
-  tl->v1 = fit(w, tl->eb);
-  tl->v2 = fit(w, tl->ea);
+  /* lanes run over a row's values: along b and the run (phase 1), a and
+   * the run (phase 2) */
+  tl->v1 = fit(w, tl->eb * tl->c);
+  tl->v2 = fit(w, tl->ea * tl->c);
   /* 64 x 64 when a side moves 8 lanes (each thread 16 bytes), or when both
    * extents fill such tiles: each thread then moves 4 rows of a side
    * (f32: 4 float4 loads in flight per thread, not 1); 32 x 32 otherwise,
    * so that small extents do not leave most threads idle */
   bool big = tl->ea >= 64 && tl->eb >= 64;
-  tl->size = tl->v1 == 8 || tl->v2 == 8 || big ? 64 : 32;
+  tl->size = (tl->v1 == 8 || tl->v2 == 8 || big) ? fuse_tile_edge_max(&tl->t) : 32;
   tl->nta = cg_ceil_div(tl->ea, tl->size);
   tl->ntb = cg_ceil_div(tl->eb, tl->size);
-  tl->batch = k->numel / (tl->ea * tl->eb);
+  tl->batch = k->numel / (tl->ea * tl->eb * tl->c);
   tl->tiles = tl->batch * tl->nta * tl->ntb;
   return true;
 }
@@ -76,11 +80,11 @@ kf_status cg_plan_transpose(cg_emit_args *a) {
 }
 
 /* The iteration context of a phase: batch axes from kf_bt, axis b from
- * kf_ib, axis a from kf_ia. */
+ * kf_ib, axis a from kf_ia, the kept run (the axes after a) from kf_ic. */
 static void phase_ctx(const fuse_kernel *k, const tiling *tl, int vclass, cg_ctx *c) {
-  static const char *const vars[3] = {"kf_bt", "kf_ib", "kf_ia"};
+  static const char *const vars[4] = {"kf_bt", "kf_ib", "kf_ia", "kf_ic"};
   int group[KF_MAX_RANK];
-  for (int d = 0; d < k->rank; d++) group[d] = d == tl->a ? 2 : d == tl->b ? 1 : 0;
+  for (int d = 0; d < k->rank; d++) group[d] = d > tl->a ? 3 : d == tl->a ? 2 : d == tl->b ? 1 : 0;
   cg_ctx_assign(c, k->rank, k->shape, group, vars, vclass);
 }
 
@@ -112,8 +116,12 @@ static void gen_phase2(cg_gen *gen, const fuse_kernel *k, const tiling *tl, cg_b
   char key[512];
   cg_ctx_key(&c, key, sizeof key);
   for (int i = 0; i < tl->t.n; i++) {
-    char expr[64];
-    snprintf(expr, sizeof expr, "kf_s%d[kf_ca + j][kf_rb]", i);
+    char expr[96];
+    if (tl->c == 1)
+      snprintf(expr, sizeof expr, "kf_s%d[kf_ca + j][kf_rb]", i);
+    else /* value kf_ca + j of the row: element (kf_ca + j) / C, value % C */
+      snprintf(expr, sizeof expr, "kf_s%d[(kf_ca + j) / %lld][kf_rb * %lld + (kf_ca + j) %% %lld]",
+               i, (long long)tl->c, (long long)tl->c, (long long)tl->c);
     cg_gen_bind(gen, tl->t.nodes[i], key, expr);
   }
   char lin[512];
@@ -125,7 +133,7 @@ static void gen_phase2(cg_gen *gen, const fuse_kernel *k, const tiling *tl, cg_b
     cg_gen_stored(gen, v, &c, name, sizeof name);
     cg_printf(decl, "  %s o%d[W];\n", cg_compute_type(n->dtype), (int)v);
     cg_line(gen, "o%d[j] = %s;", (int)v, name);
-    cg_printf(store, "    kf_stv<%s, W>(p%d + (%s), o%d);\n", cg_storage_type(n->dtype), (int)v,
+    cg_printf(store, "      kf_stv<%s, W>(p%d + (%s), o%d);\n", cg_storage_type(n->dtype), (int)v,
               lin, (int)v);
     int wb = (int)kf_dtype_size(n->dtype) * tl->v2;
     cg_printf(gen->align, " && kf_aligned(p%d, %d)", (int)v, wb > 16 ? 16 : wb);
@@ -137,8 +145,9 @@ static void tiles_text(const kf_graph *g, const tiling *tl, cg_buf *smem, cg_buf
                        cg_buf *sargs) {
   for (int i = 0; i < tl->t.n; i++) {
     const char *ct = cg_compute_type(g->nodes[tl->t.nodes[i]].dtype);
-    cg_printf(smem, "  __shared__ %s kf_s%d[%d][%d];\n", ct, i, tl->size, tl->size + 1);
-    cg_printf(sparams, "%s%s (*__restrict__ kf_s%d)[%d]", i ? ", " : "", ct, i, tl->size + 1);
+    int row = tl->size * (int)tl->c + 1;
+    cg_printf(smem, "  __shared__ %s kf_s%d[%d][%d];\n", ct, i, tl->size, row);
+    cg_printf(sparams, "%s%s (*__restrict__ kf_s%d)[%d]", i ? ", " : "", ct, i, row);
     cg_printf(sargs, "%skf_s%d", i ? ", " : "", i);
   }
 }
@@ -153,15 +162,18 @@ static void decide(const kf_graph *g, const fuse_kernel *k, const tiling *tl, cg
     size_t s = kf_dtype_size(g->nodes[k->outputs[i]].dtype) * (size_t)tl->v2;
     if (s > out_w) out_w = s;
   }
+  char elem[48] = "";
+  if (tl->c > 1) snprintf(elem, sizeof elem, " of %lld-value elements", (long long)tl->c);
   in_w = in_w > 16 ? 16 : in_w;
   out_w = out_w > 16 ? 16 : out_w;
   snprintf(p->decisions, sizeof p->decisions,
-           "tiled transpose: %d transpose%s through %dx%d shared tiles (row stride %d words) of "
+           "tiled transpose: %d transpose%s through %dx%d shared tiles%s (row stride %d words) of "
            "axes %d x %d, %lld tiles (%lld x %lld, batch %lld); %d lanes in (%zu-byte loads), "
            "%d lanes out (%zu-byte stores); %s index, %u blocks x %u threads, grid-stride",
-           tl->t.n, tl->t.n > 1 ? "s" : "", tl->size, tl->size, tl->size + 1, tl->b, tl->a,
-           (long long)tl->tiles, (long long)tl->ntb, (long long)tl->nta, (long long)tl->batch,
-           tl->v1, in_w, tl->v2, out_w, p->index64 ? "long long" : "int", p->blocks, p->threads);
+           tl->t.n, tl->t.n > 1 ? "s" : "", tl->size, tl->size, elem, tl->size * (int)tl->c + 1,
+           tl->b, tl->a, (long long)tl->tiles, (long long)tl->ntb, (long long)tl->nta,
+           (long long)tl->batch, tl->v1, in_w, tl->v2, out_w, p->index64 ? "long long" : "int",
+           p->blocks, p->threads);
   p->vec_bytes = (int)(in_w > out_w ? in_w : out_w);
 }
 
@@ -194,15 +206,16 @@ static bool run_gen(cg_emit_args *a, cg_gen *gen, kf_status *st) {
 static kf_status fill(cg_emit_args *a, const tiling *tl, texts *x) {
   cg_part *p = a->part;
   cg_buf *out = a->out;
-  char n[16][32];
+  char n[18][32];
+  int tc = tl->size * (int)tl->c; /* values of a tile row */
   const char *idx = p->index64 ? "long long" : "int";
   const char *ll = p->index64 ? "LL" : "";
   snprintf(n[0], 32, "%d", tl->size);
-  snprintf(n[1], 32, "%d", tl->size + 1);
+  snprintf(n[1], 32, "%d", tc);
   snprintf(n[2], 32, "%d", tl->v1);
   snprintf(n[3], 32, "%d", tl->v2);
-  snprintf(n[4], 32, "%d", 256 * tl->v1 / tl->size);
-  snprintf(n[5], 32, "%d", 256 * tl->v2 / tl->size);
+  snprintf(n[4], 32, "%d", 256 * tl->v1 / tc);
+  snprintf(n[5], 32, "%d", 256 * tl->v2 / tc);
   snprintf(n[6], 32, "%lld%s", (long long)tl->ea, ll);
   snprintf(n[7], 32, "%lld%s", (long long)tl->eb, ll);
   snprintf(n[8], 32, "%lld%s", (long long)tl->nta, ll);
@@ -211,11 +224,17 @@ static kf_status fill(cg_emit_args *a, const tiling *tl, texts *x) {
   snprintf(n[11], 32, "%u", p->threads);
   snprintf(n[12], 32, "%u", p->blocks);
   snprintf(n[13], 32, "%d", p->launch_threads);
+  snprintf(n[14], 32, "%lld", (long long)tl->c);
+  snprintf(n[15], 32, "%lld%s", (long long)(tl->ea * tl->c), ll);
+  snprintf(n[16], 32, "%lld%s", (long long)(tl->eb * tl->c), ll);
   cg_hole holes[] = {{"fn", p->fn},
                      {"BID", cg_part_bid_type(p)},
                      {"IDX", idx},
                      {"T", n[0]},
-                     {"TP", n[1]},
+                     {"TC", n[1]},
+                     {"C", n[14]},
+                     {"EAC", n[15]},
+                     {"EBC", n[16]},
                      {"V1", n[2]},
                      {"V2", n[3]},
                      {"S1", n[4]},
@@ -269,6 +288,7 @@ kf_status cg_emit_transpose(cg_emit_args *a) {
   cg_gen g1, g2;
   gen_setup(&g1, a, &x.body1, &x.pre1, &x.decl1, &x.align1, tl.v1);
   gen_setup(&g2, a, &x.body2, &x.pre2, &x.decl2, &x.align2, tl.v2);
+  g2.indent = 3; /* inside the phase-2 struct's run */
   gen_phase1(&g1, a->k, &tl);
   gen_phase2(&g2, a->k, &tl, &x.decl2, &x.store2);
   tiles_text(a->g, &tl, &x.smem, &x.sparams, &x.sargs);

@@ -30,13 +30,35 @@ static bool word_type(kf_dtype dt) {
   return dt == KF_F32 || dt == KF_F16 || dt == KF_BF16 || dt == KF_I32;
 }
 
-/* The iteration axis that a transpose of the iteration shape puts its
- * operand's innermost axis on (output axis i is operand axis perm[i]), or
- * -1 when that is the innermost axis itself. */
-static int moved_axis(const ir_node *n) {
+/* The trailing axes that transpose n keeps in place (perm[i] == i) and the
+ * product of their extents; rank when it keeps every axis. */
+static int kept_axes(const ir_node *n, int64_t *run) {
+  int r = n->rank, k = 0;
+  *run = 1;
+  while (k < r && n->perm[r - 1 - k] == r - 1 - k) {
+    *run *= n->shape[r - 1 - k];
+    k++;
+  }
+  return k;
+}
+
+/* The shape of n's tiling when it can be tiled (-1 otherwise): the
+ * iteration axis b that its operand's axis inner = rank - 1 - kept lands
+ * on (output axis i is operand axis perm[i]), with *kept and *run of
+ * kept_axes. A kept run must be 2 or 4 values (a power of two, so that a
+ * tile row of T elements is a whole number of warps' words) of fewer than
+ * FUSE_TILE_RUN_BYTES bytes; a longer run is read in whole words by index
+ * arithmetic already. */
+static int moved_axis(const ir_node *n, int *kept, int64_t *run) {
   int r = n->rank;
-  for (int i = 0; i < r - 1; i++)
-    if (n->perm[i] == r - 1) return i;
+  *kept = kept_axes(n, run);
+  if (*kept >= r - 1) return -1;
+  if (*kept > 0 &&
+      ((*run != 2 && *run != 4) || *run * (int64_t)kf_dtype_size(n->dtype) >= FUSE_TILE_RUN_BYTES))
+    return -1;
+  int inner = r - 1 - *kept;
+  for (int i = 0; i < inner; i++)
+    if (n->perm[i] == inner) return i;
   return -1;
 }
 
@@ -79,36 +101,59 @@ static void mark_direct(const kf_graph *g, const fuse_kernel *k, uint8_t *direct
   }
 }
 
+/* Whether n is a transpose of the iteration shape that can be tiled with
+ * k's extents: its tiled axes b (returned) and inner at least
+ * FUSE_TILE_MIN_EXTENT; -1 otherwise. */
+static int tile_axis(const ir_node *n, const fuse_kernel *k, int *kept, int64_t *run) {
+  if (n->op != IR_OP_TRANSPOSE || !same_shape(n, k)) return -1;
+  int b = moved_axis(n, kept, run);
+  if (b < 0 || k->shape[b] < FUSE_TILE_MIN_EXTENT ||
+      k->shape[k->rank - 1 - *kept] < FUSE_TILE_MIN_EXTENT)
+    return -1;
+  return b;
+}
+
 bool fuse_tile_find(const kf_graph *g, const fuse_kernel *k, fuse_tile *t) {
   memset(t, 0, sizeof *t);
   t->axis = -1;
+  t->run = 1;
   if (k->kind != FK_POINTWISE || k->rank < 2 || k->n_nodes > TILE_MAX_NODES) return false;
-  if (k->shape[k->rank - 1] < FUSE_TILE_MIN_EXTENT) return false;
   for (int i = 0; i < k->n_outputs; i++)
     if (!same_shape(&g->nodes[k->outputs[i]], k)) return false;
   bool any = false;
-  for (int i = 0; i < k->n_nodes && !any; i++) {
-    const ir_node *n = &g->nodes[k->nodes[i]];
-    any = n->op == IR_OP_TRANSPOSE && moved_axis(n) >= 0;
-  }
+  int kept;
+  int64_t run;
+  for (int i = 0; i < k->n_nodes && !any; i++)
+    any = tile_axis(&g->nodes[k->nodes[i]], k, &kept, &run) >= 0;
   if (!any) return false;
   uint8_t direct[TILE_MAX_NODES];
   mark_direct(g, k, direct);
   for (int i = 0; i < k->n_nodes && t->n < FUSE_TILE_MAX; i++) {
     const ir_node *n = &g->nodes[k->nodes[i]];
-    if (n->op != IR_OP_TRANSPOSE || !direct[i] || !same_shape(n, k) || !word_type(n->dtype))
-      continue;
-    int b = moved_axis(n);
-    if (b < 0 || k->shape[b] < FUSE_TILE_MIN_EXTENT || (t->axis >= 0 && b != t->axis)) continue;
+    if (!direct[i] || !word_type(n->dtype)) continue;
+    int b = tile_axis(n, k, &kept, &run);
+    if (b < 0 || (t->n > 0 && (b != t->axis || kept != t->kept))) continue;
     t->axis = b;
+    t->kept = kept;
+    t->run = run;
     t->nodes[t->n++] = k->nodes[i];
   }
   return t->n > 0;
 }
 
+/* Bytes of t's tiles of edge e: e rows of e elements plus one padding word,
+ * 4-byte words. */
+static int64_t tiles_bytes(const fuse_tile *t, int e) {
+  return (int64_t)t->n * e * (e * t->run + 1) * 4;
+}
+
+int fuse_tile_edge_max(const fuse_tile *t) {
+  return tiles_bytes(t, 64) <= 48 * 1024 ? 64 : 32;
+}
+
 int64_t fuse_tile_smem(const kf_graph *g, const fuse_kernel *k) {
   fuse_tile t;
-  return fuse_tile_find(g, k, &t) ? (int64_t)t.n * 64 * 65 * 4 : 0;
+  return fuse_tile_find(g, k, &t) ? tiles_bytes(&t, fuse_tile_edge_max(&t)) : 0;
 }
 
 bool fuse_tiles_log(fuse_plan *plan) {
@@ -122,10 +167,18 @@ bool fuse_tiles_log(fuse_plan *plan) {
     for (int j = 0; j < t.n && n < sizeof names; j++)
       n += (size_t)snprintf(names + n, sizeof names - n, "%s%s", j ? ", " : "",
                             fuse_value_label(g, t.nodes[j], b, sizeof b));
-    fuse_decide(plan, true, "transpose-tile",
-                "%s: %s move%s the innermost axis to axis %d: tiles of axes %d x %d through "
-                "shared memory",
-                k->name, names, t.n > 1 ? "" : "s", t.axis, t.axis, k->rank - 1);
+    int inner = k->rank - 1 - t.kept;
+    if (t.kept == 0)
+      fuse_decide(plan, true, "transpose-tile",
+                  "%s: %s move%s the innermost axis to axis %d: tiles of axes %d x %d through "
+                  "shared memory",
+                  k->name, names, t.n > 1 ? "" : "s", t.axis, t.axis, inner);
+    else
+      fuse_decide(plan, true, "transpose-tile",
+                  "%s: %s keep%s a run of %lld values and move%s axis %d to axis %d: tiles of axes "
+                  "%d x %d of %lld-value elements through shared memory",
+                  k->name, names, t.n > 1 ? "" : "s", (long long)t.run, t.n > 1 ? "" : "s", inner,
+                  t.axis, t.axis, inner, (long long)t.run);
   }
   return fuse_decisions_ok(plan);
 }

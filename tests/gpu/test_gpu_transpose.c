@@ -2,10 +2,12 @@
  * tests/transpose_graphs.h (every permutation of ranks 2-4, f32/f16/bf16,
  * odd and even extents), then larger ones (the issue-23 graph, attention's
  * [B, S, H, D] -> [B, H, S, D], [0, 2, 1] of rank 3 with odd extents over
- * many tiles), each run once into outputs poisoned with NaN and compared
+ * many tiles; permutations keeping a short trailing run, fam26's among
+ * them), each run once into outputs poisoned with NaN and compared
  * with the CPU reference within its per-element error bound: every output
  * element must be written and right. Each graph's plan must be tiled
- * exactly when the permutation moves the innermost axis. Skips (exit 77)
+ * exactly when the permutation moves the innermost axis (or keeps a short
+ * run and moves the axis above it). Skips (exit 77)
  * without a GPU. */
 #include "../transpose_graphs.h"
 #include "gpu_util.h"
@@ -53,6 +55,25 @@ START_TEST(every_permutation) {
 }
 END_TEST
 
+/* Kept short runs (TG_RUNS): the run inside each tile element. */
+START_TEST(kept_runs) {
+  int bad = 0;
+  for (int i = 0; i < TG_N_RUNS; i++) {
+    const tg_run_case *r = &TG_RUNS[i];
+    char what[128];
+    tg_name(r->rank, r->perm, r->out, r->dt, what, sizeof what);
+    kf_graph *g = tg_graph(G_ctx, r->rank, r->perm, r->out, r->dt);
+    ck_assert_ptr_nonnull(g);
+    int b = run_case(g, r->tiled, what);
+    printf("run %s: %s\n", what, b ? "MISMATCH" : "ok within the error bound");
+    bad += b != 0;
+    kf_graph_destroy(g);
+  }
+  print_worst("kept runs");
+  ck_assert_int_eq(bad, 0);
+}
+END_TEST
+
 /* Larger shapes: many tiles, vector and scalar paths, 2-byte types with 64-wide tiles. */
 START_TEST(large_shapes) {
   bool small = gpu_small();
@@ -61,13 +82,17 @@ START_TEST(large_shapes) {
     int perm[4];
     int64_t out[4];
     kf_dtype dt;
+    bool tiled;
   } cases[] = {
-      {2, {1, 0}, {4096, 2048}, KF_F32},             /* the issue-23 graph: x [2048, 4096] */
-      {4, {0, 2, 1, 3}, {2, 16, 256, 128}, KF_BF16}, /* [B, S, H, D] -> [B, H, S, D]: untiled */
-      {4, {0, 2, 3, 1}, {2, 16, 128, 257}, KF_BF16}, /* [B, S, H, D] -> [B, H, D, S] */
-      {3, {0, 2, 1}, {5, 1001, 777}, KF_F16},
-      {3, {0, 2, 1}, {4, 1024, 1000}, KF_F16},
-      {3, {2, 1, 0}, {999, 3, 1003}, KF_F32},
+      {2, {1, 0}, {4096, 2048}, KF_F32, true},              /* the issue-23 graph: x [2048, 4096] */
+      {4, {0, 2, 1, 3}, {2, 16, 256, 128}, KF_BF16, false}, /* [B, S, H, D] -> [B, H, S, D] */
+      {4, {0, 2, 3, 1}, {2, 16, 128, 257}, KF_BF16, true},  /* [B, S, H, D] -> [B, H, D, S] */
+      {3, {0, 2, 1}, {5, 1001, 777}, KF_F16, true},
+      {3, {0, 2, 1}, {4, 1024, 1000}, KF_F16, true},
+      {3, {2, 1, 0}, {999, 3, 1003}, KF_F32, true},
+      {4, {1, 2, 0, 3}, {128, 512, 256, 2}, KF_BF16, true}, /* fam26: a run of 2 kept */
+      {4, {1, 2, 0, 3}, {100, 333, 77, 2}, KF_F32, true},   /* 8-byte elements, partial tiles */
+      {4, {1, 0, 2, 3}, {300, 1000, 2, 2}, KF_F16, true},   /* two kept axes: 4-value elements */
   };
   int bad = 0;
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
@@ -78,7 +103,7 @@ START_TEST(large_shapes) {
     tg_name(cases[i].rank, cases[i].perm, out, cases[i].dt, what, sizeof what);
     kf_graph *g = tg_graph(G_ctx, cases[i].rank, cases[i].perm, out, cases[i].dt);
     ck_assert_ptr_nonnull(g);
-    int b = run_case(g, tg_moves_inner(cases[i].rank, cases[i].perm), what);
+    int b = run_case(g, cases[i].tiled, what);
     printf("large %s: %s\n", what, b ? "MISMATCH" : "ok within the error bound");
     bad += b != 0;
     kf_graph_destroy(g);
@@ -110,6 +135,7 @@ static Suite *make_suite(void) {
   TCase *tc = tcase_create("gpu");
   tcase_set_timeout(tc, 600);
   tcase_add_test(tc, every_permutation);
+  tcase_add_test(tc, kept_runs);
   tcase_add_test(tc, large_shapes);
   tcase_add_test(tc, horizontal_with_row);
   suite_add_tcase(s, tc);
