@@ -10,18 +10,10 @@
 #include <string.h>
 
 #include "ir/ir.h"
+#include "ir/ops_dev.h"
 
-/* The device columns of one UNARY or BINARY row (designated initializers
- * in ops.def; a field left out is NULL). */
-typedef struct op_dev {
-  const char *f32;        /* float (f16, bf16 too), default policy */
-  const char *f32_strict; /* KF_MATH_STRICT, when it differs */
-  const char *f32_fast;   /* KF_MATH_FAST, when it differs */
-  const char *f32_note;   /* a comment placed before the float function */
-  const char *ints;       /* int and long long: T the type, U its unsigned */
-  const char *bools;      /* bool */
-  const char *every;      /* one template over every compute type T */
-} op_dev;
+/* The device columns of one UNARY or BINARY row (ir/ops_dev.h). */
+typedef ir_op_dev op_dev;
 
 typedef struct op_row {
   const char *id, *name;
@@ -139,11 +131,14 @@ static void put_fn(FILE *o, const char *prefix, const op_row *r, const char *t, 
 static void check_row(const op_row *r) {
   const op_dev *d = &r->d;
   if (d->every) {
-    if (d->f32 || d->f32_strict || d->f32_fast || d->f32_note || d->ints || d->bools)
+    if (d->f32 || d->f32_strict || d->f32_fast || d->f32_note || d->half || d->half_note ||
+        d->ints || d->bools)
       fail("op %s: .every is the only device column it may have", r->id, "");
     return;
   }
   if (!d->f32) fail("op %s: no .f32 (nor .every) device column", r->id, "");
+  if (d->half_note && !d->half) fail("op %s: .half_note needs a .half column", r->id, "");
+  if (d->half && r->res != RES_SAME) fail("op %s: .half is for ops of float results", r->id, "");
   if (r->acc == ACC_FLT && (d->ints || d->bools))
     fail("op %s accepts floats only: no .ints or .bools", r->id, "");
   if (r->acc != ACC_FLT && !d->ints) fail("op %s accepts integers: it needs .ints", r->id, "");
@@ -160,7 +155,7 @@ static int row_index(const char *id, int dflt) {
 }
 
 static bool G_f32_done[N_ROWS];
-static bool G_section_done[4];
+static bool G_section_done[5];
 
 /* "f32 FIRST..LAST" (either side may be empty: from the first, to the
  * last): the float functions of those rows. */
@@ -223,6 +218,31 @@ static void put_bools(FILE *o) {
     }
 }
 
+/* kf_<name>_h16 (f16 and bf16 compute) of a row with a .half column: the
+ * 16-bit body under the default policy; under KF_MATH_STRICT (and
+ * KF_MATH_FAST when the row has a .f32_fast) the float function, as for
+ * every other op. */
+static void put_half_fn(FILE *o, const op_row *r, const char *body) {
+  const char *params = r->arity == 1 ? "float x" : "float a, float b";
+  const char *args = r->arity == 1 ? "x" : "a, b";
+  fprintf(o, "KF_INLINE float kf_%s_h16(%s) {\n", r->name, params);
+  fputs(r->d.f32_fast ? "#if defined(KF_MATH_STRICT) || defined(KF_MATH_FAST)\n"
+                      : "#ifdef KF_MATH_STRICT\n",
+        o);
+  fprintf(o, "  return kf_%s(%s);\n#else\n", r->name, args);
+  put_body(o, body);
+  fputs("#endif\n}\n", o);
+}
+
+static void put_half(FILE *o) {
+  for (int i = 0; i < N_ROWS; i++) {
+    const op_row *r = &rows[i];
+    if (!r->d.half) continue;
+    put_note(o, r->d.half_note);
+    put_half_fn(o, r, r->d.half);
+  }
+}
+
 static void put_every(FILE *o) {
   for (int i = 0; i < N_ROWS; i++)
     if (rows[i].d.every)
@@ -232,7 +252,7 @@ static void put_every(FILE *o) {
 
 /* One "@@ops SECTION@@" line. */
 static void put_section(FILE *o, const char *line) {
-  static const char *const names[4] = {"f64", "ints", "bools", "every"};
+  static const char *const names[5] = {"f64", "ints", "bools", "every", "half"};
   char sec[128];
   size_t n = strlen(line);
   if (n < 10 || strcmp(line + n - 2, "@@") || n - 8 >= sizeof sec)
@@ -243,7 +263,7 @@ static void put_section(FILE *o, const char *line) {
     put_f32(o, sec + 4);
     return;
   }
-  for (int s = 0; s < 4; s++) {
+  for (int s = 0; s < 5; s++) {
     if (strcmp(sec, names[s])) continue;
     if (G_section_done[s]) fail("@@ops %s@@ twice", sec, "");
     G_section_done[s] = true;
@@ -251,17 +271,18 @@ static void put_section(FILE *o, const char *line) {
     if (s == 1) put_ints(o);
     if (s == 2) put_bools(o);
     if (s == 3) put_every(o);
+    if (s == 4) put_half(o);
     return;
   }
-  fail("unknown section '%s' (f32 FIRST..LAST, f64, ints, bools, every)", sec, "");
+  fail("unknown section '%s' (f32 FIRST..LAST, f64, ints, bools, every, half)", sec, "");
 }
 
 static void finish_checks(void) {
   for (int i = 0; i < N_ROWS; i++)
     if (!rows[i].d.every && !G_f32_done[i])
       fail("op %s: its float function is in no @@ops f32@@ range", rows[i].id, "");
-  static const char *const names[4] = {"f64", "ints", "bools", "every"};
-  for (int s = 0; s < 4; s++)
+  static const char *const names[5] = {"f64", "ints", "bools", "every", "half"};
+  for (int s = 0; s < 5; s++)
     if (!G_section_done[s]) fail("no @@ops %s@@ line", names[s], "");
 }
 

@@ -125,15 +125,15 @@ START_TEST(policy_in_source) {
 END_TEST
 
 /* Every op under every policy compiles (NVRTC, through kf_plan_compile: in
- * parallel, and cached by source): f32 and bf16 under all three, f16 (the
- * same float functions, other conversions) under fast, and f64 (the math
+ * parallel, and cached by source): f32, bf16 and f16 (the kf_<op>_h16
+ * functions of the .half columns) under all three, and f64 (the math
  * library in every policy) under strict. */
 START_TEST(every_op_compiles) {
   static const struct {
     const char *dt;
     int policy;
-  } runs[] = {{"f32", 0},  {"f32", 1},  {"f32", 2}, {"bf16", 0},
-              {"bf16", 1}, {"bf16", 2}, {"f16", 2}, {"f64", 0}};
+  } runs[] = {{"f32", 0},  {"f32", 1}, {"f32", 2}, {"bf16", 0}, {"bf16", 1},
+              {"bf16", 2}, {"f16", 0}, {"f16", 1}, {"f16", 2},  {"f64", 0}};
   kf_ctx *ctx;
   ck_assert(kf_ctx_create(&ctx) == KF_OK);
   for (size_t r = 0; r < sizeof runs / sizeof runs[0]; r++) {
@@ -143,6 +143,51 @@ START_TEST(every_op_compiles) {
                   policy_names[runs[r].policy], kf_plan_errmsg(p));
     kf_plan_destroy(p);
     free(yaml);
+  }
+  kf_ctx_destroy(ctx);
+}
+END_TEST
+
+/* f16 and bf16 nodes of the ops with a .half column (log, gelu_tanh, pow)
+ * call kf_<op>_h16, f32 nodes the float function; the prelude defines each
+ * kf_<op>_h16 with the float function under strict (and under fast where
+ * the op has a fast form). */
+START_TEST(half_functions) {
+  static const char *const fns[] = {"kf_log", "kf_gelu_tanh", "kf_pow"};
+  static const char *const dts[] = {"f16", "bf16", "f32"};
+  kf_ctx *ctx;
+  ck_assert(kf_ctx_create(&ctx) == KF_OK);
+  for (int d = 0; d < 3; d++) {
+    char yaml[1024];
+    snprintf(yaml, sizeof yaml,
+             "kfuse: 1\ninputs:\n  x: {dtype: %s, shape: [1024]}\n"
+             "  z: {dtype: %s, shape: [1024]}\nnodes:\n"
+             "  - {name: a, op: log, args: [x]}\n  - {name: b, op: gelu_tanh, args: [a]}\n"
+             "  - {name: c, op: pow, args: [b, z]}\n  - {name: e, op: exp, args: [c]}\n"
+             "outputs: [e]\n",
+             dts[d], dts[d]);
+    kf_plan *p = plan_for(ctx, yaml, KF_MATH_DEFAULT);
+    char *src = kf_plan_source(p, 0, NULL);
+    ck_assert_ptr_nonnull(src);
+    for (int f = 0; f < 3; f++) {
+      char call[64];
+      snprintf(call, sizeof call, "(%s_h16(t", fns[f]);
+      if (d < 2)
+        ck_assert_msg(strstr(src, call) != NULL, "%s: no call of %s_h16", dts[d], fns[f]);
+      else
+        ck_assert_msg(strstr(src, call) == NULL, "f32 calls %s_h16", fns[f]);
+    }
+    /* exp has no .half column: the float function for every dtype */
+    ck_assert_ptr_null(strstr(src, "kf_exp_h16("));
+    ck_assert_ptr_nonnull(strstr(src,
+                                 "KF_INLINE float kf_pow_h16(float a, float b) {\n"
+                                 "#if defined(KF_MATH_STRICT) || defined(KF_MATH_FAST)\n"
+                                 "  return kf_pow(a, b);\n"));
+    ck_assert_ptr_nonnull(strstr(src,
+                                 "KF_INLINE float kf_gelu_tanh_h16(float x) {\n"
+                                 "#ifdef KF_MATH_STRICT\n  return kf_gelu_tanh(x);\n"));
+    kf_free(src);
+    kf_plan_destroy(p);
   }
   kf_ctx_destroy(ctx);
 }
@@ -188,6 +233,7 @@ static Suite *make_suite(void) {
   tcase_add_test(tc, options_and_env);
   tcase_add_test(tc, policy_in_source);
   tcase_add_test(tc, every_op_compiles);
+  tcase_add_test(tc, half_functions);
   tcase_add_test(tc, policy_in_cache_key);
   suite_add_tcase(s, tc);
   return s;

@@ -9,6 +9,7 @@
 
 #include "codegen/cg_internal.h"
 #include "core/alloc.h"
+#include "ir/ops_dev.h"
 
 const char *cg_storage_type(kf_dtype dt) {
   static const char *const names[] = {"kf_f16", "kf_bf16",   "float", "double",
@@ -287,6 +288,19 @@ static const char *const op_lname[] = {
 #include "ir/ops.def"
 };
 
+/* Each op's device columns: an f16 or bf16 node of an op whose row has a
+ * .half column calls kf_<op>_h16 (docs/codegen.md, "Math policy"). */
+static const ir_op_dev op_dev[] = {
+#define UNARY(ID, lname, acc, res, fexpr, iexpr, ...) [IR_OP_##ID] = {__VA_ARGS__},
+#define BINARY(ID, lname, acc, res, fexpr, iexpr, ...) [IR_OP_##ID] = {__VA_ARGS__},
+#include "ir/ops.def"
+};
+
+static bool has_h16(const ir_node *n) {
+  return (n->dtype == KF_F16 || n->dtype == KF_BF16) &&
+         (size_t)n->op < sizeof op_dev / sizeof op_dev[0] && op_dev[n->op].half;
+}
+
 /* An operand of node n at the node's context c. */
 static void operand(cg_gen *gen, const ir_node *n, int i, const cg_ctx *c, char *out, size_t size) {
   const ir_node *a = &gen->g->nodes[n->args[i]];
@@ -483,9 +497,12 @@ static void value_at(cg_gen *gen, int32_t v, const cg_ctx *c, const char *key, c
   const char *ct = cg_compute_type(n->dtype), *rnd = rounding(n);
   if (kind == KIND_UNARY || kind == KIND_BINARY) {
     char call[520];
+    /* the 16-bit function computes other bits than kf_div_rcp */
+    const bool h16 = has_h16(n);
+    const char *sfx = h16 ? "_h16" : "";
     if (kind == KIND_UNARY)
-      snprintf(call, sizeof call, "kf_%s(%s)", op_lname[n->op], a[0]);
-    else if (n->op == IR_OP_DIV && !strcmp(ct, "float") && uniform_expr(gen, a[1]))
+      snprintf(call, sizeof call, "kf_%s%s(%s)", op_lname[n->op], sfx, a[0]);
+    else if (n->op == IR_OP_DIV && !h16 && !strcmp(ct, "float") && uniform_expr(gen, a[1]))
     /* a division by a per-row value: its reciprocal is computed once
      * (the compiler shares kf_rcp_rn(d) between the elements) */
     {
@@ -498,7 +515,7 @@ static void value_at(cg_gen *gen, int32_t v, const cg_ctx *c, const char *key, c
       else
         snprintf(call, sizeof call, "kf_div_rcp(%s, %s, kf_rcp_rn(%s))", a[0], a[1], a[1]);
     } else
-      snprintf(call, sizeof call, "kf_%s(%s, %s)", op_lname[n->op], a[0], a[1]);
+      snprintf(call, sizeof call, "kf_%s%s(%s, %s)", op_lname[n->op], sfx, a[0], a[1]);
     if (rnd && stored_only(gen, v)) {
       /* stored too: the store gets the value before the rounding */
       cg_line(gen, "const %s u%d = %s;", ct, t, call);

@@ -330,12 +330,113 @@ START_TEST(fused_equals_unfused) {
 }
 END_TEST
 
+/* ---- the 16-bit functions (kf_<op>_h16: log, gelu_tanh, pow) ----------------
+ * Under the default policy, over every input: each result must be the
+ * correctly rounded one or its neighbour (16-bit patterns one apart in
+ * value order; +-0 equal), NaN where the reference is NaN, and an infinity
+ * or a zero where the rounded reference is one (its neighbour included). */
+static double h16_ref(const char *op, double x, double y) {
+  if (!strcmp(op, "gelu_tanh")) /* 0.5 (1 + tanh u) = 1 / (1 + e^-2u): no cancellation */
+    return x / (1.0 + exp(-2.0 * 0.79788456080286535588 * (x + 0.044715 * x * x * x)));
+  return ref_of(op, x, y);
+}
+
+/* A 16-bit pattern's place in value order (-0 and +0 both 0). */
+static int h16_order(uint16_t b) {
+  return (b & 0x8000) ? -(int)(b & 0x7fff) : (int)b;
+}
+
+/* Runs y = op(x[, z]) on n values of dt (bit patterns); returns the count of
+ * results that break the rule above, printing the first few. */
+static int h16_check(const char *op, kf_dtype dt, const uint16_t *hx, const uint16_t *hz,
+                     int64_t n) {
+  char yaml[512], zin[96] = "";
+  if (hz) snprintf(zin, sizeof zin, "  z: {dtype: %s, shape: [%lld]}\n", dt_name(dt), (long long)n);
+  snprintf(yaml, sizeof yaml,
+           "kfuse: 1\ninputs:\n  x: {dtype: %s, shape: [%lld]}\n%s"
+           "nodes:\n  - {name: y, op: %s, args: [x%s]}\noutputs: [y]\n",
+           dt_name(dt), (long long)n, zin, op, hz ? ", z" : "");
+  kf_graph *g = NULL;
+  ck_assert_msg(kf_graph_load_yaml_string(G_ctx, yaml, strlen(yaml), NULL, &g) == KF_OK, "%s",
+                kf_ctx_errmsg(G_ctx));
+  kf_plan *plan = NULL;
+  ck_assert_msg(kf_compile(G_ctx, g, NULL, &plan) == KF_OK, "%s", kf_ctx_errmsg(G_ctx));
+  size_t bytes = (size_t)n * 2;
+  CUdeviceptr dx = dev_alloc(bytes), dz = hz ? dev_alloc(bytes) : 0, dy = dev_alloc(bytes);
+  G_drv->MemcpyHtoD(dx, hx, bytes);
+  if (hz) G_drv->MemcpyHtoD(dz, hz, bytes);
+  G_drv->MemsetD8(dy, 0x55, bytes);
+  kf_tensor in[2] = {{(void *)(uintptr_t)dx, dt, 1, {n}}, {(void *)(uintptr_t)dz, dt, 1, {n}}};
+  kf_tensor out = {(void *)(uintptr_t)dy, dt, 1, {n}};
+  ck_assert_msg(kf_plan_run(plan, in, hz ? 2 : 1, &out, 1, NULL) == KF_OK, "%s",
+                kf_plan_errmsg(plan));
+  dev_sync();
+  uint16_t *hy = malloc(bytes);
+  ck_assert(hy != NULL);
+  G_drv->MemcpyDtoH(hy, dy, bytes);
+  int bad = 0;
+  for (int64_t i = 0; i < n; i++) {
+    double x = load_elem(hx, dt, i), z = hz ? load_elem(hz, dt, i) : 0;
+    double ref = h16_ref(op, x, z);
+    uint16_t want = dt == KF_F16 ? kf_float_to_f16((float)ref) : kf_float_to_bf16((float)ref);
+    double got = load_elem(hy, dt, i);
+    bool ok = isnan(ref) ? isnan(got) : !isnan(got) && abs(h16_order(hy[i]) - h16_order(want)) <= 1;
+    if (!ok && bad++ < 8)
+      printf("  h16 %s %s: x=%a z=%a got %a want %a (ref %a)\n", op, dt_name(dt), x, z, got,
+             load_elem(&want, dt, 0), ref);
+  }
+  free(hy);
+  dev_free(dx), dev_free(dy);
+  if (hz) dev_free(dz);
+  kf_plan_destroy(plan);
+  kf_graph_destroy(g);
+  return bad;
+}
+
+START_TEST(h16_every_input) {
+  static const kf_dtype dts[] = {KF_F16, KF_BF16};
+  uint16_t *hx = malloc(65536 * 2), *hz = malloc(65536 * 2);
+  ck_assert(hx && hz);
+  int bad = 0;
+  for (int d = 0; d < 2; d++) {
+    /* unary: all 65536 patterns (infinities, NaN, -0, subnormals included) */
+    for (uint32_t b = 0; b < 65536; b++) hx[b] = (uint16_t)b;
+    bad += h16_check("log", dts[d], hx, NULL, 65536);
+    bad += h16_check("gelu_tanh", dts[d], hx, NULL, 65536);
+    /* pow: 256 bases by 256 exponents: every 256th pattern, and the values
+     * next to 1 and -1 (where b log2 |a| is most sensitive), and small
+     * integers (odd and even exponents of negative bases) */
+    for (int i = 0; i < 256; i++) {
+      uint16_t one = dts[d] == KF_F16 ? 0x3c00 : 0x3f80;
+      uint16_t v = (uint16_t)(i * 256 + 37);
+      if (i % 4 == 1) v = (uint16_t)(one + (i / 4) % 32 - 16);
+      if (i % 4 == 2) v = (uint16_t)((one + (i / 4) % 16 - 8) | 0x8000);
+      if (i % 8 == 3)
+        v = dts[d] == KF_F16 ? kf_float_to_f16((float)(i / 8 - 16))
+                             : kf_float_to_bf16((float)(i / 8 - 16));
+      for (int j = 0; j < 256; j++) hx[i * 256 + j] = v;
+      for (int j = 0; j < 256; j++) {
+        uint16_t w = (uint16_t)(j * 256 + 101);
+        if (j % 4 == 1)
+          w = dts[d] == KF_F16 ? kf_float_to_f16((float)(j / 4 - 32))
+                               : kf_float_to_bf16((float)(j / 4 - 32));
+        hz[i * 256 + j] = w;
+      }
+    }
+    bad += h16_check("pow", dts[d], hx, hz, 65536);
+  }
+  free(hx), free(hz);
+  ck_assert_msg(bad == 0, "%d 16-bit results more than one ulp from the correctly rounded", bad);
+}
+END_TEST
+
 static Suite *make_suite(void) {
   Suite *s = suite_create("gpu_math");
   TCase *tc = tcase_create("policy");
   tcase_set_timeout(tc, 600);
   tcase_add_test(tc, ulp_bounds);
   tcase_add_test(tc, fused_equals_unfused);
+  tcase_add_test(tc, h16_every_input);
   suite_add_tcase(s, tc);
   return s;
 }
