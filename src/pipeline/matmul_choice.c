@@ -115,18 +115,24 @@ static kf_status time_candidates(kf_plan *plan, int *cand, char *text, size_t si
 }
 
 /* The template plan's time, loaded on its own; < 0 when it cannot run. */
-static double time_template(kf_plan *plan, kf_plan **out) {
+static kf_status time_template(kf_plan *plan, kf_plan **out, double *ms) {
   char err[512] = "";
   kf_plan *tmp = NULL;
-  variant(plan, false, &tmp, err, sizeof err);
-  double ms = -1;
-  if (tmp && kf_plan_load(tmp) == KF_OK && rt_lib_time(pl_rt_plan(tmp), -1, REPS, &ms, 1) != KF_OK)
-    ms = -1;
-  if (ms < 0)
+  kf_status st = variant(plan, false, &tmp, err, sizeof err);
+  *ms = -1;
+  if (tmp && st == KF_OK) st = kf_plan_load(tmp);
+  if (tmp && st == KF_OK) st = rt_lib_time(pl_rt_plan(tmp), -1, REPS, ms, 1);
+  *out = tmp;
+  if (st == KF_ERR_OUT_OF_MEMORY) { /* reported, not taken as "not timed" */
+    snprintf(plan->errmsg, sizeof plan->errmsg, "out of memory timing the template plan: %.400s",
+             tmp ? tmp->errmsg : err);
+    return st;
+  }
+  if (st != KF_OK) *ms = -1;
+  if (*ms < 0)
     core_log(plan->ctx, KF_LOG_INFO, LOG_RUNTIME, "matmul: the template plan was not timed: %s",
              tmp ? tmp->errmsg : err);
-  *out = tmp;
-  return ms;
+  return KF_OK;
 }
 
 /* Reads "library|template cands c0 c1 ..." back; false when it does not fit. */
@@ -171,26 +177,38 @@ static bool use_record(kf_plan *plan, const char *what) {
   return true;
 }
 
-bool pl_matmul_choose(kf_plan *plan) {
+kf_status pl_matmul_choose(kf_plan *plan, bool *reload) {
+  *reload = false;
   char what[400], text[1400] = "", rec[2048];
   record_what(plan, what, sizeof what);
   bool had_library = plan->fuse->n_library > 0;
-  if (use_record(plan, what)) return had_library && plan->fuse->n_library == 0;
+  if (use_record(plan, what)) {
+    *reload = had_library && plan->fuse->n_library == 0;
+    return KF_OK;
+  }
   rt_plan *rp = pl_rt_plan(plan);
-  if (!rp) return false;
+  if (!rp) return KF_OK;
   int *cand = core_calloc((size_t)rp->n_launches + 1, sizeof *cand);
   double lib_ms = -1, tmpl_ms = -1;
   kf_status st = cand ? time_candidates(plan, cand, text, sizeof text) : KF_ERR_OUT_OF_MEMORY;
   if (st == KF_OK) st = rt_lib_time(rp, -1, REPS, &lib_ms, 1);
   kf_plan *tmp = NULL;
-  if (st == KF_OK && plan->knobs->matmul == RT_MATMUL_AUTO) tmpl_ms = time_template(plan, &tmp);
+  if (st == KF_OK && plan->knobs->matmul == RT_MATMUL_AUTO)
+    st = time_template(plan, &tmp, &tmpl_ms);
+  if (st == KF_ERR_OUT_OF_MEMORY) { /* an error to report, not a reason to guess */
+    if (!plan->errmsg[0])
+      snprintf(plan->errmsg, sizeof plan->errmsg, "out of memory timing the library calls");
+    free(cand);
+    variant_free(tmp);
+    return st;
+  }
   if (st != KF_OK) {
     core_log(plan->ctx, KF_LOG_WARN, LOG_RUNTIME,
              "matmul: the library calls were not timed (%.300s): the heuristic's first",
              plan->errmsg);
     free(cand);
     variant_free(tmp);
-    return false;
+    return KF_OK;
   }
   bool library = tmpl_ms < 0 || lib_ms <= tmpl_ms;
   char summary[1600];
@@ -210,9 +228,10 @@ bool pl_matmul_choose(kf_plan *plan) {
   if (library) {
     variant_free(tmp);
     fuse_gemm_note(plan->fuse, true, summary);
-    return false;
+    return KF_OK;
   }
   adopt(plan, tmp);
   fuse_gemm_note(plan->fuse, false, summary);
-  return true;
+  *reload = true;
+  return KF_OK;
 }

@@ -14,9 +14,11 @@ kf_status pl_matmul_fallback(kf_plan *plan);
 /* After a load with library calls: each call's cuBLASLt candidates and
  * the whole plan against its template form, timed once (KFUSE_MATMUL=auto;
  * =library times the candidates only) or read back from the disk cache;
- * the choice goes into the decision log. true: the template won and
+ * the choice goes into the decision log. *reload: the template won and
  * plan->fuse, plan->code changed, so the caller loads again. Failures to
- * time keep the library with the heuristic's first candidates (logged). */
-bool pl_matmul_choose(kf_plan *plan);
+ * time keep the library with the heuristic's first candidates (logged),
+ * except running out of memory: KF_ERR_OUT_OF_MEMORY, the message in
+ * plan->errmsg. */
+kf_status pl_matmul_choose(kf_plan *plan, bool *reload);
 
 #endif

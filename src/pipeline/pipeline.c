@@ -15,13 +15,13 @@
 
 #include "codegen/program.h"
 #include "core/alloc.h"
-#include "runtime/nvtx.h"
 #include "pipeline/feedback.h"
 #include "pipeline/matmul_choice.h"
 #include "pipeline/plan_dump.h"
 #include "pipeline/plan_target.h"
 #include "pipeline/run.h"
 #include "runtime/compile.h"
+#include "runtime/nvtx.h"
 #include "runtime/rt.h"
 #include "runtime/rt_plan.h"
 #include "runtime/rt_state.h"
@@ -136,7 +136,11 @@ kf_status kf_plan_load(kf_plan *plan) {
       (st = pl_matmul_fallback(plan)) == KF_OK)
     st = load_program(plan);
   /* library calls: their candidates timed once (or read back), the fastest kept */
-  if (st == KF_OK && plan->fuse->n_library > 0 && pl_matmul_choose(plan)) st = load_program(plan);
+  if (st == KF_OK && plan->fuse->n_library > 0) {
+    bool reload = false;
+    st = pl_matmul_choose(plan, &reload);
+    if (st == KF_OK && reload) st = load_program(plan);
+  }
   /* measured on load; decide, re-fuse, compile and load again */
   for (int r = 0; st == KF_OK && r < PL_FEEDBACK_ROUNDS && pl_feedback_split(plan); r++)
     st = load_program(plan);
