@@ -13,6 +13,7 @@
 #include "core/alloc.h"
 #include "fuser/fuse.h"
 #include "fuser/occ_model.h"
+#include "pipeline/scratch_plan.h"
 #include "runtime/occ_record.h"
 #include "runtime/occupancy.h"
 #include "runtime/rt.h"
@@ -22,23 +23,12 @@ static bool enabled(const kf_plan *plan) {
   return plan->options.occupancy_drop > 0 && !plan->knobs->no_occupancy_split;
 }
 
-static void tmp_free(kf_plan *tmp) {
-  if (!tmp) return;
-  tmp->graph = NULL; /* borrowed */
-  kf_plan_destroy(tmp);
-}
-
 /* The plan's graph planned with the given splits and compiled (through the
  * caches) for the same arch: the split candidates, or those of them that
  * split; NULL, with a warning, when that fails. */
 static kf_plan *compile_with(kf_plan *plan, const fuse_occ_cand *c, int nc, bool only_split) {
-  kf_plan *tmp = core_calloc(1, sizeof *tmp);
+  kf_plan *tmp = pl_scratch_new(plan);
   if (!tmp) return NULL;
-  tmp->ctx = plan->ctx;
-  tmp->graph = plan->graph;
-  tmp->options = plan->options;
-  tmp->options.arch = plan->code->arch;
-  tmp->knobs = plan->knobs; /* the same environment as the plan it measures for */
   char err[512] = "";
   kf_status st =
       fuse_occ_replan(plan->graph, plan->fuse, c, nc, only_split, &tmp->fuse, err, sizeof err);
@@ -47,20 +37,10 @@ static kf_plan *compile_with(kf_plan *plan, const fuse_occ_cand *c, int nc, bool
     core_log(plan->ctx, KF_LOG_WARN, LOG_RUNTIME,
              "occupancy: the split plan could not be built, the kernels stay fused: %s",
              err[0] ? err : tmp->errmsg);
-    tmp_free(tmp);
+    pl_scratch_free(tmp);
     return NULL;
   }
   return tmp;
-}
-
-static void swap_in(kf_plan *plan, kf_plan *tmp) {
-  fuse_plan_free(plan->fuse);
-  plan->fuse = tmp->fuse;
-  cg_program_free(plan->code);
-  plan->code = tmp->code;
-  tmp->fuse = NULL;
-  tmp->code = NULL;
-  tmp_free(tmp);
 }
 
 static int find_candidates(kf_plan *plan, fuse_occ_cand *c) {
@@ -132,11 +112,11 @@ static bool adopt(kf_plan *plan, kf_plan *tmp) {
              "occupancy: the split plan needs a %lld-byte workspace, the caller's has %zu: "
              "the kernels stay fused",
              (long long)tmp->fuse->workspace_bytes, rp->ws_bytes);
-    tmp_free(tmp);
+    pl_scratch_free(tmp);
     return false;
   }
   int before = plan->fuse->n_launches;
-  swap_in(plan, tmp);
+  pl_scratch_adopt(plan, tmp);
   core_log(plan->ctx, KF_LOG_INFO, LOG_RUNTIME, "occupancy: re-planned %d launches as %d", before,
            plan->fuse->n_launches);
   return true;
@@ -164,13 +144,13 @@ bool pl_feedback_split(kf_plan *plan) {
    * numbers in the decision log; the parts' sources are unchanged, so
    * this compile is memory-cache hits. */
   if (n_split > 0) {
-    tmp_free(tmp);
+    pl_scratch_free(tmp);
     tmp = compile_with(plan, c, nc, true);
   }
   if (n_split > 0 && tmp)
     changed = adopt(plan, tmp);
   else
-    tmp_free(tmp);
+    pl_scratch_free(tmp);
   free(c);
   return changed;
 }

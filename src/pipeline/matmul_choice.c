@@ -14,6 +14,7 @@
 #include "fuser/fuse.h"
 #include "fuser/gemm_match.h"
 #include "pipeline/run.h"
+#include "pipeline/scratch_plan.h"
 #include "runtime/lib_launch.h"
 #include "runtime/lib_time.h"
 #include "runtime/rt.h"
@@ -25,16 +26,11 @@ enum { REPS = 5, MAX_CAND = RT_GEMM_LT_MAX_CANDIDATES };
  * err. */
 static kf_status variant(kf_plan *plan, bool library, kf_plan **out, char *err, size_t errsize) {
   *out = NULL;
-  kf_plan *tmp = core_calloc(1, sizeof *tmp);
+  kf_plan *tmp = pl_scratch_new(plan);
   if (!tmp) {
     snprintf(err, errsize, "out of memory");
     return KF_ERR_OUT_OF_MEMORY;
   }
-  tmp->ctx = plan->ctx;
-  tmp->graph = plan->graph; /* borrowed */
-  tmp->options = plan->options;
-  tmp->options.arch = plan->code ? plan->code->arch : plan->options.arch;
-  tmp->knobs = plan->knobs;
   fuse_options fo = plan->fuse->options;
   fo.matmul_library = library;
   kf_status st = fuse_plan_build(plan->graph, &fo, &tmp->fuse, err, errsize);
@@ -44,26 +40,8 @@ static kf_status variant(kf_plan *plan, bool library, kf_plan **out, char *err, 
     *out = tmp;
     return KF_OK;
   }
-  tmp->graph = NULL;
-  kf_plan_destroy(tmp);
+  pl_scratch_free(tmp);
   return st;
-}
-
-static void variant_free(kf_plan *tmp) {
-  if (!tmp) return;
-  tmp->graph = NULL;
-  kf_plan_destroy(tmp);
-}
-
-/* plan takes tmp's fusion and code (tmp is freed). */
-static void adopt(kf_plan *plan, kf_plan *tmp) {
-  fuse_plan_free(plan->fuse);
-  plan->fuse = tmp->fuse;
-  cg_program_free(plan->code);
-  plan->code = tmp->code;
-  tmp->fuse = NULL;
-  tmp->code = NULL;
-  variant_free(tmp);
 }
 
 kf_status pl_matmul_fallback(kf_plan *plan) {
@@ -72,7 +50,7 @@ kf_status pl_matmul_fallback(kf_plan *plan) {
   kf_plan *tmp = NULL;
   kf_status st = variant(plan, false, &tmp, err, sizeof err);
   if (st != KF_OK) return pl_plan_error(plan, st, "re-planning without cuBLASLt: %s", err);
-  adopt(plan, tmp);
+  pl_scratch_adopt(plan, tmp);
   core_log(plan->ctx, plan->knobs->matmul == RT_MATMUL_LIBRARY ? KF_LOG_WARN : KF_LOG_INFO,
            LOG_RUNTIME, "matmul: cuBLASLt not used (%s): template kernels", why);
   char text[700];
@@ -172,7 +150,7 @@ static bool use_record(kf_plan *plan, const char *what) {
   char err[512];
   kf_plan *tmp = NULL;
   if (variant(plan, false, &tmp, err, sizeof err) != KF_OK) return false; /* time again */
-  adopt(plan, tmp);
+  pl_scratch_adopt(plan, tmp);
   fuse_gemm_note(plan->fuse, false, text);
   return true;
 }
@@ -199,7 +177,7 @@ kf_status pl_matmul_choose(kf_plan *plan, bool *reload) {
     if (!plan->errmsg[0])
       snprintf(plan->errmsg, sizeof plan->errmsg, "out of memory timing the library calls");
     free(cand);
-    variant_free(tmp);
+    pl_scratch_free(tmp);
     return st;
   }
   if (st != KF_OK) {
@@ -207,7 +185,7 @@ kf_status pl_matmul_choose(kf_plan *plan, bool *reload) {
              "matmul: the library calls were not timed (%.300s): the heuristic's first",
              plan->errmsg);
     free(cand);
-    variant_free(tmp);
+    pl_scratch_free(tmp);
     return KF_OK;
   }
   bool library = tmpl_ms < 0 || lib_ms <= tmpl_ms;
@@ -226,11 +204,11 @@ kf_status pl_matmul_choose(kf_plan *plan, bool *reload) {
   core_log(plan->ctx, KF_LOG_INFO, LOG_RUNTIME, "matmul: %s", summary);
   free(cand);
   if (library) {
-    variant_free(tmp);
+    pl_scratch_free(tmp);
     fuse_gemm_note(plan->fuse, true, summary);
     return KF_OK;
   }
-  adopt(plan, tmp);
+  pl_scratch_adopt(plan, tmp);
   fuse_gemm_note(plan->fuse, false, summary);
   *reload = true;
   return KF_OK;
