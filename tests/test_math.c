@@ -148,12 +148,12 @@ START_TEST(every_op_compiles) {
 }
 END_TEST
 
-/* f16 and bf16 nodes of the ops with a .half column (log, gelu_tanh, pow)
+/* f16 and bf16 nodes of the ops with a .half column (log, gelu_tanh, pow, erf)
  * call kf_<op>_h16, f32 nodes the float function; the prelude defines each
  * kf_<op>_h16 with the float function under strict (and under fast where
  * the op has a fast form). */
 START_TEST(half_functions) {
-  static const char *const fns[] = {"kf_log", "kf_gelu_tanh", "kf_pow"};
+  static const char *const fns[] = {"kf_log", "kf_gelu_tanh", "kf_pow", "kf_erf"};
   static const char *const dts[] = {"f16", "bf16", "f32"};
   kf_ctx *ctx;
   ck_assert(kf_ctx_create(&ctx) == KF_OK);
@@ -163,13 +163,13 @@ START_TEST(half_functions) {
              "kfuse: 1\ninputs:\n  x: {dtype: %s, shape: [1024]}\n"
              "  z: {dtype: %s, shape: [1024]}\nnodes:\n"
              "  - {name: a, op: log, args: [x]}\n  - {name: b, op: gelu_tanh, args: [a]}\n"
-             "  - {name: c, op: pow, args: [b, z]}\n  - {name: e, op: exp, args: [c]}\n"
-             "outputs: [e]\n",
+             "  - {name: c, op: pow, args: [b, z]}\n  - {name: f, op: erf, args: [c]}\n"
+             "  - {name: e, op: exp, args: [f]}\noutputs: [e]\n",
              dts[d], dts[d]);
     kf_plan *p = plan_for(ctx, yaml, KF_MATH_DEFAULT);
     char *src = kf_plan_source(p, 0, NULL);
     ck_assert_ptr_nonnull(src);
-    for (int f = 0; f < 3; f++) {
+    for (int f = 0; f < 4; f++) {
       char call[64];
       snprintf(call, sizeof call, "(%s_h16(t", fns[f]);
       if (d < 2)
@@ -186,6 +186,10 @@ START_TEST(half_functions) {
     ck_assert_ptr_nonnull(strstr(src,
                                  "KF_INLINE float kf_gelu_tanh_h16(float x) {\n"
                                  "#ifdef KF_MATH_STRICT\n  return kf_gelu_tanh(x);\n"));
+    /* erf has no fast form: its 16-bit body under fast too */
+    ck_assert_ptr_nonnull(strstr(src,
+                                 "KF_INLINE float kf_erf_h16(float x) {\n"
+                                 "#ifdef KF_MATH_STRICT\n  return kf_erf(x);\n"));
     kf_free(src);
     kf_plan_destroy(p);
   }

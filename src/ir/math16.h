@@ -1,0 +1,43 @@
+/* math16.h - the bodies of the pure-FMA 16-bit functions (kf_<op>_h16; erf),
+ * written once in the part of C that CUDA and the host compile
+ * alike. ops.def turns each into its row's .half column (a string: the
+ * device prelude, through cmake/gen_ops.c); tests/test_math16.c compiles the
+ * same tokens as host C (fmaf for __fmaf_rn, no contraction) and checks all
+ * 65536 inputs per dtype on the CPU, bit for bit what the GPU computes: every
+ * operation is an IEEE float operation with one rounding (--fmad=false on
+ * the device, -ffp-contract=off on the host). A body is one line of
+ * statements over the float x; docs/codegen.md, "Math policy", has each
+ * function's error. */
+#ifndef KF_IR_MATH16_H
+#define KF_IR_MATH16_H
+
+/* The text of a body, its macros expanded (two levels, so that the argument
+ * is expanded before # makes it a string). */
+#define KF_M16_STR(...) KF_M16_STR_(__VA_ARGS__)
+#define KF_M16_STR_(...) #__VA_ARGS__
+
+/* erf: a = |x|; a < 0.9: a P(a^2), P of degree 3 with P(0) the float of
+ * 2/sqrt(pi) (so that tiny x, of which bf16 has many binades, get
+ * 2x/sqrt(pi) to the float's rounding; minimax otherwise, relative error
+ * 2^-16.0); else a polynomial of degree 7 in min(a, 3) (minimax on [0.9, 3],
+ * absolute error 2^-16.7, erf >= 0.79 there); erf(3) = 1 - 2.2e-5 and
+ * beyond round to 1 in f16 and bf16. The sign of x is put back (erf is odd;
+ * -0 stays -0); a NaN fails both comparisons and stays NaN. */
+#define KF_M16_ERF                                                                                 \
+  const float a = fabsf(x);                                                                        \
+  const float a2 = a * a;                                                                          \
+  const float lo =                                                                                 \
+      a * __fmaf_rn(a2, __fmaf_rn(a2, __fmaf_rn(a2, -0.0199725442f, 0.109749816f), -0.375718057f), \
+                    1.12837923f);                                                                  \
+  const float b = a > 3.0f ? 3.0f : a;                                                             \
+  float p = __fmaf_rn(b, -0.00340818008f, 0.0507408306f);                                          \
+  p = __fmaf_rn(b, p, -0.309393942f);                                                              \
+  p = __fmaf_rn(b, p, 0.967810512f);                                                               \
+  p = __fmaf_rn(b, p, -1.52852452f);                                                               \
+  p = __fmaf_rn(b, p, 0.766678751f);                                                               \
+  p = __fmaf_rn(b, p, 0.862458944f);                                                               \
+  p = __fmaf_rn(b, p, 0.0363480523f);                                                              \
+  const float v = a < 0.9f ? lo : p;                                                               \
+  return __uint_as_float(__float_as_uint(v) | (__float_as_uint(x) & 0x80000000u));
+
+#endif

@@ -1,0 +1,130 @@
+/* test_math16.c - the pure-FMA 16-bit functions of src/ir/math16.h
+ * (kf_erf_h16), compiled here as host C from the same tokens the
+ * device prelude gets, over every one of the 65536 f16 and every bf16
+ * pattern: each result, rounded to the dtype, must be the correctly rounded
+ * f64 function or the 16-bit value next to it (value order, +-0 equal), NaN
+ * exactly where the reference is NaN, and +-0 with the reference's sign.
+ * Host float arithmetic is IEEE binary32 with one rounding per operation
+ * (SSE; tests/CMakeLists.txt builds this file with -ffp-contract=off, as
+ * NVRTC runs with --fmad=false) and fmaf is the fused multiply-add, so these
+ * are the GPU's results bit for bit (tests/gpu/test_gpu_math.c checks the
+ * device's over the same inputs). */
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "check_main.h"
+#include "ir/ir.h"
+#include "ir/math16.h"
+#include "kfuse.h"
+
+static unsigned h_f2u(float f) {
+  unsigned u;
+  memcpy(&u, &f, sizeof u);
+  return u;
+}
+static float h_u2f(unsigned u) {
+  float f;
+  memcpy(&f, &u, sizeof f);
+  return f;
+}
+/* The device names the bodies use, as host functions. */
+#define __fmaf_rn fmaf
+#define __float_as_uint h_f2u
+#define __uint_as_float h_u2f
+static float m16_erf(float x) {
+  KF_M16_ERF
+}
+
+typedef struct m16_fn {
+  const char *name;
+  float (*fn)(float);
+  double (*ref)(double);
+} m16_fn;
+static const m16_fn fns[] = {{"erf", m16_erf, erf}};
+
+static double to_double(uint16_t b, bool f16) {
+  return f16 ? (double)kf_f16_to_float(b) : (double)kf_bf16_to_float(b);
+}
+static uint16_t round16(double v, bool f16) {
+  return f16 ? ir_double_to_f16(v) : ir_double_to_bf16(v);
+}
+static bool is_nan16(uint16_t b, bool f16) {
+  return f16 ? (b & 0x7c00u) == 0x7c00u && (b & 0x3ffu) : (b & 0x7f80u) == 0x7f80u && (b & 0x7fu);
+}
+/* A pattern's place in value order (-0 and +0 both 0). */
+static int order16(uint16_t b) {
+  return (b & 0x8000) ? -(int)(b & 0x7fff) : (int)b;
+}
+
+/* Counts the inputs of one function and dtype whose result breaks the rule
+ * above (printing the first few) and those not correctly rounded. */
+static int check_all(const m16_fn *f, bool f16, int *inexact) {
+  int bad = 0;
+  *inexact = 0;
+  for (uint32_t i = 0; i < 65536; i++) {
+    const uint16_t xb = (uint16_t)i;
+    const double x = to_double(xb, f16);
+    const double ref = f->ref(x);
+    const uint16_t want = round16(ref, f16);
+    const uint16_t got = round16((double)f->fn((float)x), f16);
+    bool ok;
+    if (isnan(ref))
+      ok = is_nan16(got, f16);
+    else if (ref == 0.0)
+      ok = got == want; /* the sign of a zero too */
+    else
+      ok = !is_nan16(got, f16) && abs(order16(got) - order16(want)) <= 1;
+    if (ok && got != want) ++*inexact;
+    if (!ok && bad++ < 8)
+      printf("  %s %s: x=%a got %a want %a (ref %a)\n", f->name, f16 ? "f16" : "bf16", x,
+             to_double(got, f16), to_double(want, f16), ref);
+  }
+  return bad;
+}
+
+/* Every function, both dtypes, every input; prints how many results are
+ * not the correctly rounded one (the figures of docs/codegen.md). */
+START_TEST(every_input) {
+  int bad = 0;
+  for (size_t k = 0; k < sizeof fns / sizeof fns[0]; k++)
+    for (int d = 0; d < 2; d++) {
+      int inexact;
+      bad += check_all(&fns[k], d == 0, &inexact);
+      printf("%s_h16 %s: 65536 inputs, %d one ulp from the correctly rounded result\n", fns[k].name,
+             d == 0 ? "f16" : "bf16", inexact);
+    }
+  ck_assert_msg(bad == 0, "%d results more than one ulp from the correctly rounded", bad);
+}
+END_TEST
+
+/* The edges by name: signed zeros, infinities, NaN, the smallest bf16
+ * subnormal, both sides of the switch at 0.9, and the saturation at 3. */
+START_TEST(edges) {
+  ck_assert_uint_eq(h_f2u(m16_erf(-0.0f)), 0x80000000u);
+  ck_assert_uint_eq(h_f2u(m16_erf(0.0f)), 0u);
+  ck_assert(isnan(m16_erf(NAN)) && isnan(m16_erf(-NAN)));
+  ck_assert_float_eq(m16_erf(INFINITY), m16_erf(3.0f));
+  ck_assert_float_eq(m16_erf(-INFINITY), -m16_erf(3.0f));
+  ck_assert_uint_eq(ir_double_to_f16((double)m16_erf(3.0f)), 0x3c00u); /* 1 */
+  ck_assert_uint_eq(ir_double_to_bf16((double)m16_erf(3.0f)), 0x3f80u);
+  ck_assert_float_eq(m16_erf(100.0f), m16_erf(3.0f));
+  const float tiny = 0x1p-133f;
+  ck_assert_float_eq(m16_erf(tiny), tiny * 1.12837923f); /* 2x/sqrt(pi) */
+  ck_assert_float_eq(m16_erf(-tiny), -tiny * 1.12837923f);
+  const float below = 0.89999998f, at = 0.9f; /* the last float below 0.9, and 0.9 */
+  ck_assert(fabs((double)m16_erf(below) - erf((double)below)) < 0x1p-16);
+  ck_assert(fabs((double)m16_erf(at) - erf((double)at)) < 0x1p-16);
+  ck_assert(fabs((double)m16_erf(-2.5f) + erf(2.5)) < 0x1p-16);
+}
+END_TEST
+
+static Suite *make_suite(void) {
+  Suite *s = suite_create("math16");
+  TCase *tc = tcase_create("h16");
+  tcase_add_test(tc, every_input);
+  tcase_add_test(tc, edges);
+  suite_add_tcase(s, tc);
+  return s;
+}
