@@ -1,4 +1,4 @@
-/* math16.h - the bodies of the pure-FMA 16-bit functions (kf_<op>_h16; erf),
+/* math16.h - the bodies of 16-bit functions (kf_<op>_h16: erf, sin, cos),
  * written once in the part of C that CUDA and the host compile
  * alike. ops.def turns each into its row's .half column (a string: the
  * device prelude, through cmake/gen_ops.c); tests/test_math16.c compiles the
@@ -7,7 +7,9 @@
  * operation is an IEEE float operation with one rounding (--fmad=false on
  * the device, -ffp-contract=off on the host). A body is one line of
  * statements over the float x; docs/codegen.md, "Math policy", has each
- * function's error. */
+ * function's error. A body that uses the SFU (__sinf) is checked on the CPU
+ * with the SFU's documented error bound on either side of the exact value
+ * (the 16-bit rounding is monotonic: every result in between passes too). */
 #ifndef KF_IR_MATH16_H
 #define KF_IR_MATH16_H
 
@@ -39,5 +41,37 @@
   p = __fmaf_rn(b, p, 0.0363480523f);                                                              \
   const float v = a < 0.9f ? lo : p;                                                               \
   return __uint_as_float(__float_as_uint(v) | (__float_as_uint(x) & 0x80000000u));
+
+/* sin(|x|) and cos(|x|) for |x| < 2^17 (every finite f16, bf16 up to
+ * 131072; beyond, infinities and NaN: FALLBACK, the float function). sin:
+ * the half-turn count k = rint(|x|/pi) in one FMA that adds 1.5 * 2^23 (the
+ * sum rounds to an integer; its lowest mantissa bit is k's parity), m = k;
+ * cos: k = floor(|x|/pi) (a product's rounding may make it one too large:
+ * r is then just below -pi/2, which changes nothing), m = k + 1/2. Then
+ * r = |x| - m pi in two FMAs (pi as a float, then the float of the rest),
+ * exact but for the last rounding; |r| <= pi/2 (a hair more), and
+ * sin|x| = (-1)^k sin r, cos|x| = (-1)^(k+1) sin r. sin r: the SFU (__sinf,
+ * absolute error 2^-21.41 on [-pi, pi], CUDA C Programming Guide) for |r| >=
+ * 1/16, so relative 2^-17.4; r - r^3/6 below (relative error r^4/120 <
+ * 2^-22.9, and no SFU flush of small r). SGN: the sign bit the result takes
+ * from x (sin is odd: -0 stays -0). */
+#define KF_M16_SIN_R(M, PARITY)                                                 \
+  const float m = M;                                                            \
+  const float r = __fmaf_rn(m, 8.74227766e-8f, __fmaf_rn(m, -3.14159274f, ax)); \
+  const float p = __fmaf_rn(r * (r * r), -0.166666672f, r);                     \
+  const float v = fabsf(r) < 0.0625f ? p : __sinf(r);                           \
+  const unsigned flip = (PARITY) << 31;
+#define KF_M16_SIN                                          \
+  const float ax = fabsf(x);                                \
+  if (!(ax < 131072.0f)) return kf_sin(x);                  \
+  const float t = __fmaf_rn(ax, 0.318309886f, 12582912.0f); \
+  KF_M16_SIN_R(t - 12582912.0f, __float_as_uint(t))         \
+  return __uint_as_float(__float_as_uint(v) ^ flip ^ (__float_as_uint(x) & 0x80000000u));
+#define KF_M16_COS                              \
+  const float ax = fabsf(x);                    \
+  if (!(ax < 131072.0f)) return kf_cos(x);      \
+  const float k = floorf(ax * 0.318309886f);    \
+  KF_M16_SIN_R(k + 0.5f, (unsigned)(int)k + 1u) \
+  return __uint_as_float(__float_as_uint(v) ^ flip);
 
 #endif
