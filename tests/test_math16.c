@@ -38,12 +38,36 @@ static float h_u2f(unsigned u) {
 #define __fmaf_rn fmaf
 #define __float_as_uint h_f2u
 #define __uint_as_float h_u2f
-/* the SFU sine: sin(r) moved by g_sfu_side * 2^-21 (0: exact) */
+/* The SFU: exact (g_sfu_side 0), or each result moved by more than its
+ * documented error, down or up: side 1..4 takes the four combinations
+ * (bit 0 of side - 1: the sine and e^x; bit 1: the reciprocal). */
 static int g_sfu_side;
+static double sfu_dir(int which) {
+  if (!g_sfu_side) return 0;
+  return ((g_sfu_side - 1) >> which) & 1 ? 1.0 : -1.0;
+}
+/* __sinf: absolute 2^-21.41 documented; 2^-21 here */
 static float h_sfu_sin(float r) {
-  return (float)(sin((double)r) + g_sfu_side * 0x1p-21);
+  return (float)(sin((double)r) + sfu_dir(0) * 0x1p-21);
+}
+/* kf_ex2_ftz of v = a (2 log2 e) rounded: 2^v with 2 ulp documented, and the
+ * rounding of v (relative 2^-24: 2^-24 v ln 2 of the result), as __expf's
+ * (2 + 1.173 |2a|) ulp; (3 + 0.75 |v|) 2^-23 relative here (1.2 |2a|). */
+static float h_sfu_ex2(float v) {
+  double e = exp2((double)v);
+  if (isinf(e) || isnan(e)) return (float)e;
+  return (float)(e * (1.0 + sfu_dir(0) * (3.0 + 0.75 * fabs((double)v)) * 0x1p-23));
+}
+/* kf_rcp_approx: 1 ulp documented (flushing results below 2^-126); 2^-22 here */
+static float h_sfu_rcp(float d) {
+  double q = 1.0 / (double)d;
+  if (q == 0 || isinf(q) || isnan(q)) return (float)q;
+  float f = (float)(q * (1.0 + sfu_dir(1) * 0x1p-22));
+  return fabsf(f) < 0x1p-126f ? 0.0f * f : f;
 }
 #define __sinf h_sfu_sin
+#define kf_ex2_ftz h_sfu_ex2
+#define kf_rcp_approx h_sfu_rcp
 /* the float functions beyond the fast range (kf_sin is kfuse.h's builder
  * here, so the names are redirected) */
 #define kf_sin sinf
@@ -57,6 +81,9 @@ static float m16_sin(float x) {
 static float m16_cos(float x) {
   KF_M16_COS
 }
+static float m16_tanh(float x) {
+  KF_M16_TANH
+}
 
 typedef struct m16_fn {
   const char *name;
@@ -64,8 +91,10 @@ typedef struct m16_fn {
   double (*ref)(double);
   bool sfu; /* uses __sinf: checked with both extremes of its error */
 } m16_fn;
-static const m16_fn fns[] = {
-    {"erf", m16_erf, erf, false}, {"sin", m16_sin, sin, true}, {"cos", m16_cos, cos, true}};
+static const m16_fn fns[] = {{"erf", m16_erf, erf, false},
+                             {"sin", m16_sin, sin, true},
+                             {"cos", m16_cos, cos, true},
+                             {"tanh", m16_tanh, tanh, true}};
 
 static double to_double(uint16_t b, bool f16) {
   return f16 ? (double)kf_f16_to_float(b) : (double)kf_bf16_to_float(b);
@@ -108,23 +137,20 @@ static int check_all(const m16_fn *f, bool f16, int *inexact) {
 }
 
 /* Every function, both dtypes, every input (an SFU function with the
- * exact sine and with both extremes of its error); prints how many results
+ * exact SFU and with each extreme of its error); prints how many results
  * are not the correctly rounded one (the figures of docs/codegen.md). */
 START_TEST(every_input) {
+  static const char *const sides[] = {"", " (SFU low, rcp low)", " (SFU high, rcp low)",
+                                      " (SFU low, rcp high)", " (SFU high, rcp high)"};
   int bad = 0;
   for (size_t k = 0; k < sizeof fns / sizeof fns[0]; k++)
-    for (int side = fns[k].sfu ? -1 : 0; side <= (fns[k].sfu ? 1 : 0); side++)
+    for (int side = 0; side <= (fns[k].sfu ? 4 : 0); side++)
       for (int d = 0; d < 2; d++) {
         int inexact;
         g_sfu_side = side;
         bad += check_all(&fns[k], d == 0, &inexact);
         printf("%s_h16 %s%s: 65536 inputs, %d one ulp from the correctly rounded result\n",
-               fns[k].name, d == 0 ? "f16" : "bf16",
-               !fns[k].sfu ? ""
-               : side < 0  ? " (SFU -2^-21)"
-               : side > 0  ? " (SFU +2^-21)"
-                           : "",
-               inexact);
+               fns[k].name, d == 0 ? "f16" : "bf16", sides[side], inexact);
       }
   g_sfu_side = 0;
   ck_assert_msg(bad == 0, "%d results more than one ulp from the correctly rounded", bad);
@@ -163,6 +189,16 @@ START_TEST(edges) {
   ck_assert(fabs(cos(65504.0) - (double)m16_cos(65504.0f)) < 0x1p-16);
   ck_assert_float_eq(m16_sin(131072.0f), sinf(131072.0f));
   ck_assert_float_eq(m16_cos(-131072.0f), cosf(131072.0f));
+  /* tanh: signed zeros, saturation, NaN, subnormals, the switch at 1/16 */
+  ck_assert_uint_eq(h_f2u(m16_tanh(-0.0f)), 0x80000000u);
+  ck_assert_uint_eq(h_f2u(m16_tanh(0.0f)), 0u);
+  ck_assert_float_eq(m16_tanh(INFINITY), 1.0f);
+  ck_assert_float_eq(m16_tanh(-INFINITY), -1.0f);
+  ck_assert_float_eq(m16_tanh(100.0f), 1.0f);
+  ck_assert(isnan(m16_tanh(NAN)));
+  ck_assert_float_eq(m16_tanh(tiny), tiny);
+  ck_assert(fabs((double)m16_tanh(0.0625f) - tanh(0.0625)) < 0x1p-20);
+  ck_assert(fabs((double)m16_tanh(0.06249999f) - tanh(0.06249999)) < 0x1p-22);
 }
 END_TEST
 

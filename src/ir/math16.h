@@ -1,4 +1,4 @@
-/* math16.h - the bodies of 16-bit functions (kf_<op>_h16: erf, sin, cos),
+/* math16.h - the bodies of 16-bit functions (kf_<op>_h16: erf, sin, cos, tanh),
  * written once in the part of C that CUDA and the host compile
  * alike. ops.def turns each into its row's .half column (a string: the
  * device prelude, through cmake/gen_ops.c); tests/test_math16.c compiles the
@@ -7,9 +7,10 @@
  * operation is an IEEE float operation with one rounding (--fmad=false on
  * the device, -ffp-contract=off on the host). A body is one line of
  * statements over the float x; docs/codegen.md, "Math policy", has each
- * function's error. A body that uses the SFU (__sinf) is checked on the CPU
- * with the SFU's documented error bound on either side of the exact value
- * (the 16-bit rounding is monotonic: every result in between passes too). */
+ * function's error. A body that uses the SFU (__sinf, kf_ex2_ftz, kf_rcp_approx)
+ * is checked on the CPU with the SFU's documented error bound on either side
+ * of the exact value (the 16-bit rounding is monotonic: every result in
+ * between passes too). */
 #ifndef KF_IR_MATH16_H
 #define KF_IR_MATH16_H
 
@@ -73,5 +74,20 @@
   const float k = floorf(ax * 0.318309886f);    \
   KF_M16_SIN_R(k + 0.5f, (unsigned)(int)k + 1u) \
   return __uint_as_float(__float_as_uint(v) ^ flip);
+
+/* tanh: a = |x|; 1 - 2 / (1 + e^2a) for a >= 1/16, from the SFU (kf_ex2_ftz
+ * of 2a log2 e: 2 ulp, and the product's rounding, relative 2^-24 of the
+ * exponent, as __expf's (2 + 1.173 * 2a) ulp in the CUDA C Programming Guide;
+ * kf_rcp_approx: 1 ulp): its cancellation leaves an
+ * absolute error near 2^-21, 2^-17 of tanh(1/16); e^2a = inf (a > 44) gives
+ * r = 0 and 1. Below 1/16, a - a^3/3 (relative error 2a^4/15 < 2^-18.9;
+ * subnormals kept). The sign of x is put back (-0 stays -0); a NaN stays
+ * NaN through the SFU. */
+#define KF_M16_TANH                                                                       \
+  const float a = fabsf(x);                                                               \
+  const float r = kf_rcp_approx(1.0f + kf_ex2_ftz(a * 2.88539008f));                      \
+  const float v =                                                                         \
+      a < 0.0625f ? __fmaf_rn(a * (a * a), -0.333333343f, a) : __fmaf_rn(-2.0f, r, 1.0f); \
+  return __uint_as_float(__float_as_uint(v) | (__float_as_uint(x) & 0x80000000u));
 
 #endif
