@@ -149,13 +149,13 @@ START_TEST(every_op_compiles) {
 END_TEST
 
 /* f16 and bf16 nodes of the ops with a .half column (log, gelu_tanh, pow, erf,
- * sin, cos, tanh)
- * call kf_<op>_h16, f32 nodes the float function; the prelude defines each
+ * sin, cos, tanh, sqrt) call kf_<op>_h16, f32 nodes the float function; the
+ * prelude defines each
  * kf_<op>_h16 with the float function under strict (and under fast where
  * the op has a fast form). */
 START_TEST(half_functions) {
-  static const char *const fns[] = {"kf_log", "kf_gelu_tanh", "kf_pow", "kf_erf",
-                                    "kf_sin", "kf_cos",       "kf_tanh"};
+  static const char *const fns[] = {"kf_log", "kf_gelu_tanh", "kf_pow",  "kf_erf",
+                                    "kf_sin", "kf_cos",       "kf_tanh", "kf_sqrt"};
   static const char *const dts[] = {"f16", "bf16", "f32"};
   kf_ctx *ctx;
   ck_assert(kf_ctx_create(&ctx) == KF_OK);
@@ -167,13 +167,14 @@ START_TEST(half_functions) {
              "  - {name: a, op: log, args: [x]}\n  - {name: b, op: gelu_tanh, args: [a]}\n"
              "  - {name: c, op: pow, args: [b, z]}\n  - {name: f, op: erf, args: [c]}\n"
              "  - {name: g, op: sin, args: [f]}\n  - {name: h, op: cos, args: [g]}\n"
-             "  - {name: i, op: tanh, args: [h]}\n  - {name: e, op: exp, args: [i]}\n"
+             "  - {name: i, op: tanh, args: [h]}\n  - {name: j, op: sqrt, args: [i]}\n"
+             "  - {name: e, op: exp, args: [j]}\n"
              "outputs: [e]\n",
              dts[d], dts[d]);
     kf_plan *p = plan_for(ctx, yaml, KF_MATH_DEFAULT);
     char *src = kf_plan_source(p, 0, NULL);
     ck_assert_ptr_nonnull(src);
-    for (int f = 0; f < 7; f++) {
+    for (int f = 0; f < (int)(sizeof fns / sizeof fns[0]); f++) {
       char call[64];
       snprintf(call, sizeof call, "(%s_h16(t", fns[f]);
       if (d < 2)

@@ -331,7 +331,7 @@ START_TEST(fused_equals_unfused) {
 END_TEST
 
 /* ---- the 16-bit functions (kf_<op>_h16: log, gelu_tanh, erf, sin, cos, tanh,
- * pow) -------------------------------------------------------------------------
+ * sqrt, pow) -------------------------------------------------------------------------
  * Under the default policy, over every input: each result must be the
  * correctly rounded one or its neighbour (16-bit patterns one apart in
  * value order; +-0 equal), NaN where the reference is NaN, and an infinity
@@ -409,6 +409,7 @@ START_TEST(h16_every_input) {
     bad += h16_check("sin", dts[d], hx, NULL, 65536);
     bad += h16_check("cos", dts[d], hx, NULL, 65536);
     bad += h16_check("tanh", dts[d], hx, NULL, 65536);
+    bad += h16_check("sqrt", dts[d], hx, NULL, 65536);
     /* pow: 256 bases by 256 exponents: every 256th pattern, and the values
      * next to 1 and -1 (where b log2 |a| is most sensitive), and small
      * integers (odd and even exponents of negative bases) */
