@@ -31,7 +31,8 @@ import os
 
 from . import _native as N
 from . import tensors as T
-from ._native import DTYPES, KfuseError, _CompileStats, _Options, _Tensor
+from ._native import (DTYPES, ORIGINS, KfuseError, _CompileStats, _LaunchCompile, _Options,
+                      _Tensor)
 
 _lib = N.lib
 _P = ctypes.c_void_p
@@ -192,6 +193,21 @@ class Plan:
         d = {k: getattr(s, k) for k, _ in _CompileStats._fields_}
         d["arch"] = s.arch.decode()
         return d
+
+    def launch_compiles(self):
+        """Per launch of the last compile (a list of dicts): origin ("compiled",
+        "memory", "disk" or "library"), emit_ms, compile_ms, source_bytes and
+        key (the kernel cache key: equal keys, identical kernels)."""
+        out = []
+        for i in range(self.launches):
+            s = _LaunchCompile()
+            st = _lib.kf_plan_launch_compile(self.h, i, ctypes.byref(s))
+            if st != 0:
+                raise self._error("kf_plan_launch_compile", st)
+            out.append({"origin": ORIGINS[s.origin], "emit_ms": s.emit_ms,
+                        "compile_ms": s.compile_ms, "source_bytes": s.source_bytes,
+                        "key": "%016x%016x" % (s.key_hi, s.key_lo)})
+        return out
 
     def load(self):
         """Loads the kernels into the CUDA context now (before a CUDA Graph capture)."""

@@ -248,6 +248,29 @@ class CpuReference(unittest.TestCase):
             kt.Partition._translate_compile = real
             os.environ.pop("KFUSE_TORCH_PRECOMPILE", None)
 
+    def test_first_call_profile(self):
+        # where the first call went: two partitions alike (the same block
+        # before and after an op kfuse leaves to aten) share one kernel
+        def f(x):
+            h = torch.tanh(torch.exp(x) * 2)
+            return torch.tanh(torch.exp(torch.cumsum(h, -1)) * 2)
+        x = self.rnd(4, 8)
+        r = kt.explain(f, x, reference="sm_90")
+        p = r.first_call()
+        self.assertEqual(p["partitions"], 2, str(r))
+        kernels = p["launches"] - p["library"]
+        self.assertEqual(kernels, 2, p)
+        self.assertEqual(p["compiled"] + p["memory_hits"] + p["disk_hits"], kernels, p)
+        self.assertEqual(p["distinct_kernels"], 1, p)  # one key for both partitions
+        self.assertEqual(p["compiled_twice"], 0, p)
+        self.assertLessEqual(p["compiled"], 1, p)
+        self.assertGreater(p["compile_span_ms"], 0.0, p)
+        self.assertGreater(p["source_kb"], 1.0, p)
+        table = r.first_call_table(1000.0, 10.0)
+        for words in ("NVRTC", "1 distinct", "Dynamo", "load + matmul choice"):
+            self.assertIn(words, table)
+        self.assertEqual(r.first_call_table().count("\n") + 2, table.count("\n"), table)
+
     def test_batch_norm_and_fills(self):
         # inference batch norm decomposes into ops kfuse fuses (ResNet's
         # fell back); scalar_tensor, new_ones, new_full and detach translate;
