@@ -271,6 +271,27 @@ class CpuReference(unittest.TestCase):
             self.assertIn(words, table)
         self.assertEqual(r.first_call_table().count("\n") + 2, table.count("\n"), table)
 
+    def test_first_call_counts_matmul_choices(self):
+        # the load's matmul-choice decisions: timed, skipped by the bound,
+        # or read back from the cache (neither)
+        from types import SimpleNamespace as NS
+        texts = ["matmul-choice: library 0.011 ms [k0]; template 0.352 ms: library",
+                 "matmul-choice: library 0.164 ms [k0]; template cannot win: at least 10.412 ms "
+                 "(137 GFLOP at 100 GFLOP/s per SM x 132 SMs): library",
+                 "matmul-choice: library (cached): library 0.011 ms [k0]; template 0.352 ms: library",
+                 "matmul-choice: library 0.2 ms [k0]; template not timed: library"]
+        prof = {"start": 1.0, "end": 1.5, "translate_ms": 1.0, "plan_ms": 2.0, "load_ms": 3.0,
+                "decisions": texts, "launches": [
+                    {"origin": "library", "emit_ms": 0.0, "compile_ms": 0.0, "source_bytes": 10,
+                     "key": "0" * 32}]}
+        r = kt.Report()
+        r.graphs.append(NS(partition_ms=4.0, partitions=[NS(profile=[prof])]))
+        p = r.first_call()
+        self.assertEqual((p["template_timed"], p["template_skipped"]), (1, 1), p)
+        self.assertEqual((p["library"], p["compiled"], p["distinct_kernels"]), (1, 0, 0), p)
+        self.assertAlmostEqual(p["compile_span_ms"], 500.0)
+        self.assertIn("templates timed 1, skipped 1", r.first_call_table())
+
     def test_batch_norm_and_fills(self):
         # inference batch norm decomposes into ops kfuse fuses (ResNet's
         # fell back); scalar_tensor, new_ones, new_full and detach translate;
