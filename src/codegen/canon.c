@@ -7,13 +7,14 @@
 
 #include "core/alloc.h"
 
-/* The stems codegen numbers identifiers with (by node id, part or
- * temporary). A stem missing here only costs sharing, never a wrong
+/* The stems codegen numbers identifiers with by node id or temporary
+ * (kf_g, a launch's group index, is local already and names its tables
+ * too: kf_g0_start). A stem missing here only costs sharing, never a wrong
  * program; a stem here must never name something outside generated code
  * (a prelude or CUDA identifier), which the prelude test checks. */
-static const char *const stems[] = {"p",    "x",    "t",   "o",      "h",     "r",
-                                    "red",  "acc",  "ix",  "dx",     "sp",    "kf_g",
-                                    "kf_s", "kf_c", "s_s", "s_part", "skf_s", "skf_c"};
+static const char *const stems[] = {"p",    "x",   "t",      "o",     "h",    "r",
+                                    "red",  "acc", "ix",     "dx",    "sp",   "kf_s",
+                                    "kf_c", "s_s", "s_part", "skf_s", "skf_c"};
 enum { N_STEMS = sizeof stems / sizeof stems[0] };
 
 static bool is_id_start(char c) {
