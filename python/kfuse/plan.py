@@ -28,6 +28,7 @@ overlaps either way (the last two when an address changes).
 import ctypes
 import json
 import os
+import threading
 
 from . import _native as N
 from . import tensors as T
@@ -65,12 +66,19 @@ class Context:
 
 
 _default_ctx = None
+_default_lock = threading.Lock()
 
 
 def default_context():
+    """The process's one context. Locked: threads that build their first
+    graphs at once (the torch backend's compile pool) made one context
+    each (kf_ctx_create releases the GIL), so one kernel compiled once per
+    context, not once per process (the memory cache is a context's)."""
     global _default_ctx
     if _default_ctx is None:
-        _default_ctx = Context()
+        with _default_lock:
+            if _default_ctx is None:
+                _default_ctx = Context()
     return _default_ctx
 
 
