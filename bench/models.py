@@ -14,6 +14,7 @@ fails is reported and the run goes on.
   python bench/models.py --small    # tiny configs, for a test
   options: --models gpt2,llama --dtypes f32 --json out.json --iters 10
            --backends inductor,kfuse (the compiled backends to compare)
+           --profile (where kfuse's first call went: Report.first_call_table)
            --device reference[:sm_90] (no GPU: CPU tensors, kfuse's
            partitions on its CPU reference, KFUSE_TORCH_DEVICE; with an arch
            each plan is also compiled for it)
@@ -34,6 +35,7 @@ TOL = {torch.float32: 2e-3, torch.bfloat16: 6e-2}  # max |diff| / max |eager|
 DT = {"f32": torch.float32, "bf16": torch.bfloat16}
 DEV = "cuda"  # "cpu" with --device reference
 BACKENDS = ["inductor", "kfuse"]
+PROFILE = False
 
 
 def sync():
@@ -162,8 +164,17 @@ def infer(name, dtname, small, iters):
             row["kfuse_translate_ms"] = sum(m.translate_ms for m in parts)
             row["kfuse_compile_ms"] = sum(m.compile_ms for m in parts) - row["kfuse_translate_ms"]
             row["kfuse_partitions"] = len(parts)
+            if "kfuse_first_s" in row:
+                add_profile(row, rep)
     row["ok"] = all(row[b + "_err"] <= TOL[dt] for b in BACKENDS)
     return row
+
+
+def add_profile(row, rep):
+    """The first call's breakdown into row (--profile prints it)."""
+    row["kfuse_profile"] = rep.first_call()
+    row["kfuse_profile_text"] = rep.first_call_table(1e3 * row["kfuse_first_s"],
+                                                     1e3 * row["kfuse_s"])
 
 
 def train(small, steps=5):
@@ -184,6 +195,7 @@ def train(small, steps=5):
         m = copy.deepcopy(base).train()
         opt = torch.optim.AdamW(m.parameters(), lr=1e-4)
         f = m if backend == "eager" else torch.compile(m, backend=backend)
+        r = collect(backend == "kfuse")
 
         def step(ids):
             logits = f(ids)
@@ -200,9 +212,13 @@ def train(small, steps=5):
             t0 = time.perf_counter()
             ls.append(step(ids).item())
             ts.append(time.perf_counter() - t0)
+            if i == 0:
+                collect(False)
         losses[backend] = ls
         row[backend + "_first_s"] = ts[0]
         row[backend + "_s"] = statistics.median(ts[1:])
+        if backend == "kfuse":
+            add_profile(row, r)
     row["losses"] = losses
     for b in BACKENDS:
         row[b + "_err"] = max(abs(x - y) / max(abs(y), 1e-6)
@@ -227,6 +243,8 @@ def show(row):
               "plan+NVRTC+load %.0f ms (summed over partitions)" % (
                   row["kfuse_partitions"], row["kfuse_partition_ms"], row["kfuse_translate_ms"],
                   row["kfuse_compile_ms"]), flush=True)
+    if PROFILE and "kfuse_profile_text" in row:
+        print("    kfuse first call, where it went:\n" + row["kfuse_profile_text"], flush=True)
     if row.get("top_fallbacks"):
         print("    falls back most: " + "; ".join(row["top_fallbacks"]), flush=True)
 
@@ -239,11 +257,14 @@ def main():
     ap.add_argument("--iters", type=int, default=10)
     ap.add_argument("--json", help="write the rows here")
     ap.add_argument("--backends", default="inductor,kfuse")
+    ap.add_argument("--profile", action="store_true",
+                    help="print where kfuse's first call went (also in --json rows)")
     ap.add_argument("--device", default="cuda",
                     help="cuda, or reference[:ARCH]: CPU tensors, kfuse on its CPU reference")
     a = ap.parse_args()
-    global DEV, BACKENDS
+    global DEV, BACKENDS, PROFILE
     BACKENDS = a.backends.split(",")
+    PROFILE = a.profile
     if a.device.startswith("reference"):
         os.environ["KFUSE_TORCH_DEVICE"] = a.device
         DEV = "cpu"

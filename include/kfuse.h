@@ -671,6 +671,26 @@ typedef struct kf_compile_stats {
 /* Errors: KF_ERR_INVALID_ARG (NULL), KF_ERR_UNSUPPORTED (not compiled). */
 KF_API kf_status kf_plan_compile_stats(const kf_plan *plan, kf_compile_stats *out);
 
+/* How each launch of the last kf_plan_compile got its code: the first-call
+ * profile of docs/caching.md ("Where a first compile's time goes"). */
+typedef enum kf_origin {
+  KF_ORIGIN_COMPILED = 0, /* NVRTC compiled it (a cache miss) */
+  KF_ORIGIN_MEM_HIT = 1,  /* in the memory cache, or another thread's compile of it waited for */
+  KF_ORIGIN_DISK_HIT = 2, /* read from the disk cache */
+  KF_ORIGIN_LIBRARY = 3   /* a library call (cuBLASLt): nothing to compile */
+} kf_origin;
+typedef struct kf_launch_compile {
+  kf_origin origin;
+  double emit_ms;          /* code generation of this launch */
+  double compile_ms;       /* cache lookups and NVRTC, on a worker thread (launches overlap) */
+  int64_t source_bytes;    /* the generated CUDA C */
+  uint64_t key_hi, key_lo; /* its kernel cache key: equal keys, identical kernels */
+} kf_launch_compile;
+/* Launch 0 .. kf_plan_num_launches-1 of the last compile. Errors:
+ * KF_ERR_INVALID_ARG (NULL, a launch out of range), KF_ERR_UNSUPPORTED
+ * (not compiled). */
+KF_API kf_status kf_plan_launch_compile(const kf_plan *plan, int launch, kf_launch_compile *out);
+
 /* The NVRTC version kfuse is linked with (13, 0). Thread-safe.
  * Errors: KF_ERR_INTERNAL. */
 KF_API kf_status kf_nvrtc_version(int *major, int *minor);

@@ -117,8 +117,8 @@ START_TEST(softmax_rows) {
   ck_assert_int_eq(src.block, 128);
   ck_assert_ptr_nonnull(strstr(src.source, "kf_pack<kf_bf16, W> x"));
   ck_assert_ptr_nonnull(strstr(src.source, "reused reduction operands"));
-  ck_assert_ptr_nonnull(strstr(src.source, "float h4[NV][W];"));
-  ck_assert_ptr_nonnull(strstr(src.source, "h4[kk][j] = "));
+  ck_assert_ptr_nonnull(strstr(src.source, "float h0[NV][W];"));
+  ck_assert_ptr_nonnull(strstr(src.source, "h0[kk][j] = "));
   cg_launch_src_free(&src);
   row_case(KF_F16, 4096, 512, 0, "softmax_f16_512", &src);
   ck_assert_ptr_nonnull(strstr(src.source, "warp per row"));

@@ -291,6 +291,53 @@ START_TEST(plan_compiles_for_sm90) {
 }
 END_TEST
 
+/* kf_plan_launch_compile: per launch, where its code came from, its
+ * codegen and compile times, its source size and its cache key (equal for
+ * identical kernels: a second plan of the same graph has the same keys). */
+START_TEST(launch_compile_profile) {
+  kf_ctx *ctx = new_ctx();
+  kf_graph *g = small_graph(ctx);
+  kf_options opt;
+  kf_options_init(&opt);
+  opt.arch = "sm_90";
+  kf_plan *plan, *again;
+  ck_assert_int_eq(kf_plan_create(ctx, g, &opt, &plan), KF_OK);
+  kf_launch_compile lc;
+  ck_assert_int_eq(kf_plan_launch_compile(plan, 0, &lc), KF_ERR_UNSUPPORTED);
+  ck_assert_msg(kf_plan_compile(plan) == KF_OK, "%s", kf_plan_errmsg(plan));
+  int n = kf_plan_num_launches(plan);
+  ck_assert_int_ge(n, 1);
+  ck_assert_int_eq(kf_plan_launch_compile(plan, n, &lc), KF_ERR_INVALID_ARG);
+  ck_assert_int_eq(kf_plan_launch_compile(plan, -1, &lc), KF_ERR_INVALID_ARG);
+  ck_assert_int_eq(kf_plan_launch_compile(plan, 0, NULL), KF_ERR_INVALID_ARG);
+  ck_assert_int_eq(kf_plan_launch_compile(NULL, 0, &lc), KF_ERR_INVALID_ARG);
+  ck_assert_int_eq(kf_compile(ctx, g, &opt, &again), KF_OK);
+  for (int i = 0; i < n; i++) {
+    kf_launch_compile a, b;
+    ck_assert_int_eq(kf_plan_launch_compile(plan, i, &a), KF_OK);
+    ck_assert_int_eq(kf_plan_launch_compile(again, i, &b), KF_OK);
+    ck_assert_int_eq(a.origin, KF_ORIGIN_COMPILED);
+    ck_assert_int_eq(b.origin, KF_ORIGIN_MEM_HIT);
+    ck_assert(a.emit_ms >= 0 && a.compile_ms > 0);
+    char *src = kf_plan_source(plan, i, NULL);
+    ck_assert_ptr_nonnull(src);
+    ck_assert_int_eq(a.source_bytes, (int64_t)strlen(src));
+    kf_free(src);
+    ck_assert(a.key_hi || a.key_lo);
+    ck_assert(a.key_hi == b.key_hi && a.key_lo == b.key_lo);
+    for (int j = 0; j < i; j++) { /* distinct launches, distinct kernels */
+      kf_launch_compile c;
+      kf_plan_launch_compile(plan, j, &c);
+      ck_assert(c.key_hi != a.key_hi || c.key_lo != a.key_lo);
+    }
+  }
+  kf_plan_destroy(again);
+  kf_plan_destroy(plan);
+  kf_graph_destroy(g);
+  kf_ctx_destroy(ctx);
+}
+END_TEST
+
 /* The plan keeps its own copy of options.arch: the caller's string may be
  * gone (here: overwritten) before kf_plan_compile. */
 START_TEST(plan_copies_the_arch_string) {
@@ -443,6 +490,7 @@ static Suite *make_suite(void) {
   tcase_add_test(tc, unusable_folder_compiles_without_cache);
   tcase_add_test(tc, corrupt_entry_recompiled);
   tcase_add_test(tc, plan_compiles_for_sm90);
+  tcase_add_test(tc, launch_compile_profile);
   tcase_add_test(tc, plan_arch_errors_and_default);
   tcase_add_test(tc, plan_copies_the_arch_string);
   tcase_add_test(tc, cli_compile_and_cache);

@@ -460,6 +460,39 @@ START_TEST(choice_is_timed_once_and_cached) {
 }
 END_TEST
 
+/* A template plan whose products alone, at the template's stated ceiling,
+ * take longer than the library plan measured is neither compiled nor
+ * timed (docs/matmul.md): on one SM, 256^3 is at least 0.336 ms at 100
+ * GFLOP/s, and the fake's library plan 0.2 ms. */
+START_TEST(hopeless_template_is_not_timed) {
+  char dir[64] = "/tmp/kfuse-mmlib-XXXXXX";
+  ck_assert_ptr_nonnull(mkdtemp(dir));
+  kt_setenv("KFUSE_CACHE_DIR", dir, 1); /* no choice on record */
+  flt_install();
+  rt_fake_reset();
+  rt_driver_override(rt_fake_driver());
+  rt_fake_set_sm_count(1);
+  rt_fake_add_device_range(DEV, 1 << 24);
+  open_graph();
+  kf_set_output(g, kf_matmul(g, in2("x", KF_F32, 256, 256), in2("w", KF_F32, 256, 256)));
+  ck_assert_int_eq(kf_plan_create(ctx, g, NULL, &plan), KF_OK);
+  ck_assert_msg(kf_plan_load(plan) == KF_OK, "%s", kf_plan_errmsg(plan));
+  ck_assert_int_eq(plan->fuse->n_library, 1);
+  char *text = kf_plan_describe(plan, KF_FORMAT_TEXT);
+  ck_assert_msg(strstr(text,
+                       "template cannot win: at least 0.336 ms (0.0336 GFLOP at 100 GFLOP/s "
+                       "per SM x 1 SMs): library"),
+                "%s", text);
+  kf_free(text);
+  ck_assert_int_lt(rt_fake_find(0, "LaunchKernel", "matmul"), 0); /* no template kernel ran */
+  close_plan();
+  char cmd[128];
+  snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+  ck_assert_int_eq(system(cmd), 0);
+  kt_unsetenv("KFUSE_CACHE_DIR");
+}
+END_TEST
+
 /* KFUSE_MATMUL=template plans template kernels from the start. */
 START_TEST(knob_forces_the_template) {
   kt_setenv("KFUSE_MATMUL", "template", 1);
@@ -487,6 +520,7 @@ static Suite *make_suite(void) {
   tcase_add_test(run_tc, fallback_to_the_template);
   tcase_add_test(run_tc, choice_is_timed_once_and_cached);
   tcase_add_test(run_tc, knob_forces_the_template);
+  tcase_add_test(run_tc, hopeless_template_is_not_timed);
   suite_add_tcase(s, run_tc);
   return s;
 }

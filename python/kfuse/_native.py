@@ -73,6 +73,15 @@ class _CompileStats(ctypes.Structure):
                 ("arch", ctypes.c_char * 16)]
 
 
+class _LaunchCompile(ctypes.Structure):
+    _fields_ = [("origin", ctypes.c_int), ("emit_ms", ctypes.c_double),
+                ("compile_ms", ctypes.c_double), ("source_bytes", ctypes.c_int64),
+                ("key_hi", ctypes.c_uint64), ("key_lo", ctypes.c_uint64)]
+
+
+ORIGINS = ("compiled", "memory", "disk", "library")  # kf_origin
+
+
 def _nvrtc_candidates():
     """Directories that may hold libnvrtc.so.*, most specific first."""
     dirs = []
@@ -199,6 +208,7 @@ for _n, _r, _a in [
     ("kf_compile", _I, (_P, _P, ctypes.POINTER(_Options), ctypes.POINTER(_P))),
     ("kf_plan_compile", _I, (_P,)),
     ("kf_plan_compile_stats", _I, (_P, ctypes.POINTER(_CompileStats))),
+    ("kf_plan_launch_compile", _I, (_P, _I, ctypes.POINTER(_LaunchCompile))),
     ("kf_plan_destroy", None, (_P,)), ("kf_plan_errmsg", _C, (_P,)),
     ("kf_plan_load", _I, (_P,)), ("kf_plan_set_mode", _I, (_P, _I)),
     ("kf_plan_num_launches", _I, (_P,)), ("kf_plan_num_kernels", _I, (_P,)),

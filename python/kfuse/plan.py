@@ -28,10 +28,12 @@ overlaps either way (the last two when an address changes).
 import ctypes
 import json
 import os
+import threading
 
 from . import _native as N
 from . import tensors as T
-from ._native import DTYPES, KfuseError, _CompileStats, _Options, _Tensor
+from ._native import (DTYPES, ORIGINS, KfuseError, _CompileStats, _LaunchCompile, _Options,
+                      _Tensor)
 
 _lib = N.lib
 _P = ctypes.c_void_p
@@ -64,12 +66,19 @@ class Context:
 
 
 _default_ctx = None
+_default_lock = threading.Lock()
 
 
 def default_context():
+    """The process's one context. Locked: threads that build their first
+    graphs at once (the torch backend's compile pool) made one context
+    each (kf_ctx_create releases the GIL), so one kernel compiled once per
+    context, not once per process (the memory cache is a context's)."""
     global _default_ctx
     if _default_ctx is None:
-        _default_ctx = Context()
+        with _default_lock:
+            if _default_ctx is None:
+                _default_ctx = Context()
     return _default_ctx
 
 
@@ -192,6 +201,21 @@ class Plan:
         d = {k: getattr(s, k) for k, _ in _CompileStats._fields_}
         d["arch"] = s.arch.decode()
         return d
+
+    def launch_compiles(self):
+        """Per launch of the last compile (a list of dicts): origin ("compiled",
+        "memory", "disk" or "library"), emit_ms, compile_ms, source_bytes and
+        key (the kernel cache key: equal keys, identical kernels)."""
+        out = []
+        for i in range(self.launches):
+            s = _LaunchCompile()
+            st = _lib.kf_plan_launch_compile(self.h, i, ctypes.byref(s))
+            if st != 0:
+                raise self._error("kf_plan_launch_compile", st)
+            out.append({"origin": ORIGINS[s.origin], "emit_ms": s.emit_ms,
+                        "compile_ms": s.compile_ms, "source_bytes": s.source_bytes,
+                        "key": "%016x%016x" % (s.key_hi, s.key_lo)})
+        return out
 
     def load(self):
         """Loads the kernels into the CUDA context now (before a CUDA Graph capture)."""

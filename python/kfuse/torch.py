@@ -112,6 +112,7 @@ class Partition(torch.nn.Module):
         self.compile_ms = 0.0  # translate + plan + NVRTC (+ load), all signatures
         self.translate_ms = 0.0  # of which the aten -> kfuse translation
         self.launches = 0
+        self.profile = []  # per signature compiled: a dict (Report.first_call)
         self.warned = False
         outs = [n for n in sub.graph.nodes if n.op == "output"][0].args[0]
         self.tuple_out = isinstance(outs, (tuple, list))
@@ -139,14 +140,21 @@ class Partition(torch.nn.Module):
             plan = g.compile(check="never")
         elif self.arch:  # the GPU path's compile, unloaded (no device)
             plan = g.compile(arch=self.arch, check="never")
-        return g, layouts, plan, (t1 - t0) * 1e3, (time.perf_counter() - t0) * 1e3
+        t2 = time.perf_counter()
+        prof = {"translate_ms": (t1 - t0) * 1e3, "start": t0, "end": t2}
+        if plan is not None:
+            st = plan.compile_stats()
+            prof["compile_ms"] = st["compile_ms"]  # emit + cache lookups + NVRTC
+            prof["plan_ms"] = (t2 - t1) * 1e3 - st["compile_ms"]  # fusion, buffers
+            prof["launches"] = plan.launch_compiles()
+        return g, layouts, plan, prof, (t2 - t0) * 1e3
 
     def _finish(self, built, device):
         """The cache entry from _translate_compile's result (on the calling
         thread: loading and the workspace touch the device)."""
-        g, layouts, plan, translate_ms, ms = built
+        g, layouts, plan, prof, ms = built
         t0 = time.perf_counter()
-        self.translate_ms += translate_ms
+        self.translate_ms += prof["translate_ms"]
         if plan is not None:
             self.launches = plan.launches
         if self.reference:
@@ -161,7 +169,13 @@ class Partition(torch.nn.Module):
                 plan.set_workspace(ws.data_ptr(), plan.workspace_bytes)
             entry = (plan, g, ws, layouts)
             self.launches = plan.launches
-        ms += (time.perf_counter() - t0) * 1e3
+        prof["load_ms"] = (time.perf_counter() - t0) * 1e3
+        if plan is not None:  # loading may re-plan (a matmul choice): its kernels count too
+            prof["launches"] = plan.launch_compiles()
+            prof["decisions"] = [d for d in plan.to_json().get("decisions", [])
+                                 if "matmul-choice" in str(d)] if not self.reference else []
+        self.profile.append(prof)
+        ms += prof["load_ms"]
         self.compile_ms += ms
         log.info("partition %s: %d ops, compiled in %.1f ms", self.pname, len(self.ops), ms)
         return entry
@@ -189,12 +203,15 @@ class Partition(torch.nn.Module):
 
     def _build(self, key, args):
         fut = self.pending.pop(key, None)
+        t0 = time.perf_counter()
         built = fut.result() if fut is not None else self._translate_compile(args)
+        built[3]["wait_ms"] = (time.perf_counter() - t0) * 1e3  # the caller blocked this long
         return self._finish(built, args[0].device if args else torch.device("cuda"))
 
     def forward(self, *args):
         key = self.signature(args)
-        if key not in self.plans:
+        first = key not in self.plans
+        if first:
             try:
                 self.plans[key] = self._build(key, args)
             except KfuseError as e:
@@ -203,11 +220,14 @@ class Partition(torch.nn.Module):
         entry = self.plans[key]
         if entry is None:
             return self.sub(*args)
+        t0 = time.perf_counter()
         try:
             outs = self._run(entry, args)
         except KfuseError as e:
             self.plans[key] = None
             return self._fallback(str(e), args)
+        if first and self.profile:  # the first run (the reference's, or the launches')
+            self.profile[-1]["run_ms"] = (time.perf_counter() - t0) * 1e3
         return tuple(outs) if self.tuple_out else outs[0]
 
     def _run(self, entry, args):
@@ -389,6 +409,84 @@ class Report:
             for k, v in g.rejected.items():
                 out[k] = out.get(k, 0) + v
         return out
+
+    def first_call(self):
+        """Where the first call's kfuse time went, summed over graphs and
+        partitions (a dict of ms and counts; docs/python.md, "First-call
+        profile"). Worker threads overlap: compile_span_ms is the wall time
+        from the first partition's translation start to the last compile's
+        end; the per-kernel sums are CPU time on the workers."""
+        out = dict(graphs=len(self.graphs), backend_ms=0.0, partitions=0, translate_ms=0.0,
+                   plan_ms=0.0, emit_ms=0.0, lookup_ms=0.0, nvrtc_ms=0.0, nvrtc_max_ms=0.0,
+                   wait_ms=0.0, load_ms=0.0, run_ms=0.0, launches=0, library=0, compiled=0,
+                   memory_hits=0, disk_hits=0, distinct_kernels=0, compiled_twice=0,
+                   source_kb=0.0, template_timed=0, template_skipped=0)
+        keys, compiled_keys, spans = {}, {}, []
+        for g in self.graphs:
+            out["backend_ms"] += g.partition_ms
+            for m in g.partitions:
+                for p in m.profile:
+                    out["partitions"] += 1
+                    spans.append((p["start"], p["end"]))
+                    for k in ("translate_ms", "plan_ms", "wait_ms", "load_ms", "run_ms"):
+                        out[k] += p.get(k, 0.0)
+                    for d in map(str, p.get("decisions", [])):
+                        if "(cached)" in d:  # a warm start: the choice read back, nothing timed
+                            continue
+                        out["template_timed"] += "; template " in d and \
+                            "not timed" not in d and "cannot win" not in d
+                        out["template_skipped"] += "cannot win" in d
+                    for L in p.get("launches", []):
+                        out["launches"] += 1
+                        out["emit_ms"] += L["emit_ms"]
+                        if L["origin"] == "library":
+                            out["library"] += 1
+                            continue
+                        keys[L["key"]] = keys.get(L["key"], 0) + 1
+                        out["source_kb"] += L["source_bytes"] / 1024.0
+                        if L["origin"] == "compiled":
+                            out["compiled"] += 1
+                            out["nvrtc_ms"] += L["compile_ms"]
+                            out["nvrtc_max_ms"] = max(out["nvrtc_max_ms"], L["compile_ms"])
+                            compiled_keys[L["key"]] = compiled_keys.get(L["key"], 0) + 1
+                        else:
+                            out["memory_hits" if L["origin"] == "memory" else "disk_hits"] += 1
+                            out["lookup_ms"] += L["compile_ms"]
+        out["distinct_kernels"] = len(keys)
+        out["compiled_twice"] = sum(n - 1 for n in compiled_keys.values() if n > 1)
+        out["compile_span_ms"] = (max(e for _, e in spans) - min(s for s, _ in spans)) * 1e3 \
+            if spans else 0.0
+        return out
+
+    def first_call_table(self, total_ms=None, steady_ms=None):
+        """first_call() as lines of text; with the first call's wall time
+        (and a steady call's), the rest is Dynamo + AOTAutograd tracing and
+        the aten ops around the partitions."""
+        f = self.first_call()
+        rows = [("kfuse backend (partitioning, submits)", f["backend_ms"], ""),
+                ("  translation (workers)", f["translate_ms"], "%d partitions" % f["partitions"]),
+                ("  plan: fusion + buffers (workers)", f["plan_ms"], ""),
+                ("  codegen (workers)", f["emit_ms"], "%d launches, %d library calls, %.0f KB"
+                 % (f["launches"], f["library"], f["source_kb"])),
+                ("  NVRTC (workers, summed)", f["nvrtc_ms"],
+                 "%d kernels, mean %.0f ms, max %.0f ms; %d distinct, %d compiled twice"
+                 % (f["compiled"], f["nvrtc_ms"] / max(f["compiled"], 1), f["nvrtc_max_ms"],
+                    f["distinct_kernels"], f["compiled_twice"])),
+                ("  cache hits (workers)", f["lookup_ms"], "%d memory, %d disk"
+                 % (f["memory_hits"], f["disk_hits"])),
+                ("  compile span (wall)", f["compile_span_ms"], "first translation to last compile"),
+                ("waiting for compiles (caller)", f["wait_ms"], ""),
+                ("load + matmul choice (caller)", f["load_ms"], "templates timed %d, skipped %d"
+                 % (f["template_timed"], f["template_skipped"])),
+                ("first runs of partitions", f["run_ms"], "")]
+        own = f["backend_ms"] + f["wait_ms"] + f["load_ms"]
+        if total_ms is not None:  # a steady call stands for the runs (kfuse's and aten's)
+            rest = total_ms - own - (f["run_ms"] if steady_ms is None else steady_ms)
+            rows.insert(0, ("first call (wall)", total_ms, ""))
+            rows.append(("rest: Dynamo + AOTAutograd + aten", rest,
+                         "first call - kfuse's caller-side - a steady call"
+                         if steady_ms is not None else "first call - kfuse's caller-side"))
+        return "\n".join("  %-40s %9.1f ms  %s" % r for r in rows)
 
     def launches_per_call(self):
         return sum(sum(m.launches for m in g.partitions) + g.aten_calls() for g in self.graphs)

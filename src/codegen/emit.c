@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "codegen/canon.h"
 #include "codegen/cg_internal.h"
 #include "core/alloc.h"
 
@@ -132,6 +133,16 @@ static void launch_decls(const kf_graph *g, const cg_launch_src *out, cg_buf *b)
               cg_storage_type(g->nodes[out->params[i].value].dtype), (int)out->params[i].value);
 }
 
+/* The launch's numbered names made local (canon.h: alike kernels of other
+ * layers or partitions then share one compile), with the parameters' graph
+ * values in a closing comment. */
+static void local_names(cg_buf *src, size_t own) {
+  cg_buf legend = {0};
+  if (cg_canon_names(src, own, &legend) && (legend.len || legend.oom))
+    cg_printf(src, "// parameters (graph values): %s\n", cg_use(src, &legend));
+  cg_buf_free(&legend);
+}
+
 static kf_status assemble(const kf_graph *g, cg_part *parts, int n, const cg_buf *body,
                           const cg_buf *decls, const cg_buf *params, const cg_buf *route,
                           cg_launch_src *out, char *err, size_t errsize) {
@@ -150,9 +161,11 @@ static kf_status assemble(const kf_graph *g, cg_part *parts, int n, const cg_buf
   if (out->math == KF_MATH_FAST) cg_puts(&src, "#define KF_MATH_FAST 1\n");
   /* Appended in place (a hole-less fill): a copy could fail, and its NULL
    * would read as a missing template. */
+  size_t own = 0; /* where the launch's own code begins, after the prelude */
   if (!cg_fill(&src, "common.cuh", NULL, 0, err, errsize)) {
     st = KF_ERR_INTERNAL;
   } else {
+    own = src.len;
     cg_puts(&src, "\n");
     cg_puts(&src, cg_use(&src, body));
     char th[32];
@@ -172,6 +185,7 @@ static kf_status assemble(const kf_graph *g, cg_part *parts, int n, const cg_buf
                        {"route", cg_use(&src, route)}};
     if (!cg_fill(&src, "horizontal.cu", holes, 7, err, errsize)) st = KF_ERR_INTERNAL;
   }
+  if (st == KF_OK) local_names(&src, own);
   bool oom = route->oom || params->oom || decls->oom || body->oom;
   out->source = cg_buf_take(&src);
   if (st == KF_OK && (oom || !out->source)) {

@@ -7,6 +7,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "codegen/codegen.h"
 #include "kfuse.h"
@@ -22,11 +23,13 @@ typedef struct cg_program_launch {
   void *image;       /* CUBIN, owned; NULL until compiled */
   size_t image_size;
   cg_origin origin;
-  bool cache_hit;    /* origin != CG_COMPILED */
-  double compile_ms; /* this launch's time in cache lookups and NVRTC */
-  kf_status status;  /* of its compile */
-  char *log;         /* NVRTC log of a failed compile, owned; else NULL */
-  int lib_cand;      /* a library call: the cuBLASLt candidate chosen (0: first) */
+  bool cache_hit;          /* origin != CG_COMPILED */
+  double compile_ms;       /* this launch's time in cache lookups and NVRTC */
+  double emit_ms;          /* its code generation */
+  uint64_t key_hi, key_lo; /* its kernel cache key (0 for a library call) */
+  kf_status status;        /* of its compile */
+  char *log;               /* NVRTC log of a failed compile, owned; else NULL */
+  int lib_cand;            /* a library call: the cuBLASLt candidate chosen (0: first) */
 } cg_program_launch;
 
 struct cg_program {

@@ -18,8 +18,33 @@
 #include "runtime/lib_launch.h"
 #include "runtime/lib_time.h"
 #include "runtime/rt.h"
+#include "runtime/rt_state.h"
 
 enum { REPS = 5, MAX_CAND = RT_GEMM_LT_MAX_CANDIDATES };
+
+/* The template kernel's stated ceiling, GFLOP/s per SM (docs/matmul.md,
+ * "A template that cannot win"): twice the best the 16x16 template
+ * (templates/matmul.cu) measured on the H200, 6.4 TFLOP/s on 132 SMs
+ * (4096^3 in 21.7 ms, 8192^3 in 173.7 ms). A faster template states its
+ * own. */
+enum { TEMPLATE_SM_GFLOPS = 100 };
+
+/* The least time the template plan can take, in ms: its products at the
+ * ceiling, the other kernels free; 0 when the device is unknown. */
+static double template_floor_ms(kf_plan *plan, double *gflop, int *sms) {
+  rt_state *rt = NULL;
+  *gflop = 0;
+  *sms = 0;
+  if (rt_state_get(plan->ctx, &rt) != KF_OK || !rt || rt->info.sm_count <= 0) return 0;
+  for (int i = 0; i < plan->fuse->n_kernels; i++) {
+    const fuse_kernel *k = &plan->fuse->kernels[i];
+    if (k->library)
+      *gflop +=
+          2e-9 * (double)k->gemm.batch * (double)k->gemm.m * (double)k->gemm.n * (double)k->gemm.k;
+  }
+  *sms = rt->info.sm_count;
+  return *gflop / ((double)*sms * TEMPLATE_SM_GFLOPS) * 1e3;
+}
 
 /* The plan's graph planned with (or without) library calls and compiled
  * for the same arch into *out; on failure the status, with the message in
@@ -171,7 +196,12 @@ kf_status pl_matmul_choose(kf_plan *plan, bool *reload) {
   kf_status st = cand ? time_candidates(plan, cand, text, sizeof text) : KF_ERR_OUT_OF_MEMORY;
   if (st == KF_OK) st = rt_lib_time(rp, -1, REPS, &lib_ms, 1);
   kf_plan *tmp = NULL;
-  if (st == KF_OK && plan->knobs->matmul == RT_MATMUL_AUTO)
+  double floor_ms = 0, gflop = 0;
+  int sms = 0;
+  /* a template that cannot win is neither compiled nor timed */
+  bool hopeless = st == KF_OK && plan->knobs->matmul == RT_MATMUL_AUTO &&
+                  (floor_ms = template_floor_ms(plan, &gflop, &sms)) > 0 && lib_ms <= floor_ms;
+  if (st == KF_OK && plan->knobs->matmul == RT_MATMUL_AUTO && !hopeless)
     st = time_template(plan, &tmp, &tmpl_ms);
   if (st == KF_ERR_OUT_OF_MEMORY) { /* an error to report, not a reason to guess */
     if (!plan->errmsg[0])
@@ -193,6 +223,11 @@ kf_status pl_matmul_choose(kf_plan *plan, bool *reload) {
   if (tmpl_ms >= 0)
     snprintf(summary, sizeof summary, "library %.3f ms [%.1000s]; template %.3f ms: %s", lib_ms,
              text, tmpl_ms, library ? "library" : "template");
+  else if (hopeless)
+    snprintf(summary, sizeof summary,
+             "library %.3f ms [%.1000s]; template cannot win: at least %.3f ms (%.3g GFLOP at %d "
+             "GFLOP/s per SM x %d SMs): library",
+             lib_ms, text, floor_ms, gflop, (int)TEMPLATE_SM_GFLOPS, sms);
   else
     snprintf(summary, sizeof summary, "library %.3f ms [%.1000s]; template not timed: library",
              lib_ms, text);

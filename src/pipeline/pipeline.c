@@ -40,8 +40,10 @@ static kf_status emit_all(kf_plan *plan, cg_program *prog, const cg_target *targ
   char err[1024] = "";
   for (int i = 0; i < prog->n_launches; i++) {
     rt_span_pushf("codegen launch %d", i);
+    double t0 = now_ms();
     kf_status st =
         cg_emit_launch(plan->graph, plan->fuse, i, target, &prog->launches[i].src, err, sizeof err);
+    prog->launches[i].emit_ms = now_ms() - t0;
     rt_span_pop();
     if (st != KF_OK)
       return pl_plan_error(plan, st, "code generation failed for launch %d: %s", i, err);
@@ -169,5 +171,20 @@ kf_status kf_plan_compile_stats(const kf_plan *plan, kf_compile_stats *out) {
   if (!plan || !out) return KF_ERR_INVALID_ARG;
   if (!plan->code) return KF_ERR_UNSUPPORTED;
   *out = plan->code->stats;
+  return KF_OK;
+}
+
+kf_status kf_plan_launch_compile(const kf_plan *plan, int launch, kf_launch_compile *out) {
+  if (!plan || !out) return KF_ERR_INVALID_ARG;
+  if (!plan->code) return KF_ERR_UNSUPPORTED;
+  if (launch < 0 || launch >= plan->code->n_launches) return KF_ERR_INVALID_ARG;
+  const cg_program_launch *l = &plan->code->launches[launch];
+  static const kf_origin origins[] = {KF_ORIGIN_COMPILED, KF_ORIGIN_MEM_HIT, KF_ORIGIN_DISK_HIT};
+  *out = (kf_launch_compile){.origin = l->src.library ? KF_ORIGIN_LIBRARY : origins[l->origin],
+                             .emit_ms = l->emit_ms,
+                             .compile_ms = l->compile_ms,
+                             .source_bytes = l->src.source ? (int64_t)strlen(l->src.source) : 0,
+                             .key_hi = l->key_hi,
+                             .key_lo = l->key_lo};
   return KF_OK;
 }

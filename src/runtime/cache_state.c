@@ -31,6 +31,35 @@ static cache_key digest(XXH3_state_t *st) {
   return (cache_key){h.low64, h.high64};
 }
 
+/* The source hashed without its comments (each one a space, as for the
+ * compiler), string and character literals kept whole, then its hashed
+ * length: comments name the graph's node ids, which must not tell apart
+ * kernels that compile alike. Streams: no allocation to fail. */
+static void hash_code(XXH3_state_t *st, const char *source) {
+  uint64_t n = 0;
+  const char *run = source, *p = source;
+  while (*p) {
+    if (p[0] == '/' && (p[1] == '/' || p[1] == '*')) {
+      XXH3_128bits_update(st, run, (size_t)(p - run));
+      n += (uint64_t)(p - run) + 1;
+      XXH3_128bits_update(st, " ", 1);
+      const char *e = p[1] == '/' ? strchr(p, '\n') : strstr(p + 2, "*/");
+      p = !e ? p + strlen(p) : p[1] == '/' ? e : e + 2;
+      run = p;
+    } else if (*p == '"' || *p == '\'') {
+      char q = *p++;
+      for (; *p && *p != q; p++)
+        if (*p == '\\' && p[1]) p++;
+      if (*p) p++;
+    } else {
+      p++;
+    }
+  }
+  XXH3_128bits_update(st, run, (size_t)(p - run));
+  n += (uint64_t)(p - run);
+  XXH3_128bits_update(st, &n, sizeof n);
+}
+
 cache_key cache_key_kernel(const char *source, const char *options, const char *arch) {
   XXH3_state_t st;
   XXH3_INITSTATE(&st);
@@ -41,7 +70,7 @@ cache_key cache_key_kernel(const char *source, const char *options, const char *
   snprintf(versions, sizeof versions, "kfuse %s file %u nvrtc %d.%d", KFUSE_VERSION_STRING,
            CACHE_FILE_VERSION, ma, mi);
   hash_part(&st, "kernel", 6);
-  hash_part(&st, source, strlen(source));
+  hash_code(&st, source);
   hash_part(&st, options, strlen(options));
   hash_part(&st, arch, strlen(arch));
   hash_part(&st, versions, strlen(versions));

@@ -17,8 +17,8 @@ void cache_state_destroy(struct cache_state *cache);
 /* The context's compile pool (created at first use; NULL: run serially). */
 struct core_pool *cache_state_pool(struct cache_state *cs);
 
-/* The key of a kernel: source, NVRTC options, arch, NVRTC version and kfuse
- * version. */
+/* The key of a kernel: source (less its comments, which cannot change the
+ * CUBIN), NVRTC options, arch, NVRTC version and kfuse version. */
 cache_key cache_key_kernel(const char *source, const char *options, const char *arch);
 /* The key of any other record: a domain string ("occupancy-v1") and the
  * bytes that identify it (e.g. a kernel key plus the device name). */

@@ -15,12 +15,12 @@
 #include "core/knobs.h"
 #include "core/pool.h"
 #include "core/progress.h"
-#include "runtime/nvtx.h"
 #include "runtime/cache.h"
 #include "runtime/cache_disk.h"
 #include "runtime/cache_mem.h"
 #include "runtime/cache_state.h"
 #include "runtime/nvrtc.h"
+#include "runtime/nvtx.h"
 #include "runtime/rt.h"
 
 static double now_ms(void) {
@@ -78,6 +78,8 @@ static void compile_one(void *arg, int i) {
     strncat(joined, "\n", sizeof joined - strlen(joined) - 1);
   }
   cache_key key = cache_key_kernel(l->src.source, joined, job->prog->arch);
+  l->key_hi = key.hi;
+  l->key_lo = key.lo;
   cache_mem_result r = cache_mem_acquire(job->cs, key, &l->image, &l->image_size);
   if (r == CACHE_MEM_HIT) {
     atomic_fetch_add(&job->cs->mem_hits, 1);

@@ -257,5 +257,27 @@ class Library(unittest.TestCase):
                       "no such file)", r.stderr)
 
 
+class DefaultContext(unittest.TestCase):
+    def test_one_context_for_threads_at_once(self):
+        # threads asking for the default context at once (the torch
+        # backend's compile pool) made one each: kernels compiled once per
+        # context. In a fresh process, where none exists yet.
+        import subprocess
+        import sys
+        code = ("import sys, threading\n"
+                "sys.path.insert(0, %r)\n"
+                "import kfuse.plan as P\n"
+                "ids, bar = [], threading.Barrier(8)\n"
+                "def go():\n"
+                "    bar.wait(); ids.append(id(P.default_context()))\n"
+                "ts = [threading.Thread(target=go) for _ in range(8)]\n"
+                "[t.start() for t in ts]; [t.join() for t in ts]\n"
+                "print(len(set(ids)))\n" % path("python"))
+        for _ in range(3):
+            out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+            self.assertEqual(out.returncode, 0, out.stderr)
+            self.assertEqual(out.stdout.strip(), "1", out.stderr)
+
+
 if __name__ == "__main__":
     unittest.main(verbosity=2)

@@ -248,6 +248,50 @@ class CpuReference(unittest.TestCase):
             kt.Partition._translate_compile = real
             os.environ.pop("KFUSE_TORCH_PRECOMPILE", None)
 
+    def test_first_call_profile(self):
+        # where the first call went: two partitions alike (the same block
+        # before and after an op kfuse leaves to aten) share one kernel
+        def f(x):
+            h = torch.tanh(torch.exp(x) * 2)
+            return torch.tanh(torch.exp(torch.cumsum(h, -1)) * 2)
+        x = self.rnd(4, 8)
+        r = kt.explain(f, x, reference="sm_90")
+        p = r.first_call()
+        self.assertEqual(p["partitions"], 2, str(r))
+        kernels = p["launches"] - p["library"]
+        self.assertEqual(kernels, 2, p)
+        self.assertEqual(p["compiled"] + p["memory_hits"] + p["disk_hits"], kernels, p)
+        self.assertEqual(p["distinct_kernels"], 1, p)  # one key for both partitions
+        self.assertEqual(p["compiled_twice"], 0, p)
+        self.assertLessEqual(p["compiled"], 1, p)
+        self.assertGreater(p["compile_span_ms"], 0.0, p)
+        self.assertGreater(p["source_kb"], 1.0, p)
+        table = r.first_call_table(1000.0, 10.0)
+        for words in ("NVRTC", "1 distinct", "Dynamo", "load + matmul choice"):
+            self.assertIn(words, table)
+        self.assertEqual(r.first_call_table().count("\n") + 2, table.count("\n"), table)
+
+    def test_first_call_counts_matmul_choices(self):
+        # the load's matmul-choice decisions: timed, skipped by the bound,
+        # or read back from the cache (neither)
+        from types import SimpleNamespace as NS
+        texts = ["matmul-choice: library 0.011 ms [k0]; template 0.352 ms: library",
+                 "matmul-choice: library 0.164 ms [k0]; template cannot win: at least 10.412 ms "
+                 "(137 GFLOP at 100 GFLOP/s per SM x 132 SMs): library",
+                 "matmul-choice: library (cached): library 0.011 ms [k0]; template 0.352 ms: library",
+                 "matmul-choice: library 0.2 ms [k0]; template not timed: library"]
+        prof = {"start": 1.0, "end": 1.5, "translate_ms": 1.0, "plan_ms": 2.0, "load_ms": 3.0,
+                "decisions": texts, "launches": [
+                    {"origin": "library", "emit_ms": 0.0, "compile_ms": 0.0, "source_bytes": 10,
+                     "key": "0" * 32}]}
+        r = kt.Report()
+        r.graphs.append(NS(partition_ms=4.0, partitions=[NS(profile=[prof])]))
+        p = r.first_call()
+        self.assertEqual((p["template_timed"], p["template_skipped"]), (1, 1), p)
+        self.assertEqual((p["library"], p["compiled"], p["distinct_kernels"]), (1, 0, 0), p)
+        self.assertAlmostEqual(p["compile_span_ms"], 500.0)
+        self.assertIn("templates timed 1, skipped 1", r.first_call_table())
+
     def test_batch_norm_and_fills(self):
         # inference batch norm decomposes into ops kfuse fuses (ResNet's
         # fell back); scalar_tensor, new_ones, new_full and detach translate;

@@ -23,7 +23,7 @@
 // Holes: fn, IDX, ROWS, COLS, G, RPB, THREADS, BLOCKS, LAUNCH, W, HOLD,
 // params, args, body, aligned, fallback, fallback_call.
 template <int W>
-KF_INLINE void kf_part0_k0_row_row(int r, int lane, const kf_bf16 *__restrict__ p0, const kf_bf16 *__restrict__ p1, const kf_bf16 *__restrict__ p2, kf_bf16 *__restrict__ p3, kf_bf16 *__restrict__ p12) {
+KF_INLINE void kf_part0_k0_row_row(int r, int lane, const kf_bf16 *__restrict__ p0, const kf_bf16 *__restrict__ p1, const kf_bf16 *__restrict__ p2, kf_bf16 *__restrict__ p3, kf_bf16 *__restrict__ p4) {
   enum { G = 128, COLS = 8192, NV = (COLS + G * W - 1) / (G * W),
          FULL = COLS % (G * W) == 0, kf_cb = 0 /* first column: the block holds the row */ };
   __shared__ float kf_smf[64];
@@ -51,7 +51,7 @@ KF_INLINE void kf_part0_k0_row_row(int r, int lane, const kf_bf16 *__restrict__ 
     }
   }
   // phase: %6 mean
-  float red6;
+  float red0;
   {
     float acc = kf_red_sum<float>::id();
   #pragma unroll
@@ -73,40 +73,40 @@ KF_INLINE void kf_part0_k0_row_row(int r, int lane, const kf_bf16 *__restrict__ 
     }
   }
   }
-    red6 = kf_block_allreduce<kf_red_sum<float>, G, 128, true>(acc, kf_smf);
-    red6 = kf_div(red6, 8192.0f);
+    red0 = kf_block_allreduce<kf_red_sum<float>, G, 128, true>(acc, kf_smf);
+    red0 = kf_div(red0, 8192.0f);
   }
   // outputs
   #pragma unroll
   for (int kk = 0; kk < NV; kk++) {
     const int c0 = kf_cb + (kk * G + lane) * W;
     if (FULL || c0 < kf_cb + COLS) {
-    float o3[W];
-  float r9[W];
-    float o12[W];
+    float o0[W];
+  float r0[W];
+    float o1[W];
     {
       const int c = c0;
       (void)c;
-    kf_ldv<kf_bf16, W>(r9, p2 + ((c)));
+    kf_ldv<kf_bf16, W>(r0, p2 + ((c)));
     }
 #pragma unroll
     for (int j = 0; j < W; j++) {
       const int c = c0 + j;
       (void)c;
         const float t3 = kf_round_bf16(kf_add(kf_in_at(x0[kk], j), kf_in_at(x1[kk], j)));
-        o3[j] = t3;
+        o0[j] = t3;
         const float t4 = kf_cast<float>(t3);
-        const float t5 = kf_add(red6, 9.99999997e-07f);
+        const float t5 = kf_add(red0, 9.99999997e-07f);
         const float t6 = kf_rsqrt(t5);
         const float t7 = kf_mul(t4, t6);
         const float t8 = kf_round_bf16(t7);
-        const float t9 = r9[j];
+        const float t9 = r0[j];
         const float u10 = kf_mul(t8, t9);
         const float t10 = kf_round_bf16(u10);
-        o12[j] = u10;
+        o1[j] = u10;
     }
-    kf_stv<kf_bf16, W>(p3 + (r * 8192 + c0), o3);
-    kf_stv<kf_bf16, W>(p12 + (r * 8192 + c0), o12);
+    kf_stv<kf_bf16, W>(p3 + (r * 8192 + c0), o0);
+    kf_stv<kf_bf16, W>(p4 + (r * 8192 + c0), o1);
   }
   }
   // input %0: the row kf_l2pf_rows ahead into L2 (emit_prefetch_next_rows)
@@ -119,13 +119,13 @@ KF_INLINE void kf_part0_k0_row_row(int r, int lane, const kf_bf16 *__restrict__ 
 
 // The fallback for unaligned pointers: W = 1, inputs re-read per phase,
 // loops not unrolled (compiles fast; runs only on unaligned tensors).
-KF_INLINE void kf_part0_k0_row_row1(int r, int lane, const kf_bf16 *__restrict__ p0, const kf_bf16 *__restrict__ p1, const kf_bf16 *__restrict__ p2, kf_bf16 *__restrict__ p3, kf_bf16 *__restrict__ p12) {
+KF_INLINE void kf_part0_k0_row_row1(int r, int lane, const kf_bf16 *__restrict__ p0, const kf_bf16 *__restrict__ p1, const kf_bf16 *__restrict__ p2, kf_bf16 *__restrict__ p3, kf_bf16 *__restrict__ p4) {
   enum { G = 128, COLS = 8192, W = 1, NV = (COLS + G - 1) / G, FULL = COLS % G == 0,
          kf_cb = 0 };
   __shared__ float kf_smf[64];
   (void)kf_smf;
   // phase: %6 mean
-  float red6;
+  float red0;
   {
     float acc = kf_red_sum<float>::id();
   #pragma unroll 1
@@ -149,16 +149,16 @@ KF_INLINE void kf_part0_k0_row_row1(int r, int lane, const kf_bf16 *__restrict__
     }
   }
   }
-    red6 = kf_block_allreduce<kf_red_sum<float>, G, 128, true>(acc, kf_smf);
-    red6 = kf_div(red6, 8192.0f);
+    red0 = kf_block_allreduce<kf_red_sum<float>, G, 128, true>(acc, kf_smf);
+    red0 = kf_div(red0, 8192.0f);
   }
   // outputs
   #pragma unroll 1
   for (int kk = 0; kk < NV; kk++) {
     const int c0 = kf_cb + (kk * G + lane) * W;
     if (FULL || c0 < kf_cb + COLS) {
-    float o3[W];
-    float o12[W];
+    float o0[W];
+    float o1[W];
     {
       const int c = c0;
       (void)c;
@@ -170,33 +170,33 @@ KF_INLINE void kf_part0_k0_row_row1(int r, int lane, const kf_bf16 *__restrict__
         const float t5 = kf_ld(p0 + (r * 8192 + c));
         const float t6 = kf_ld(p1 + (r * 8192 + c));
         const float t7 = kf_round_bf16(kf_add(t5, t6));
-        o3[j] = t7;
+        o0[j] = t7;
         const float t8 = kf_cast<float>(t7);
-        const float t9 = kf_add(red6, 9.99999997e-07f);
+        const float t9 = kf_add(red0, 9.99999997e-07f);
         const float t10 = kf_rsqrt(t9);
         const float t11 = kf_mul(t8, t10);
         const float t12 = kf_round_bf16(t11);
         const float t13 = kf_ld(p2 + ((c)));
         const float u14 = kf_mul(t12, t13);
         const float t14 = kf_round_bf16(u14);
-        o12[j] = u14;
+        o1[j] = u14;
     }
-    kf_stv<kf_bf16, W>(p3 + (r * 8192 + c0), o3);
-    kf_stv<kf_bf16, W>(p12 + (r * 8192 + c0), o12);
+    kf_stv<kf_bf16, W>(p3 + (r * 8192 + c0), o0);
+    kf_stv<kf_bf16, W>(p4 + (r * 8192 + c0), o1);
   }
   }
 }
 
-KF_INLINE void kf_part0_k0_row(unsigned bid, const kf_bf16 *__restrict__ p0, const kf_bf16 *__restrict__ p1, const kf_bf16 *__restrict__ p2, kf_bf16 *__restrict__ p3, kf_bf16 *__restrict__ p12) {
+KF_INLINE void kf_part0_k0_row(unsigned bid, const kf_bf16 *__restrict__ p0, const kf_bf16 *__restrict__ p1, const kf_bf16 *__restrict__ p2, kf_bf16 *__restrict__ p3, kf_bf16 *__restrict__ p4) {
   if (threadIdx.x >= 128) return;
   const int lane = threadIdx.x % 128;
   const int grp = threadIdx.x / 128;
-  const bool vec = 8 > 1 && kf_aligned(p0, 16) && kf_aligned(p1, 16) && kf_aligned(p3, 16) && kf_aligned(p2, 16) && kf_aligned(p12, 16);
+  const bool vec = 8 > 1 && kf_aligned(p0, 16) && kf_aligned(p1, 16) && kf_aligned(p3, 16) && kf_aligned(p2, 16) && kf_aligned(p4, 16);
   for (int r = (int)bid * 1 + grp; r < 8192; r += (int)8192 * 1) {
     if (vec)
-      kf_part0_k0_row_row<8>(r, lane, p0, p1, p2, p3, p12);
+      kf_part0_k0_row_row<8>(r, lane, p0, p1, p2, p3, p4);
     else
-      kf_part0_k0_row_row1(r, lane, p0, p1, p2, p3, p12);
+      kf_part0_k0_row_row1(r, lane, p0, p1, p2, p3, p4);
   }
 }
 
@@ -214,7 +214,8 @@ KF_INLINE void kf_part0_k0_row(unsigned bid, const kf_bf16 *__restrict__ p0, con
 // stream is done (common.cuh).
 // Holes: entry, cluster (__cluster_dims__ of a row split over a cluster, or
 // nothing), THREADS, decls, params, dep, route.
-extern "C" __global__ void __launch_bounds__(128) kf_k0_row(const kf_bf16 *__restrict__ p0, const kf_bf16 *__restrict__ p1, const kf_bf16 *__restrict__ p2, kf_bf16 *__restrict__ p3, kf_bf16 *__restrict__ p12) {
+extern "C" __global__ void __launch_bounds__(128) kf_k0_row(const kf_bf16 *__restrict__ p0, const kf_bf16 *__restrict__ p1, const kf_bf16 *__restrict__ p2, kf_bf16 *__restrict__ p3, kf_bf16 *__restrict__ p4) {
   kf_grid_dep_sync();
-  kf_part0_k0_row(blockIdx.x, p0, p1, p2, p3, p12);
+  kf_part0_k0_row(blockIdx.x, p0, p1, p2, p3, p4);
 }
+// parameters (graph values): p0 = %0, p1 = %1, p2 = %2, p3 = %3, p4 = %12

@@ -19,17 +19,17 @@
 // Holes: fn, IDX, NUMEL, W, THREADS, BLOCKS, sizes, params, args, decl, pre,
 // body, store, aligned.
 template <int W>
-KF_INLINE void kf_part0_k0_pointwise_elems(int i, const float *__restrict__ p0, const float *__restrict__ p1, const float *__restrict__ p5, float *__restrict__ p11) {
+KF_INLINE void kf_part0_k0_pointwise_elems(int i, const float *__restrict__ p0, const float *__restrict__ p1, const float *__restrict__ p2, float *__restrict__ p3) {
   float r0;
   float r1[W];
-  float r3[W];
-  float o11[W];
+  float r2[W];
+  float o0[W];
   {
     const int e = i;
     (void)e;
     r0 = kf_ld(p0 + (((e) / 4096)));
     kf_ldv<float, W>(r1, p1 + (((e) % 4096)));
-    kf_ldv<float, W>(r3, p5 + (((e) % 4096)));
+    kf_ldv<float, W>(r2, p2 + (((e) % 4096)));
   }
 #pragma unroll
   for (int j = 0; j < W; j++) {
@@ -38,24 +38,24 @@ KF_INLINE void kf_part0_k0_pointwise_elems(int i, const float *__restrict__ p0, 
     const float t0 = r0;
     const float t1 = r1[j];
     const float t2 = kf_add(t0, t1);
-    const float t3 = r3[j];
+    const float t3 = r2[j];
     const float t4 = kf_add(t2, t3);
-    o11[j] = t4;
+    o0[j] = t4;
   }
-  kf_stv<float, W>(p11 + i, o11);
+  kf_stv<float, W>(p3 + i, o0);
 }
 
-KF_INLINE void kf_part0_k0_pointwise(unsigned bid, const float *__restrict__ p0, const float *__restrict__ p1, const float *__restrict__ p5, float *__restrict__ p11) {
+KF_INLINE void kf_part0_k0_pointwise(unsigned bid, const float *__restrict__ p0, const float *__restrict__ p1, const float *__restrict__ p2, float *__restrict__ p3) {
   if (threadIdx.x >= 256) return;
   const int stride = (int)16384 * 256;
   const int tid = (int)bid * 256 + threadIdx.x;
   int i0 = 0;
-  if (4 > 1 && kf_aligned(p1, 16) && kf_aligned(p5, 16) && kf_aligned(p11, 16)) {
+  if (4 > 1 && kf_aligned(p1, 16) && kf_aligned(p2, 16) && kf_aligned(p3, 16)) {
     const int nv = 16777216 / 4;
-    for (int v = tid; v < nv; v += stride) kf_part0_k0_pointwise_elems<4>(v * 4, p0, p1, p5, p11);
+    for (int v = tid; v < nv; v += stride) kf_part0_k0_pointwise_elems<4>(v * 4, p0, p1, p2, p3);
     i0 = nv * 4;
   }
-  for (int i = i0 + tid; i < 16777216; i += stride) kf_part0_k0_pointwise_elems<1>(i, p0, p1, p5, p11);
+  for (int i = i0 + tid; i < 16777216; i += stride) kf_part0_k0_pointwise_elems<1>(i, p0, p1, p2, p3);
 }
 
 // horizontal.cu - the kernel entry: routes each block to its part. A plain
@@ -72,7 +72,8 @@ KF_INLINE void kf_part0_k0_pointwise(unsigned bid, const float *__restrict__ p0,
 // stream is done (common.cuh).
 // Holes: entry, cluster (__cluster_dims__ of a row split over a cluster, or
 // nothing), THREADS, decls, params, dep, route.
-extern "C" __global__ void __launch_bounds__(256) kf_k0_pointwise(const float *__restrict__ p0, const float *__restrict__ p1, const float *__restrict__ p5, float *__restrict__ p11) {
+extern "C" __global__ void __launch_bounds__(256) kf_k0_pointwise(const float *__restrict__ p0, const float *__restrict__ p1, const float *__restrict__ p2, float *__restrict__ p3) {
   kf_grid_dep_sync();
-  kf_part0_k0_pointwise(blockIdx.x, p0, p1, p5, p11);
+  kf_part0_k0_pointwise(blockIdx.x, p0, p1, p2, p3);
 }
+// parameters (graph values): p0 = %0, p1 = %1, p2 = %5, p3 = %11

@@ -19,17 +19,17 @@
 // Holes: fn, IDX, NUMEL, W, THREADS, BLOCKS, sizes, params, args, decl, pre,
 // body, store, aligned.
 template <int W>
-KF_INLINE void kf_part0_k1_pointwise_elems(int i, const kf_f16 *__restrict__ p2, const kf_f16 *__restrict__ p3, const kf_f16 *__restrict__ p4, kf_f16 *__restrict__ p9) {
+KF_INLINE void kf_part0_k1_pointwise_elems(int i, const kf_f16 *__restrict__ p0, const kf_f16 *__restrict__ p1, const kf_f16 *__restrict__ p2, kf_f16 *__restrict__ p3) {
   float r0[W];
   float r1;
-  float r3;
-  float o9[W];
+  float r2;
+  float o0[W];
   {
     const int e = i;
     (void)e;
-    kf_ldv<kf_f16, W>(r0, p2 + (e));
-    r1 = kf_ld(p3 + (((e) / 12544 % 64)));
-    r3 = kf_ld(p4 + (((e) / 12544 % 64)));
+    kf_ldv<kf_f16, W>(r0, p0 + (e));
+    r1 = kf_ld(p1 + (((e) / 12544 % 64)));
+    r2 = kf_ld(p2 + (((e) / 12544 % 64)));
   }
 #pragma unroll
   for (int j = 0; j < W; j++) {
@@ -38,25 +38,25 @@ KF_INLINE void kf_part0_k1_pointwise_elems(int i, const kf_f16 *__restrict__ p2,
     const float t0 = r0[j];
     const float t1 = r1;
     const float t2 = kf_round_f16(kf_mul(t0, t1));
-    const float t3 = r3;
+    const float t3 = r2;
     const float t4 = kf_round_f16(kf_add(t2, t3));
     const float t5 = kf_relu(t4);
-    o9[j] = t5;
+    o0[j] = t5;
   }
-  kf_stv<kf_f16, W>(p9 + i, o9);
+  kf_stv<kf_f16, W>(p3 + i, o0);
 }
 
-KF_INLINE void kf_part0_k1_pointwise(unsigned bid, const kf_f16 *__restrict__ p2, const kf_f16 *__restrict__ p3, const kf_f16 *__restrict__ p4, kf_f16 *__restrict__ p9) {
+KF_INLINE void kf_part0_k1_pointwise(unsigned bid, const kf_f16 *__restrict__ p0, const kf_f16 *__restrict__ p1, const kf_f16 *__restrict__ p2, kf_f16 *__restrict__ p3) {
   if (threadIdx.x >= 256) return;
   const int stride = (int)12544 * 256;
   const int tid = (int)bid * 256 + threadIdx.x;
   int i0 = 0;
-  if (8 > 1 && kf_aligned(p2, 16) && kf_aligned(p9, 16)) {
+  if (8 > 1 && kf_aligned(p0, 16) && kf_aligned(p3, 16)) {
     const int nv = 25690112 / 8;
-    for (int v = tid; v < nv; v += stride) kf_part0_k1_pointwise_elems<8>(v * 8, p2, p3, p4, p9);
+    for (int v = tid; v < nv; v += stride) kf_part0_k1_pointwise_elems<8>(v * 8, p0, p1, p2, p3);
     i0 = nv * 8;
   }
-  for (int i = i0 + tid; i < 25690112; i += stride) kf_part0_k1_pointwise_elems<1>(i, p2, p3, p4, p9);
+  for (int i = i0 + tid; i < 25690112; i += stride) kf_part0_k1_pointwise_elems<1>(i, p0, p1, p2, p3);
 }
 
 // horizontal.cu - the kernel entry: routes each block to its part. A plain
@@ -73,7 +73,8 @@ KF_INLINE void kf_part0_k1_pointwise(unsigned bid, const kf_f16 *__restrict__ p2
 // stream is done (common.cuh).
 // Holes: entry, cluster (__cluster_dims__ of a row split over a cluster, or
 // nothing), THREADS, decls, params, dep, route.
-extern "C" __global__ void __launch_bounds__(256) kf_k1_pointwise(const kf_f16 *__restrict__ p2, const kf_f16 *__restrict__ p3, const kf_f16 *__restrict__ p4, kf_f16 *__restrict__ p9) {
+extern "C" __global__ void __launch_bounds__(256) kf_k1_pointwise(const kf_f16 *__restrict__ p0, const kf_f16 *__restrict__ p1, const kf_f16 *__restrict__ p2, kf_f16 *__restrict__ p3) {
   kf_grid_dep_sync();
-  kf_part0_k1_pointwise(blockIdx.x, p2, p3, p4, p9);
+  kf_part0_k1_pointwise(blockIdx.x, p0, p1, p2, p3);
 }
+// parameters (graph values): p0 = %2, p1 = %3, p2 = %4, p3 = %9

@@ -39,7 +39,7 @@ __device__ float kf_part0_k0_reduce_part3[135168];
 __device__ float kf_part0_k0_reduce_part4[135168];
 __device__ unsigned kf_part0_k0_reduce_count[4];
 
-KF_INLINE void kf_part0_k0_reduce_cols(unsigned bid, bool vec, const float *__restrict__ p0, float *__restrict__ p2, float *__restrict__ p5) {
+KF_INLINE void kf_part0_k0_reduce_cols(unsigned bid, bool vec, const float *__restrict__ p0, float *__restrict__ p1, float *__restrict__ p2) {
   enum { TX = 32, TY = 8, LANES = 4 };
   __shared__ bool kf_last;
   const int tx = threadIdx.x % TX, ty = threadIdx.x / TX;
@@ -51,18 +51,18 @@ KF_INLINE void kf_part0_k0_reduce_cols(unsigned bid, bool vec, const float *__re
   const int k0 = s * 249;
   const int k1 = k0 + 249 < 65536 ? k0 + 249 : 65536;
   (void)k0; (void)k1;
+  float acc0[LANES];
+#pragma unroll
+  for (int l = 0; l < LANES; l++) acc0[l] = kf_red_sum<float>::id();
+  __shared__ float kf_c0[TY][LANES][TX + 1];
+  float acc1[LANES];
+#pragma unroll
+  for (int l = 0; l < LANES; l++) acc1[l] = kf_red_max<float>::id();
+  __shared__ float kf_c1[TY][LANES][TX + 1];
   float acc2[LANES];
 #pragma unroll
-  for (int l = 0; l < LANES; l++) acc2[l] = kf_red_sum<float>::id();
+  for (int l = 0; l < LANES; l++) acc2[l] = kf_red_min<float>::id();
   __shared__ float kf_c2[TY][LANES][TX + 1];
-  float acc3[LANES];
-#pragma unroll
-  for (int l = 0; l < LANES; l++) acc3[l] = kf_red_max<float>::id();
-  __shared__ float kf_c3[TY][LANES][TX + 1];
-  float acc4[LANES];
-#pragma unroll
-  for (int l = 0; l < LANES; l++) acc4[l] = kf_red_min<float>::id();
-  __shared__ float kf_c4[TY][LANES][TX + 1];
 
   if (vec || LANES == 1) {
     enum { W = LANES };
@@ -83,9 +83,9 @@ KF_INLINE void kf_part0_k0_reduce_cols(unsigned bid, bool vec, const float *__re
             const int n = n0 + l;
             (void)n;
           const float t0 = r0[j];
-          acc2[l] = kf_red_sum<float>::op(acc2[l], t0);
-          acc3[l] = kf_red_max<float>::op(acc3[l], t0);
-          acc4[l] = kf_red_min<float>::op(acc4[l], t0);
+          acc0[l] = kf_red_sum<float>::op(acc0[l], t0);
+          acc1[l] = kf_red_max<float>::op(acc1[l], t0);
+          acc2[l] = kf_red_min<float>::op(acc2[l], t0);
           }
         }
       }
@@ -109,9 +109,9 @@ KF_INLINE void kf_part0_k0_reduce_cols(unsigned bid, bool vec, const float *__re
             (void)j;
             (void)n;
           const float t0 = r0[j];
-          acc2[l] = kf_red_sum<float>::op(acc2[l], t0);
-          acc3[l] = kf_red_max<float>::op(acc3[l], t0);
-          acc4[l] = kf_red_min<float>::op(acc4[l], t0);
+          acc0[l] = kf_red_sum<float>::op(acc0[l], t0);
+          acc1[l] = kf_red_max<float>::op(acc1[l], t0);
+          acc2[l] = kf_red_min<float>::op(acc2[l], t0);
           }
         }
       }
@@ -125,27 +125,27 @@ KF_INLINE void kf_part0_k0_reduce_cols(unsigned bid, bool vec, const float *__re
   kf_sync<256, 256>();
 #pragma unroll
   for (int l = 0; l < LANES; l++) {
+    kf_c0[ty][l][tx] = acc0[l];
+    kf_c1[ty][l][tx] = acc1[l];
     kf_c2[ty][l][tx] = acc2[l];
-    kf_c3[ty][l][tx] = acc3[l];
-    kf_c4[ty][l][tx] = acc4[l];
   }
   kf_sync<256, 256>();
   if (ty == 0)
     for (int i = 1; i < TY; i++)
 #pragma unroll
       for (int l = 0; l < LANES; l++) {
-      acc2[l] = kf_red_sum<float>::op(acc2[l], kf_c2[i][l][tx]);
-      acc3[l] = kf_red_max<float>::op(acc3[l], kf_c3[i][l][tx]);
-      acc4[l] = kf_red_min<float>::op(acc4[l], kf_c4[i][l][tx]);
+      acc0[l] = kf_red_sum<float>::op(acc0[l], kf_c0[i][l][tx]);
+      acc1[l] = kf_red_max<float>::op(acc1[l], kf_c1[i][l][tx]);
+      acc2[l] = kf_red_min<float>::op(acc2[l], kf_c2[i][l][tx]);
       }
 
     if (264 == 1 || pass == 1) break;
     if (ty == 0 && live) {
 #pragma unroll
       for (int l = 0; l < LANES; l++) {
-        kf_part0_k0_reduce_part2[(o * 264 + s) * 512 + n0 + l] = acc2[l];
-        kf_part0_k0_reduce_part3[(o * 264 + s) * 512 + n0 + l] = acc3[l];
-        kf_part0_k0_reduce_part4[(o * 264 + s) * 512 + n0 + l] = acc4[l];
+        kf_part0_k0_reduce_part2[(o * 264 + s) * 512 + n0 + l] = acc0[l];
+        kf_part0_k0_reduce_part3[(o * 264 + s) * 512 + n0 + l] = acc1[l];
+        kf_part0_k0_reduce_part4[(o * 264 + s) * 512 + n0 + l] = acc2[l];
       }
     }
     __threadfence();
@@ -155,29 +155,29 @@ KF_INLINE void kf_part0_k0_reduce_cols(unsigned bid, bool vec, const float *__re
     if (!kf_last) return;
     __threadfence();
 #pragma unroll
-    for (int l = 0; l < LANES; l++) acc2[l] = kf_red_sum<float>::id();
+    for (int l = 0; l < LANES; l++) acc0[l] = kf_red_sum<float>::id();
     if (live)
 #pragma unroll 8
       for (int ss = ty; ss < 264; ss += TY)
 #pragma unroll
         for (int l = 0; l < LANES; l++)
-          acc2[l] = kf_red_sum<float>::op(acc2[l], __ldcg(kf_part0_k0_reduce_part2 + (o * 264 + ss) * 512 + n0 + l));
+          acc0[l] = kf_red_sum<float>::op(acc0[l], __ldcg(kf_part0_k0_reduce_part2 + (o * 264 + ss) * 512 + n0 + l));
 #pragma unroll
-    for (int l = 0; l < LANES; l++) acc3[l] = kf_red_max<float>::id();
+    for (int l = 0; l < LANES; l++) acc1[l] = kf_red_max<float>::id();
     if (live)
 #pragma unroll 8
       for (int ss = ty; ss < 264; ss += TY)
 #pragma unroll
         for (int l = 0; l < LANES; l++)
-          acc3[l] = kf_red_max<float>::op(acc3[l], __ldcg(kf_part0_k0_reduce_part3 + (o * 264 + ss) * 512 + n0 + l));
+          acc1[l] = kf_red_max<float>::op(acc1[l], __ldcg(kf_part0_k0_reduce_part3 + (o * 264 + ss) * 512 + n0 + l));
 #pragma unroll
-    for (int l = 0; l < LANES; l++) acc4[l] = kf_red_min<float>::id();
+    for (int l = 0; l < LANES; l++) acc2[l] = kf_red_min<float>::id();
     if (live)
 #pragma unroll 8
       for (int ss = ty; ss < 264; ss += TY)
 #pragma unroll
         for (int l = 0; l < LANES; l++)
-          acc4[l] = kf_red_min<float>::op(acc4[l], __ldcg(kf_part0_k0_reduce_part4 + (o * 264 + ss) * 512 + n0 + l));
+          acc2[l] = kf_red_min<float>::op(acc2[l], __ldcg(kf_part0_k0_reduce_part4 + (o * 264 + ss) * 512 + n0 + l));
 
   }
   if (264 > 1 && threadIdx.x == 0) kf_part0_k0_reduce_count[o * 4 + t] = 0u;
@@ -186,20 +186,20 @@ KF_INLINE void kf_part0_k0_reduce_cols(unsigned bid, bool vec, const float *__re
     for (int l = 0; l < LANES; l++) {
       const int n = n0 + l;
       (void)n;
+      float red0 = acc0[l];
+      red0 = kf_div(red0, 65536.0f);
+      float red1 = acc1[l];
       float red2 = acc2[l];
-      red2 = kf_div(red2, 65536.0f);
-      float red3 = acc3[l];
-      float red4 = acc4[l];
-      kf_st(p2 + (o * 512 + n), red2);
-      const float t1 = kf_sub(red3, red4);
-      kf_st(p5 + (o * 512 + n), t1);
+      kf_st(p1 + (o * 512 + n), red0);
+      const float t1 = kf_sub(red1, red2);
+      kf_st(p2 + (o * 512 + n), t1);
     }
   }
 }
 
-KF_INLINE void kf_part0_k0_reduce(unsigned bid, const float *__restrict__ p0, float *__restrict__ p2, float *__restrict__ p5) {
+KF_INLINE void kf_part0_k0_reduce(unsigned bid, const float *__restrict__ p0, float *__restrict__ p1, float *__restrict__ p2) {
   if (threadIdx.x >= 256) return;
-  kf_part0_k0_reduce_cols(bid, 4 > 1 && kf_aligned(p0, 16), p0, p2, p5);
+  kf_part0_k0_reduce_cols(bid, 4 > 1 && kf_aligned(p0, 16), p0, p1, p2);
 }
 
 // reduce_cols.cu - reduction over a strided axis (inner == 256 > 1):
@@ -227,7 +227,7 @@ KF_INLINE void kf_part0_k0_reduce(unsigned bid, const float *__restrict__ p0, fl
 __device__ float kf_part1_k1_reduce_part6[147456];
 __device__ unsigned kf_part1_k1_reduce_count[128];
 
-KF_INLINE void kf_part1_k1_reduce_cols(unsigned bid, bool vec, const float *__restrict__ p1, float *__restrict__ p6) {
+KF_INLINE void kf_part1_k1_reduce_cols(unsigned bid, bool vec, const float *__restrict__ p3, float *__restrict__ p4) {
   enum { TX = 32, TY = 8, LANES = 4 };
   __shared__ bool kf_last;
   const int tx = threadIdx.x % TX, ty = threadIdx.x / TX;
@@ -239,10 +239,10 @@ KF_INLINE void kf_part1_k1_reduce_cols(unsigned bid, bool vec, const float *__re
   const int k0 = s * 228;
   const int k1 = k0 + 228 < 2048 ? k0 + 228 : 2048;
   (void)k0; (void)k1;
-  float acc6[LANES];
+  float acc3[LANES];
 #pragma unroll
-  for (int l = 0; l < LANES; l++) acc6[l] = kf_red_sum<float>::id();
-  __shared__ float kf_c6[TY][LANES][TX + 1];
+  for (int l = 0; l < LANES; l++) acc3[l] = kf_red_sum<float>::id();
+  __shared__ float kf_c3[TY][LANES][TX + 1];
 
   if (vec || LANES == 1) {
     enum { W = LANES };
@@ -255,7 +255,7 @@ KF_INLINE void kf_part1_k1_reduce_cols(unsigned bid, bool vec, const float *__re
           {
             const int n = n0 + g * W;
             (void)n;
-    kf_ldv<float, W>(r0, p1 + (o * 524288 + k * 256 + n));
+    kf_ldv<float, W>(r0, p3 + (o * 524288 + k * 256 + n));
           }
 #pragma unroll
           for (int j = 0; j < W; j++) {
@@ -263,7 +263,7 @@ KF_INLINE void kf_part1_k1_reduce_cols(unsigned bid, bool vec, const float *__re
             const int n = n0 + l;
             (void)n;
           const float t0 = r0[j];
-          acc6[l] = kf_red_sum<float>::op(acc6[l], t0);
+          acc3[l] = kf_red_sum<float>::op(acc3[l], t0);
           }
         }
       }
@@ -279,7 +279,7 @@ KF_INLINE void kf_part1_k1_reduce_cols(unsigned bid, bool vec, const float *__re
           {
             const int n = n0 + g;
             (void)n;
-    kf_ldv<float, W>(r0, p1 + (o * 524288 + k * 256 + n));
+    kf_ldv<float, W>(r0, p3 + (o * 524288 + k * 256 + n));
           }
           {
             const int j = 0, l = g;
@@ -287,7 +287,7 @@ KF_INLINE void kf_part1_k1_reduce_cols(unsigned bid, bool vec, const float *__re
             (void)j;
             (void)n;
           const float t0 = r0[j];
-          acc6[l] = kf_red_sum<float>::op(acc6[l], t0);
+          acc3[l] = kf_red_sum<float>::op(acc3[l], t0);
           }
         }
       }
@@ -301,21 +301,21 @@ KF_INLINE void kf_part1_k1_reduce_cols(unsigned bid, bool vec, const float *__re
   kf_sync<256, 256>();
 #pragma unroll
   for (int l = 0; l < LANES; l++) {
-    kf_c6[ty][l][tx] = acc6[l];
+    kf_c3[ty][l][tx] = acc3[l];
   }
   kf_sync<256, 256>();
   if (ty == 0)
     for (int i = 1; i < TY; i++)
 #pragma unroll
       for (int l = 0; l < LANES; l++) {
-      acc6[l] = kf_red_sum<float>::op(acc6[l], kf_c6[i][l][tx]);
+      acc3[l] = kf_red_sum<float>::op(acc3[l], kf_c3[i][l][tx]);
       }
 
     if (9 == 1 || pass == 1) break;
     if (ty == 0 && live) {
 #pragma unroll
       for (int l = 0; l < LANES; l++) {
-        kf_part1_k1_reduce_part6[(o * 9 + s) * 256 + n0 + l] = acc6[l];
+        kf_part1_k1_reduce_part6[(o * 9 + s) * 256 + n0 + l] = acc3[l];
       }
     }
     __threadfence();
@@ -325,13 +325,13 @@ KF_INLINE void kf_part1_k1_reduce_cols(unsigned bid, bool vec, const float *__re
     if (!kf_last) return;
     __threadfence();
 #pragma unroll
-    for (int l = 0; l < LANES; l++) acc6[l] = kf_red_sum<float>::id();
+    for (int l = 0; l < LANES; l++) acc3[l] = kf_red_sum<float>::id();
     if (live)
 #pragma unroll 8
       for (int ss = ty; ss < 9; ss += TY)
 #pragma unroll
         for (int l = 0; l < LANES; l++)
-          acc6[l] = kf_red_sum<float>::op(acc6[l], __ldcg(kf_part1_k1_reduce_part6 + (o * 9 + ss) * 256 + n0 + l));
+          acc3[l] = kf_red_sum<float>::op(acc3[l], __ldcg(kf_part1_k1_reduce_part6 + (o * 9 + ss) * 256 + n0 + l));
 
   }
   if (9 > 1 && threadIdx.x == 0) kf_part1_k1_reduce_count[o * 2 + t] = 0u;
@@ -340,15 +340,15 @@ KF_INLINE void kf_part1_k1_reduce_cols(unsigned bid, bool vec, const float *__re
     for (int l = 0; l < LANES; l++) {
       const int n = n0 + l;
       (void)n;
-      float red6 = acc6[l];
-      kf_st(p6 + (o * 256 + n), red6);
+      float red3 = acc3[l];
+      kf_st(p4 + (o * 256 + n), red3);
     }
   }
 }
 
-KF_INLINE void kf_part1_k1_reduce(unsigned bid, const float *__restrict__ p1, float *__restrict__ p6) {
+KF_INLINE void kf_part1_k1_reduce(unsigned bid, const float *__restrict__ p3, float *__restrict__ p4) {
   if (threadIdx.x >= 256) return;
-  kf_part1_k1_reduce_cols(bid, 4 > 1 && kf_aligned(p1, 16), p1, p6);
+  kf_part1_k1_reduce_cols(bid, 4 > 1 && kf_aligned(p3, 16), p3, p4);
 }
 
 // reduce_rows.cu - reduction over contiguous elements (inner == 1): 1
@@ -373,7 +373,7 @@ KF_INLINE void kf_part1_k1_reduce(unsigned bid, const float *__restrict__ p1, fl
 __device__ float kf_part2_k2_reduce_part7[2048];
 __device__ unsigned kf_part2_k2_reduce_count[1];
 
-KF_INLINE void kf_part2_k2_reduce_rows(unsigned bid, bool vec, const float *__restrict__ p1, float *__restrict__ p7) {
+KF_INLINE void kf_part2_k2_reduce_rows(unsigned bid, bool vec, const float *__restrict__ p3, float *__restrict__ p5) {
   enum { V = 8 };
   __shared__ float kf_smf[32];
   __shared__ double kf_smd[32];
@@ -387,7 +387,7 @@ KF_INLINE void kf_part2_k2_reduce_rows(unsigned bid, bool vec, const float *__re
   const int k1 = k0 + 16384 < 33554432 ? k0 + 16384 : 33554432;
   const int n = 0;
   (void)n;
-  float acc7 = kf_red_sum<float>::id();
+  float acc4 = kf_red_sum<float>::id();
 
   if (vec || V == 1) {
     enum { W = V };
@@ -397,14 +397,14 @@ KF_INLINE void kf_part2_k2_reduce_rows(unsigned bid, bool vec, const float *__re
       {
         const int k = kb;
         (void)k;
-    kf_ldv<float, W>(r0, p1 + (k));
+    kf_ldv<float, W>(r0, p3 + (k));
       }
 #pragma unroll
       for (int j = 0; j < V; j++) {
         const int k = kb + j;
         (void)k;
         const float t0 = r0[j];
-        acc7 = kf_red_sum<float>::op(acc7, t0);
+        acc4 = kf_red_sum<float>::op(acc4, t0);
       }
     }
   } else {
@@ -417,7 +417,7 @@ KF_INLINE void kf_part2_k2_reduce_rows(unsigned bid, bool vec, const float *__re
         {
           const int k = kb + g;
           (void)k;
-    kf_ldv<float, W>(r0, p1 + (k));
+    kf_ldv<float, W>(r0, p3 + (k));
         }
         {
           const int j = 0;
@@ -425,16 +425,16 @@ KF_INLINE void kf_part2_k2_reduce_rows(unsigned bid, bool vec, const float *__re
           (void)j;
           (void)k;
         const float t0 = r0[j];
-        acc7 = kf_red_sum<float>::op(acc7, t0);
+        acc4 = kf_red_sum<float>::op(acc4, t0);
         }
       }
     }
   }
-  acc7 = kf_block_allreduce<kf_red_sum<float>, 256, 256>(acc7, kf_smf);
+  acc4 = kf_block_allreduce<kf_red_sum<float>, 256, 256>(acc4, kf_smf);
 
   if (2048 > 1) {
     if (threadIdx.x == 0) {
-      kf_part2_k2_reduce_part7[o * 2048 + s] = acc7;
+      kf_part2_k2_reduce_part7[o * 2048 + s] = acc4;
       __threadfence();
       const unsigned done = atomicAdd(&kf_part2_k2_reduce_count[o], 1u);
       kf_last = done == 2048 - 1;
@@ -442,24 +442,24 @@ KF_INLINE void kf_part2_k2_reduce_rows(unsigned bid, bool vec, const float *__re
     kf_sync<256, 256>();
     if (!kf_last) return;
     __threadfence();
-    acc7 = kf_red_sum<float>::id();
+    acc4 = kf_red_sum<float>::id();
 #pragma unroll 4
     for (int i = threadIdx.x; i < 2048; i += 256)
-      acc7 = kf_red_sum<float>::op(acc7, __ldcg(kf_part2_k2_reduce_part7 + o * 2048 + i));
+      acc4 = kf_red_sum<float>::op(acc4, __ldcg(kf_part2_k2_reduce_part7 + o * 2048 + i));
 
-  acc7 = kf_block_allreduce<kf_red_sum<float>, 256, 256>(acc7, kf_smf);
+  acc4 = kf_block_allreduce<kf_red_sum<float>, 256, 256>(acc4, kf_smf);
 
     if (threadIdx.x == 0) kf_part2_k2_reduce_count[o] = 0u;
   }
   if (threadIdx.x == 0) {
-    float red7 = acc7;
-    kf_st(p7 + (o), red7);
+    float red4 = acc4;
+    kf_st(p5 + (o), red4);
   }
 }
 
-KF_INLINE void kf_part2_k2_reduce(unsigned bid, const float *__restrict__ p1, float *__restrict__ p7) {
+KF_INLINE void kf_part2_k2_reduce(unsigned bid, const float *__restrict__ p3, float *__restrict__ p5) {
   if (threadIdx.x >= 256) return;
-  kf_part2_k2_reduce_rows(bid, 8 > 1 && kf_aligned(p1, 16), p1, p7);
+  kf_part2_k2_reduce_rows(bid, 8 > 1 && kf_aligned(p3, 16), p3, p5);
 }
 
 // horizontal.cu - the kernel entry: routes each block to its part. A plain
@@ -476,9 +476,10 @@ KF_INLINE void kf_part2_k2_reduce(unsigned bid, const float *__restrict__ p1, fl
 // stream is done (common.cuh).
 // Holes: entry, cluster (__cluster_dims__ of a row split over a cluster, or
 // nothing), THREADS, decls, params, dep, route.
-extern "C" __global__ void __launch_bounds__(256) kf_launch0_h3(const float *__restrict__ p0, float *__restrict__ p2, float *__restrict__ p5, const float *__restrict__ p1, float *__restrict__ p6, float *__restrict__ p7) {
+extern "C" __global__ void __launch_bounds__(256) kf_launch0_h3(const float *__restrict__ p0, float *__restrict__ p1, float *__restrict__ p2, const float *__restrict__ p3, float *__restrict__ p4, float *__restrict__ p5) {
   kf_grid_dep_sync();
-  if (blockIdx.x < 1056u) kf_part0_k0_reduce(blockIdx.x - 0u, p0, p2, p5);
-  else if (blockIdx.x < 2208u) kf_part1_k1_reduce(blockIdx.x - 1056u, p1, p6);
-  else if (blockIdx.x < 4256u) kf_part2_k2_reduce(blockIdx.x - 2208u, p1, p7);
+  if (blockIdx.x < 1056u) kf_part0_k0_reduce(blockIdx.x - 0u, p0, p1, p2);
+  else if (blockIdx.x < 2208u) kf_part1_k1_reduce(blockIdx.x - 1056u, p3, p4);
+  else if (blockIdx.x < 4256u) kf_part2_k2_reduce(blockIdx.x - 2208u, p3, p5);
 }
+// parameters (graph values): p0 = %0, p1 = %2, p2 = %5, p3 = %1, p4 = %6, p5 = %7

@@ -22,9 +22,9 @@
 // Holes: fn, IDX, NUMEL, W, THREADS, BLOCKS, sizes, params, args, decl, pre,
 // body, store, aligned.
 template <int W>
-KF_INLINE void kf_part0_k0_pointwise_elems(int i, const float *__restrict__ p0, float *__restrict__ p16) {
+KF_INLINE void kf_part0_k0_pointwise_elems(int i, const float *__restrict__ p0, float *__restrict__ p1) {
   float r0[W];
-  float o16[W];
+  float o0[W];
   {
     const int e = i;
     (void)e;
@@ -49,22 +49,22 @@ KF_INLINE void kf_part0_k0_pointwise_elems(int i, const float *__restrict__ p0, 
     const float t12 = kf_gelu_tanh(t11);
     const float t13 = kf_pow(t12, 2.0f);
     const float t14 = kf_div(t13, 3.0f);
-    o16[j] = t14;
+    o0[j] = t14;
   }
-  kf_stv<float, W>(p16 + i, o16);
+  kf_stv<float, W>(p1 + i, o0);
 }
 
-KF_INLINE void kf_part0_k0_pointwise(unsigned bid, const float *__restrict__ p0, float *__restrict__ p16) {
+KF_INLINE void kf_part0_k0_pointwise(unsigned bid, const float *__restrict__ p0, float *__restrict__ p1) {
   if (threadIdx.x >= 256) return;
   const int stride = (int)131072 * 256;
   const int tid = (int)bid * 256 + threadIdx.x;
   int i0 = 0;
-  if (2 > 1 && kf_aligned(p0, 8) && kf_aligned(p16, 8)) {
+  if (2 > 1 && kf_aligned(p0, 8) && kf_aligned(p1, 8)) {
     const int nv = 67108864 / 2;
-    for (int v = tid; v < nv; v += stride) kf_part0_k0_pointwise_elems<2>(v * 2, p0, p16);
+    for (int v = tid; v < nv; v += stride) kf_part0_k0_pointwise_elems<2>(v * 2, p0, p1);
     i0 = nv * 2;
   }
-  for (int i = i0 + tid; i < 67108864; i += stride) kf_part0_k0_pointwise_elems<1>(i, p0, p16);
+  for (int i = i0 + tid; i < 67108864; i += stride) kf_part0_k0_pointwise_elems<1>(i, p0, p1);
 }
 
 // horizontal.cu - the kernel entry: routes each block to its part. A plain
@@ -81,7 +81,8 @@ KF_INLINE void kf_part0_k0_pointwise(unsigned bid, const float *__restrict__ p0,
 // stream is done (common.cuh).
 // Holes: entry, cluster (__cluster_dims__ of a row split over a cluster, or
 // nothing), THREADS, decls, params, dep, route.
-extern "C" __global__ void __launch_bounds__(256) kf_k0_pointwise(const float *__restrict__ p0, float *__restrict__ p16) {
+extern "C" __global__ void __launch_bounds__(256) kf_k0_pointwise(const float *__restrict__ p0, float *__restrict__ p1) {
   kf_grid_dep_sync();
-  kf_part0_k0_pointwise(blockIdx.x, p0, p16);
+  kf_part0_k0_pointwise(blockIdx.x, p0, p1);
 }
+// parameters (graph values): p0 = %0, p1 = %16

@@ -21,7 +21,7 @@
 // Holes: fn, IDX, ROWS, COLS, G, RPB, THREADS, BLOCKS, LAUNCH, W, HOLD,
 // params, args, body, aligned, fallback, fallback_call.
 template <int W>
-KF_INLINE void kf_part0_k0_row_row(int r, int lane, const float *__restrict__ p0, float *__restrict__ p5) {
+KF_INLINE void kf_part0_k0_row_row(int r, int lane, const float *__restrict__ p0, float *__restrict__ p1) {
   enum { G = 512, COLS = 8192, NV = (COLS + G * W - 1) / (G * W),
          FULL = COLS % (G * W) == 0, kf_cb = 0 /* first column: the block holds the row */ };
   __shared__ float kf_smf[64];
@@ -38,7 +38,7 @@ KF_INLINE void kf_part0_k0_row_row(int r, int lane, const float *__restrict__ p0
     }
   }
   // phase: %1 max
-  float red1;
+  float red0;
   {
     float acc = kf_red_max<float>::id();
   #pragma unroll
@@ -57,11 +57,11 @@ KF_INLINE void kf_part0_k0_row_row(int r, int lane, const float *__restrict__ p0
     }
   }
   }
-    red1 = kf_block_allreduce<kf_red_max<float>, G, 512, false>(acc, kf_smf);
+    red0 = kf_block_allreduce<kf_red_max<float>, G, 512, false>(acc, kf_smf);
   }
-  float h3[NV][W];
+  float h0[NV][W];
   // phase: %4 sum
-  float red4;
+  float red1;
   {
     float acc = kf_red_sum<float>::id();
   #pragma unroll
@@ -76,14 +76,14 @@ KF_INLINE void kf_part0_k0_row_row(int r, int lane, const float *__restrict__ p0
     for (int j = 0; j < W; j++) {
       const int c = c0 + j;
       (void)c;
-        const float t0 = kf_sub(kf_in_at(x0[kk], j), red1);
+        const float t0 = kf_sub(kf_in_at(x0[kk], j), red0);
         const float t1 = kf_exp(t0);
         acc = kf_red_sum<float>::op(acc, t1);
-        h3[kk][j] = t1;
+        h0[kk][j] = t1;
     }
   }
   }
-    red4 = kf_block_allreduce<kf_red_sum<float>, G, 512, false>(acc, kf_smf + 32);
+    red1 = kf_block_allreduce<kf_red_sum<float>, G, 512, false>(acc, kf_smf + 32);
   }
   // outputs
   bool kf_bad = false;
@@ -91,7 +91,7 @@ KF_INLINE void kf_part0_k0_row_row(int r, int lane, const float *__restrict__ p0
   for (int kk = 0; kk < NV; kk++) {
     const int c0 = kf_cb + (kk * G + lane) * W;
     if (FULL || c0 < kf_cb + COLS) {
-    float o5[W];
+    float o0[W];
     {
       const int c = c0;
       (void)c;
@@ -100,10 +100,10 @@ KF_INLINE void kf_part0_k0_row_row(int r, int lane, const float *__restrict__ p0
     for (int j = 0; j < W; j++) {
       const int c = c0 + j;
       (void)c;
-        const float t2 = kf_div_rcpf(h3[kk][j], red4, kf_rcp_rn(red4), kf_bad);
-        o5[j] = t2;
+        const float t2 = kf_div_rcpf(h0[kk][j], red1, kf_rcp_rn(red1), kf_bad);
+        o0[j] = t2;
     }
-    kf_stv<float, W>(p5 + (r * 8192 + c0), o5);
+    kf_stv<float, W>(p1 + (r * 8192 + c0), o0);
   }
   }
   if (kf_bad) { // a quotient was not finite: this thread's outputs again, with the fallback
@@ -116,10 +116,10 @@ KF_INLINE void kf_part0_k0_row_row(int r, int lane, const float *__restrict__ p0
       const int c = c0 + j;
       (void)c;
         const float t3 = kf_ld(p0 + (r * 8192 + c));
-        const float t4 = kf_sub(t3, red1);
+        const float t4 = kf_sub(t3, red0);
         const float t5 = kf_exp(t4);
-        const float t6 = kf_div_rcp(kf_fresh(t5), red4, kf_rcp_rn(red4));
-        kf_st(p5 + (r * 8192 + c), t6);
+        const float t6 = kf_div_rcp(kf_fresh(t5), red1, kf_rcp_rn(red1));
+        kf_st(p1 + (r * 8192 + c), t6);
     }
     }
   }
@@ -131,13 +131,13 @@ KF_INLINE void kf_part0_k0_row_row(int r, int lane, const float *__restrict__ p0
 
 // The fallback for unaligned pointers: W = 1, inputs re-read per phase,
 // loops not unrolled (compiles fast; runs only on unaligned tensors).
-KF_INLINE void kf_part0_k0_row_row1(int r, int lane, const float *__restrict__ p0, float *__restrict__ p5) {
+KF_INLINE void kf_part0_k0_row_row1(int r, int lane, const float *__restrict__ p0, float *__restrict__ p1) {
   enum { G = 512, COLS = 8192, W = 1, NV = (COLS + G - 1) / G, FULL = COLS % G == 0,
          kf_cb = 0 };
   __shared__ float kf_smf[64];
   (void)kf_smf;
   // phase: %1 max
-  float red1;
+  float red0;
   {
     float acc = kf_red_max<float>::id();
   #pragma unroll 1
@@ -157,10 +157,10 @@ KF_INLINE void kf_part0_k0_row_row1(int r, int lane, const float *__restrict__ p
     }
   }
   }
-    red1 = kf_block_allreduce<kf_red_max<float>, G, 512, false>(acc, kf_smf);
+    red0 = kf_block_allreduce<kf_red_max<float>, G, 512, false>(acc, kf_smf);
   }
   // phase: %4 sum
-  float red4;
+  float red1;
   {
     float acc = kf_red_sum<float>::id();
   #pragma unroll 1
@@ -176,20 +176,20 @@ KF_INLINE void kf_part0_k0_row_row1(int r, int lane, const float *__restrict__ p
       const int c = c0 + j;
       (void)c;
         const float t1 = kf_ld(p0 + (r * 8192 + c));
-        const float t2 = kf_sub(t1, red1);
+        const float t2 = kf_sub(t1, red0);
         const float t3 = kf_exp(t2);
         acc = kf_red_sum<float>::op(acc, t3);
     }
   }
   }
-    red4 = kf_block_allreduce<kf_red_sum<float>, G, 512, false>(acc, kf_smf + 32);
+    red1 = kf_block_allreduce<kf_red_sum<float>, G, 512, false>(acc, kf_smf + 32);
   }
   // outputs
   #pragma unroll 1
   for (int kk = 0; kk < NV; kk++) {
     const int c0 = kf_cb + (kk * G + lane) * W;
     if (FULL || c0 < kf_cb + COLS) {
-    float o5[W];
+    float o0[W];
     {
       const int c = c0;
       (void)c;
@@ -199,26 +199,26 @@ KF_INLINE void kf_part0_k0_row_row1(int r, int lane, const float *__restrict__ p
       const int c = c0 + j;
       (void)c;
         const float t4 = kf_ld(p0 + (r * 8192 + c));
-        const float t5 = kf_sub(t4, red1);
+        const float t5 = kf_sub(t4, red0);
         const float t6 = kf_exp(t5);
-        const float t7 = kf_div_rcp(t6, red4, kf_rcp_rn(red4));
-        o5[j] = t7;
+        const float t7 = kf_div_rcp(t6, red1, kf_rcp_rn(red1));
+        o0[j] = t7;
     }
-    kf_stv<float, W>(p5 + (r * 8192 + c0), o5);
+    kf_stv<float, W>(p1 + (r * 8192 + c0), o0);
   }
   }
 }
 
-KF_INLINE void kf_part0_k0_row(unsigned bid, const float *__restrict__ p0, float *__restrict__ p5) {
+KF_INLINE void kf_part0_k0_row(unsigned bid, const float *__restrict__ p0, float *__restrict__ p1) {
   if (threadIdx.x >= 512) return;
   const int lane = threadIdx.x % 512;
   const int grp = threadIdx.x / 512;
-  const bool vec = 4 > 1 && kf_aligned(p0, 16) && kf_aligned(p5, 16);
+  const bool vec = 4 > 1 && kf_aligned(p0, 16) && kf_aligned(p1, 16);
   for (int r = (int)bid * 1 + grp; r < 8192; r += (int)8192 * 1) {
     if (vec)
-      kf_part0_k0_row_row<4>(r, lane, p0, p5);
+      kf_part0_k0_row_row<4>(r, lane, p0, p1);
     else
-      kf_part0_k0_row_row1(r, lane, p0, p5);
+      kf_part0_k0_row_row1(r, lane, p0, p1);
   }
 }
 
@@ -236,7 +236,8 @@ KF_INLINE void kf_part0_k0_row(unsigned bid, const float *__restrict__ p0, float
 // stream is done (common.cuh).
 // Holes: entry, cluster (__cluster_dims__ of a row split over a cluster, or
 // nothing), THREADS, decls, params, dep, route.
-extern "C" __global__ void __launch_bounds__(512) kf_k0_row(const float *__restrict__ p0, float *__restrict__ p5) {
+extern "C" __global__ void __launch_bounds__(512) kf_k0_row(const float *__restrict__ p0, float *__restrict__ p1) {
   kf_grid_dep_sync();
-  kf_part0_k0_row(blockIdx.x, p0, p5);
+  kf_part0_k0_row(blockIdx.x, p0, p1);
 }
+// parameters (graph values): p0 = %0, p1 = %5
