@@ -103,15 +103,16 @@ static inline int tu_collect(const kf_graph *g, int32_t from, int32_t to, int32_
   return n;
 }
 
-/* Compiles src with NVRTC for sm_90; on failure prints the log. Returns
+/* Compiles src with NVRTC for arch; on failure prints the log. Returns
  * milliseconds, or -1. */
-static inline double tu_nvrtc(const char *src, const char *name) {
+static inline double tu_nvrtc_arch(const char *src, const char *name, const char *arch) {
   struct timespec t0, t1;
   clock_gettime(CLOCK_MONOTONIC, &t0);
   nvrtcProgram prog;
   if (nvrtcCreateProgram(&prog, src, name, 0, NULL, NULL) != NVRTC_SUCCESS) return -1;
-  const char *opts[] = {"--gpu-architecture=sm_90", "--std=c++17",
-                        "--include-path=/usr/local/cuda/include"};
+  char ga[64];
+  snprintf(ga, sizeof ga, "--gpu-architecture=%s", arch);
+  const char *opts[] = {ga, "--std=c++17", "--include-path=/usr/local/cuda/include"};
   nvrtcResult r = nvrtcCompileProgram(prog, 3, opts);
   size_t logsize = 0;
   nvrtcGetProgramLogSize(prog, &logsize);
@@ -138,6 +139,11 @@ static inline double tu_nvrtc(const char *src, const char *name) {
   return (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6;
 }
 
+/* The same for sm_90. */
+static inline double tu_nvrtc(const char *src, const char *name) {
+  return tu_nvrtc_arch(src, name, "sm_90");
+}
+
 /* Emits launch L of tp for `arch` into out; fails the test on error. */
 static inline void tu_emit_arch(const kf_graph *g, tu_plan *tp, int L, const char *arch,
                                 cg_launch_src *out) {
@@ -162,7 +168,7 @@ static inline void tu_emit_compile_all(const kf_graph *g, tu_plan *tp, const cha
   for (int L = 0; L < tp->plan.n_launches; L++) {
     cg_launch_src src;
     tu_emit(g, tp, L, &src);
-    double ms = tu_nvrtc(src.source, what);
+    double ms = tu_nvrtc_arch(src.source, what, src.arch_specific ? "sm_90a" : "sm_90");
     if (getenv("KFUSE_CODEGEN_VERBOSE")) {
       fprintf(stderr, "%s launch %d: %.0f ms NVRTC, grid %u block %u vec %d idx%s\n", what, L, ms,
               src.grid, src.block, src.vec_bytes, src.index64 ? "64" : "32");

@@ -306,6 +306,25 @@ static CUresult f_FuncSetAttribute(CUfunction f, CUfunction_attribute a, int v) 
   return CUDA_SUCCESS;
 }
 
+/* Records the map's shape and writes the address into it, as the real
+ * driver's opaque bytes hold it. */
+static CUresult f_TensorMapEncodeTiled(CUtensorMap *map, CUtensorMapDataType type, cuuint32_t rank,
+                                       void *addr, const cuuint64_t *dims,
+                                       const cuuint64_t *strides, const cuuint32_t *box,
+                                       const cuuint32_t *elem, CUtensorMapInterleave il,
+                                       CUtensorMapSwizzle sw, CUtensorMapL2promotion l2,
+                                       CUtensorMapFloatOOBfill fill) {
+  (void)elem, (void)il, (void)l2, (void)fill;
+  INJECT("TensorMapEncodeTiled");
+  if (rank != 2 || (uintptr_t)addr % 16 || (uintptr_t)map % 64) return CUDA_ERROR_INVALID_VALUE;
+  memset(map, 0, sizeof *map);
+  map->opaque[0] = (cuuint64_t)(uintptr_t)addr;
+  logf_("TensorMapEncodeTiled type=%d addr=%#llx dims=%llux%llu stride=%llu box=%ux%u swizzle=%d",
+        (int)type, (unsigned long long)(uintptr_t)addr, (unsigned long long)dims[0],
+        (unsigned long long)dims[1], (unsigned long long)strides[0], box[0], box[1], (int)sw);
+  return CUDA_SUCCESS;
+}
+
 static const fake_rule *rule_for(CUfunction f) {
   static const fake_rule def = {"", 32, 0, 0};
   const char *n = fname(f);
@@ -656,6 +675,7 @@ static const rt_driver fake_table = {
     .EventSynchronize = f_EventSynchronize,
     .EventElapsedTime = f_EventElapsedTime,
     .LaunchKernel = f_LaunchKernel,
+    .TensorMapEncodeTiled = f_TensorMapEncodeTiled,
     .LaunchKernelEx = f_LaunchKernelEx,
     .GraphCreate = f_GraphCreate,
     .GraphAddKernelNode = f_GraphAddKernelNode,

@@ -244,6 +244,10 @@ typedef struct cg_part {
   bool persistent;     /* strides by gridDim.x: see cg_launch_src.persistent */
   bool l2_prefetch;    /* reads kf_l2pf_rows: see cg_launch_src.l2_prefetch */
   bool tiled;          /* a pointwise part planned as a tiled transpose */
+  bool gemm90;         /* a matmul part on the Hopper template: takes the
+                          tensor maps tmaps (cg_launch_src.tmaps) */
+  cg_tmap tmaps[2];
+  int n_tmaps;
   char decisions[512]; /* for the header comment */
 } cg_part;
 
@@ -267,6 +271,18 @@ kf_status cg_emit_pointwise(cg_emit_args *a);
 kf_status cg_emit_row(cg_emit_args *a);
 kf_status cg_emit_reduce(cg_emit_args *a);
 kf_status cg_emit_matmul(cg_emit_args *a);
+/* The matmul node of a matmul kernel (its id in *id), or NULL. */
+const ir_node *cg_find_matmul(const cg_emit_args *a, int32_t *id);
+/* The matmul kernel's epilogue into gen->code: the product bound to the
+ * f32 variable `acc`, each output computed and stored at (bt, row, col),
+ * lines indented by `indent`. */
+void cg_matmul_epilogue(cg_gen *gen, const cg_emit_args *a, const ir_node *mm, int32_t id,
+                        int indent);
+/* The Hopper template (gemm_sm90.c): whether the matmul kernel fits it on
+ * this target (else why not, into why), planning, emitting. */
+bool cg_gemm90_fits(const cg_emit_args *a, char *why, size_t size);
+kf_status cg_plan_gemm90(cg_emit_args *a);
+kf_status cg_emit_gemm90(cg_emit_args *a);
 /* A pointwise part as a generic body that identical parts of a horizontal
  * launch share (pointwise.c): planned with fixed 256-thread blocks of a few
  * vector iterations each; emitted with NUMEL and BLOCKS as run-time

@@ -54,6 +54,19 @@ typedef struct cg_param {
   bool written;   /* the kernel stores to it */
 } cg_param;
 
+/* A tensor-map parameter of a launch (the Hopper matmul's TMA operands):
+ * the runtime encodes it with cuTensorMapEncodeTiled from the bound
+ * address of parameter `value` each time the addresses are bound, and
+ * passes it by value after the pointers. Always 2-D, dense, 128-byte
+ * swizzle, elements past the tensor read as zeros. */
+typedef struct cg_tmap {
+  int32_t value;    /* the graph value (one of the launch's params) */
+  kf_dtype dtype;   /* its elements' */
+  uint64_t dims[2]; /* elements, innermost first */
+  uint64_t stride;  /* bytes between consecutive rows (dims[0] elements) */
+  uint32_t box[2];  /* the box one copy brings, innermost first */
+} cg_tmap;
+
 /* The generated code of one launch (one plan launch: a kernel, or a
  * horizontal pack of several). */
 typedef struct cg_launch_src {
@@ -91,6 +104,13 @@ typedef struct cg_launch_src {
    * naming it, nothing is compiled, and params are the call's operands in
    * the order a, b, [bias], [c], out (the gemm says which are present). */
   bool library;
+  /* Tensor maps after the pointer parameters (`const __grid_constant__
+   * kf_tmap kf_tm<i>`), in order. */
+  cg_tmap tmaps[2];
+  int n_tmaps;
+  /* Compiled for the arch-specific target (sm_90a rather than sm_90):
+   * the source uses wgmma and setmaxnreg. */
+  bool arch_specific;
 } cg_launch_src;
 
 /* Generates the launch `launch` of `plan`. out is the caller's; release its

@@ -107,6 +107,7 @@ static void emit_route(const cg_part *parts, int n, cg_buf *out) {
     uint32_t end = start + parts[i].blocks;
     char bid[32];
     snprintf(bid, sizeof bid, n == 1 ? "blockIdx.x" : "blockIdx.x - %uu", start);
+    if (parts[i].gemm90) cg_puts(&args, ", kf_tm0, kf_tm1");
     const char *a = cg_use(out, &args);
     if (n == 1) {
       cg_puts(out, "  ");
@@ -131,6 +132,8 @@ static void launch_decls(const kf_graph *g, const cg_launch_src *out, cg_buf *b)
   for (int i = 0; i < out->n_params; i++)
     cg_printf(b, "%s%s%s *__restrict__ p%d", i ? ", " : "", out->params[i].written ? "" : "const ",
               cg_storage_type(g->nodes[out->params[i].value].dtype), (int)out->params[i].value);
+  for (int i = 0; i < out->n_tmaps; i++)
+    cg_printf(b, ", const __grid_constant__ kf_tmap kf_tm%d", i);
 }
 
 /* The launch's numbered names made local (canon.h: alike kernels of other
@@ -227,6 +230,11 @@ static kf_status emit_parts(const kf_graph *g, const cg_target *t, cg_part *part
   }
   out->persistent = n == 1 && parts[0].persistent;
   if (n == 1) out->smem_bytes = parts[0].smem;
+  if (n == 1 && parts[0].gemm90) {
+    memcpy(out->tmaps, parts[0].tmaps, sizeof out->tmaps);
+    out->n_tmaps = parts[0].n_tmaps;
+    out->arch_specific = true;
+  }
   for (int i = 0; i < n; i++) {
     parts[i].launch_threads = (int)out->block;
     cg_emit_args a = {g, parts[i].k, t, &parts[i], body, err, errsize};

@@ -5,7 +5,7 @@
 
 #include "codegen/cg_internal.h"
 
-static const ir_node *find_matmul(const cg_emit_args *a, int32_t *id) {
+const ir_node *cg_find_matmul(const cg_emit_args *a, int32_t *id) {
   for (int i = 0; i < a->k->n_nodes; i++) {
     const ir_node *n = &a->g->nodes[a->k->nodes[i]];
     if (n->op == IR_OP_MATMUL) {
@@ -18,11 +18,12 @@ static const ir_node *find_matmul(const cg_emit_args *a, int32_t *id) {
 
 kf_status cg_plan_matmul(cg_emit_args *a) {
   int32_t id = -1;
-  const ir_node *mm = find_matmul(a, &id);
+  const ir_node *mm = cg_find_matmul(a, &id);
   if (!mm) {
     snprintf(a->err, a->errsize, "%s: a matmul kernel without a matmul", a->k->name);
     return KF_ERR_UNSUPPORTED;
   }
+  if (cg_gemm90_fits(a, NULL, 0)) return cg_plan_gemm90(a);
   const ir_node *A = &a->g->nodes[mm->args[0]];
   int64_t m = mm->shape[mm->rank - 2], n = mm->shape[mm->rank - 1], k = A->shape[A->rank - 1];
   int64_t batch = kf_value_numel(a->g, id) / (m * n);
@@ -63,9 +64,35 @@ static void operand_ctx(const ir_node *mm, const ir_node *x, const char *rv, con
   snprintf(c->coord[x->rank - 1], sizeof c->coord[0], "%s", cv);
 }
 
+void cg_matmul_epilogue(cg_gen *gen, const cg_emit_args *a, const ir_node *mm, int32_t id,
+                        int indent) {
+  const kf_graph *g = a->g;
+  int64_t m = mm->shape[mm->rank - 2], n = mm->shape[mm->rank - 1];
+  cg_gen_bind(gen, id, NULL, "acc");
+  gen->indent = indent;
+  char lin[96], name[160];
+  cg_ctx c;
+  snprintf(lin, sizeof lin, "bt * %lld + row * %lld + col", (long long)(m * n), (long long)n);
+  for (int i = 0; i < a->k->n_outputs; i++) {
+    int32_t v = a->k->outputs[i];
+    const ir_node *o = &g->nodes[v];
+    if (o->rank != mm->rank || memcmp(o->shape, mm->shape, sizeof o->shape)) {
+      cg_gen_fail(gen, "output %%%d does not have the matmul's shape", (int)v);
+      continue;
+    }
+    cg_ctx_linear(&c, o->rank, o->shape, lin, VC_GATHER);
+    int bounds[4] = {0, o->rank - 2, o->rank - 1, o->rank};
+    const char *vars[3] = {"bt", "row", "col"};
+    cg_ctx_groups(&c, o->rank, o->shape, 3, bounds, vars, VC_GATHER);
+    cg_gen_stored(gen, v, &c, name, sizeof name);
+    cg_line(gen, "kf_st(p%d + (%s), %s);", (int)v, lin, name);
+  }
+}
+
 kf_status cg_emit_matmul(cg_emit_args *a) {
+  if (a->part->gemm90) return cg_emit_gemm90(a);
   int32_t id = -1;
-  const ir_node *mm = find_matmul(a, &id);
+  const ir_node *mm = cg_find_matmul(a, &id);
   const kf_graph *g = a->g;
   cg_part *p = a->part;
   const char *idx = p->index64 ? "long long" : "int";
@@ -86,25 +113,8 @@ kf_status cg_emit_matmul(cg_emit_args *a) {
   cg_gen_value(&gen, mm->args[1], &c, name, sizeof name);
   cg_line(&gen, "v = %s;", name);
   cg_gen_reset_memo(&gen);
-  cg_gen_bind(&gen, id, NULL, "acc");
   gen.code = &epi;
-  gen.indent = 2;
-  char lin[96];
-  snprintf(lin, sizeof lin, "bt * %lld + row * %lld + col", (long long)(m * n), (long long)n);
-  for (int i = 0; i < a->k->n_outputs; i++) {
-    int32_t v = a->k->outputs[i];
-    const ir_node *o = &g->nodes[v];
-    if (o->rank != mm->rank || memcmp(o->shape, mm->shape, sizeof o->shape)) {
-      cg_gen_fail(&gen, "output %%%d does not have the matmul's shape", (int)v);
-      continue;
-    }
-    cg_ctx_linear(&c, o->rank, o->shape, lin, VC_GATHER);
-    int bounds[4] = {0, o->rank - 2, o->rank - 1, o->rank};
-    const char *vars[3] = {"bt", "row", "col"};
-    cg_ctx_groups(&c, o->rank, o->shape, 3, bounds, vars, VC_GATHER);
-    cg_gen_stored(&gen, v, &c, name, sizeof name);
-    cg_line(&gen, "kf_st(p%d + (%s), %s);", (int)v, lin, name);
-  }
+  cg_matmul_epilogue(&gen, a, mm, id, 2);
   cg_param_decls(g, p, &params);
   char sb[32], sm[32], sn[32], sk[32], mt[32], nt[32], ls[16];
   const char *sfx = p->index64 ? "LL" : "";

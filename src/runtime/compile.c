@@ -59,6 +59,15 @@ static void compile_miss(compile_job *job, cg_program_launch *l, cache_key key,
   l->origin = CG_COMPILED;
 }
 
+/* The arch launch l is compiled for: the program's, or its arch-specific
+ * form ("sm_90a") for a source that uses wgmma or setmaxnreg. */
+static void launch_arch(const cg_program *prog, const cg_program_launch *l, char *arch,
+                        size_t size) {
+  size_t n = strlen(prog->arch);
+  bool lettered = n > 0 && prog->arch[n - 1] >= 'a' && prog->arch[n - 1] <= 'z';
+  snprintf(arch, size, "%s%s", prog->arch, l->src.arch_specific && !lettered ? "a" : "");
+}
+
 static void compile_one(void *arg, int i) {
   compile_job *job = arg;
   cg_program_launch *l = &job->prog->launches[job->order ? job->order[i] : i];
@@ -71,13 +80,15 @@ static void compile_one(void *arg, int i) {
   double t0 = now_ms();
   rt_nvrtc_opts opts;
   char joined[sizeof opts.text];
-  rt_nvrtc_options(job->prog->arch, l->src.source, &opts);
+  char arch[24];
+  launch_arch(job->prog, l, arch, sizeof arch);
+  rt_nvrtc_options(arch, l->src.source, &opts);
   joined[0] = 0;
   for (int k = 0; k < opts.argc; k++) {
     strncat(joined, opts.argv[k], sizeof joined - strlen(joined) - 1);
     strncat(joined, "\n", sizeof joined - strlen(joined) - 1);
   }
-  cache_key key = cache_key_kernel(l->src.source, joined, job->prog->arch);
+  cache_key key = cache_key_kernel(l->src.source, joined, arch);
   l->key_hi = key.hi;
   l->key_lo = key.lo;
   cache_mem_result r = cache_mem_acquire(job->cs, key, &l->image, &l->image_size);

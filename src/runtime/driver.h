@@ -75,6 +75,8 @@
   X(EventSynchronize, cuEventSynchronize, PFN_cuEventSynchronize_v2000)          \
   X(EventElapsedTime, cuEventElapsedTime, PFN_cuEventElapsedTime_v2000)          \
   X(LaunchKernel, cuLaunchKernel, PFN_cuLaunchKernel_v4000)                      \
+  X(TensorMapEncodeTiled, cuTensorMapEncodeTiled,                                \
+    PFN_cuTensorMapEncodeTiled_v12000)                                           \
   X(LaunchKernelEx, cuLaunchKernelEx, PFN_cuLaunchKernelEx_v11060)               \
   X(GraphCreate, cuGraphCreate, PFN_cuGraphCreate_v10000)                        \
   X(GraphAddKernelNode, cuGraphAddKernelNode, PFN_cuGraphAddKernelNode_v12000)   \

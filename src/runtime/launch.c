@@ -18,6 +18,7 @@
 #include "runtime/rt_plan.h"
 #include "runtime/rt_state.h"
 #include "runtime/streams.h"
+#include "runtime/tmap.h"
 #include "runtime/trace.h"
 
 /* One tensor's bytes in the overlap sweep; slot < n_in is inputs[slot],
@@ -303,7 +304,7 @@ kf_status rt_validate(rt_plan *plan, rt_state *rt, const kf_tensor *in, int n_in
   return rt_validate_ex(plan, rt, in, n_in, out, n_out, true);
 }
 
-static void bind_io(rt_plan *plan, const rt_io *io) {
+static kf_status bind_io(rt_plan *plan, const rt_io *io) {
   struct rt_plan *rp = plan;
   for (int L = 0; L < rp->n_launches; L++) {
     rt_launch *l = &rp->launches[L];
@@ -316,12 +317,17 @@ static void bind_io(rt_plan *plan, const rt_io *io) {
       else
         l->args[p] = rp->ws + (CUdeviceptr)b->offset;
     }
+    if (l->n_tmaps) {
+      kf_status st = rt_tmap_encode(plan, rp->state->drv, l);
+      if (st != KF_OK) return st;
+    }
   }
+  return KF_OK;
 }
 
-void rt_bind_args(rt_plan *plan, const kf_tensor *in, const kf_tensor *out) {
+kf_status rt_bind_args(rt_plan *plan, const kf_tensor *in, const kf_tensor *out) {
   rt_io io = tensors_io("kf_plan_run", in, plan->graph->n_inputs, out, plan->graph->n_outputs);
-  bind_io(plan, &io);
+  return bind_io(plan, &io);
 }
 
 /* The launch may overlap the end of the kernel ahead of it in the stream;
@@ -411,7 +417,7 @@ static kf_status run_loaded(rt_plan *plan, rt_state *rt, const rt_io *io, CUstre
   if (!(rp->loaded && rp->loaded_code == plan->code)) st = plan->load(plan->owner);
   if (st == KF_OK) st = rt_plan_ready_workspace(plan, rt);
   if (st != KF_OK) return st;
-  bind_io(plan, io);
+  if ((st = bind_io(plan, io)) != KF_OK) return st;
   switch (rp->mode) {
     case KF_MODE_STREAMS:
       return rt_run_streams(plan, stream);

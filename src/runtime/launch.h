@@ -21,7 +21,9 @@ kf_status rt_validate(rt_plan *plan, rt_state *rt, const kf_tensor *in, int n_in
 /* The same; ask_driver false skips the pointer check (during a capture). */
 kf_status rt_validate_ex(rt_plan *plan, rt_state *rt, const kf_tensor *in, int n_in,
                          const kf_tensor *out, int n_out, bool ask_driver);
-void rt_bind_args(rt_plan *plan, const kf_tensor *in, const kf_tensor *out);
+/* Binds the parameters of every launch to these tensors (and encodes its
+ * tensor maps; an error is on the plan). */
+kf_status rt_bind_args(rt_plan *plan, const kf_tensor *in, const kf_tensor *out);
 kf_status rt_run_plain(rt_plan *plan, CUstream stream);
 /* Launch i on stream. With plain (plain mode's order: each launch after the
  * kernel ahead of it in the stream), a launch marked rt_launch.pdl may

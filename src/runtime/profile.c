@@ -153,7 +153,7 @@ static kf_status prepare(rt_plan *plan, rt_state *rt, const kf_tensor *in, int n
   kf_status st = rt_validate(plan, rt, in, n_in, outs, n_out);
   if (st == KF_OK && !(rp->loaded && rp->loaded_code == plan->code)) st = plan->load(plan->owner);
   if (st == KF_OK) st = rt_plan_ready_workspace(plan, rt);
-  if (st == KF_OK) rt_bind_args(plan, in, outs);
+  if (st == KF_OK) st = rt_bind_args(plan, in, outs);
   return st;
 }
 

@@ -98,6 +98,15 @@ typedef struct rt_launch {
   int stream;   /* pool index in streams mode */
   CUevent done; /* recorded after it when another stream waits */
   CUgraphNode node;
+  /* Tensor-map parameters (cg_launch_src.tmaps, runtime/tmap.c), passed
+   * after the pointers in argv: each encoded from args[tmap_param[i]],
+   * again only when that address changes (tmap_addr: the last one). */
+  int n_tmaps;
+  cg_tmap tmap_desc[2];
+  int tmap_param[2];
+  CUdeviceptr tmap_addr[2];
+  CUtensorMap *tmaps; /* 64-byte aligned, inside tmap_mem */
+  void *tmap_mem;
 } rt_launch;
 
 struct rt_plan {

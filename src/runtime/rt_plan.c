@@ -14,6 +14,7 @@
 #include "runtime/occupancy.h"
 #include "runtime/rt.h"
 #include "runtime/rt_state.h"
+#include "runtime/tmap.h"
 #include "runtime/streams.h"
 
 rt_plan *rt_plan_new(kf_run_mode mode) {
@@ -51,6 +52,7 @@ static void release(struct rt_plan *rp) {
     free(rp->launches[i].binds);
     free(rp->launches[i].args);
     free(rp->launches[i].argv);
+    rt_tmap_free(&rp->launches[i]);
     free(rp->launches[i].deps);
   }
   free(rp->launches);
@@ -135,12 +137,13 @@ static kf_status load_one(rt_plan *plan, rt_state *rt, rt_launch *l, const rt_im
   l->n_params = src->n_params;
   l->binds = core_calloc((size_t)src->n_params + 1, sizeof *l->binds);
   l->args = core_calloc((size_t)src->n_params + 1, sizeof *l->args);
-  l->argv = core_calloc((size_t)src->n_params + 1, sizeof *l->argv);
+  l->argv = core_calloc((size_t)(src->n_params + src->n_tmaps) + 1, sizeof *l->argv);
   if (!l->binds || !l->args || !l->argv)
     return rt_plan_error(plan, KF_ERR_OUT_OF_MEMORY, "loading %s: out of memory", l->entry);
   /* Packed: the entry's one parameter is the whole array of pointers. */
   for (int p = 0; p < (src->packed_params ? 1 : src->n_params); p++) l->argv[p] = &l->args[p];
   kf_status st = bind_params(plan, l, src);
+  if (st == KF_OK) st = rt_tmap_setup(plan, l, src);
   if (st != KF_OK) return st;
   if (src->library) return load_library(plan, rt, l, img);
   if (!img->image || !img->size)

@@ -1,0 +1,147 @@
+// gemm_sm90.cu - the Hopper product D[M, N] = A[M, K] B[K, N] (16-bit
+// operands, row-major as the graph stores them, f32 accumulators), with
+// the kernel's pointwise epilogue fused in registers before the store.
+// Needs sm_90a (wgmma, setmaxnreg); docs/matmul.md describes the design.
+//
+// - Block tile {{BM}} x {{BN}} x {{BK}}; a ring of {{STAGES}} shared-memory
+//   stages, each A's {{BM}} x {{BK}} box and B's {{BK}} x {{BN}} as
+//   {{BN}}/64 boxes of {{BK}} x 64, written by the copy engine (TMA) through
+//   the tensor maps kf_tma and kf_tmb (encoded by the runtime at bind time)
+//   with the 128-byte swizzle; elements past M, N or K arrive as zeros.
+// - Warp specialization: warpgroup 0 produces (one thread issues the
+//   copies), warpgroups 1 and 2 consume, each 64 rows of the tile with
+//   wgmma.mma_async m64n{{BN}}k16 (A K-major, B N-major: the transposed-B
+//   form, which is how a row-major B[K, N] lies).
+// - Stage handshakes on mbarriers: full[s] (the producer's expect_tx plus
+//   the copies' bytes) and empty[s] (one arrive per consumer warp).
+// - Persistent: each block takes tiles blockIdx.x, + gridDim.x, ...; the
+//   producer runs ahead into the next tile while the consumers store.
+// Holes: fn, BID, params, IDX, M, N, K, BM, BN, BK, STAGES, TILES_M, TILES,
+// KBLOCKS, STAGE_BYTES, B_BYTES, NACC, wgmma, epilogue.
+#ifndef KF_GEMM90_COMMON
+#define KF_GEMM90_COMMON
+// (kf_smem_addr, the shared-window address, is common.cuh's.)
+struct __align__(64) kf_tmap {
+  unsigned long long v[16];
+};
+KF_INLINE void kf_bar_init(unsigned bar, unsigned count) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(bar), "r"(count));
+}
+KF_INLINE void kf_bar_expect(unsigned bar, unsigned bytes) {
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(bar), "r"(bytes)
+               : "memory");
+}
+KF_INLINE void kf_bar_arrive(unsigned bar) {
+  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(bar) : "memory");
+}
+/* Waits until the barrier's phase of parity `parity` has completed. */
+KF_INLINE void kf_bar_wait(unsigned bar, unsigned parity) {
+  asm volatile(
+      "{\n .reg .pred p;\n kf_wait_%=:\n"
+      " mbarrier.try_wait.parity.shared::cta.b64 p, [%0], %1;\n"
+      " @!p bra kf_wait_%=;\n}" ::"r"(bar),
+      "r"(parity)
+      : "memory");
+}
+/* One box of the tensor map at (c0 innermost, c1) into shared memory at
+ * dst, completing on bar. */
+KF_INLINE void kf_tma_2d(unsigned dst, const kf_tmap *map, int c0, int c1, unsigned bar) {
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes"
+      " [%0], [%1, {%2, %3}], [%4];" ::"r"(dst),
+      "l"((unsigned long long)map), "r"(c0), "r"(c1), "r"(bar)
+      : "memory");
+}
+/* A wgmma shared-memory descriptor with the 128-byte swizzle: start
+ * address, leading and stride byte offsets, each in 16-byte units. */
+KF_INLINE unsigned long long kf_gmma_desc(unsigned addr, unsigned lead, unsigned stride) {
+  return (unsigned long long)((addr & 0x3FFFF) >> 4) |
+         ((unsigned long long)((lead >> 4) & 0x3FFF) << 16) |
+         ((unsigned long long)((stride >> 4) & 0x3FFF) << 32) | (1ull << 62);
+}
+#endif
+
+{{wgmma}}
+KF_INLINE void {{fn}}({{BID}} bid, {{params}}, const kf_tmap &kf_tma, const kf_tmap &kf_tmb) {
+  (void)bid;
+  extern __shared__ unsigned char kf_dsmem[];
+  /* 1024-byte alignment: the swizzle pattern repeats every 8 rows of 128 B */
+  const unsigned base = (kf_smem_addr(kf_dsmem) + 1023u) & ~1023u;
+  const unsigned bars = base + {{STAGES}} * {{STAGE_BYTES}}; /* full[s], then empty[s] */
+  const int wg = threadIdx.x / 128, tid = threadIdx.x % 128;
+  if (threadIdx.x == 0) {
+    for (int s = 0; s < {{STAGES}}; s++) {
+      kf_bar_init(bars + 8 * s, 1);
+      kf_bar_init(bars + 8 * ({{STAGES}} + s), 8);
+    }
+    asm volatile("fence.mbarrier_init.release.cluster;\n\tfence.proxy.async.shared::cta;" ::
+                     : "memory");
+  }
+  __syncthreads();
+  if (wg == 0) {
+    asm volatile("setmaxnreg.dec.sync.aligned.u32 40;");
+    if (tid == 0) {
+      asm volatile("prefetch.tensormap [%0];\n\tprefetch.tensormap [%1];" ::"l"(
+                       (unsigned long long)&kf_tma),
+                   "l"((unsigned long long)&kf_tmb)
+                   : "memory");
+      int s = 0;
+      unsigned ph = 0;
+      for (int t = blockIdx.x; t < {{TILES}}; t += gridDim.x) {
+        const int m0 = t % {{TILES_M}} * {{BM}}, n0 = t / {{TILES_M}} * {{BN}};
+        for (int kb = 0; kb < {{KBLOCKS}}; kb++) {
+          kf_bar_wait(bars + 8 * ({{STAGES}} + s), ph ^ 1u);
+          const unsigned full = bars + 8 * s, a = base + s * {{STAGE_BYTES}};
+          kf_bar_expect(full, {{STAGE_BYTES}});
+          kf_tma_2d(a, &kf_tma, kb * {{BK}}, m0, full);
+#pragma unroll
+          for (int j = 0; j < {{BN}} / 64; j++)
+            kf_tma_2d(a + {{STAGE_BYTES}} - {{B_BYTES}} + j * {{BK}} * 128, &kf_tmb, n0 + 64 * j,
+                      kb * {{BK}}, full);
+          if (++s == {{STAGES}}) s = 0, ph ^= 1u;
+        }
+      }
+    }
+  } else {
+    asm volatile("setmaxnreg.inc.sync.aligned.u32 232;");
+    const int cw = wg - 1, warp = tid / 32, lane = tid % 32;
+    int s = 0;
+    unsigned ph = 0;
+    for (int t = blockIdx.x; t < {{TILES}}; t += gridDim.x) {
+      const int m0 = t % {{TILES_M}} * {{BM}}, n0 = t / {{TILES_M}} * {{BN}};
+      float d[{{NACC}}];
+#pragma unroll
+      for (int i = 0; i < {{NACC}}; i++) d[i] = 0.0f;
+      for (int kb = 0; kb < {{KBLOCKS}}; kb++) {
+        kf_bar_wait(bars + 8 * s, ph);
+        const unsigned a = base + s * {{STAGE_BYTES}} + cw * 64 * 128;
+        const unsigned b = base + s * {{STAGE_BYTES}} + {{STAGE_BYTES}} - {{B_BYTES}};
+        asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
+#pragma unroll
+        for (int kk = 0; kk < {{BK}} / 16; kk++)
+          /* A: K-major rows of 128 B, 8-row groups 1024 B apart, k16 = 32 B
+           * further along; B: N-major, 64-wide chunks {{BK}} x 128 B apart,
+           * 8-row groups 1024 B apart, k16 = 16 rows = 2048 B further. */
+          kf_wgmma(d, kf_gmma_desc(a + kk * 32, 16, 1024),
+                   kf_gmma_desc(b + kk * 2048, {{BK}} * 128, 1024));
+        asm volatile("wgmma.commit_group.sync.aligned;\n\twgmma.wait_group.sync.aligned 0;" ::
+                         : "memory");
+        if (lane == 0) kf_bar_arrive(bars + 8 * ({{STAGES}} + s));
+        if (++s == {{STAGES}}) s = 0, ph ^= 1u;
+      }
+      /* The fragment layout of m64nNk16: warp w of the warpgroup holds rows
+       * 16w .. 16w+15; lane l rows l/4 and l/4 + 8, columns 2(l%4) and
+       * 2(l%4) + 1 of every 8-column group j, in d[4j .. 4j+3]. */
+      const {{IDX}} bt = 0;
+      (void)bt;
+      const {{IDX}} r0 = m0 + cw * 64 + warp * 16 + lane / 4, c0 = n0 + 2 * (lane % 4);
+#pragma unroll
+      for (int i = 0; i < {{NACC}}; i++) {
+        const {{IDX}} row = r0 + 8 * ((i / 2) % 2), col = c0 + 8 * (i / 4) + i % 2;
+        if (row < {{M}} && col < {{N}}) {
+          const float acc = d[i];
+{{epilogue}}        }
+      }
+    }
+  }
+}

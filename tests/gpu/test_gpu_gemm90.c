@@ -1,0 +1,156 @@
+/* test_gpu_gemm90.c - the sm_90 matmul template (templates/gemm_sm90.cu)
+ * on a Hopper GPU, through plans with KFUSE_MATMUL=template: small shapes
+ * with tails in M, N and K, bf16 and f16, each epilogue, against the CPU
+ * reference within its bound (every element, outputs poisoned first), in
+ * plain and graph mode; large shapes against the same graph's library
+ * plan (cuBLASLt). Skips (exit 77) without a GPU, and on one without
+ * sm_90 (the template is not planned there). */
+#include "gpu/gpu_util.h"
+
+enum { EPI_NONE, EPI_BIAS_GELU_TANH, EPI_RESIDUAL_RELU, EPI_CAST, EPI_N };
+static const char *const epi_name[EPI_N] = {"none", "bias+gelu_tanh", "residual+relu",
+                                            "cast to f32"};
+
+static kf_graph *product(int64_t m, int64_t n, int64_t k, kf_dtype t, int epi) {
+  kf_graph *g = NULL;
+  ck_assert_int_eq(kf_graph_create(G_ctx, &g), KF_OK);
+  int64_t xs[2] = {m, k}, ws[2] = {k, n}, bs[1] = {n}, rs[2] = {m, n};
+  kf_value mm = kf_matmul(g, kf_input(g, "x", t, 2, xs), kf_input(g, "w", t, 2, ws)), y = mm;
+  if (epi == EPI_BIAS_GELU_TANH) y = kf_gelu_tanh(g, kf_add(g, mm, kf_input(g, "bias", t, 1, bs)));
+  if (epi == EPI_RESIDUAL_RELU) y = kf_relu(g, kf_add(g, mm, kf_input(g, "r", t, 2, rs)));
+  if (epi == EPI_CAST) y = kf_cast(g, mm, KF_F32);
+  kf_set_name(g, y, "y");
+  kf_set_output(g, y);
+  ck_assert_msg(kf_graph_status(g) == KF_OK, "%s", kf_graph_errmsg(g));
+  return g;
+}
+
+/* Whether launch 0 of the plan is the sm_90 template (its source says). */
+static bool on_template(kf_plan *plan) {
+  char *src = kf_plan_source(plan, 0, NULL);
+  bool yes = src && strstr(src, "wgmma.mma_async");
+  kf_free(src);
+  return yes;
+}
+
+/* The first few elements outside the bound, by (row, col): a layout error
+ * shows as a pattern. */
+static void show_bad(const run_io *io, int64_t n) {
+  const kf_host_tensor *h = &io->hout[0], *r = &io->href[0];
+  int shown = 0;
+  for (int64_t i = 0; i < h->shape[0] * n && shown < 8; i++) {
+    double got = load_elem(h->data, h->dtype, i), want = load_elem(r->data, r->dtype, i);
+    double lim = io->bound ? io->bound[0][i] + 1e-2 * fabs(want) + 1e-3 : 1e-2;
+    if (!(fabs(got - want) <= lim)) {
+      printf("  bad at row %lld col %lld: got %.6g want %.6g\n", (long long)(i / n),
+             (long long)(i % n), got, want);
+      shown++;
+    }
+  }
+}
+
+static bool G_sm90;
+
+START_TEST(small_shapes_against_the_reference) {
+  if (!G_sm90) return;
+  static const int64_t shapes[][3] = {{128, 256, 64},  {300, 520, 136}, {1, 8, 8},
+                                      {129, 64, 1000}, {257, 136, 200}, {64, 1032, 520}};
+  static const kf_dtype types[] = {KF_BF16, KF_F16};
+  int bad = 0, runs = 0;
+  kt_setenv("KFUSE_MATMUL", "template", 1);
+  for (size_t si = 0; si < sizeof shapes / sizeof shapes[0]; si++)
+    for (int ti = 0; ti < 2; ti++)
+      for (int e = 0; e < EPI_N; e++) {
+        int64_t m = shapes[si][0], n = shapes[si][1], k = shapes[si][2];
+        kf_graph *g = product(m, n, k, types[ti], e);
+        run_io io;
+        io_setup(g, &io, 5 + si * 13 + (size_t)ti * 3 + (size_t)e);
+        ck_assert(io_bound(g, &io));
+        for (int mode = 0; mode < 3; mode += 2) {
+          char what[128];
+          snprintf(what, sizeof what, "%lldx%lldx%lld %s %s mode %d", (long long)m, (long long)n,
+                   (long long)k, kf_dtype_name(types[ti]), epi_name[e], mode);
+          kf_options o;
+          kf_options_init(&o);
+          o.mode = (kf_run_mode)mode;
+          kf_plan *plan = NULL;
+          ck_assert_msg(kf_compile(G_ctx, g, &o, &plan) == KF_OK, "%s: %s", what,
+                        kf_ctx_errmsg(G_ctx));
+          ck_assert_msg(on_template(plan), "%s: not on the sm_90 template", what);
+          io_poison(&io);
+          kf_status st = kf_plan_run(plan, io.din, io.n_in, io.dout, io.n_out, NULL);
+          ck_assert_msg(st == KF_OK, "%s: run failed: %s", what, kf_plan_errmsg(plan));
+          io_fetch(&io);
+          kf_plan_destroy(plan);
+          int b = io_check(g, &io, what);
+          if (b) show_bad(&io, n);
+          bad += b;
+          runs++;
+        }
+        io_free(&io);
+        kf_graph_destroy(g);
+      }
+  kt_unsetenv("KFUSE_MATMUL");
+  printf("gemm90 small: %d of %d runs within the reference's bound\n", runs - bad, runs);
+  print_worst("gemm90 small");
+  ck_assert_int_eq(bad, 0);
+}
+END_TEST
+
+/* Large shapes: the template plan against the library plan of the same
+ * graph, within the fixed bf16 tolerance. */
+START_TEST(large_shapes_match_the_library) {
+  if (!G_sm90) return;
+  static const int64_t shapes[][3] = {
+      {4096, 4096, 4096}, {4095, 4104, 1000}, {33, 4096, 4096}, {2048, 11008, 4096}};
+  int n = gpu_small() ? 1 : 4, bad = 0;
+  for (int si = 0; si < n; si++) {
+    const int64_t *s = shapes[si];
+    kf_graph *g = product(s[0], s[1], s[2], KF_BF16, EPI_BIAS_GELU_TANH);
+    run_io io;
+    io_setup(g, &io, 700 + (uint64_t)si);
+    char what[96];
+    snprintf(what, sizeof what, "%lldx%lldx%lld bf16 bias+gelu_tanh", (long long)s[0],
+             (long long)s[1], (long long)s[2]);
+    kt_setenv("KFUSE_MATMUL", "library", 1);
+    kf_plan *lp = NULL;
+    ck_assert_int_eq(kf_compile(G_ctx, g, NULL, &lp), KF_OK);
+    io_poison(&io);
+    ck_assert_int_eq(kf_plan_run(lp, io.din, io.n_in, io.dout, io.n_out, NULL), KF_OK);
+    io_fetch(&io);
+    kf_plan_destroy(lp);
+    io_keep_as_reference(&io);
+    kt_setenv("KFUSE_MATMUL", "template", 1);
+    kf_plan *tp = NULL;
+    ck_assert_int_eq(kf_compile(G_ctx, g, NULL, &tp), KF_OK);
+    ck_assert_msg(on_template(tp), "%s: not on the sm_90 template", what);
+    io_poison(&io);
+    ck_assert_int_eq(kf_plan_run(tp, io.din, io.n_in, io.dout, io.n_out, NULL), KF_OK);
+    io_fetch(&io);
+    kf_plan_destroy(tp);
+    kt_unsetenv("KFUSE_MATMUL");
+    int b = io_check(g, &io, what);
+    if (b) show_bad(&io, s[1]);
+    bad += b;
+    io_free(&io);
+    kf_graph_destroy(g);
+  }
+  print_worst("gemm90 large");
+  ck_assert_int_eq(bad, 0);
+}
+END_TEST
+
+static Suite *make_suite(void) {
+  int major = 0, minor = 0;
+  kf_device_info info;
+  if (kf_device_query(G_ctx, 0, &info) == KF_OK) major = info.cc_major, minor = info.cc_minor;
+  G_sm90 = major == 9 && minor == 0;
+  if (!G_sm90) printf("SKIP: not an sm_90 GPU: the template is not planned there\n");
+  Suite *s = suite_create("gpu_gemm90");
+  TCase *tc = tcase_create("gemm90");
+  tcase_set_timeout(tc, 600);
+  tcase_add_test(tc, small_shapes_against_the_reference);
+  tcase_add_test(tc, large_shapes_match_the_library);
+  suite_add_tcase(s, tc);
+  return s;
+}

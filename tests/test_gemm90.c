@@ -1,0 +1,106 @@
+/* test_gemm90.c - the sm_90 matmul template (codegen/gemm_sm90.c): which
+ * products take it, what it asks of the runtime (tensor maps, shared
+ * memory, threads, sm_90a), and that its sources compile with NVRTC for
+ * sm_90a; the rest keep the simple kernel. */
+#include "check_main.h"
+#include "codegen_util.h"
+
+static kf_graph *new_graph(void) {
+  kf_graph *g = NULL;
+  ck_assert_int_eq(kf_graph_create(NULL, &g), KF_OK);
+  return g;
+}
+
+/* y = gelu_tanh(a @ b + bias) as one matmul kernel, emitted for arch. */
+static void emit_case(kf_dtype dt, int64_t m, int64_t n, int64_t k, int64_t batch, const char *arch,
+                      cg_launch_src *src, kf_graph **gout) {
+  kf_graph *g = new_graph();
+  int64_t sa[3] = {batch, m, k}, sb[2] = {k, n}, sc[1] = {n};
+  kf_value a = batch > 1 ? kf_input(g, "a", dt, 3, sa) : kf_input(g, "a", dt, 2, sa + 1);
+  kf_value b = kf_input(g, "b", dt, 2, sb);
+  kf_value bias = kf_input(g, "bias", dt, 1, sc);
+  kf_value y = kf_gelu_tanh(g, kf_add(g, kf_matmul(g, a, b), bias));
+  kf_set_output(g, y);
+  ck_assert_msg(kf_graph_status(g) == KF_OK, "%s", kf_graph_errmsg(g));
+  tu_plan tp;
+  memset(&tp, 0, sizeof tp);
+  int32_t nodes[16], outs[1] = {y};
+  int nn = tu_collect(g, 0, y, nodes);
+  tu_kernel(&tp, g, FK_MATMUL, nodes, nn, outs, 1);
+  tu_emit_arch(g, &tp, 0, arch, src);
+  *gout = g;
+}
+
+START_TEST(takes_16bit_products) {
+  static const kf_dtype dts[] = {KF_BF16, KF_F16};
+  static const int64_t shapes[][3] = {{300, 520, 136}, {1, 8, 8}, {129, 64, 1000}, {64, 136, 24}};
+  for (int d = 0; d < 2; d++)
+    for (int s = 0; s < 4; s++) {
+      int64_t m = shapes[s][0], n = shapes[s][1], k = shapes[s][2];
+      cg_launch_src src;
+      kf_graph *g;
+      emit_case(dts[d], m, n, k, 1, "sm_90", &src, &g);
+      int bn = n > 128 ? 256 : n > 64 ? 128 : 64;
+      char want[96];
+      snprintf(want, sizeof want, "wgmma.mma_async.sync.aligned.m64n%dk16.f32.%s.%s", bn,
+               dts[d] == KF_BF16 ? "bf16" : "f16", dts[d] == KF_BF16 ? "bf16" : "f16");
+      ck_assert_msg(strstr(src.source, want), "%s missing", want);
+      ck_assert(src.arch_specific);
+      ck_assert_int_eq(src.block, 384);
+      ck_assert(src.persistent);
+      ck_assert_int_eq(src.n_tmaps, 2);
+      /* A [m, k]: boxes of 64 K x 128 rows; B [k, n]: 64 N x 64 K */
+      ck_assert_uint_eq(src.tmaps[0].dims[0], (uint64_t)k);
+      ck_assert_uint_eq(src.tmaps[0].dims[1], (uint64_t)m);
+      ck_assert_uint_eq(src.tmaps[0].stride, (uint64_t)k * 2);
+      ck_assert_uint_eq(src.tmaps[0].box[0], 64);
+      ck_assert_uint_eq(src.tmaps[0].box[1], 128);
+      ck_assert_uint_eq(src.tmaps[1].dims[0], (uint64_t)n);
+      ck_assert_uint_eq(src.tmaps[1].dims[1], (uint64_t)k);
+      ck_assert_uint_eq(src.tmaps[1].stride, (uint64_t)n * 2);
+      ck_assert_uint_eq(src.grid, (uint32_t)(((m + 127) / 128) * ((n + bn - 1) / bn)));
+      ck_assert(src.smem_bytes > 48 * 1024 && src.smem_bytes <= 232448);
+      ck_assert_ptr_nonnull(strstr(src.source, "const __grid_constant__ kf_tmap kf_tm1"));
+      char what[64];
+      snprintf(what, sizeof what, "gemm90 %s %lldx%lldx%lld", kf_dtype_name(dts[d]), (long long)m,
+               (long long)n, (long long)k);
+      ck_assert_msg(tu_nvrtc_arch(src.source, what, "sm_90a") >= 0, "%s does not compile", what);
+      cg_launch_src_free(&src);
+      kf_graph_destroy(g);
+    }
+}
+END_TEST
+
+/* What the template cannot take keeps the simple kernel: another arch,
+ * K or N rows the copy engine cannot address, a batch, f32. */
+START_TEST(others_keep_the_simple_kernel) {
+  struct {
+    kf_dtype dt;
+    int64_t m, n, k, batch;
+    const char *arch;
+  } cases[] = {{KF_BF16, 300, 520, 136, 1, "sm_80"}, {KF_BF16, 300, 520, 100, 1, "sm_100"},
+               {KF_BF16, 300, 520, 100, 1, "sm_90"}, {KF_BF16, 300, 33, 136, 1, "sm_90"},
+               {KF_F16, 64, 64, 64, 4, "sm_90"},     {KF_F32, 300, 520, 136, 1, "sm_90"}};
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    cg_launch_src src;
+    kf_graph *g;
+    emit_case(cases[i].dt, cases[i].m, cases[i].n, cases[i].k, cases[i].batch, cases[i].arch, &src,
+              &g);
+    ck_assert_msg(strstr(src.source, "not tensor cores"), "case %zu", i);
+    ck_assert(!src.arch_specific);
+    ck_assert_int_eq(src.n_tmaps, 0);
+    cg_launch_src_free(&src);
+    kf_graph_destroy(g);
+  }
+}
+END_TEST
+
+static Suite *make_suite(void) {
+  Suite *s = suite_create("gemm90");
+  TCase *tc = tcase_create("gemm90");
+  tcase_set_timeout(tc, 240);
+  tcase_add_test(tc, takes_16bit_products);
+  tcase_add_test(tc, others_keep_the_simple_kernel);
+  suite_add_tcase(s, tc);
+  return s;
+}
