@@ -1,6 +1,7 @@
 /* bench_matmul_plan.c - matrix products through kfuse plans (kf_compile,
  * kf_plan_benchmark: cuBLASLt calls with their epilogue, the rest in the
- * next kernel), in TFLOP/s, on issue 20's shapes: bf16 4096^3 and 8192^3
+ * next kernel), in TFLOP/s, then the same graph with template kernels
+ * only (KFUSE_MATMUL=template: the sm_90 template on an H200), on issue 20's shapes: bf16 4096^3 and 8192^3
  * with bias + tanh-GELU, 8192^3 alone, the SwiGLU MLP (tokens 2048,
  * hidden 4096, intermediate 11008, + residual), the odd shapes. Prints
  * each plan's matmul decision (library or template, with times). Needs a
@@ -44,9 +45,27 @@ static kf_graph *swiglu(int64_t tokens, int64_t hidden, int64_t inter) {
   return g;
 }
 
-/* Random inputs in [-1, 1), outputs allocated; times the plan. */
+/* Random inputs in [-1, 1), outputs allocated; times the plan (as the
+ * load chose, then with template kernels only: KFUSE_MATMUL=template). */
+static int bench_one(const char *name, kf_graph *g, double flop, bool template_only);
+
 static int bench(const char *name, kf_graph *g, double flop) {
   if (kf_graph_status(g) != KF_OK) return fprintf(stderr, "%s: %s\n", name, kf_graph_errmsg(g)), 1;
+  int bad = bench_one(name, g, flop, false);
+  const char *was = getenv("KFUSE_MATMUL");
+  char keep[32];
+  snprintf(keep, sizeof keep, "%s", was ? was : "");
+  setenv("KFUSE_MATMUL", "template", 1);
+  bad += bench_one(name, g, flop, true);
+  if (was)
+    setenv("KFUSE_MATMUL", keep, 1);
+  else
+    unsetenv("KFUSE_MATMUL");
+  kf_graph_destroy(g);
+  return bad;
+}
+
+static int bench_one(const char *name, kf_graph *g, double flop, bool template_only) {
   kf_plan *plan = NULL;
   if (kf_compile(ctx, g, NULL, &plan) != KF_OK || kf_plan_load(plan) != KF_OK)
     return fprintf(stderr, "%s: %s\n", name, kf_ctx_errmsg(ctx)), 1;
@@ -80,8 +99,8 @@ static int bench(const char *name, kf_graph *g, double flop) {
   kf_bench_result r;
   kf_status st = kf_plan_benchmark(plan, t, ni, t + ni, no, NULL, &o, &r);
   if (st != KF_OK) return fprintf(stderr, "%s: %s\n", name, kf_plan_errmsg(plan)), 1;
-  printf("kfuse %-30s %8.3f ms %6.1f TFLOP/s  (%d launches)\n", name, r.ms_median,
-         flop / r.ms_median / 1e9, kf_plan_num_launches(plan));
+  printf("%s %-30s %8.3f ms %6.1f TFLOP/s  (%d launches)\n", template_only ? "  template" : "kfuse",
+         name, r.ms_median, flop / r.ms_median / 1e9, kf_plan_num_launches(plan));
   char *text = kf_plan_describe(plan, KF_FORMAT_TEXT);
   for (char *p = text ? strstr(text, "matmul-choice") : NULL; p; p = NULL) {
     char *end = strchr(p, '\n');
@@ -90,7 +109,6 @@ static int bench(const char *name, kf_graph *g, double flop) {
   kf_free(text);
   for (int i = 0; i < ni + no; i++) kf_device_free(ctx, t[i].data);
   kf_plan_destroy(plan);
-  kf_graph_destroy(g);
   return 0;
 }
 

@@ -14,10 +14,17 @@
 //   form, which is how a row-major B[K, N] lies).
 // - Stage handshakes on mbarriers: full[s] (the producer's expect_tx plus
 //   the copies' bytes) and empty[s] (one arrive per consumer warp).
-// - Persistent: each block takes tiles blockIdx.x, + gridDim.x, ...; the
-//   producer runs ahead into the next tile while the consumers store.
-// Holes: fn, BID, params, IDX, M, N, K, BM, BN, BK, STAGES, TILES_M, TILES,
-// KBLOCKS, STAGE_BYTES, B_BYTES, NACC, wgmma, epilogue.
+// - Clusters of {{CL}} blocks (1 or 2) along M: the blocks of a cluster take
+//   tiles side by side in M with the same columns, so they need the same B:
+//   block r copies B's boxes j with j % {{CL}} == r and multicasts them to
+//   every block of the cluster; empty[s] then counts the consumer warps of
+//   the whole cluster, since a copy writes the stage in every block.
+// - Persistent: cluster c takes tile groups c, + gridDim.x / {{CL}}, ...;
+//   the producer runs ahead into the next tile while the consumers store.
+// - Consumers keep one k-block of wgmma in flight: the stage of k-block kb
+//   is released once kb + 1 is issued and kb has completed.
+// Holes: fn, BID, params, IDX, M, N, K, BM, BN, BK, STAGES, CL, GROUPS_M,
+// GROUPS, KBLOCKS, STAGE_BYTES, B_BYTES, NACC, wgmma, epilogue.
 #ifndef KF_GEMM90_COMMON
 #define KF_GEMM90_COMMON
 // (kf_smem_addr, the shared-window address, is common.cuh's.)
@@ -34,14 +41,51 @@ KF_INLINE void kf_bar_expect(unsigned bar, unsigned bytes) {
 KF_INLINE void kf_bar_arrive(unsigned bar) {
   asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(bar) : "memory");
 }
-/* Waits until the barrier's phase of parity `parity` has completed. */
-KF_INLINE void kf_bar_wait(unsigned bar, unsigned parity) {
+/* An arrival on the barrier at the same offset in block `rank` of the
+ * cluster (this block's own too). */
+KF_INLINE void kf_bar_arrive_in(unsigned bar, unsigned rank) {
   asm volatile(
-      "{\n .reg .pred p;\n kf_wait_%=:\n"
-      " mbarrier.try_wait.parity.shared::cta.b64 p, [%0], %1;\n"
-      " @!p bra kf_wait_%=;\n}" ::"r"(bar),
-      "r"(parity)
+      "{\n .reg .b32 r;\n mapa.shared::cluster.u32 r, %0, %1;\n"
+      " mbarrier.arrive.release.cluster.shared::cluster.b64 _, [r];\n}" ::"r"(bar),
+      "r"(rank)
       : "memory");
+}
+/* Waits until the barrier's phase of parity `parity` has completed. A phase
+ * that never completes (a bug) traps after 2 s of the global timer instead
+ * of hanging the GPU: the launch fails. */
+KF_INLINE void kf_bar_wait(unsigned bar, unsigned parity) {
+  unsigned long long start = 0;
+  for (;;) {
+    unsigned done;
+    asm volatile(
+        "{\n .reg .pred p;\n mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
+        " selp.u32 %0, 1, 0, p;\n}"
+        : "=r"(done)
+        : "r"(bar), "r"(parity)
+        : "memory");
+    if (done) return;
+    unsigned long long now;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
+    if (!start)
+      start = now;
+    else if (now - start > 2000000000ull)
+      __trap();
+  }
+}
+/* The same box multicast into every block of the cluster in mask, at the
+ * same offsets, each completing on its own barrier. */
+KF_INLINE void kf_tma_2d_mc(unsigned dst, const kf_tmap *map, int c0, int c1, unsigned bar,
+                            unsigned short mask) {
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes"
+      ".multicast::cluster [%0], [%1, {%2, %3}], [%4], %5;" ::"r"(dst),
+      "l"((unsigned long long)map), "r"(c0), "r"(c1), "r"(bar), "h"(mask)
+      : "memory");
+}
+/* Every thread of the cluster (not warp-aligned: the producer warp's
+ * threads arrive apart). */
+KF_INLINE void kf_cluster_all() {
+  asm volatile("barrier.cluster.arrive.release;\n\tbarrier.cluster.wait.acquire;" ::: "memory");
 }
 /* One box of the tensor map at (c0 innermost, c1) into shared memory at
  * dst, completing on bar. */
@@ -62,6 +106,16 @@ KF_INLINE unsigned long long kf_gmma_desc(unsigned addr, unsigned lead, unsigned
 #endif
 
 {{wgmma}}
+/* A consumer warp's release of a stage: one arrival on empty[s] of every
+ * block of the cluster, whose copies write the stage here. */
+KF_INLINE void kf_release(unsigned empty) {
+  if ({{CL}} == 1) {
+    kf_bar_arrive(empty);
+  } else {
+#pragma unroll
+    for (unsigned r = 0; r < {{CL}}; r++) kf_bar_arrive_in(empty, r);
+  }
+}
 KF_INLINE void {{fn}}({{BID}} bid, {{params}}, const kf_tmap &kf_tma, const kf_tmap &kf_tmb) {
   (void)bid;
   extern __shared__ unsigned char kf_dsmem[];
@@ -69,15 +123,21 @@ KF_INLINE void {{fn}}({{BID}} bid, {{params}}, const kf_tmap &kf_tma, const kf_t
   const unsigned base = (kf_smem_addr(kf_dsmem) + 1023u) & ~1023u;
   const unsigned bars = base + {{STAGES}} * {{STAGE_BYTES}}; /* full[s], then empty[s] */
   const int wg = threadIdx.x / 128, tid = threadIdx.x % 128;
+  const unsigned rank = {{CL}} > 1 ? kf_cluster_rank() : 0u;
+  const int c0_ = blockIdx.x / {{CL}}, ncl = gridDim.x / {{CL}};
   if (threadIdx.x == 0) {
     for (int s = 0; s < {{STAGES}}; s++) {
       kf_bar_init(bars + 8 * s, 1);
-      kf_bar_init(bars + 8 * ({{STAGES}} + s), 8);
+      kf_bar_init(bars + 8 * ({{STAGES}} + s), 8 * {{CL}});
     }
     asm volatile("fence.mbarrier_init.release.cluster;\n\tfence.proxy.async.shared::cta;" ::
                      : "memory");
   }
-  __syncthreads();
+  /* the peers' copies and arrivals reach these barriers only after this */
+  if ({{CL}} > 1)
+    kf_cluster_all();
+  else
+    __syncthreads();
   if (wg == 0) {
     asm volatile("setmaxnreg.dec.sync.aligned.u32 40;");
     if (tid == 0) {
@@ -87,17 +147,23 @@ KF_INLINE void {{fn}}({{BID}} bid, {{params}}, const kf_tmap &kf_tma, const kf_t
                    : "memory");
       int s = 0;
       unsigned ph = 0;
-      for (int t = blockIdx.x; t < {{TILES}}; t += gridDim.x) {
-        const int m0 = t % {{TILES_M}} * {{BM}}, n0 = t / {{TILES_M}} * {{BN}};
+      for (int t = c0_; t < {{GROUPS}}; t += ncl) {
+        const int m0 = (t % {{GROUPS_M}} * {{CL}} + (int)rank) * {{BM}};
+        const int n0 = t / {{GROUPS_M}} * {{BN}};
         for (int kb = 0; kb < {{KBLOCKS}}; kb++) {
           kf_bar_wait(bars + 8 * ({{STAGES}} + s), ph ^ 1u);
           const unsigned full = bars + 8 * s, a = base + s * {{STAGE_BYTES}};
           kf_bar_expect(full, {{STAGE_BYTES}});
           kf_tma_2d(a, &kf_tma, kb * {{BK}}, m0, full);
 #pragma unroll
-          for (int j = 0; j < {{BN}} / 64; j++)
-            kf_tma_2d(a + {{STAGE_BYTES}} - {{B_BYTES}} + j * {{BK}} * 128, &kf_tmb, n0 + 64 * j,
-                      kb * {{BK}}, full);
+          for (int j = 0; j < {{BN}} / 64; j++) {
+            const unsigned b = a + {{STAGE_BYTES}} - {{B_BYTES}} + j * {{BK}} * 128;
+            if ({{CL}} == 1)
+              kf_tma_2d(b, &kf_tmb, n0 + 64 * j, kb * {{BK}}, full);
+            else if (j % {{CL}} == (int)rank)
+              kf_tma_2d_mc(b, &kf_tmb, n0 + 64 * j, kb * {{BK}}, full,
+                           (unsigned short)((1u << {{CL}}) - 1));
+          }
           if (++s == {{STAGES}}) s = 0, ph ^= 1u;
         }
       }
@@ -105,10 +171,11 @@ KF_INLINE void {{fn}}({{BID}} bid, {{params}}, const kf_tmap &kf_tma, const kf_t
   } else {
     asm volatile("setmaxnreg.inc.sync.aligned.u32 232;");
     const int cw = wg - 1, warp = tid / 32, lane = tid % 32;
-    int s = 0;
+    int s = 0, prev = 0;
     unsigned ph = 0;
-    for (int t = blockIdx.x; t < {{TILES}}; t += gridDim.x) {
-      const int m0 = t % {{TILES_M}} * {{BM}}, n0 = t / {{TILES_M}} * {{BN}};
+    for (int t = c0_; t < {{GROUPS}}; t += ncl) {
+      const int m0 = (t % {{GROUPS_M}} * {{CL}} + (int)rank) * {{BM}};
+      const int n0 = t / {{GROUPS_M}} * {{BN}};
       float d[{{NACC}}];
 #pragma unroll
       for (int i = 0; i < {{NACC}}; i++) d[i] = 0.0f;
@@ -124,11 +191,15 @@ KF_INLINE void {{fn}}({{BID}} bid, {{params}}, const kf_tmap &kf_tma, const kf_t
            * 8-row groups 1024 B apart, k16 = 16 rows = 2048 B further. */
           kf_wgmma(d, kf_gmma_desc(a + kk * 32, 16, 1024),
                    kf_gmma_desc(b + kk * 2048, {{BK}} * 128, 1024));
-        asm volatile("wgmma.commit_group.sync.aligned;\n\twgmma.wait_group.sync.aligned 0;" ::
+        asm volatile("wgmma.commit_group.sync.aligned;\n\twgmma.wait_group.sync.aligned 1;" ::
                          : "memory");
-        if (lane == 0) kf_bar_arrive(bars + 8 * ({{STAGES}} + s));
+        /* k-block kb - 1 has completed: its stage goes back to the producers */
+        if (kb > 0 && lane == 0) kf_release(bars + 8 * ({{STAGES}} + prev));
+        prev = s;
         if (++s == {{STAGES}}) s = 0, ph ^= 1u;
       }
+      asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory");
+      if ({{KBLOCKS}} > 0 && lane == 0) kf_release(bars + 8 * ({{STAGES}} + prev));
       /* The fragment layout of m64nNk16: warp w of the warpgroup holds rows
        * 16w .. 16w+15; lane l rows l/4 and l/4 + 8, columns 2(l%4) and
        * 2(l%4) + 1 of every 8-column group j, in d[4j .. 4j+3]. */
@@ -144,4 +215,6 @@ KF_INLINE void {{fn}}({{BID}} bid, {{params}}, const kf_tmap &kf_tma, const kf_t
       }
     }
   }
+  /* no block may leave while a peer can still arrive on its barriers */
+  if ({{CL}} > 1) kf_cluster_all();
 }

@@ -4,6 +4,7 @@
  * sm_90a; the rest keep the simple kernel. */
 #include "check_main.h"
 #include "codegen_util.h"
+#include "knob_env.h"
 
 static kf_graph *new_graph(void) {
   kf_graph *g = NULL;
@@ -58,13 +59,22 @@ START_TEST(takes_16bit_products) {
       ck_assert_uint_eq(src.tmaps[1].dims[0], (uint64_t)n);
       ck_assert_uint_eq(src.tmaps[1].dims[1], (uint64_t)k);
       ck_assert_uint_eq(src.tmaps[1].stride, (uint64_t)n * 2);
-      ck_assert_uint_eq(src.grid, (uint32_t)(((m + 127) / 128) * ((n + bn - 1) / bn)));
+      /* clusters of 2 blocks along M (B multicast) where there are 2 tile rows */
+      int64_t tm = (m + 127) / 128, cl = tm > 1 ? 2 : 1;
+      ck_assert_uint_eq(src.grid, (uint32_t)((tm + cl - 1) / cl * cl * ((n + bn - 1) / bn)));
+      ck_assert_int_eq(src.cluster, (int)cl);
+      ck_assert((strstr(src.source, "__cluster_dims__(2, 1, 1)") != NULL) == (cl == 2));
       ck_assert(src.smem_bytes > 48 * 1024 && src.smem_bytes <= 232448);
       ck_assert_ptr_nonnull(strstr(src.source, "const __grid_constant__ kf_tmap kf_tm1"));
       char what[64];
       snprintf(what, sizeof what, "gemm90 %s %lldx%lldx%lld", kf_dtype_name(dts[d]), (long long)m,
                (long long)n, (long long)k);
       ck_assert_msg(tu_nvrtc_arch(src.source, what, "sm_90a") >= 0, "%s does not compile", what);
+      const char *dump = getenv("KFUSE_GEMM90_DUMP"); /* a file to look at with ptxas */
+      if (dump && s == 1 && d == 0) {
+        FILE *f = fopen(dump, "w");
+        if (f) fputs(src.source, f), fclose(f);
+      }
       cg_launch_src_free(&src);
       kf_graph_destroy(g);
     }
@@ -95,12 +105,34 @@ START_TEST(others_keep_the_simple_kernel) {
 }
 END_TEST
 
+/* KFUSE_GEMM90=1: no clusters; 0: the simple kernel. */
+START_TEST(knob) {
+  cg_launch_src src;
+  kf_graph *g;
+  kt_setenv("KFUSE_GEMM90", "1", 1);
+  emit_case(KF_BF16, 1000, 512, 256, 1, "sm_90", &src, &g);
+  ck_assert(src.arch_specific);
+  ck_assert_int_eq(src.cluster, 1);
+  ck_assert_ptr_null(strstr(src.source, "__cluster_dims__("));
+  ck_assert_msg(tu_nvrtc_arch(src.source, "gemm90 no cluster", "sm_90a") >= 0, "no compile");
+  cg_launch_src_free(&src);
+  kf_graph_destroy(g);
+  kt_setenv("KFUSE_GEMM90", "0", 1);
+  emit_case(KF_BF16, 1000, 512, 256, 1, "sm_90", &src, &g);
+  ck_assert_ptr_nonnull(strstr(src.source, "not tensor cores"));
+  cg_launch_src_free(&src);
+  kf_graph_destroy(g);
+  kt_unsetenv("KFUSE_GEMM90");
+}
+END_TEST
+
 static Suite *make_suite(void) {
   Suite *s = suite_create("gemm90");
   TCase *tc = tcase_create("gemm90");
   tcase_set_timeout(tc, 240);
   tcase_add_test(tc, takes_16bit_products);
   tcase_add_test(tc, others_keep_the_simple_kernel);
+  tcase_add_test(tc, knob);
   suite_add_tcase(s, tc);
   return s;
 }

@@ -111,6 +111,9 @@ typedef struct cg_launch_src {
   /* Compiled for the arch-specific target (sm_90a rather than sm_90):
    * the source uses wgmma and setmaxnreg. */
   bool arch_specific;
+  /* Blocks per thread block cluster (__cluster_dims__ in the source), 0 or
+   * 1 for none: a persistent launch's grid stays a multiple of it. */
+  int cluster;
 } cg_launch_src;
 
 /* Generates the launch `launch` of `plan`. out is the caller's; release its

@@ -235,6 +235,7 @@ static kf_status emit_parts(const kf_graph *g, const cg_target *t, cg_part *part
     out->n_tmaps = parts[0].n_tmaps;
     out->arch_specific = true;
   }
+  if (n == 1) out->cluster = parts[0].cluster;
   for (int i = 0; i < n; i++) {
     parts[i].launch_threads = (int)out->block;
     cg_emit_args a = {g, parts[i].k, t, &parts[i], body, err, errsize};

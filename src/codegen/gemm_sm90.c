@@ -29,6 +29,8 @@ bool cg_gemm90_fits(const cg_emit_args *a, char *why, size_t size) {
   int64_t m = mm->shape[mm->rank - 2], n = mm->shape[mm->rank - 1], k = A->shape[A->rank - 1];
   if (a->t->cc_major != 9 || a->t->cc_minor != 0)
     no = "not sm_90";
+  else if (a->t->knobs && a->t->knobs->gemm90 == 0)
+    no = "KFUSE_GEMM90=0";
   else if (!a->part->alone)
     no = "packed with other kernels";
   else if ((mm->dtype != KF_BF16 && mm->dtype != KF_F16) || A->dtype != mm->dtype ||
@@ -58,6 +60,13 @@ static int stage_bytes(int bn) {
   return (BM + bn) * BK * 2;
 }
 
+/* Blocks per cluster: 2 (B multicast to both) unless the knob says 1 or
+ * the product has one row of tiles. */
+static int cluster_size(const cg_target *t, int64_t m) {
+  if (t->knobs && t->knobs->gemm90 == 1) return 1;
+  return cg_ceil_div(m, BM) > 1 ? 2 : 1;
+}
+
 static int stages(const cg_target *t, int bn) {
   int limit = t->max_smem_per_block > 0 ? t->max_smem_per_block : 232448;
   int s = (limit - 1024 - 2 * MAX_STAGES * 8) / stage_bytes(bn);
@@ -76,11 +85,14 @@ kf_status cg_plan_gemm90(cg_emit_args *a) {
              a->k->name, a->t->max_smem_per_block);
     return KF_ERR_UNSUPPORTED;
   }
-  int64_t tiles = cg_ceil_div(m, BM) * cg_ceil_div(n, bn);
+  int cl = cluster_size(a->t, m);
+  int64_t groups = cg_ceil_div(cg_ceil_div(m, BM), cl) * cg_ceil_div(n, bn);
   p->threads = THREADS;
   p->min_blocks = 1; /* setmaxnreg needs the register cap of (384, 1) */
-  cg_part_grid(p, tiles);
-  p->vblocks = p->blocks; /* the body strides over tiles itself */
+  p->cluster = cl;
+  cg_part_grid(p, groups * cl);
+  p->blocks -= p->blocks % (uint32_t)cl;
+  p->vblocks = p->blocks; /* the body strides over tile groups itself */
   p->persistent = true;
   p->lanes = 1;
   p->smem = (uint32_t)(ns * stage_bytes(bn) + 2 * ns * 8 + 1024);
@@ -101,9 +113,10 @@ kf_status cg_plan_gemm90(cg_emit_args *a) {
   p->n_tmaps = 2;
   snprintf(p->decisions, sizeof p->decisions,
            "matmul: %lldx%lldx%lld on the sm_90 template (wgmma m64n%dk16, TMA with the 128-byte "
-           "swizzle, tile %dx%dx%d, %d stages, 1 producer + 2 consumer warpgroups, persistent over "
-           "%lld tiles), %s index",
-           (long long)m, (long long)n, (long long)k, bn, BM, bn, BK, ns, (long long)tiles,
+           "swizzle, tile %dx%dx%d, %d stages, 1 producer + 2 consumer warpgroups, clusters of %d, "
+           "persistent over %lld tiles), %s index",
+           (long long)m, (long long)n, (long long)k, bn, BM, bn, BK, ns, cl,
+           (long long)(groups * cl),
            p->index64 ? "64-bit" : "32-bit");
   return KF_OK;
 }
@@ -137,14 +150,15 @@ kf_status cg_emit_gemm90(cg_emit_args *a) {
   const char *idx = p->index64 ? "long long" : "int";
   const ir_node *A = &g->nodes[mm->args[0]];
   int64_t m = mm->shape[mm->rank - 2], n = mm->shape[mm->rank - 1], k = A->shape[A->rank - 1];
-  int bn = tile_n(n), ns = stages(a->t, bn);
+  int bn = tile_n(n), ns = stages(a->t, bn), cl = p->cluster > 1 ? p->cluster : 1;
+  int64_t groups_m = cg_ceil_div(cg_ceil_div(m, BM), cl);
   cg_buf epi = {0}, params = {0}, mma = {0};
   cg_gen gen;
   cg_gen_init(&gen, g, a->k, &epi, idx);
   cg_matmul_epilogue(&gen, a, mm, id, 10);
   cg_param_decls(g, p, &params);
   emit_wgmma(&mma, bn, mm->dtype);
-  char v[12][32];
+  char v[13][32];
   const char *sfx = p->index64 ? "LL" : "";
   snprintf(v[0], sizeof v[0], "%lld%s", (long long)m, sfx);
   snprintf(v[1], sizeof v[1], "%lld%s", (long long)n, sfx);
@@ -153,8 +167,9 @@ kf_status cg_emit_gemm90(cg_emit_args *a) {
   snprintf(v[4], sizeof v[4], "%d", bn);
   snprintf(v[5], sizeof v[5], "%d", BK);
   snprintf(v[6], sizeof v[6], "%d", ns);
-  snprintf(v[7], sizeof v[7], "%lld", (long long)cg_ceil_div(m, BM));
-  snprintf(v[8], sizeof v[8], "%lld", (long long)(cg_ceil_div(m, BM) * cg_ceil_div(n, bn)));
+  snprintf(v[7], sizeof v[7], "%lld", (long long)groups_m);
+  snprintf(v[8], sizeof v[8], "%lld", (long long)(groups_m * cg_ceil_div(n, bn)));
+  snprintf(v[12], sizeof v[12], "%d", cl);
   snprintf(v[9], sizeof v[9], "%lld", (long long)cg_ceil_div(k, BK));
   snprintf(v[10], sizeof v[10], "%du", stage_bytes(bn));
   snprintf(v[11], sizeof v[11], "%du", BK * bn * 2);
@@ -170,8 +185,9 @@ kf_status cg_emit_gemm90(cg_emit_args *a) {
                      {"BN", v[4]},
                      {"BK", v[5]},
                      {"STAGES", v[6]},
-                     {"TILES_M", v[7]},
-                     {"TILES", v[8]},
+                     {"GROUPS_M", v[7]},
+                     {"GROUPS", v[8]},
+                     {"CL", v[12]},
                      {"KBLOCKS", v[9]},
                      {"STAGE_BYTES", v[10]},
                      {"B_BYTES", v[11]},

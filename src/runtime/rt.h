@@ -101,6 +101,7 @@ typedef struct rt_launch {
   /* Tensor-map parameters (cg_launch_src.tmaps, runtime/tmap.c), passed
    * after the pointers in argv: each encoded from args[tmap_param[i]],
    * again only when that address changes (tmap_addr: the last one). */
+  int cluster; /* blocks per cluster (cg_launch_src.cluster): grids keep to multiples */
   int n_tmaps;
   cg_tmap tmap_desc[2];
   int tmap_param[2];

@@ -133,6 +133,7 @@ static kf_status load_one(rt_plan *plan, rt_state *rt, rt_launch *l, const rt_im
   l->grid = src->grid;
   l->block = src->block;
   l->smem = src->smem_bytes;
+  l->cluster = src->cluster;
   l->pdl = plan->options->pdl && pdl_allowed(rt) && src->grid_dep;
   l->n_params = src->n_params;
   l->binds = core_calloc((size_t)src->n_params + 1, sizeof *l->binds);
@@ -199,6 +200,8 @@ static void fit_persistent(const rt_plan *plan, const rt_state *rt, rt_launch *l
   if (slots < 1 || l->grid <= slots) return;
   int64_t per = (l->grid + slots - 1) / slots;
   l->grid = (uint32_t)((l->grid + per - 1) / per);
+  /* a clustered grid (the sm_90 matmul's) stays whole clusters */
+  if (l->cluster > 1) l->grid = (l->grid + (uint32_t)l->cluster - 1) / (uint32_t)l->cluster * (uint32_t)l->cluster;
 }
 
 /* A kernel that prefetches rows ahead into L2 (cg_launch_src.l2_prefetch)
