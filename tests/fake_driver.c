@@ -306,6 +306,15 @@ static CUresult f_FuncSetAttribute(CUfunction f, CUfunction_attribute a, int v) 
   return CUDA_SUCCESS;
 }
 
+/* 60 clusters at most, as on an H200 with 2-block clusters of large blocks. */
+static CUresult f_OccupancyMaxActiveClusters(int *n, CUfunction f, const CUlaunchConfig *c) {
+  INJECT("OccupancyMaxActiveClusters");
+  *n = 60;
+  logf_("OccupancyMaxActiveClusters fn=%s grid=%u block=%u smem=%u", fname(f), c->gridDimX,
+        c->blockDimX, c->sharedMemBytes);
+  return CUDA_SUCCESS;
+}
+
 /* Records the map's shape and writes the address into it, as the real
  * driver's opaque bytes hold it. */
 static CUresult f_TensorMapEncodeTiled(CUtensorMap *map, CUtensorMapDataType type, cuuint32_t rank,
@@ -653,6 +662,7 @@ static const rt_driver fake_table = {
     .FuncSetAttribute = f_FuncSetAttribute,
     .FuncGetAttribute = f_FuncGetAttribute,
     .OccupancyMaxActiveBlocksPerMultiprocessor = f_Occupancy,
+    .OccupancyMaxActiveClusters = f_OccupancyMaxActiveClusters,
     .MemAlloc = f_MemAlloc,
     .MemFree = f_MemFree,
     .MemGetInfo = f_MemGetInfo,

@@ -52,6 +52,8 @@
   X(OccupancyMaxActiveBlocksPerMultiprocessor,                                   \
     cuOccupancyMaxActiveBlocksPerMultiprocessor,                                 \
     PFN_cuOccupancyMaxActiveBlocksPerMultiprocessor_v6050)                       \
+  X(OccupancyMaxActiveClusters, cuOccupancyMaxActiveClusters,                   \
+    PFN_cuOccupancyMaxActiveClusters_v11070)                                     \
   X(MemAlloc, cuMemAlloc, PFN_cuMemAlloc_v3020)                                  \
   X(MemFree, cuMemFree, PFN_cuMemFree_v3020)                                     \
   X(MemGetInfo, cuMemGetInfo, PFN_cuMemGetInfo_v3020)                            \

@@ -189,6 +189,21 @@ static kf_status ensure_workspace(rt_plan *plan, rt_state *rt) {
   return KF_OK;
 }
 
+/* Clusters of l's size that can be resident at once; 0 when the driver
+ * cannot say. */
+static int max_clusters(const rt_state *rt, const rt_launch *l) {
+  CUlaunchConfig cfg = {.gridDimX = l->grid,
+                        .gridDimY = 1,
+                        .gridDimZ = 1,
+                        .blockDimX = l->block,
+                        .blockDimY = 1,
+                        .blockDimZ = 1,
+                        .sharedMemBytes = l->smem};
+  int n = 0;
+  if (rt->drv->OccupancyMaxActiveClusters(&n, l->fn, &cfg) != CUDA_SUCCESS) return 0;
+  return n;
+}
+
 /* KFUSE_PERSIST_WAVES=N (1..64, core/knobs.def): a persistent launch gets
  * N blocks per resident slot (a knob for measuring the grid size). */
 /* A persistent kernel (it strides by gridDim.x) gets one block per resident
@@ -196,12 +211,18 @@ static kf_status ensure_workspace(rt_plan *plan, rt_state *rt) {
  * block takes the same number of the grid's units of work (8192 rows on 528
  * slots: 16 each on 512 blocks, not 15 or 16 on 528). */
 static void fit_persistent(const rt_plan *plan, const rt_state *rt, rt_launch *l) {
+  int cl = l->cluster > 1 ? l->cluster : 1;
   int64_t slots = (int64_t)l->occ.blocks_per_sm * rt->info.sm_count * plan->knobs->persist_waves;
-  if (slots < 1 || l->grid <= slots) return;
-  int64_t per = (l->grid + slots - 1) / slots;
-  l->grid = (uint32_t)((l->grid + per - 1) / per);
-  /* a clustered grid (the sm_90 matmul's) stays whole clusters */
-  if (l->cluster > 1) l->grid = (l->grid + (uint32_t)l->cluster - 1) / (uint32_t)l->cluster * (uint32_t)l->cluster;
+  /* A clustered kernel (the sm_90 matmul's) counts whole clusters: as many
+   * as the driver says can be resident at once (fewer than SMs / size
+   * where the SMs of a GPC do not divide evenly). */
+  if (cl > 1) slots = (int64_t)max_clusters(rt, l) * plan->knobs->persist_waves;
+  int64_t units = l->grid / (uint32_t)cl;
+  if (slots < 1 || units <= slots) return;
+  int64_t per = (units + slots - 1) / slots;
+  l->grid = (uint32_t)((units + per - 1) / per * cl);
+  core_log(plan->ctx, KF_LOG_DEBUG, LOG_RUNTIME, "%s: persistent grid of %u blocks (%lld slots%s)",
+           l->entry, l->grid, (long long)slots, cl > 1 ? " of clusters" : "");
 }
 
 /* A kernel that prefetches rows ahead into L2 (cg_launch_src.l2_prefetch)
