@@ -46,7 +46,7 @@ KF_INLINE void kf_bar_arrive(unsigned bar) {
 KF_INLINE void kf_bar_arrive_in(unsigned bar, unsigned rank) {
   asm volatile(
       "{\n .reg .b32 r;\n mapa.shared::cluster.u32 r, %0, %1;\n"
-      " mbarrier.arrive.release.cluster.shared::cluster.b64 _, [r];\n}" ::"r"(bar),
+      " mbarrier.arrive.shared::cluster.b64 _, [r];\n}" ::"r"(bar),
       "r"(rank)
       : "memory");
 }

@@ -4,6 +4,7 @@
  * sm_90a; the rest keep the simple kernel. */
 #include "check_main.h"
 #include "codegen_util.h"
+#include "fake_driver.h"
 #include "knob_env.h"
 
 static kf_graph *new_graph(void) {
@@ -35,49 +36,54 @@ static void emit_case(kf_dtype dt, int64_t m, int64_t n, int64_t k, int64_t batc
 START_TEST(takes_16bit_products) {
   static const kf_dtype dts[] = {KF_BF16, KF_F16};
   static const int64_t shapes[][3] = {{300, 520, 136}, {1, 8, 8}, {129, 64, 1000}, {64, 136, 24}};
-  for (int d = 0; d < 2; d++)
-    for (int s = 0; s < 4; s++) {
-      int64_t m = shapes[s][0], n = shapes[s][1], k = shapes[s][2];
-      cg_launch_src src;
-      kf_graph *g;
-      emit_case(dts[d], m, n, k, 1, "sm_90", &src, &g);
-      int bn = n > 128 ? 256 : n > 64 ? 128 : 64;
-      char want[96];
-      snprintf(want, sizeof want, "wgmma.mma_async.sync.aligned.m64n%dk16.f32.%s.%s", bn,
-               dts[d] == KF_BF16 ? "bf16" : "f16", dts[d] == KF_BF16 ? "bf16" : "f16");
-      ck_assert_msg(strstr(src.source, want), "%s missing", want);
-      ck_assert(src.arch_specific);
-      ck_assert_int_eq(src.block, 384);
-      ck_assert(src.persistent);
-      ck_assert_int_eq(src.n_tmaps, 2);
-      /* A [m, k]: boxes of 64 K x 128 rows; B [k, n]: 64 N x 64 K */
-      ck_assert_uint_eq(src.tmaps[0].dims[0], (uint64_t)k);
-      ck_assert_uint_eq(src.tmaps[0].dims[1], (uint64_t)m);
-      ck_assert_uint_eq(src.tmaps[0].stride, (uint64_t)k * 2);
-      ck_assert_uint_eq(src.tmaps[0].box[0], 64);
-      ck_assert_uint_eq(src.tmaps[0].box[1], 128);
-      ck_assert_uint_eq(src.tmaps[1].dims[0], (uint64_t)n);
-      ck_assert_uint_eq(src.tmaps[1].dims[1], (uint64_t)k);
-      ck_assert_uint_eq(src.tmaps[1].stride, (uint64_t)n * 2);
-      /* clusters of 2 blocks along M (B multicast) where there are 2 tile rows */
-      int64_t tm = (m + 127) / 128, cl = tm > 1 ? 2 : 1;
-      ck_assert_uint_eq(src.grid, (uint32_t)((tm + cl - 1) / cl * cl * ((n + bn - 1) / bn)));
-      ck_assert_int_eq(src.cluster, (int)cl);
-      ck_assert((strstr(src.source, "__cluster_dims__(2, 1, 1)") != NULL) == (cl == 2));
-      ck_assert(src.smem_bytes > 48 * 1024 && src.smem_bytes <= 232448);
-      ck_assert_ptr_nonnull(strstr(src.source, "const __grid_constant__ kf_tmap kf_tm1"));
-      char what[64];
-      snprintf(what, sizeof what, "gemm90 %s %lldx%lldx%lld", kf_dtype_name(dts[d]), (long long)m,
-               (long long)n, (long long)k);
-      ck_assert_msg(tu_nvrtc_arch(src.source, what, "sm_90a") >= 0, "%s does not compile", what);
-      const char *dump = getenv("KFUSE_GEMM90_DUMP"); /* a file to look at with ptxas */
-      if (dump && s == 1 && d == 0) {
-        FILE *f = fopen(dump, "w");
-        if (f) fputs(src.source, f), fclose(f);
+  for (int pass = 0; pass < 2; pass++) {
+    if (pass == 1) kt_setenv("KFUSE_GEMM90", "2", 1);
+    for (int d = 0; d < 2; d++)
+      for (int s = 0; s < 4; s++) {
+        int64_t m = shapes[s][0], n = shapes[s][1], k = shapes[s][2];
+        cg_launch_src src;
+        kf_graph *g;
+        emit_case(dts[d], m, n, k, 1, "sm_90", &src, &g);
+        int bn = n > 128 ? 256 : n > 64 ? 128 : 64;
+        char want[96];
+        snprintf(want, sizeof want, "wgmma.mma_async.sync.aligned.m64n%dk16.f32.%s.%s", bn,
+                 dts[d] == KF_BF16 ? "bf16" : "f16", dts[d] == KF_BF16 ? "bf16" : "f16");
+        ck_assert_msg(strstr(src.source, want), "%s missing", want);
+        ck_assert(src.arch_specific);
+        ck_assert_int_eq(src.block, 384);
+        ck_assert(src.persistent);
+        ck_assert_int_eq(src.n_tmaps, 2);
+        /* A [m, k]: boxes of 64 K x 128 rows; B [k, n]: 64 N x 64 K */
+        ck_assert_uint_eq(src.tmaps[0].dims[0], (uint64_t)k);
+        ck_assert_uint_eq(src.tmaps[0].dims[1], (uint64_t)m);
+        ck_assert_uint_eq(src.tmaps[0].stride, (uint64_t)k * 2);
+        ck_assert_uint_eq(src.tmaps[0].box[0], 64);
+        ck_assert_uint_eq(src.tmaps[0].box[1], 128);
+        ck_assert_uint_eq(src.tmaps[1].dims[0], (uint64_t)n);
+        ck_assert_uint_eq(src.tmaps[1].dims[1], (uint64_t)k);
+        ck_assert_uint_eq(src.tmaps[1].stride, (uint64_t)n * 2);
+        /* KFUSE_GEMM90=2 (the second pass): clusters of 2 blocks along M (B
+         * multicast) where there are 2 tile rows */
+        int64_t tm = (m + 127) / 128, cl = tm > 1 && pass == 1 ? 2 : 1;
+        ck_assert_uint_eq(src.grid, (uint32_t)((tm + cl - 1) / cl * cl * ((n + bn - 1) / bn)));
+        ck_assert_int_eq(src.cluster, (int)cl);
+        ck_assert((strstr(src.source, "__cluster_dims__(2, 1, 1)") != NULL) == (cl == 2));
+        ck_assert(src.smem_bytes > 48 * 1024 && src.smem_bytes <= 232448);
+        ck_assert_ptr_nonnull(strstr(src.source, "const __grid_constant__ kf_tmap kf_tm1"));
+        char what[64];
+        snprintf(what, sizeof what, "gemm90 %s %lldx%lldx%lld", kf_dtype_name(dts[d]), (long long)m,
+                 (long long)n, (long long)k);
+        ck_assert_msg(tu_nvrtc_arch(src.source, what, "sm_90a") >= 0, "%s does not compile", what);
+        const char *dump = getenv("KFUSE_GEMM90_DUMP"); /* a file to look at with ptxas */
+        if (dump && s == 1 && d == 0) {
+          FILE *f = fopen(dump, "w");
+          if (f) fputs(src.source, f), fclose(f);
+        }
+        cg_launch_src_free(&src);
+        kf_graph_destroy(g);
       }
-      cg_launch_src_free(&src);
-      kf_graph_destroy(g);
-    }
+  }
+  kt_unsetenv("KFUSE_GEMM90");
 }
 END_TEST
 
@@ -105,11 +111,10 @@ START_TEST(others_keep_the_simple_kernel) {
 }
 END_TEST
 
-/* KFUSE_GEMM90=1: no clusters; 0: the simple kernel. */
+/* KFUSE_GEMM90=1 (the default): no clusters; 0: the simple kernel. */
 START_TEST(knob) {
   cg_launch_src src;
   kf_graph *g;
-  kt_setenv("KFUSE_GEMM90", "1", 1);
   emit_case(KF_BF16, 1000, 512, 256, 1, "sm_90", &src, &g);
   ck_assert(src.arch_specific);
   ck_assert_int_eq(src.cluster, 1);
@@ -126,6 +131,74 @@ START_TEST(knob) {
 }
 END_TEST
 
+/* ---- the runtime's tensor maps, on the fake driver ---------------------- */
+
+#define DEV ((CUdeviceptr)0x300000000ull)
+
+static int encodes(void) {
+  return rt_fake_count_prefix("TensorMapEncodeTiled");
+}
+
+/* relu(x @ w + bias), bf16 300x520x136, on template kernels: the maps are
+ * encoded from the bound addresses (A: 136 x 300 elements in 64 x 128
+ * boxes, B: 520 x 136 in 64 x 64, 128-byte swizzle), passed after the
+ * pointers, encoded again only for an address that changed, and an
+ * operand the copy engine cannot address is a clear error. */
+START_TEST(runtime_encodes_tensor_maps) {
+  kt_setenv("KFUSE_MATMUL", "template", 1);
+  rt_fake_reset();
+  rt_driver_override(rt_fake_driver());
+  rt_fake_add_device_range(DEV, 1 << 24);
+  kf_ctx *ctx = NULL;
+  ck_assert_int_eq(kf_ctx_create(&ctx), KF_OK);
+  kf_graph *g = NULL;
+  ck_assert_int_eq(kf_graph_create(ctx, &g), KF_OK);
+  int64_t xs[2] = {300, 136}, ws[2] = {136, 520}, bs[1] = {520};
+  kf_value x = kf_input(g, "x", KF_BF16, 2, xs), w = kf_input(g, "w", KF_BF16, 2, ws);
+  kf_value y = kf_relu(g, kf_add(g, kf_matmul(g, x, w), kf_input(g, "bias", KF_BF16, 1, bs)));
+  kf_set_output(g, y);
+  kf_plan *plan = NULL;
+  ck_assert_int_eq(kf_plan_create(ctx, g, NULL, &plan), KF_OK);
+  kf_tensor tin[3] = {{(void *)(uintptr_t)DEV, KF_BF16, 2, {300, 136}},
+                      {(void *)(uintptr_t)(DEV + 0x100000), KF_BF16, 2, {136, 520}},
+                      {(void *)(uintptr_t)(DEV + 0x200000), KF_BF16, 1, {520}}};
+  kf_tensor tout[1] = {{(void *)(uintptr_t)(DEV + 0x300000), KF_BF16, 2, {300, 520}}};
+  kf_status st = kf_plan_run(plan, tin, 3, tout, 1, NULL);
+  ck_assert_msg(st == KF_OK, "%s", kf_plan_errmsg(plan));
+  ck_assert_int_eq(encodes(), 2);
+  int i = rt_fake_find(0, "TensorMapEncodeTiled", "addr=0x300000000 ");
+  ck_assert_int_ge(i, 0);
+  ck_assert_ptr_nonnull(strstr(rt_fake_line(i), "dims=136x300 stride=272 box=64x128 swizzle=3"));
+  i = rt_fake_find(0, "TensorMapEncodeTiled", "addr=0x300100000 ");
+  ck_assert_int_ge(i, 0);
+  ck_assert_ptr_nonnull(strstr(rt_fake_line(i), "dims=520x136 stride=1040 box=64x64 swizzle=3"));
+  /* the launch: 384 threads, the pointers, then the two maps (the fake
+   * keeps each map's address in its first word) */
+  i = rt_fake_find(0, "LaunchKernel", "block=384");
+  ck_assert_int_ge(i, 0);
+  ck_assert_msg(strstr(rt_fake_line(i), ",0x300000000,0x300100000"), "%s", rt_fake_line(i));
+  /* the same addresses: nothing encoded; a new x: one map */
+  ck_assert_int_eq(kf_plan_run(plan, tin, 3, tout, 1, NULL), KF_OK);
+  ck_assert_int_eq(encodes(), 2);
+  tin[0].data = (void *)(uintptr_t)(DEV + 0x400000);
+  ck_assert_int_eq(kf_plan_run(plan, tin, 3, tout, 1, NULL), KF_OK);
+  ck_assert_int_eq(encodes(), 3);
+  /* element-aligned but not 16-byte aligned */
+  tin[0].data = (void *)(uintptr_t)(DEV + 0x500002);
+  ck_assert_int_eq(kf_plan_run(plan, tin, 3, tout, 1, NULL), KF_ERR_INVALID_ARG);
+  ck_assert_msg(strstr(kf_plan_errmsg(plan), "not 16-byte aligned"), "%s", kf_plan_errmsg(plan));
+  tin[0].data = (void *)(uintptr_t)DEV;
+  ck_assert_int_eq(kf_plan_run(plan, tin, 3, tout, 1, NULL), KF_OK);
+  kf_plan_destroy(plan);
+  kf_graph_destroy(g);
+  kf_ctx_destroy(ctx);
+  ck_assert_msg(rt_fake_live_objects() == 0, "%d fake objects leaked", rt_fake_live_objects());
+  rt_driver_override(NULL);
+  rt_fake_reset();
+  kt_unsetenv("KFUSE_MATMUL");
+}
+END_TEST
+
 static Suite *make_suite(void) {
   Suite *s = suite_create("gemm90");
   TCase *tc = tcase_create("gemm90");
@@ -133,6 +206,7 @@ static Suite *make_suite(void) {
   tcase_add_test(tc, takes_16bit_products);
   tcase_add_test(tc, others_keep_the_simple_kernel);
   tcase_add_test(tc, knob);
+  tcase_add_test(tc, runtime_encodes_tensor_maps);
   suite_add_tcase(s, tc);
   return s;
 }

@@ -60,10 +60,11 @@ static int stage_bytes(int bn) {
   return (BM + bn) * BK * 2;
 }
 
-/* Blocks per cluster: 2 (B multicast to both) unless the knob says 1 or
- * the product has one row of tiles. */
+/* Blocks per cluster: 1, or 2 (B multicast to both) with KFUSE_GEMM90=2
+ * where the product has two rows of tiles or more (measured slower on the
+ * H200 so far: docs/matmul.md). */
 static int cluster_size(const cg_target *t, int64_t m) {
-  if (t->knobs && t->knobs->gemm90 == 1) return 1;
+  if (!t->knobs || t->knobs->gemm90 != 2) return 1;
   return cg_ceil_div(m, BM) > 1 ? 2 : 1;
 }
 

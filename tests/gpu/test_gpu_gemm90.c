@@ -2,7 +2,7 @@
  * on a Hopper GPU, through plans with KFUSE_MATMUL=template: small shapes
  * with tails in M, N and K, bf16 and f16, each epilogue, against the CPU
  * reference within its bound (every element, outputs poisoned first), in
- * plain and graph mode; large shapes against the same graph's library
+ * plain and graph mode, without and with clusters; large shapes against the same graph's library
  * plan (cuBLASLt). Skips (exit 77) without a GPU, and on one without
  * sm_90 (the template is not planned there). */
 #include "gpu/gpu_util.h"
@@ -58,38 +58,43 @@ START_TEST(small_shapes_against_the_reference) {
   static const kf_dtype types[] = {KF_BF16, KF_F16};
   int bad = 0, runs = 0;
   kt_setenv("KFUSE_MATMUL", "template", 1);
-  for (size_t si = 0; si < sizeof shapes / sizeof shapes[0]; si++)
-    for (int ti = 0; ti < 2; ti++)
-      for (int e = 0; e < EPI_N; e++) {
-        int64_t m = shapes[si][0], n = shapes[si][1], k = shapes[si][2];
-        kf_graph *g = product(m, n, k, types[ti], e);
-        run_io io;
-        io_setup(g, &io, 5 + si * 13 + (size_t)ti * 3 + (size_t)e);
-        ck_assert(io_bound(g, &io));
-        for (int mode = 0; mode < 3; mode += 2) {
-          char what[128];
-          snprintf(what, sizeof what, "%lldx%lldx%lld %s %s mode %d", (long long)m, (long long)n,
-                   (long long)k, kf_dtype_name(types[ti]), epi_name[e], mode);
-          kf_options o;
-          kf_options_init(&o);
-          o.mode = (kf_run_mode)mode;
-          kf_plan *plan = NULL;
-          ck_assert_msg(kf_compile(G_ctx, g, &o, &plan) == KF_OK, "%s: %s", what,
-                        kf_ctx_errmsg(G_ctx));
-          ck_assert_msg(on_template(plan), "%s: not on the sm_90 template", what);
-          io_poison(&io);
-          kf_status st = kf_plan_run(plan, io.din, io.n_in, io.dout, io.n_out, NULL);
-          ck_assert_msg(st == KF_OK, "%s: run failed: %s", what, kf_plan_errmsg(plan));
-          io_fetch(&io);
-          kf_plan_destroy(plan);
-          int b = io_check(g, &io, what);
-          if (b) show_bad(&io, n);
-          bad += b;
-          runs++;
+  /* KFUSE_GEMM90=1 (the default: no clusters), then 2 (clusters of 2) */
+  for (int cl = 1; cl <= 2; cl++) {
+    kt_setenv("KFUSE_GEMM90", cl == 1 ? "1" : "2", 1);
+    for (size_t si = 0; si < sizeof shapes / sizeof shapes[0]; si++)
+      for (int ti = 0; ti < 2; ti++)
+        for (int e = 0; e < EPI_N; e++) {
+          int64_t m = shapes[si][0], n = shapes[si][1], k = shapes[si][2];
+          kf_graph *g = product(m, n, k, types[ti], e);
+          run_io io;
+          io_setup(g, &io, 5 + si * 13 + (size_t)ti * 3 + (size_t)e);
+          ck_assert(io_bound(g, &io));
+          for (int mode = 0; mode < 3; mode += 2) {
+            char what[128];
+            snprintf(what, sizeof what, "%lldx%lldx%lld %s %s mode %d cluster %d", (long long)m,
+                     (long long)n, (long long)k, kf_dtype_name(types[ti]), epi_name[e], mode, cl);
+            kf_options o;
+            kf_options_init(&o);
+            o.mode = (kf_run_mode)mode;
+            kf_plan *plan = NULL;
+            ck_assert_msg(kf_compile(G_ctx, g, &o, &plan) == KF_OK, "%s: %s", what,
+                          kf_ctx_errmsg(G_ctx));
+            ck_assert_msg(on_template(plan), "%s: not on the sm_90 template", what);
+            io_poison(&io);
+            kf_status st = kf_plan_run(plan, io.din, io.n_in, io.dout, io.n_out, NULL);
+            ck_assert_msg(st == KF_OK, "%s: run failed: %s", what, kf_plan_errmsg(plan));
+            io_fetch(&io);
+            kf_plan_destroy(plan);
+            int b = io_check(g, &io, what);
+            if (b) show_bad(&io, n);
+            bad += b;
+            runs++;
+          }
+          io_free(&io);
+          kf_graph_destroy(g);
         }
-        io_free(&io);
-        kf_graph_destroy(g);
-      }
+  }
+  kt_unsetenv("KFUSE_GEMM90");
   kt_unsetenv("KFUSE_MATMUL");
   printf("gemm90 small: %d of %d runs within the reference's bound\n", runs - bad, runs);
   print_worst("gemm90 small");
