@@ -131,6 +131,36 @@ START_TEST(knob) {
 }
 END_TEST
 
+/* A grid capped below one cluster (cg_target.max_grid, as test_grid.c
+ * lowers it) still launches one whole cluster: the body strides over the
+ * tile groups, and a grid of 0 (or of half a cluster) would not run. */
+START_TEST(capped_grid_keeps_a_cluster) {
+  kt_setenv("KFUSE_GEMM90", "2", 1);
+  kf_graph *g = new_graph();
+  int64_t xs[2] = {1000, 256}, ws[2] = {256, 512};
+  kf_value y = kf_matmul(g, kf_input(g, "x", KF_BF16, 2, xs), kf_input(g, "w", KF_BF16, 2, ws));
+  kf_set_output(g, y);
+  tu_plan tp;
+  memset(&tp, 0, sizeof tp);
+  int32_t nodes[8], outs[1] = {y};
+  int nn = tu_collect(g, 0, y, nodes);
+  tu_kernel(&tp, g, FK_MATMUL, nodes, nn, outs, 1);
+  for (uint32_t cap = 1; cap <= 3; cap++) {
+    cg_target t;
+    ck_assert(cg_target_from_arch("sm_90", &t));
+    t.max_grid = cap;
+    cg_launch_src src;
+    char err[256] = "";
+    ck_assert_int_eq(cg_emit_launch(g, &tp.plan, 0, &t, &src, err, sizeof err), KF_OK);
+    ck_assert_int_eq(src.cluster, 2);
+    ck_assert_uint_eq(src.grid, 2);
+    cg_launch_src_free(&src);
+  }
+  kf_graph_destroy(g);
+  kt_unsetenv("KFUSE_GEMM90");
+}
+END_TEST
+
 /* ---- the runtime's tensor maps, on the fake driver ---------------------- */
 
 #define DEV ((CUdeviceptr)0x300000000ull)
@@ -206,6 +236,7 @@ static Suite *make_suite(void) {
   tcase_add_test(tc, takes_16bit_products);
   tcase_add_test(tc, others_keep_the_simple_kernel);
   tcase_add_test(tc, knob);
+  tcase_add_test(tc, capped_grid_keeps_a_cluster);
   tcase_add_test(tc, runtime_encodes_tensor_maps);
   suite_add_tcase(s, tc);
   return s;

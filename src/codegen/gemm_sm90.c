@@ -40,7 +40,8 @@ bool cg_gemm90_fits(const cg_emit_args *a, char *why, size_t size) {
     no = "batched";
   else if (!is_input(a->k, mm->args[0]) || !is_input(a->k, mm->args[1]))
     no = "an operand computed in the kernel";
-  else if (m < 1 || n < 1 || k < 1 || m > INT32_MAX || n > INT32_MAX || k > INT32_MAX)
+  else if (m < 1 || n < 1 || k < 1 || m > INT32_MAX - 1024 || n > INT32_MAX - 1024 ||
+           k > INT32_MAX - 1024) /* tile origins and copy coordinates are int */
     no = "a dimension out of range";
   else if (k % 8 || n % 8)
     no = "K or N not a multiple of 8 (rows of 16 bytes for the copy engine)";
@@ -92,7 +93,8 @@ kf_status cg_plan_gemm90(cg_emit_args *a) {
   p->min_blocks = 1; /* setmaxnreg needs the register cap of (384, 1) */
   p->cluster = cl;
   cg_part_grid(p, groups * cl);
-  p->blocks -= p->blocks % (uint32_t)cl;
+  p->blocks -= p->blocks % (uint32_t)cl; /* whole clusters, at least one: */
+  if (p->blocks < (uint32_t)cl) p->blocks = (uint32_t)cl; /* any grid is correct */
   p->vblocks = p->blocks; /* the body strides over tile groups itself */
   p->persistent = true;
   p->lanes = 1;
