@@ -373,11 +373,16 @@ static CUresult f_Occupancy(int *blocks, CUfunction f, int block, size_t dsmem) 
 
 static CUresult f_MemAlloc(CUdeviceptr *p, size_t bytes) {
   INJECT("MemAlloc");
-  if (F.n_allocs == MAX_ALLOCS) return CUDA_ERROR_OUT_OF_MEMORY;
+  /* a freed entry is reused, so that a long sweep of runs (test_oom) does
+   * not exhaust the table; addresses are never reused */
+  int slot = 0;
+  while (slot < F.n_allocs && F.allocs[slot].live) slot++;
+  if (slot == MAX_ALLOCS) return CUDA_ERROR_OUT_OF_MEMORY;
   if (!F.next_addr) F.next_addr = MEMBASE;
   *p = F.next_addr;
   F.next_addr += (bytes + 511) / 512 * 512 + 512;
-  F.allocs[F.n_allocs++] = (fake_alloc){*p, bytes, true};
+  F.allocs[slot] = (fake_alloc){*p, bytes, true};
+  if (slot == F.n_allocs) F.n_allocs++;
   logf_("MemAlloc %#llx bytes=%zu", (unsigned long long)*p, bytes);
   return CUDA_SUCCESS;
 }
