@@ -4,8 +4,9 @@
  *  - planted (tests/gpu/planted.h): a copy of templates/ with one small
  *    bug, read through KFUSE_TEMPLATE_DIR: exp 2e-4 too large, a column sum
  *    missing row 0, a row sum without thread 0's terms, a warp reduction
- *    skipping its last exchange, the per-row division 5e-4 off, a matmul
- *    dropping one product in 16. Each runs a graph whose kernel contains
+ *    skipping its last exchange, the per-row division 5e-4 off, a (batched)
+ *    matmul dropping one product in 16, the sm_90 matmul template skipping
+ *    one k16 step of each k-block. Each runs a graph whose kernel contains
  *    the bug (asserted on its source) and must be reported as a mismatch;
  *    the same graphs on an unpatched copy must pass;
  *  - every example graph (examples/graphs/) on the embedded templates, on
