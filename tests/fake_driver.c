@@ -325,7 +325,8 @@ static CUresult f_TensorMapEncodeTiled(CUtensorMap *map, CUtensorMapDataType typ
                                        CUtensorMapFloatOOBfill fill) {
   (void)elem, (void)il, (void)l2, (void)fill;
   INJECT("TensorMapEncodeTiled");
-  if (rank != 2 || (uintptr_t)addr % 16 || (uintptr_t)map % 64) return CUDA_ERROR_INVALID_VALUE;
+  if (rank != 2 || (uintptr_t)addr % 16 || (uintptr_t)map % _Alignof(CUtensorMap))
+    return CUDA_ERROR_INVALID_VALUE;
   memset(map, 0, sizeof *map);
   map->opaque[0] = (cuuint64_t)(uintptr_t)addr;
   logf_("TensorMapEncodeTiled type=%d addr=%#llx dims=%llux%llu stride=%llu box=%ux%u swizzle=%d",

@@ -106,7 +106,7 @@ typedef struct rt_launch {
   cg_tmap tmap_desc[2];
   int tmap_param[2];
   CUdeviceptr tmap_addr[2];
-  CUtensorMap *tmaps; /* 64-byte aligned, inside tmap_mem */
+  CUtensorMap *tmaps; /* aligned as CUtensorMap (128 bytes), inside tmap_mem */
   void *tmap_mem;
 } rt_launch;
 

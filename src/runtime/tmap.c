@@ -12,10 +12,13 @@ kf_status rt_tmap_setup(rt_plan *plan, rt_launch *l, const cg_launch_src *src) {
   if (src->n_tmaps <= 0) return KF_OK;
   if (src->n_tmaps > 2 || src->packed_params)
     return rt_plan_error(plan, KF_ERR_INTERNAL, "%s: %d tensor maps", l->entry, src->n_tmaps);
-  l->tmap_mem = core_malloc((size_t)src->n_tmaps * sizeof(CUtensorMap) + 64);
+  /* CUtensorMap's own alignment (128 bytes in CUDA 13's cuda.h; the
+   * driver wants at least 64) */
+  const size_t align = _Alignof(CUtensorMap) > 64 ? _Alignof(CUtensorMap) : 64;
+  l->tmap_mem = core_malloc((size_t)src->n_tmaps * sizeof(CUtensorMap) + align);
   if (!l->tmap_mem)
     return rt_plan_error(plan, KF_ERR_OUT_OF_MEMORY, "loading %s: out of memory", l->entry);
-  l->tmaps = (CUtensorMap *)(((uintptr_t)l->tmap_mem + 63) & ~(uintptr_t)63);
+  l->tmaps = (CUtensorMap *)(((uintptr_t)l->tmap_mem + align - 1) & ~(uintptr_t)(align - 1));
   for (int i = 0; i < src->n_tmaps; i++) {
     int p = 0;
     while (p < src->n_params && src->params[p].value != src->tmaps[i].value) p++;

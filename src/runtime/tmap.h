@@ -7,7 +7,7 @@
 #include "runtime/rt.h"
 
 /* Copies src's tensor-map descriptions into l and points argv past the
- * pointers at the (64-byte aligned) maps; after l->argv is allocated with
+ * pointers at the maps (aligned as CUtensorMap); after l->argv is allocated with
  * room for them. KF_ERR_OUT_OF_MEMORY or KF_ERR_INTERNAL (a map of a value
  * that is not a parameter) with the message on the plan. */
 kf_status rt_tmap_setup(rt_plan *plan, rt_launch *l, const cg_launch_src *src);
