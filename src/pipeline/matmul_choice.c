@@ -28,22 +28,36 @@ enum { REPS = 5, MAX_CAND = RT_GEMM_LT_MAX_CANDIDATES };
  * (4096^3 in 21.7 ms, 8192^3 in 173.7 ms). A faster template states its
  * own. */
 enum { TEMPLATE_SM_GFLOPS = 100 };
+/* The sm_90 template's (templates/gemm_sm90.cu, 16-bit products on sm_90):
+ * the H200's dense bf16 peak per SM (989 TFLOP/s on 132 SMs), which no
+ * kernel passes; it measured 681 TFLOP/s at 8192^3 (docs/matmul.md). */
+enum { TEMPLATE90_SM_GFLOPS = 7500 };
 
-/* The least time the template plan can take, in ms: its products at the
- * ceiling, the other kernels free; 0 when the device is unknown. */
-static double template_floor_ms(kf_plan *plan, double *gflop, int *sms) {
+/* The least time the template plan can take, in ms: its products at their
+ * ceilings, the other kernels free; 0 when the device is unknown. *rate:
+ * the products' GFLOP/s per SM taken together. */
+static double template_floor_ms(kf_plan *plan, double *gflop, int *sms, double *rate) {
   rt_state *rt = NULL;
   *gflop = 0;
   *sms = 0;
+  *rate = TEMPLATE_SM_GFLOPS;
   if (rt_state_get(plan->ctx, &rt) != KF_OK || !rt || rt->info.sm_count <= 0) return 0;
+  bool sm90 = rt->info.cc_major == 9 && rt->info.cc_minor == 0 && plan->knobs->gemm90 != 0;
+  double sm_seconds = 0; /* the products' time on one SM at their ceilings */
   for (int i = 0; i < plan->fuse->n_kernels; i++) {
     const fuse_kernel *k = &plan->fuse->kernels[i];
-    if (k->library)
-      *gflop +=
-          2e-9 * (double)k->gemm.batch * (double)k->gemm.m * (double)k->gemm.n * (double)k->gemm.k;
+    if (!k->library) continue;
+    double g =
+        2e-9 * (double)k->gemm.batch * (double)k->gemm.m * (double)k->gemm.n * (double)k->gemm.k;
+    /* a 16-bit product may take the sm_90 template (cg_gemm90_fits decides;
+     * the higher ceiling only makes the floor lower, never wrong) */
+    bool h16 = k->gemm.ab_type == KF_BF16 || k->gemm.ab_type == KF_F16;
+    *gflop += g;
+    sm_seconds += g / (sm90 && h16 ? TEMPLATE90_SM_GFLOPS : TEMPLATE_SM_GFLOPS);
   }
   *sms = rt->info.sm_count;
-  return *gflop / ((double)*sms * TEMPLATE_SM_GFLOPS) * 1e3;
+  if (sm_seconds > 0) *rate = *gflop / sm_seconds;
+  return sm_seconds / (double)*sms * 1e3;
 }
 
 /* The plan's graph planned with (or without) library calls and compiled
@@ -196,11 +210,11 @@ kf_status pl_matmul_choose(kf_plan *plan, bool *reload) {
   kf_status st = cand ? time_candidates(plan, cand, text, sizeof text) : KF_ERR_OUT_OF_MEMORY;
   if (st == KF_OK) st = rt_lib_time(rp, -1, REPS, &lib_ms, 1);
   kf_plan *tmp = NULL;
-  double floor_ms = 0, gflop = 0;
+  double floor_ms = 0, gflop = 0, rate = 0;
   int sms = 0;
   /* a template that cannot win is neither compiled nor timed */
   bool hopeless = st == KF_OK && plan->knobs->matmul == RT_MATMUL_AUTO &&
-                  (floor_ms = template_floor_ms(plan, &gflop, &sms)) > 0 && lib_ms <= floor_ms;
+                  (floor_ms = template_floor_ms(plan, &gflop, &sms, &rate)) > 0 && lib_ms <= floor_ms;
   if (st == KF_OK && plan->knobs->matmul == RT_MATMUL_AUTO && !hopeless)
     st = time_template(plan, &tmp, &tmpl_ms);
   if (st == KF_ERR_OUT_OF_MEMORY) { /* an error to report, not a reason to guess */
@@ -227,7 +241,7 @@ kf_status pl_matmul_choose(kf_plan *plan, bool *reload) {
     snprintf(summary, sizeof summary,
              "library %.3f ms [%.1000s]; template cannot win: at least %.3f ms (%.3g GFLOP at %d "
              "GFLOP/s per SM x %d SMs): library",
-             lib_ms, text, floor_ms, gflop, (int)TEMPLATE_SM_GFLOPS, sms);
+             lib_ms, text, floor_ms, gflop, (int)(rate + 0.5), sms);
   else
     snprintf(summary, sizeof summary, "library %.3f ms [%.1000s]; template not timed: library",
              lib_ms, text);
