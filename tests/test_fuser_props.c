@@ -12,7 +12,7 @@ static void check_seed(uint64_t seed, int n_ops, bool fusion, bool horizontal, i
   fuse_options_default(&o);
   o.fusion = fusion;
   o.horizontal = horizontal;
-  if (max_nodes) o.max_nodes = max_nodes;
+  if (max_nodes) o.max_nodes = o.max_pw_nodes = max_nodes;
   fuse_plan *p = fz_plan_opts(g, &o);
   ck_assert_msg(p != NULL, "seed %llu: planning failed", (unsigned long long)seed);
   char why[512] = "";

@@ -14,7 +14,9 @@
  * save (kf_graph_to_yaml, kf_graph_save_yaml), plan (kf_plan_create and
  * kf_plan_describe, kf_graph_dump), emit (kf_plan_source of every launch),
  * compile, and run (kf_plan_run on the recording fake driver: module
- * loading, occupancy, workspace, launches).
+ * loading, occupancy, workspace, launches; matmuls as template kernels,
+ * and again, for the examples with one, as cuBLASLt calls on the fake
+ * library, compile included: run_library).
  * NVRTC takes 60-90 ms per kernel here, so compile is swept in two ways:
  * warm (every example; the context's memory cache holds the kernels from a
  * clean compile, so only kfuse's own code runs: codegen again, cache
@@ -353,9 +355,16 @@ static char *launch_text(int from) {
   return t ? t : strdup("");
 }
 
+/* The matrix-product path the run sweep plans: "template" (kernels) or
+ * "library" (cuBLASLt calls, forced: a choice by time on the fake driver
+ * would depend on which allocation failed). */
+static const char *run_matmul = "template";
+
 /* kf_plan_run on the recording fake driver: loading the modules, the
- * occupancy feedback, the workspace and the launches. Each N compiles a
- * fresh plan first (memory cache warm), outside the sweep. */
+ * occupancy feedback, the workspace and the launches (and, with
+ * run_matmul "library", the cuBLASLt calls on the fake library: handle,
+ * descriptors, layouts, algorithm choice). Each N compiles a fresh plan
+ * first (memory cache warm), outside the sweep. */
 static long stage_run(int file, long n, outcome *o) {
   if (fx.file != file) {
     rt_fake_reset();
@@ -363,25 +372,37 @@ static long stage_run(int file, long n, outcome *o) {
     /* the fake driver's matrix products go to the fake cuBLASLt: the real
      * library on a fake context is no configuration a user has */
     flt_install();
-    /* The library path's own allocation failures are not swept yet: its
-     * timing runs on the fake driver, whose allocations fail as device
-     * memory (docs/status.md). The sweep covers the template path. */
-    kt_setenv("KFUSE_MATMUL", "template", 1);
+    kt_setenv("KFUSE_MATMUL", run_matmul, 1);
     fixture(file);
   }
   kf_plan *plan = NULL;
   kf_options opt = options();
-  ck_assert_int_eq(kf_compile(fx.ctx, fx.g, &opt, &plan), KF_OK);
+  /* library: the compile is swept too (kernels from the memory cache; the
+   * library calls planned, their descriptors and algorithms set up) */
+  bool library = !strcmp(run_matmul, "library");
+  if (library) arm(n);
+  kf_status st = kf_compile(fx.ctx, fx.g, &opt, &plan);
+  if (library && st != KF_OK) {
+    o->st = st;
+    snprintf(o->msg, sizeof o->msg, "%s", kf_ctx_errmsg(fx.ctx));
+    return disarm();
+  }
+  ck_assert_int_eq(st, KF_OK);
   static kf_tensor in[1024], out[1024];
   ck_assert_int_le(kf_graph_num_inputs(fx.g) + kf_graph_num_outputs(fx.g), 1024);
   int ni = fake_tensors(fx.g, in, out);
-  int from = rt_fake_count();
+  int from = rt_fake_count(), matmuls = flt.matmuls;
   plan->errmsg[0] = 0;
-  arm(n);
+  if (!library) arm(n);
   o->st = kf_plan_run(plan, in, ni, out, kf_graph_num_outputs(fx.g), NULL);
   long c = disarm();
   snprintf(o->msg, sizeof o->msg, "%s", kf_plan_errmsg(plan));
-  if (o->st == KF_OK) o->text = launch_text(from);
+  if (o->st == KF_OK) {
+    o->text = launch_text(from);
+    char lib[64]; /* a library call skipped would leave the kernels alike */
+    snprintf(lib, sizeof lib, "library matmuls %d", flt.matmuls - matmuls);
+    cat(&o->text, strdup(lib));
+  }
   kf_plan_destroy(plan);
   return c;
 }
@@ -507,14 +528,35 @@ START_TEST(sweep_compile_cold) {
 }
 END_TEST
 
-START_TEST(sweep_run) {
-  sweep("run", stage_run, _i);
+static void run_sweep(const char *stage, int file) {
+  sweep(stage, stage_run, file);
   ck_assert_int_eq(rt_fake_live_objects(), 0);
   ck_assert_uint_eq(rt_fake_bytes_allocated(), 0);
+  ck_assert_int_eq(flt.handles + flt.descs + flt.layouts + flt.prefs, 0);
   rt_driver_override(NULL);
   rt_blaslt_override(NULL);
   kt_unsetenv("KFUSE_MATMUL");
   rt_fake_reset();
+}
+
+START_TEST(sweep_run) {
+  run_matmul = "template";
+  run_sweep("run", _i);
+}
+END_TEST
+
+/* The examples with matrix products again, through cuBLASLt calls. */
+START_TEST(sweep_run_library) {
+  FILE *f = fopen(files[_i], "r");
+  ck_assert_ptr_nonnull(f);
+  char text[65536];
+  size_t n = fread(text, 1, sizeof text - 1, f);
+  fclose(f);
+  text[n] = 0;
+  if (!strstr(text, "op: matmul")) return;
+  run_matmul = "library";
+  run_sweep("run-library", _i);
+  ck_assert_int_gt(flt.matmuls, 0); /* the calls were made: not a template plan */
 }
 END_TEST
 
@@ -599,9 +641,9 @@ static Suite *make_suite(void) {
   Suite *s = suite_create("oom");
   /* One case per stage, so that CK_RUN_CASE=emit runs one sweep. */
   const char *names[] = {"injector", "build",        "load",         "save", "plan",
-                         "emit",     "compile_warm", "compile_cold", "run"};
-  TCase *tc[9];
-  for (int i = 0; i < 9; i++) {
+                         "emit",     "compile_warm", "compile_cold", "run",  "run_library"};
+  TCase *tc[10];
+  for (int i = 0; i < 10; i++) {
     tc[i] = tcase_create(names[i]);
     tcase_add_checked_fixture(tc[i], setup, NULL);
     tcase_set_timeout(tc[i], 600);
@@ -623,5 +665,6 @@ static Suite *make_suite(void) {
   tcase_add_loop_test(tc[6], sweep_compile_warm, 0, n_files);
   tcase_add_test(tc[7], sweep_compile_cold);
   tcase_add_loop_test(tc[8], sweep_run, 0, n_files);
+  tcase_add_loop_test(tc[9], sweep_run_library, 0, n_files);
   return s;
 }

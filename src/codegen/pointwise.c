@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "codegen/cg_internal.h"
+#include "codegen/segment.h"
 #include "core/alloc.h"
 
 /* Vector iterations per thread of a generic part's block: each block of 256
@@ -340,6 +341,7 @@ static kf_status emit_body(cg_emit_args *a, bool generic, cg_buf *out) {
   const char *aligned = cg_use_aligned(out, &align);
   if (long_calls(g, k) >= 4) outline_long_calls(&body, generic ? &text : out);
   if (heavy_calls(g, k) >= CG_OUTLINE_HEAVY) outline_heavy_calls(&body, generic ? &text : out);
+  cg_segment_body(g, p, p->fn, idx, &body, generic ? &text : out);
   cg_hole holes[] = {{"fn", p->fn},
                      {"IDX", idx},
                      {"NUMEL", generic ? "kf_n" : numel},

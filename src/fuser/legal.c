@@ -331,8 +331,9 @@ bool fuse_legal(fuse_legal_ctx *lc, const fuse_set *set, fuse_shape_info *info, 
   const kf_graph *g = lc->g;
   memset(info, 0, sizeof *info);
   info->anchor = -1;
-  if (set->n > lc->opt->max_nodes)
-    return refuse(info, "size-limit", "%d nodes > max_nodes %d", set->n, lc->opt->max_nodes);
+  const fuse_options *o = lc->opt;
+  int most = o->max_nodes > o->max_pw_nodes ? o->max_nodes : o->max_pw_nodes;
+  if (set->n > most) return refuse(info, "size-limit", "%d nodes > %d", set->n, most);
   fuse_marks_clear(&lc->members);
   fuse_marks_clear(&lc->inputs);
   for (int32_t i = 0; i < set->n; i++) fuse_mark(&lc->members, set->nodes[i], i);
@@ -359,6 +360,10 @@ bool fuse_legal(fuse_legal_ctx *lc, const fuse_set *set, fuse_shape_info *info, 
   if (info->n_inputs > lc->opt->max_inputs)
     return refuse(info, "input-limit", "%d inputs > max_inputs %d", info->n_inputs,
                   lc->opt->max_inputs);
+  if (set->n > o->max_nodes && (n_mm || n_red))
+    return refuse(info, "size-limit", "%d nodes > max_nodes %d", set->n, o->max_nodes);
+  if (set->n > o->max_pw_nodes && !n_mm && !n_red)
+    return refuse(info, "size-limit", "%d nodes > max_pw_nodes %d", set->n, o->max_pw_nodes);
   if (n_mm > 1) return refuse(info, "one-matmul", "%d matmuls in one kernel", n_mm);
   if (n_mm && n_red) return refuse(info, "matmul-reduce", "a matmul and a reduction in one kernel");
   if (n_mm) return legal_matmul(lc, set, info, roles);

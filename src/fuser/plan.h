@@ -121,6 +121,8 @@ typedef struct fuse_options {
   int max_param_bytes; /* most kernel-parameter bytes in one launch */
   /* Extensions (fuser). */
   int max_nodes;     /* most nodes in one kernel (size limit) */
+  int max_pw_nodes;  /* most in one of elementwise ops only (codegen cuts a
+                        long body into segments: codegen/segment.c) */
   int max_inputs;    /* most distinct tensors one kernel reads */
   int max_epilogue;  /* most pointwise nodes fused after a matmul */
   int max_recompute; /* a row kernel's passes compute at most this many
