@@ -8,91 +8,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "attn_graphs.h"
 #include "check_main.h"
 #include "codegen/codegen.h"
 #include "fuser/fuse.h"
 #include "fuser_util.h"
-
-typedef struct spec {
-  kf_dtype dt;
-  int64_t b, h, hk, sq, sk, d;
-  bool hand;        /* softmax written out without keepdim */
-  int mask;         /* 0 none, 1 bool input, 2 causal ge(qi, ki), 3 where(lt(qi, ki), -inf, s) */
-  int64_t shift;    /* causal: ge(qi + shift, ki) */
-  bool gqa_reshape; /* k, v through reshape + broadcast_to + reshape (else matmul broadcasts) */
-  bool scores_out;  /* the scores are an output too */
-  int axis;         /* the softmax's axis (-1) */
-  int modifier;     /* 1: tanh soft-cap 30 tanh(s / 30); 2: + a bias input [1, H, Sq, Sk] */
-} spec;
-
-static spec base(void) {
-  spec s = {KF_BF16, 2, 4, 4, 40, 72, 64, false, 0, 0, true, false, -1, 0};
-  return s;
-}
-
-static kf_value softmax_hand(kf_graph *g, kf_value x) {
-  int last = -1;
-  const ir_node *n = &g->nodes[x];
-  int64_t col[KF_MAX_RANK];
-  memcpy(col, n->shape, sizeof col);
-  col[n->rank - 1] = 1;
-  int rank = n->rank;
-  kf_value m = kf_reshape(g, kf_max(g, x, 1, &last, false), rank, col);
-  kf_value e = kf_exp(g, kf_sub(g, x, m));
-  kf_value s = kf_sum(g, e, 1, &last, true);
-  return kf_div(g, e, s);
-}
-
-/* k or v of hk heads as the h heads of q. */
-static kf_value heads(kf_graph *g, const spec *s, kf_value x, int64_t rows) {
-  if (s->hk == s->h || !s->gqa_reshape) return x;
-  int64_t g5[5] = {s->b, s->hk, 1, rows, s->d}, b5[5] = {s->b, s->hk, s->h / s->hk, rows, s->d};
-  int64_t r4[4] = {s->b, s->h, rows, s->d};
-  x = kf_broadcast_to(g, kf_reshape(g, x, 5, g5), 5, b5);
-  return kf_reshape(g, x, 4, r4);
-}
-
-static kf_value iota_at(kf_graph *g, const spec *s, int axis) {
-  int64_t sh[2] = {s->sq, s->sk};
-  return kf_iota(g, KF_I32, 2, sh, axis);
-}
-
-static kf_graph *build(const spec *s) {
-  kf_graph *g = NULL;
-  ck_assert_int_eq(kf_graph_create(NULL, &g), KF_OK);
-  int64_t hk = s->gqa_reshape || s->hk == s->h ? s->hk : 1;
-  int64_t qs[4] = {s->b, s->h, s->sq, s->d}, ks[4] = {s->b, hk, s->sk, s->d};
-  kf_value q = kf_input(g, "q", s->dt, 4, qs);
-  kf_value k = heads(g, s, kf_input(g, "k", s->dt, 4, ks), s->sk);
-  kf_value v = heads(g, s, kf_input(g, "v", s->dt, 4, ks), s->sk);
-  int perm[4] = {0, 1, 3, 2};
-  kf_value sc = kf_matmul(g, q, kf_transpose(g, k, perm));
-  if (s->scores_out) kf_set_output(g, sc);
-  kf_value x = kf_mul(g, sc, kf_scalar(g, 0.125, s->dt));
-  if (s->modifier == 1) {
-    kf_value c = kf_scalar(g, 30.0, s->dt);
-    x = kf_mul(g, kf_tanh(g, kf_div(g, x, c)), c);
-  } else if (s->modifier == 2) {
-    int64_t bs[4] = {1, s->h, s->sq, s->sk};
-    x = kf_add(g, x, kf_input(g, "bias", s->dt, 4, bs));
-  }
-  kf_value ninf = kf_scalar(g, -INFINITY, s->dt);
-  if (s->mask == 1) {
-    int64_t ms[2] = {s->sq, s->sk};
-    x = kf_where(g, kf_input(g, "mask", KF_BOOL, 2, ms), x, ninf);
-  } else if (s->mask == 2) {
-    kf_value qi = iota_at(g, s, 0);
-    if (s->shift) qi = kf_add(g, qi, kf_scalar(g, (double)s->shift, KF_I32));
-    x = kf_where(g, kf_ge(g, qi, iota_at(g, s, 1)), x, ninf);
-  } else if (s->mask == 3) {
-    x = kf_where(g, kf_lt(g, iota_at(g, s, 0), iota_at(g, s, 1)), ninf, x);
-  }
-  kf_value p = s->hand ? softmax_hand(g, kf_cast(g, x, KF_F32)) : kf_softmax(g, x, s->axis);
-  if (s->hand) p = kf_cast(g, p, s->dt);
-  kf_set_output(g, kf_matmul(g, p, v));
-  ck_assert_msg(kf_graph_status(g) == KF_OK, "%s", kf_graph_errmsg(g));
-  return g;
-}
 
 static int32_t last_matmul(const kf_graph *g) {
   for (int32_t v = g->n_nodes - 1; v >= 0; v--)
@@ -135,10 +55,10 @@ static fuse_plan *plan_of(const kf_graph *g, bool one) {
 }
 
 START_TEST(composite_and_hand_match_alike) {
-  spec s = base();
-  kf_graph *g1 = build(&s);
+  attn_spec s = attn_base();
+  kf_graph *g1 = attn_build(&s);
   s.hand = true;
-  kf_graph *g2 = build(&s);
+  kf_graph *g2 = attn_build(&s);
   fuse_attn a1, a2;
   int32_t n1, n2;
   char why[256];
@@ -173,10 +93,10 @@ START_TEST(causal_from_iota) {
   } cases[] = {{2, 0, true, 0}, {2, 3, true, 3},  {2, -5, true, -5},
                {3, 0, true, 0}, {1, 0, false, 0}, {0, 0, false, 0}};
   for (int i = 0; i < 6; i++) {
-    spec s = base();
+    attn_spec s = attn_base();
     s.mask = cases[i].mask;
     s.shift = cases[i].shift;
-    kf_graph *g = build(&s);
+    kf_graph *g = attn_build(&s);
     fuse_attn a;
     int32_t n;
     char why[256];
@@ -193,11 +113,11 @@ END_TEST
 
 START_TEST(grouped_and_multi_query) {
   for (int form = 0; form < 2; form++) {
-    spec s = base();
+    attn_spec s = attn_base();
     s.h = 8;
     s.hk = form ? 1 : 2;
     s.gqa_reshape = form == 0; /* form 1: k [B,1,S,D], the product broadcasts */
-    kf_graph *g = build(&s);
+    kf_graph *g = attn_build(&s);
     fuse_attn a;
     int32_t n;
     char why[256];
@@ -215,8 +135,8 @@ START_TEST(grouped_and_multi_query) {
 END_TEST
 
 /* What the recognizer refuses, the reason, and the plan's log line. */
-static void refused(const spec *s, const char *reason, bool logged) {
-  kf_graph *g = build(s);
+static void refused(const attn_spec *s, const char *reason, bool logged) {
+  kf_graph *g = attn_build(s);
   fuse_attn a;
   int32_t n;
   char why[256] = "";
@@ -236,16 +156,16 @@ static void refused(const spec *s, const char *reason, bool logged) {
 }
 
 START_TEST(refusals_with_reasons) {
-  spec s = base();
+  attn_spec s = attn_base();
   s.dt = KF_F32;
   refused(&s, "not f16 or bf16", true);
-  s = base();
+  s = attn_base();
   s.d = 96;
   refused(&s, "head dim 96", true);
-  s = base();
+  s = attn_base();
   s.scores_out = true;
   refused(&s, "read outside the pattern or is an output", true);
-  s = base();
+  s = attn_base();
   s.axis = -2; /* the softmax over the queries: not the pattern, not logged */
   refused(&s, "is not a softmax", false);
 }
@@ -272,8 +192,8 @@ START_TEST(refuses_k_laid_out_transposed) {
 END_TEST
 
 START_TEST(match_is_exact) {
-  spec s = base();
-  kf_graph *g = build(&s);
+  attn_spec s = attn_base();
+  kf_graph *g = attn_build(&s);
   int32_t nodes[FUSE_ATTN_MAX_NODES + 1], n = 0;
   fuse_attn a;
   bool seen;
@@ -303,8 +223,8 @@ END_TEST
 
 /* Compiles the one launch of s's plan with NVRTC for arch; prints the
  * registers and checks that head dims up to 128 do not spill. */
-static void compile_for(const spec *s, const char *arch) {
-  kf_graph *g = build(s);
+static void compile_for(const attn_spec *s, const char *arch) {
+  kf_graph *g = attn_build(s);
   fuse_plan *p = plan_of(g, true);
   cg_target t;
   ck_assert(cg_target_from_arch(arch, &t));
@@ -341,8 +261,8 @@ static void compile_for(const spec *s, const char *arch) {
 /* Every variant of the kernel (dtypes, head dims, masks, GQA, modifiers,
  * odd and unequal lengths) compiles for sm_80 and sm_90a. */
 START_TEST(nvrtc_every_variant) {
-  spec v[6];
-  for (int i = 0; i < 6; i++) v[i] = base();
+  attn_spec v[6];
+  for (int i = 0; i < 6; i++) v[i] = attn_base();
   v[0].d = 128, v[0].sq = v[0].sk = 2048, v[0].h = v[0].hk = 16; /* the bench shape */
   v[1].dt = KF_F16, v[1].mask = 1, v[1].sq = 37, v[1].sk = 77;   /* bool mask, odd */
   v[2].d = 256, v[2].mask = 2;                                   /* causal */
@@ -356,8 +276,8 @@ START_TEST(nvrtc_every_variant) {
 END_TEST
 
 START_TEST(below_sm80_is_a_clear_error) {
-  spec s = base();
-  kf_graph *g = build(&s);
+  attn_spec s = attn_base();
+  kf_graph *g = attn_build(&s);
   fuse_plan *p = plan_of(g, true);
   cg_target t;
   ck_assert(cg_target_from_arch("sm_75", &t));
