@@ -12,6 +12,7 @@
 #include "check_main.h"
 #include "codegen/codegen.h"
 #include "fuser/fuse.h"
+#include "fuser/occ_model.h"
 #include "fuser_util.h"
 
 static int32_t last_matmul(const kf_graph *g) {
@@ -77,6 +78,8 @@ START_TEST(composite_and_hand_match_alike) {
     fuse_plan *p = plan_of(i ? g2 : g1, true);
     ck_assert_ptr_nonnull(decision(p, "attention", true));
     ck_assert_int_eq(p->workspace_bytes, 0);
+    /* occupancy feedback never splits it (its low occupancy is by design) */
+    ck_assert_ptr_null(fuse_occ_splittable(p, 0));
     fuse_plan_free(p);
   }
   kf_graph_destroy(g1);
