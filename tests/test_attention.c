@@ -106,9 +106,13 @@ START_TEST(causal_from_iota) {
     ck_assert_msg(find(g, &a, &n, why), "case %d: %s", i, why);
     ck_assert_msg(a.causal == cases[i].causal, "case %d", i);
     if (a.causal) ck_assert_int_eq(a.causal_off, cases[i].off);
-    /* the iota nodes and the comparison are computed in the kernel */
-    if (cases[i].mask >= 2) ck_assert_int_ge(a.n_chain, 2);
-    fuse_plan_free(plan_of(g, true));
+    ck_assert_int_eq(a.n_chain, cases[i].mask ? 3 : 2); /* the scale, [the where,] the cast */
+    /* the iota nodes and the comparison are computed in the kernel: it
+     * reads graph inputs only */
+    fuse_plan *p = plan_of(g, true);
+    for (int32_t j = 0; j < p->kernels[0].n_inputs; j++)
+      ck_assert_int_eq(g->nodes[p->kernels[0].inputs[j]].op, IR_OP_INPUT);
+    fuse_plan_free(p);
     kf_graph_destroy(g);
   }
 }
@@ -171,6 +175,30 @@ START_TEST(refusals_with_reasons) {
   s = attn_base();
   s.axis = -2; /* the softmax over the queries: not the pattern, not logged */
   refused(&s, "is not a softmax", false);
+}
+END_TEST
+
+/* A side value that is no pointwise function (a bias from a reduction) is
+ * read from memory: its own kernel, then attention. */
+START_TEST(side_value_from_another_kernel) {
+  kf_graph *g = NULL;
+  ck_assert_int_eq(kf_graph_create(NULL, &g), KF_OK);
+  int64_t qs[4] = {1, 2, 32, 64}, bs[3] = {32, 48, 5};
+  int perm[4] = {0, 1, 3, 2}, last = 2;
+  kf_value q = kf_input(g, "q", KF_BF16, 4, qs);
+  kf_value k = kf_input(g, "k", KF_BF16, 4, (int64_t[4]){1, 2, 48, 64});
+  kf_value v = kf_input(g, "v", KF_BF16, 4, (int64_t[4]){1, 2, 48, 64});
+  kf_value bias = kf_sum(g, kf_input(g, "b", KF_BF16, 3, bs), 1, &last, false);
+  kf_value x = kf_add(g, kf_matmul(g, q, kf_transpose(g, k, perm)), bias);
+  kf_set_output(g, kf_matmul(g, kf_softmax(g, x, -1), v));
+  fuse_plan *p = fz_plan(g);
+  char why[512];
+  ck_assert_msg(fz_check_plan(g, p, why, sizeof why), "%s", why);
+  ck_assert_int_eq(p->kernels[p->kernel_of[g->n_nodes - 1]].kind, FK_ATTENTION);
+  ck_assert_int_eq(p->n_kernels, 2);
+  ck_assert_int_eq(p->n_launches, 2);
+  fuse_plan_free(p);
+  kf_graph_destroy(g);
 }
 END_TEST
 
@@ -301,6 +329,7 @@ static Suite *make_suite(void) {
   tcase_add_test(tc, grouped_and_multi_query);
   tcase_add_test(tc, refusals_with_reasons);
   tcase_add_test(tc, refuses_k_laid_out_transposed);
+  tcase_add_test(tc, side_value_from_another_kernel);
   tcase_add_test(tc, match_is_exact);
   tcase_add_test(tc, example_graph_one_launch);
   suite_add_tcase(s, tc);

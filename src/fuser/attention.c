@@ -8,11 +8,17 @@
 #include <stdlib.h>
 #include <string.h>
 
+enum { ATTN_MEMO = 4 * FUSE_ATTN_MAX_NODES };
+
 typedef struct am {
   const kf_graph *g;
   int32_t *nodes; /* members, in the order found */
   int32_t n;
-  int32_t *root; /* node-indexed: the product a chain value comes from */
+  /* the product each visited value of the scores' cone comes from (-1
+   * none, -3 two): a bounded memo, so that matching allocates nothing */
+  int32_t memo_v[ATTN_MEMO], memo_r[ATTN_MEMO];
+  int32_t n_memo;
+  bool full;
   char *why;
   size_t whysize;
 } am;
@@ -125,8 +131,15 @@ static bool softmax(am *s, int32_t mm, fuse_attn *o, bool *seen) {
 
 /* The product that value v (the scores' shape) is computed from through
  * pointwise ops, -1 (none) or -3 (two). */
+static int32_t memo(const am *s, int32_t v) {
+  for (int32_t i = 0; i < s->n_memo; i++)
+    if (s->memo_v[i] == v) return s->memo_r[i];
+  return -2;
+}
+
 static int32_t root_of(am *s, int32_t v, const ir_node *x, int depth) {
-  if (s->root[v] != -2) return s->root[v];
+  int32_t known = memo(s, v);
+  if (known != -2) return known;
   const ir_node *n = nd(s, v);
   int32_t r = -1;
   if (n->op == IR_OP_MATMUL)
@@ -137,7 +150,11 @@ static int32_t root_of(am *s, int32_t v, const ir_node *x, int depth) {
       if (ra == -1) continue;
       r = (r >= 0 && r != ra) || ra == -3 ? -3 : ra;
     }
-  s->root[v] = r;
+  if (s->n_memo == ATTN_MEMO) {
+    s->full = true;
+    return -3;
+  }
+  s->memo_v[s->n_memo] = v, s->memo_r[s->n_memo++] = r;
   return r;
 }
 
@@ -152,27 +169,38 @@ static bool side_ok(const ir_node *n) {
 static bool chain(am *s, fuse_attn *o) {
   const ir_node *x = nd(s, o->x);
   int32_t mm1 = root_of(s, o->x, x, 0);
+  if (s->full) return no(s, "the scores' cone holds more than %d values", ATTN_MEMO);
   if (mm1 == -3) return no(s, "two products feed the scores %%%d", (int)o->x);
   if (mm1 < 0) return no(s, "the softmax's input %%%d is not computed from a product", (int)o->x);
   if (!same_shape(nd(s, mm1), x))
     return no(s, "the product %%%d is broadcast into the scores", (int)mm1);
   o->mm1 = mm1;
   int32_t c0 = s->n; /* the chain's members start here: only they read side values */
-  for (int32_t v = o->x; v > mm1; v--) {
-    if (s->root[v] == mm1) {
-      if (!add(s, v)) return false;
+  for (int32_t i = 0; i < s->n_memo; i++)
+    if (s->memo_r[i] == mm1 && s->memo_v[i] != mm1) {
+      if (!add(s, s->memo_v[i])) return false;
       o->n_chain++;
     }
-  }
   if (!add(s, mm1)) return false;
-  for (int32_t v = o->x - 1; v >= 0; v--) {
+  /* side values, largest first: each one's readers are decided before it */
+  int32_t cand[ATTN_MEMO], nc = 0;
+  for (int32_t i = c0; i < s->n; i++)
+    for (int a = 0; a < nd(s, s->nodes[i])->nargs && s->nodes[i] != mm1; a++)
+      cand[nc++] = nd(s, s->nodes[i])->args[a];
+  while (nc > 0) {
+    int32_t best = 0;
+    for (int32_t i = 1; i < nc; i++)
+      if (cand[i] > cand[best]) best = i;
+    int32_t v = cand[best];
+    for (int32_t i = nc - 1; i >= 0; i--)
+      if (cand[i] == v) cand[i] = cand[--nc];
     const ir_node *n = nd(s, v);
-    if (has(s, v) || n->op == IR_OP_INPUT || n->op == IR_OP_CONST || !side_ok(n)) continue;
-    bool read = false;
-    for (int32_t i = c0; i < s->n && !read; i++)
-      for (int a = 0; a < nd(s, s->nodes[i])->nargs && s->nodes[i] != mm1; a++)
-        read |= nd(s, s->nodes[i])->args[a] == v;
-    if (read && s->root[v] != mm1 && read_inside(s, v) && !add(s, v)) return false;
+    if (has(s, v) || n->op == IR_OP_INPUT || n->op == IR_OP_CONST || !side_ok(n) ||
+        memo(s, v) == mm1 || !read_inside(s, v))
+      continue;
+    if (!add(s, v)) return false;
+    if (nc + n->nargs > ATTN_MEMO) return no(s, "more than %d side values", ATTN_MEMO);
+    for (int a = 0; a < n->nargs; a++) cand[nc++] = n->args[a];
   }
   return true;
 }
@@ -284,9 +312,9 @@ static void causal(am *s, fuse_attn *o) {
   const ir_node *wn = nd(s, w);
   if (wn->op != IR_OP_WHERE) return;
   bool when = true;
-  if (s->root[wn->args[1]] == o->mm1 && is_neg_inf(s, wn->args[2]))
+  if (memo(s, wn->args[1]) == o->mm1 && is_neg_inf(s, wn->args[2]))
     when = true;
-  else if (s->root[wn->args[2]] == o->mm1 && is_neg_inf(s, wn->args[1]))
+  else if (memo(s, wn->args[2]) == o->mm1 && is_neg_inf(s, wn->args[1]))
     when = false;
   else
     return;
@@ -329,15 +357,12 @@ static bool find(am *s, int32_t mm, fuse_attn *o, bool *seen) {
 
 bool fuse_attn_find(const kf_graph *g, int32_t mm, fuse_attn *out, int32_t *nodes, int32_t *n,
                     bool *softmax_seen, char *why, size_t whysize) {
-  am s = {g, nodes, 0, NULL, why, whysize};
+  am s;
+  memset(&s, 0, sizeof s);
+  s.g = g, s.nodes = nodes, s.why = why, s.whysize = whysize;
   bool seen = false;
   *n = 0;
-  s.root = malloc((size_t)(g->n_nodes > 0 ? g->n_nodes : 1) * sizeof *s.root);
-  bool ok = s.root != NULL;
-  if (!ok) no(&s, "out of memory");
-  for (int32_t i = 0; ok && i < g->n_nodes; i++) s.root[i] = -2;
-  ok = ok && mm >= 0 && mm < g->n_nodes && find(&s, mm, out, &seen);
-  free(s.root);
+  bool ok = mm >= 0 && mm < g->n_nodes && find(&s, mm, out, &seen);
   if (softmax_seen) *softmax_seen = seen;
   *n = ok ? s.n : 0;
   return ok;
