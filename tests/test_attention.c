@@ -213,10 +213,14 @@ START_TEST(refuses_k_laid_out_transposed) {
   fuse_attn a;
   int32_t n;
   char why[256];
-  ck_assert(!find(g, &a, &n, why));
-  ck_assert_msg(strstr(why, "k is not read through a transpose") != NULL, "%s", why);
+  ck_assert_msg(find(g, &a, &n, why), "%s", why);
+  ck_assert(a.kt_stored && a.k == -1);
+  ck_assert(!fuse_attn_fits(&a, why, sizeof why));
+  ck_assert_msg(strstr(why, "k is laid out transposed") != NULL, "%s", why);
   fuse_plan *p = plan_of(g, false);
-  ck_assert_ptr_nonnull(decision(p, "attention", false));
+  const fuse_decision *d = decision(p, "attention", false);
+  ck_assert_ptr_nonnull(d);
+  ck_assert_msg(strstr(d->text, "k is laid out transposed") != NULL, "%s", d->text);
   fuse_plan_free(p);
   kf_graph_destroy(g);
 }

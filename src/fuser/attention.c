@@ -239,14 +239,14 @@ static bool operands(am *s, fuse_attn *o) {
   o->kt = m1->args[1];
   o->v = m2->args[1];
   const ir_node *kt = nd(s, o->kt);
-  if (kt->op != IR_OP_TRANSPOSE || kt->perm[kt->rank - 2] != kt->rank - 1)
-    return no(s,
-              "k is not read through a transpose of its last axis (%%%d): the kernel reads k "
-              "as rows of [Sk, D]",
-              (int)o->kt);
-  if (!read_inside(s, o->kt)) return no(s, "the transpose %%%d is read elsewhere", (int)o->kt);
-  o->k = kt->args[0];
-  if (!add(s, o->kt)) return false;
+  /* k as rows [Sk, D] through a transpose, or laid out transposed (kt
+   * itself from memory, or a transpose of a k whose head dim is not its
+   * last axis): matched, and fuse_attn_fits says whether the kernel reads
+   * that layout */
+  o->kt_stored =
+      kt->op != IR_OP_TRANSPOSE || kt->perm[kt->rank - 2] != kt->rank - 1 || !read_inside(s, o->kt);
+  o->k = o->kt_stored ? -1 : kt->args[0];
+  if (!o->kt_stored && !add(s, o->kt)) return false;
   const ir_node *q = nd(s, o->q), *v = nd(s, o->v);
   o->dtype = q->dtype;
   o->sq = m1->shape[m1->rank - 2];
@@ -258,7 +258,7 @@ static bool operands(am *s, fuse_attn *o) {
   if (m2->rank != m1->rank ||
       memcmp(m2->shape, m1->shape, sizeof m1->shape[0] * (size_t)(m1->rank - 2)))
     return no(s, "v (%%%d) broadcasts the output beyond the scores' batch", (int)o->v);
-  return operand(s, o->q) && operand(s, o->k) && operand(s, o->v);
+  return operand(s, o->q) && operand(s, o->kt_stored ? o->kt : o->k) && operand(s, o->v);
 }
 
 /* ---- causal structure -------------------------------------------------- */
@@ -393,7 +393,11 @@ bool fuse_attn_match(const kf_graph *g, const int32_t *nodes, int32_t n, fuse_at
 bool fuse_attn_fits(const fuse_attn *a, char *why, size_t whysize) {
   const char *fail = NULL;
   char b[96];
-  if (a->dtype != KF_F16 && a->dtype != KF_BF16)
+  if (a->kt_stored)
+    fail =
+        "k is laid out transposed ([..., D, Sk] in memory): the kernel reads k as rows of [Sk, "
+        "D]";
+  else if (a->dtype != KF_F16 && a->dtype != KF_BF16)
     fail = "q, k and v are not f16 or bf16 (the kernel's tensor-core products take those)";
   else if (a->x_dtype == KF_F64)
     fail = "the softmax is computed in f64 (the kernel's is f32)";

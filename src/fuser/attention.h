@@ -22,7 +22,8 @@ typedef struct fuse_attn {
   int32_t mm1, mm2;      /* the two products */
   int32_t q;             /* mm1's first operand */
   int32_t kt;            /* mm1's second operand: a transpose of k's last two axes */
-  int32_t k;             /* kt's operand, [..., Sk, D] */
+  int32_t k;             /* kt's operand, [..., Sk, D]; -1 when kt_stored */
+  bool kt_stored;        /* k is laid out transposed: kt ([..., D, Sk]) is read as it is */
   int32_t v;             /* mm2's second operand, [..., Sk, Dv] */
   int32_t x;             /* the softmax's input (the end of the modifier chain) */
   int32_t max, sum, div; /* the softmax's reductions and its division */
@@ -39,7 +40,8 @@ typedef struct fuse_attn {
 } fuse_attn;
 
 /* Whether mm (a matmul node) is the second product of an attention
- * pattern: matmul(q, transpose(k)) -> pointwise chain -> softmax over the
+ * pattern: matmul(q, transpose(k) or a k laid out transposed) -> pointwise
+ * chain -> softmax over the
  * last axis (max, sub, exp, sum, div: as kf_softmax builds it or written by
  * hand, keepdim or re-broadcast) -> [cast] -> matmul with v. q, k and v may
  * come through layout ops (reshape, broadcast_to, transposes of batch axes:
@@ -57,7 +59,8 @@ bool fuse_attn_find(const kf_graph *g, int32_t mm, fuse_attn *out, int32_t *node
 bool fuse_attn_match(const kf_graph *g, const int32_t *nodes, int32_t n, fuse_attn *out, char *why,
                      size_t whysize);
 
-/* Whether the flash kernel (templates/attention.cu) takes a match: f16 or
+/* Whether the flash kernel (templates/attention.cu) takes a match: k read
+ * through a transpose (not laid out transposed), f16 or
  * bf16, head dims D = Dv of 64, 128 or 256, a softmax in f16, bf16 or f32
  * (the kernel's is f32). false with the reason in why. */
 bool fuse_attn_fits(const fuse_attn *a, char *why, size_t whysize);
