@@ -129,15 +129,14 @@ static int32_t row_struct(cg_gen *gen, const char *fn, const char *tag, const ir
 /* "<fn>_mod(acc, bt, qi, ki, params)": the chain's value x at one score. */
 static void modifier(cg_gen *gen, const cg_emit_args *a, const char *fn, cg_buf *out) {
   const fuse_attn *at = &a->k->attn;
-  const ir_node *x = &a->g->nodes[at->x], *s = &a->g->nodes[at->mm1];
+  const ir_node *x = &a->g->nodes[at->x];
   cg_buf body = {0}, decls = {0};
   gen->code = &body;
   gen->indent = 2;
   cg_gen_reset_memo(gen);
-  /* the graph rounds the product to its dtype before the chain */
-  const char *rnd = s->dtype == KF_BF16 ? "kf_round_bf16" : "kf_round_f16";
-  cg_line(gen, "const float kf_sc = %s(kf_acc);", rnd);
-  cg_gen_bind(gen, at->mm1, NULL, "kf_sc");
+  /* the f32 accumulator; the binding rounds it to the product's dtype
+   * before any use, as the graph rounds the product */
+  cg_gen_bind(gen, at->mm1, NULL, "kf_acc");
   cg_ctx c;
   int bounds[4] = {0, x->rank - 2, x->rank - 1, x->rank};
   const char *vars[3] = {"bt", "qi", "ki"};
