@@ -251,6 +251,14 @@ START_TEST(example_graph_one_launch) {
                    KF_OK);
   fuse_plan *p = plan_of(g, true);
   ck_assert(p->kernels[0].attn.causal == false); /* its mask is an input */
+  /* the renderings know the kind (the dot colors were a table of 4 kinds:
+   * an out-of-bounds read for attention, found by UBSan) */
+  char *dot = fuse_plan_dot(p), *text = fuse_plan_text(p), *json = fuse_plan_json(p);
+  ck_assert_ptr_nonnull(dot);
+  ck_assert_msg(strstr(dot, "fillcolor=\"#f3e8fd\"") != NULL, "%s", dot);
+  ck_assert_ptr_nonnull(strstr(text, "k0_attention: attention, batch 64 x queries 1024"));
+  ck_assert_ptr_nonnull(strstr(json, "\"kind\":\"attention\""));
+  free(dot), free(text), free(json);
   fuse_plan_free(p);
   kf_graph_destroy(g);
 }

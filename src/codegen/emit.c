@@ -42,7 +42,7 @@ kf_status cg_emit_part(cg_emit_args *a) {
 
 static const char *kind_word(fuse_kind kind) {
   static const char *const w[] = {"pointwise", "row", "reduce", "matmul", "attention"};
-  return (unsigned)kind < 5 ? w[kind] : "?";
+  return (unsigned)kind < sizeof w / sizeof w[0] ? w[kind] : "?";
 }
 
 /* " * k2_row (row): %3 xf = cast(x); %4 m = max(%3) ..." */

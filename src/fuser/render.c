@@ -294,10 +294,12 @@ static bool in_kernel(const fuse_kernel *k, int32_t v) {
 }
 
 static void dot_kernel(fuse_sb *sb, const fuse_plan *p, const fuse_kernel *k) {
-  static const char *const colors[] = {"#e8f0fe", "#fce8e6", "#e6f4ea", "#fef7e0"};
+  /* one per fuse_kind, in its order */
+  static const char *const colors[] = {"#e8f0fe", "#fce8e6", "#e6f4ea", "#fef7e0", "#f3e8fd"};
+  unsigned kind = (unsigned)k->kind;
   fuse_sb_printf(
       sb, "    subgraph cluster_k%d {\n      label=\"%s\"; style=filled; fillcolor=\"%s\";\n",
-      k->id, k->name, colors[k->kind]);
+      k->id, k->name, kind < sizeof colors / sizeof colors[0] ? colors[kind] : "#ffffff");
   for (int32_t i = 0; i < k->n_nodes; i++) {
     fuse_sb tmp = {0};
     node_expr(&tmp, p, k->nodes[i]);
