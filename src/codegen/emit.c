@@ -7,6 +7,7 @@
 
 #include "codegen/canon.h"
 #include "codegen/cg_internal.h"
+#include "codegen/flash.h"
 #include "core/alloc.h"
 
 static const fuse_kernel *kernel_by_id(const fuse_plan *plan, int id) {
@@ -22,6 +23,7 @@ static kf_status plan_part(cg_emit_args *a) {
     case FK_ROW: return cg_plan_row(a);
     case FK_REDUCE: return cg_plan_reduce(a);
     case FK_MATMUL: return cg_plan_matmul(a);
+    case FK_ATTENTION: return cg_plan_flash(a);
   }
   snprintf(a->err, a->errsize, "%s: unknown kernel kind %d", a->k->name, (int)a->k->kind);
   return KF_ERR_UNSUPPORTED;
@@ -33,13 +35,14 @@ kf_status cg_emit_part(cg_emit_args *a) {
     case FK_ROW: return cg_emit_row(a);
     case FK_REDUCE: return cg_emit_reduce(a);
     case FK_MATMUL: return cg_emit_matmul(a);
+    case FK_ATTENTION: return cg_emit_flash(a);
   }
   return KF_ERR_UNSUPPORTED;
 }
 
 static const char *kind_word(fuse_kind kind) {
-  static const char *const w[] = {"pointwise", "row", "reduce", "matmul"};
-  return (unsigned)kind < 4 ? w[kind] : "?";
+  static const char *const w[] = {"pointwise", "row", "reduce", "matmul", "attention"};
+  return (unsigned)kind < sizeof w / sizeof w[0] ? w[kind] : "?";
 }
 
 /* " * k2_row (row): %3 xf = cast(x); %4 m = max(%3) ..." */

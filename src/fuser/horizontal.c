@@ -207,6 +207,12 @@ static bool may_join(packer *pk, int32_t kid) {
                 "%s into launch %d: a library call is a launch of its own", k->name, (int)pk->open);
     return false;
   }
+  if (k->kind == FK_ATTENTION || plan->kernels[l->kernels[0]].kind == FK_ATTENTION) {
+    fuse_decide(plan, false, "attention",
+                "%s into launch %d: an attention kernel is a launch of its own", k->name,
+                (int)pk->open);
+    return false;
+  }
   if (l->n_kernels >= o->max_parts) {
     fuse_decide(plan, false, "max-parts", "%s into launch %d: it has %d parts (max_parts %d)",
                 k->name, (int)pk->open, (int)l->n_kernels, o->max_parts);

@@ -72,6 +72,11 @@ static void set_space(const kf_graph *g, fuse_kernel *k, const fuse_shape_info *
     const ir_node *lhs = &g->nodes[a->args[0]];
     k->k = lhs->shape[lhs->rank - 1];
     k->batch = k->m * k->n > 0 ? k->numel / (k->m * k->n) : 0;
+  } else if (k->kind == FK_ATTENTION) {
+    k->batch = k->attn.batch;
+    k->m = k->attn.sq;
+    k->n = k->attn.dv;
+    k->k = k->attn.sk;
   }
 }
 
@@ -91,6 +96,9 @@ static void set_blocks(fuse_kernel *k) {
       break;
     case FK_MATMUL:
       k->blocks = k->batch * ceil_div(k->m, 128) * ceil_div(k->n, 128);
+      break;
+    case FK_ATTENTION: /* a block per 64 queries of one head */
+      k->blocks = k->batch * ceil_div(k->m, 64);
       break;
   }
   if (k->blocks < 1) k->blocks = 1;
@@ -196,6 +204,8 @@ static kf_status check_and_shape(fuse_plan *plan, fuse_legal_ctx *lc, char *err,
     if (ok && info.kind == FK_MATMUL && plan->options.matmul_library)
       k->library = fuse_gemm_match(g, k->nodes, is_out, k->n_nodes, &k->gemm, NULL, 0);
     plan->n_library += k->library;
+    if (ok && info.kind == FK_ATTENTION)
+      ok = fuse_attn_match(g, k->nodes, k->n_nodes, &k->attn, info.why, sizeof info.why);
     free(is_out);
     if (!ok || k->n_outputs == 0) {
       snprintf(err, errsize, "internal error: a planned kernel is illegal: %s: %s",

@@ -327,6 +327,23 @@ static bool legal_pointwise(fuse_legal_ctx *lc, const fuse_set *set, fuse_shape_
   return true;
 }
 
+/* Two products are one kernel only as attention (attention.h) that the
+ * flash kernel takes, whole, writing only its output; on refusal the
+ * caller gives the usual one-matmul reason (the vertical pass logs why a
+ * pattern did not fuse, rule "attention"). */
+static bool legal_attention(fuse_legal_ctx *lc, const fuse_set *set, fuse_shape_info *info,
+                            uint8_t *roles) {
+  fuse_attn a;
+  if (!fuse_attn_match(lc->g, set->nodes, set->n, &a, NULL, 0) || !fuse_attn_fits(&a, NULL, 0))
+    return false;
+  for (int32_t i = 0; i < set->n; i++)
+    if ((set->copy && set->copy[i]) || set->is_out[i] != (set->nodes[i] == a.out)) return false;
+  info->kind = FK_ATTENTION;
+  info->anchor = a.out;
+  if (roles) memset(roles, FUSE_ROLE_FULL, (size_t)set->n);
+  return true;
+}
+
 bool fuse_legal(fuse_legal_ctx *lc, const fuse_set *set, fuse_shape_info *info, uint8_t *roles) {
   const kf_graph *g = lc->g;
   memset(info, 0, sizeof *info);
@@ -364,6 +381,7 @@ bool fuse_legal(fuse_legal_ctx *lc, const fuse_set *set, fuse_shape_info *info, 
     return refuse(info, "size-limit", "%d nodes > max_nodes %d", set->n, o->max_nodes);
   if (set->n > o->max_pw_nodes && !n_mm && !n_red)
     return refuse(info, "size-limit", "%d nodes > max_pw_nodes %d", set->n, o->max_pw_nodes);
+  if (n_mm == 2 && legal_attention(lc, set, info, roles)) return true;
   if (n_mm > 1) return refuse(info, "one-matmul", "%d matmuls in one kernel", n_mm);
   if (n_mm && n_red) return refuse(info, "matmul-reduce", "a matmul and a reduction in one kernel");
   if (n_mm) return legal_matmul(lc, set, info, roles);

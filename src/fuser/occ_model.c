@@ -48,6 +48,9 @@ const fuse_kernel *fuse_occ_splittable(const fuse_plan *fp, int launch) {
   if (L->n_kernels != 1) return NULL;
   const fuse_kernel *k = &fp->kernels[L->kernels[0]];
   if (k->library) return NULL; /* a library call: no kernel of ours to split */
+  /* The flash kernel's few resident warps are by design (registers and
+   * shared memory hold its tiles); split, it would write the S x S scores. */
+  if (k->kind == FK_ATTENTION) return NULL;
   int home = 0;
   for (int32_t i = 0; i < k->n_nodes; i++) home += !k->recomputed[i];
   return home >= 2 ? k : NULL;

@@ -7,6 +7,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "fuser/attention.h"
 #include "fuser/gemm_match.h"
 #include "ir/ir.h"
 
@@ -14,7 +15,8 @@ typedef enum fuse_kind {
   FK_POINTWISE, /* one iteration space; layout ops by index arithmetic */
   FK_ROW,       /* persistent reduction(s) over the innermost axis */
   FK_REDUCE,    /* reduction over other axes or all, prologue + epilogue */
-  FK_MATMUL     /* a GEMM with an optional pointwise epilogue */
+  FK_MATMUL,    /* a GEMM with an optional pointwise epilogue */
+  FK_ATTENTION  /* softmax(modified q kt) v in one flash kernel (attention.h) */
 } fuse_kind;
 
 const char *fuse_kind_name(fuse_kind kind);
@@ -65,6 +67,9 @@ typedef struct fuse_kernel {
    * of its own and no generated code. */
   bool library;
   fuse_gemm gemm;
+  /* ATTENTION: the match (fuse_attn_match); batch, m (Sq), n (Dv) and k
+   * (Sk) above are its extents. */
+  fuse_attn attn;
 } fuse_kernel;
 
 /* One launch: one kernel, or several independent ones packed horizontally

@@ -72,6 +72,11 @@ static void space_text(fuse_sb *sb, const fuse_kernel *k) {
                      (long long)k->batch, (long long)k->m, (long long)k->n, (long long)k->k,
                      (int)k->n_epilogue, k->library ? ", a library call" : "");
       break;
+    case FK_ATTENTION:
+      fuse_sb_printf(sb, "batch %lld x queries %lld x keys %lld x head dim %lld%s",
+                     (long long)k->batch, (long long)k->m, (long long)k->k, (long long)k->n,
+                     k->attn.causal ? ", causal" : "");
+      break;
   }
 }
 
@@ -170,7 +175,7 @@ static void kernel_shape_json(core_json *j, const fuse_kernel *k) {
     core_json_int(j, "inner", k->inner);
     core_json_bool(j, "strided", k->red_strided);
   }
-  if (k->kind == FK_MATMUL) {
+  if (k->kind == FK_MATMUL || k->kind == FK_ATTENTION) {
     core_json_int(j, "batch", k->batch);
     core_json_int(j, "m", k->m);
     core_json_int(j, "n", k->n);
@@ -289,10 +294,12 @@ static bool in_kernel(const fuse_kernel *k, int32_t v) {
 }
 
 static void dot_kernel(fuse_sb *sb, const fuse_plan *p, const fuse_kernel *k) {
-  static const char *const colors[] = {"#e8f0fe", "#fce8e6", "#e6f4ea", "#fef7e0"};
+  /* one per fuse_kind, in its order */
+  static const char *const colors[] = {"#e8f0fe", "#fce8e6", "#e6f4ea", "#fef7e0", "#f3e8fd"};
+  unsigned kind = (unsigned)k->kind;
   fuse_sb_printf(
       sb, "    subgraph cluster_k%d {\n      label=\"%s\"; style=filled; fillcolor=\"%s\";\n",
-      k->id, k->name, colors[k->kind]);
+      k->id, k->name, kind < sizeof colors / sizeof colors[0] ? colors[kind] : "#ffffff");
   for (int32_t i = 0; i < k->n_nodes; i++) {
     fuse_sb tmp = {0};
     node_expr(&tmp, p, k->nodes[i]);

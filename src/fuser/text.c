@@ -14,6 +14,8 @@ const char *fuse_kind_name(fuse_kind kind) {
       return "reduce";
     case FK_MATMUL:
       return "matmul";
+    case FK_ATTENTION:
+      return "attention";
   }
   return "?";
 }

@@ -578,6 +578,54 @@ static void merge_siblings(vstate *s, int32_t *C) {
   }
 }
 
+/* ---- attention ------------------------------------------------------- */
+
+/* A live product p that ends attention (fuser/attention.h) becomes one
+ * kernel with the whole pattern at once: grown a node at a time, the
+ * pattern's partial sets are not kernels of any kind. Its nodes are then
+ * placed already; producers outside it meet the predicate as usual (and
+ * stay out: the set is exact). */
+static bool seed_attention(vstate *s, int32_t p) {
+  int32_t nodes[FUSE_ATTN_MAX_NODES], n = 0;
+  fuse_attn a;
+  bool seen = false;
+  char why[192], b1[64], b2[32];
+  lbl(s, p, b1, sizeof b1);
+  if (!fuse_attn_find(s->g, p, &a, nodes, &n, &seen, why, sizeof why)) {
+    if (seen) fuse_decide(s->plan, false, "attention", "%s: not attention: %s", b1, why);
+    return false;
+  }
+  if (!fuse_attn_fits(&a, why, sizeof why)) {
+    fuse_decide(s->plan, false, "attention", "%s: attention, but %s: fused as other kernels", b1,
+                why);
+    return false;
+  }
+  for (int32_t i = 0; i < n; i++) {
+    s->cand[i] = nodes[i];
+    s->cand_copy[i] = 0;
+    s->cand_out[i] = nodes[i] == p;
+  }
+  fuse_set set = {s->cand, s->cand_copy, s->cand_out, n};
+  fuse_shape_info info;
+  if (!fuse_legal(&s->lc, &set, &info, NULL)) {
+    fuse_decide(s->plan, false, info.rule[0] ? info.rule : "attention", "%s: attention, but %s", b1,
+                info.rule[0] ? info.why : "not as one kernel");
+    return false;
+  }
+  int32_t gid = new_group(s, p);
+  for (int32_t i = n - 2; i >= 0 && !s->oom; i--) {
+    group_push(s, &s->groups[gid], nodes[i], false);
+    s->group_of[nodes[i]] = gid;
+  }
+  fuse_decide(s->plan, true, "attention",
+              "%s: attention of %d nodes (%lld x %lld queries, %lld keys, head dim %lld%s) in one "
+              "flash kernel: the %s of scores stay on chip",
+              b1, (int)n, (long long)a.batch, (long long)a.sq, (long long)a.sk, (long long)a.d,
+              a.causal ? ", causal: key tiles past the diagonal skipped" : "",
+              fuse_fmt_bytes(b2, sizeof b2, fuse_bytes(&s->g->nodes[a.mm1])));
+  return true;
+}
+
 /* ---- the pass ----------------------------------------------------------- */
 
 static kf_status to_kernels(vstate *s, fuse_plan *plan) {
@@ -645,9 +693,14 @@ kf_status fuse_vertical(fuse_plan *plan, char *err, size_t errsize) {
     const ir_node *nd = &g->nodes[p];
     if (nd->op == IR_OP_INPUT) continue;
     s.live[p] = is_live(&s, p);
+    if (s.group_of[p] >= 0) continue;                      /* a member of an attention kernel */
     if (nd->op == IR_OP_CONST && !nd->is_output) continue; /* folded into the code */
     if (!s.live[p]) {
       plan->n_dead++;
+      continue;
+    }
+    if (plan->options.fusion && nd->op == IR_OP_MATMUL && seed_attention(&s, p)) {
+      ok = !s.oom;
       continue;
     }
     int nC = 0;

@@ -1,0 +1,94 @@
+/* attn_graphs.h - attention graphs for the recognizer, compile and GPU
+ * suites: q k^T, an optional modifier and mask, softmax (composite or by
+ * hand), times v; grouped-query heads through layout ops or broadcasting. */
+#ifndef KF_TEST_ATTN_GRAPHS_H
+#define KF_TEST_ATTN_GRAPHS_H
+
+#include <check.h>
+#include <math.h>
+#include <string.h>
+
+#include "ir/ir.h"
+
+typedef struct attn_spec {
+  kf_dtype dt;
+  int64_t b, h, hk, sq, sk, d;
+  bool hand;        /* softmax written out without keepdim */
+  int mask;         /* 0 none, 1 bool input, 2 causal ge(qi, ki), 3 where(lt(qi, ki), -inf, s) */
+  int64_t shift;    /* causal: ge(qi + shift, ki) */
+  bool gqa_reshape; /* k, v through reshape + broadcast_to + reshape (else matmul broadcasts) */
+  bool scores_out;  /* the scores are an output too */
+  int axis;         /* the softmax's axis (-1) */
+  int modifier;     /* 1: tanh soft-cap 30 tanh(s / 30); 2: + a bias input [1, H, Sq, Sk] */
+} attn_spec;
+
+static inline attn_spec attn_base(void) {
+  attn_spec s = {KF_BF16, 2, 4, 4, 40, 72, 64, false, 0, 0, true, false, -1, 0};
+  return s;
+}
+
+static inline kf_value attn_softmax_hand(kf_graph *g, kf_value x) {
+  int last = -1;
+  const ir_node *n = &g->nodes[x];
+  int64_t col[KF_MAX_RANK];
+  memcpy(col, n->shape, sizeof col);
+  col[n->rank - 1] = 1;
+  int rank = n->rank;
+  kf_value m = kf_reshape(g, kf_max(g, x, 1, &last, false), rank, col);
+  kf_value e = kf_exp(g, kf_sub(g, x, m));
+  kf_value s = kf_sum(g, e, 1, &last, true);
+  return kf_div(g, e, s);
+}
+
+/* k or v of hk heads as the h heads of q. */
+static inline kf_value attn_heads(kf_graph *g, const attn_spec *s, kf_value x, int64_t rows) {
+  if (s->hk == s->h || !s->gqa_reshape) return x;
+  int64_t g5[5] = {s->b, s->hk, 1, rows, s->d}, b5[5] = {s->b, s->hk, s->h / s->hk, rows, s->d};
+  int64_t r4[4] = {s->b, s->h, rows, s->d};
+  x = kf_broadcast_to(g, kf_reshape(g, x, 5, g5), 5, b5);
+  return kf_reshape(g, x, 4, r4);
+}
+
+static inline kf_value attn_iota(kf_graph *g, const attn_spec *s, int axis) {
+  int64_t sh[2] = {s->sq, s->sk};
+  return kf_iota(g, KF_I32, 2, sh, axis);
+}
+
+static inline kf_graph *attn_build(const attn_spec *s) {
+  kf_graph *g = NULL;
+  ck_assert_int_eq(kf_graph_create(NULL, &g), KF_OK);
+  int64_t hk = s->gqa_reshape || s->hk == s->h ? s->hk : 1;
+  int64_t qs[4] = {s->b, s->h, s->sq, s->d}, ks[4] = {s->b, hk, s->sk, s->d};
+  kf_value q = kf_input(g, "q", s->dt, 4, qs);
+  kf_value k = attn_heads(g, s, kf_input(g, "k", s->dt, 4, ks), s->sk);
+  kf_value v = attn_heads(g, s, kf_input(g, "v", s->dt, 4, ks), s->sk);
+  int perm[4] = {0, 1, 3, 2};
+  kf_value sc = kf_matmul(g, q, kf_transpose(g, k, perm));
+  if (s->scores_out) kf_set_output(g, sc);
+  kf_value x = kf_mul(g, sc, kf_scalar(g, 0.125, s->dt));
+  if (s->modifier == 1) {
+    kf_value c = kf_scalar(g, 30.0, s->dt);
+    x = kf_mul(g, kf_tanh(g, kf_div(g, x, c)), c);
+  } else if (s->modifier == 2) {
+    int64_t bs[4] = {1, s->h, s->sq, s->sk};
+    x = kf_add(g, x, kf_input(g, "bias", s->dt, 4, bs));
+  }
+  kf_value ninf = kf_scalar(g, -INFINITY, s->dt);
+  if (s->mask == 1) {
+    int64_t ms[2] = {s->sq, s->sk};
+    x = kf_where(g, kf_input(g, "mask", KF_BOOL, 2, ms), x, ninf);
+  } else if (s->mask == 2) {
+    kf_value qi = attn_iota(g, s, 0);
+    if (s->shift) qi = kf_add(g, qi, kf_scalar(g, (double)s->shift, KF_I32));
+    x = kf_where(g, kf_ge(g, qi, attn_iota(g, s, 1)), x, ninf);
+  } else if (s->mask == 3) {
+    x = kf_where(g, kf_lt(g, attn_iota(g, s, 0), attn_iota(g, s, 1)), ninf, x);
+  }
+  kf_value p = s->hand ? attn_softmax_hand(g, kf_cast(g, x, KF_F32)) : kf_softmax(g, x, s->axis);
+  if (s->hand) p = kf_cast(g, p, s->dt);
+  kf_set_output(g, kf_matmul(g, p, v));
+  ck_assert_msg(kf_graph_status(g) == KF_OK, "%s", kf_graph_errmsg(g));
+  return g;
+}
+
+#endif

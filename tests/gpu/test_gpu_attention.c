@@ -1,0 +1,130 @@
+/* test_gpu_attention.c - the flash attention kernel on a real GPU against
+ * the CPU reference at small shapes: no mask, a boolean mask, causal masks
+ * from iota (with offsets, and in the negated where form), grouped-query
+ * and multi-query heads, a tanh soft-cap and an added bias, odd lengths,
+ * queries and keys of different lengths (a decode-like 1 x 300), head dims
+ * 64, 128 and 256, f16 and bf16, and inputs off 16-byte alignment (the
+ * kernel's element-load path). Every output element is checked, in outputs
+ * poisoned with NaN first, within the documented attention tolerance
+ * (docs/attention.md): fused attention reorders the softmax's arithmetic,
+ * so it is not bit-identical to the unfused graph. Each plan must be one
+ * attention launch. Skips (exit 77) without a GPU. */
+#include "../attn_graphs.h"
+#include "gpu_util.h"
+#include "planted.h"
+
+/* docs/attention.md: |got - want| <= tol + tol |want| per element; two
+ * units in the last place near 1 of the output dtype. */
+static double attn_tol(kf_dtype dt) {
+  return dt == KF_BF16 ? 1.0 / 64 : 1.0 / 512;
+}
+
+static double G_worst[KF_DTYPE_COUNT];
+
+/* A boolean mask sees each query's key q % Sk, so that no row is wholly
+ * masked (whose softmax is NaN in both). */
+static void fix_mask(kf_graph *g, run_io *io, const attn_spec *s) {
+  for (int i = 0; i < io->n_in; i++) {
+    const char *name = kf_value_name(g, kf_graph_input(g, i));
+    if (!name || strcmp(name, "mask")) continue;
+    uint8_t *m = io->hin[i].data;
+    for (int64_t q = 0; q < s->sq; q++) m[q * s->sk + q % s->sk] = 1;
+    G_drv->MemcpyHtoD((CUdeviceptr)(uintptr_t)io->din[i].data, m, (size_t)(s->sq * s->sk));
+  }
+}
+
+static int64_t compare_all(const void *got, const void *want, kf_dtype dt, int64_t n,
+                           const char *what) {
+  double tol = attn_tol(dt);
+  int64_t bad = 0;
+  for (int64_t i = 0; i < n; i++) {
+    double g = load_elem(got, dt, i), w = load_elem(want, dt, i);
+    bool ok = isnan(w) ? isnan(g) : fabs(g - w) <= tol + tol * fabs(w);
+    if (!isnan(w) && !isnan(g) && fabs(g - w) > G_worst[dt]) G_worst[dt] = fabs(g - w);
+    if (!ok && bad++ < 4)
+      printf("MISMATCH %s at %lld: got %.6g want %.6g\n", what, (long long)i, g, w);
+  }
+  return bad;
+}
+
+static void run_case(const attn_spec *s, size_t offset, const char *what) {
+  kf_graph *g = attn_build(s);
+  kf_options opt;
+  kf_options_init(&opt);
+  kf_plan *plan = NULL;
+  ck_assert_msg(kf_compile(G_ctx, g, &opt, &plan) == KF_OK, "%s: %s", what, kf_ctx_errmsg(G_ctx));
+  ck_assert_msg(kf_plan_num_launches(plan) == 1 && plan_has(plan, "attention: "),
+                "%s: not one attention launch", what);
+  G_offset = offset;
+  run_io io;
+  io_setup(g, &io, 4242);
+  fix_mask(g, &io, s);
+  kf_status st = kf_graph_run_reference(g, io.hin, io.n_in, io.href, io.n_out);
+  ck_assert_msg(st == KF_OK, "%s: reference: %s", what, kf_graph_errmsg(g));
+  io_poison(&io);
+  st = kf_plan_run(plan, io.din, io.n_in, io.dout, io.n_out, NULL);
+  ck_assert_msg(st == KF_OK, "%s: run: %s", what, kf_plan_errmsg(plan));
+  io_fetch(&io);
+  int64_t n = kf_value_numel(g, kf_graph_output(g, 0));
+  int64_t bad = compare_all(io.hout[0].data, io.href[0].data, s->dt, n, what);
+  ck_assert_msg(bad == 0, "%s: %lld of %lld elements off", what, (long long)bad, (long long)n);
+  io_free(&io);
+  G_offset = 0;
+  kf_plan_destroy(plan);
+  kf_graph_destroy(g);
+}
+
+typedef struct gcase {
+  const char *what;
+  kf_dtype dt;
+  int64_t h, hk, sq, sk, d;
+  int mask, modifier;
+  int64_t shift;
+  bool mqa, hand;
+  size_t offset;
+} gcase;
+
+static const gcase CASES[] = {
+    {"bf16 d64 none", KF_BF16, 4, 4, 64, 64, 64, 0, 0, 0, false, false, 0},
+    {"f16 d64 none odd", KF_F16, 4, 4, 37, 77, 64, 0, 0, 0, false, false, 0},
+    {"bf16 d128 bool odd", KF_BF16, 2, 2, 93, 131, 128, 1, 0, 0, false, false, 0},
+    {"f16 d128 causal", KF_F16, 2, 2, 200, 200, 128, 2, 0, 0, false, false, 0},
+    {"bf16 d64 causal shift", KF_BF16, 2, 2, 70, 150, 64, 2, 0, 80, false, true, 0},
+    {"f16 d64 causal negated", KF_F16, 2, 2, 129, 129, 64, 3, 0, 0, false, false, 0},
+    {"bf16 d128 gqa causal", KF_BF16, 8, 2, 96, 96, 128, 2, 0, 0, false, false, 0},
+    {"f16 d64 mqa", KF_F16, 8, 1, 48, 100, 64, 0, 0, 0, true, false, 0},
+    {"bf16 d64 softcap", KF_BF16, 2, 2, 64, 192, 64, 0, 1, 0, false, false, 0},
+    {"f16 d128 bias", KF_F16, 2, 2, 50, 66, 128, 0, 2, 0, false, true, 0},
+    {"bf16 d256 causal", KF_BF16, 2, 2, 80, 80, 256, 2, 0, 0, false, false, 0},
+    {"f16 d256 none", KF_F16, 2, 2, 33, 65, 256, 0, 0, 0, false, false, 0},
+    {"bf16 d128 decode 1x300", KF_BF16, 4, 4, 1, 300, 128, 0, 0, 0, false, false, 0},
+    {"f16 d64 unaligned", KF_F16, 2, 2, 40, 72, 64, 1, 0, 0, false, false, 2},
+};
+
+START_TEST(against_reference) {
+  const gcase *c = &CASES[_i];
+  attn_spec s = attn_base();
+  s.dt = c->dt, s.h = c->h, s.hk = c->hk, s.sq = c->sq, s.sk = c->sk, s.d = c->d;
+  s.mask = c->mask, s.modifier = c->modifier, s.shift = c->shift, s.hand = c->hand;
+  s.gqa_reshape = !c->mqa;
+  run_case(&s, c->offset, c->what);
+}
+END_TEST
+
+START_TEST(worst) {
+  for (int d = 0; d < KF_DTYPE_COUNT; d++)
+    if (G_worst[d] > 0)
+      printf("attention worst |error| %s: %.3g (allowed %.3g + the same relative)\n",
+             kf_dtype_name((kf_dtype)d), G_worst[d], attn_tol((kf_dtype)d));
+}
+END_TEST
+
+static Suite *make_suite(void) {
+  Suite *s = suite_create("gpu_attention");
+  TCase *tc = tcase_create("attention");
+  tcase_set_timeout(tc, 300);
+  tcase_add_loop_test(tc, against_reference, 0, (int)(sizeof CASES / sizeof CASES[0]));
+  tcase_add_test(tc, worst);
+  suite_add_tcase(s, tc);
+  return s;
+}
