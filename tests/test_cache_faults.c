@@ -21,6 +21,8 @@
 #include "core/strbuf.h"
 #include "ir/graph_blob.h"
 #include "ir/ir.h"
+#include "ir/names.h"
+#include "ir/yaml_load.h"
 #include "runtime/cache.h"
 #include "runtime/cache_disk.h"
 #include "runtime/cache_state.h"

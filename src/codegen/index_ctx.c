@@ -1,11 +1,15 @@
 /* index_ctx.c - index contexts: how the element being computed maps to each
  * value's linear index and coordinates, through broadcasting and layout ops,
  * with the constants of the shapes baked into the expressions. */
+#include "codegen/index_ctx.h"
+
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "codegen/cg_internal.h"
+#include "codegen/expr.h"
+#include "codegen/part.h"
 #include "core/alloc.h"
 
 /* An index constant: a plain literal, or LL-suffixed past 32 bits. */

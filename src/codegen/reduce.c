@@ -4,10 +4,19 @@
  * output): contiguous reductions in templates/reduce_rows.cu (split over
  * several blocks, deterministically, when outputs are few), strided ones in
  * templates/reduce_cols.cu. */
+#include "codegen/reduce.h"
+
 #include <stdio.h>
 #include <string.h>
 
+#include "codegen/buf.h"
 #include "codegen/cg_internal.h"
+#include "codegen/expr.h"
+#include "codegen/index_ctx.h"
+#include "codegen/part.h"
+#include "codegen/pointwise.h"
+#include "codegen/template.h"
+#include "ir/shape.h"
 
 typedef struct red_shape {
   int64_t outer, red, inner;

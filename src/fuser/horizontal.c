@@ -12,6 +12,7 @@
 #include "fuser/decide.h"
 #include "fuser/legal.h"
 #include "fuser/tile.h"
+#include "ir/shape.h"
 
 typedef struct korder {
   int32_t depth, first, id;

@@ -1,5 +1,7 @@
 /* dtype.c - dtype names and sizes, and the one rounding rule of kfuse: how a
  * double or float becomes f16, bf16, f32, an integer or a bool. */
+#include "ir/dtype.h"
+
 #include <math.h>
 #include <stdio.h>
 #include <string.h>

@@ -6,6 +6,10 @@
 
 #include <math.h>
 
+#include "ir/dtype.h"
+#include "ir/ref_layout.h"
+#include "ir/ref_pointwise.h"
+
 /* ---- the node's own rounding ------------------------------------------------ */
 
 /* x rounded to f32, then to dt (f32, f16, bf16). The bf16 rounding of an

@@ -22,4 +22,9 @@ double ref_bound_round(double pre, double dev, double v, kf_dtype dt);
  * p: p plus the op's own error (the device function's documented ulps). */
 double ref_bound_dev(ir_op op, kf_dtype dt, double pre, double x, double p);
 
+/* Error bounds (ref.h), with the evaluators' signature, of the elementwise
+ * and layout ops. */
+ref_eval_fn ref_bound_unary, ref_bound_binary, ref_bound_where, ref_bound_clamp, ref_bound_cast,
+    ref_bound_layout;
+
 #endif /* KF_IR_REF_BOUND_H */

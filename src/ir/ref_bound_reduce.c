@@ -1,9 +1,14 @@
 /* ref_bound_reduce.c - the reference's error bounds for accumulating ops (sum,
  * mean, max, min, matmul): the operands' bounds summed, plus the error of a
  * float accumulation in any order, relative to the sum of the |terms|. */
+#include "ir/ref_bound_reduce.h"
+
 #include <math.h>
 
+#include "ir/dtype.h"
 #include "ir/ref_bound.h"
+#include "ir/ref_layout.h"
+#include "ir/ref_reduce.h"
 
 /* The relative error of a float accumulation in which each term goes
  * through at most m roundings, whatever the order (serial, chunked, tree,

@@ -1,8 +1,11 @@
 /* ref_layout.c - the reference interpreter's index arithmetic: strides,
  * broadcasting, and the layout ops (reshape, transpose, broadcast_to, and
  * the index ops slice, concat, gather, iota). */
+#include "ir/ref_layout.h"
+
 #include <string.h>
 
+#include "ir/dtype.h"
 #include "ir/ref.h"
 
 void ref_dense_strides(int rank, const int64_t *shape, int64_t *stride) {

@@ -11,6 +11,7 @@
 #include "core/knobs.h"
 #include "core/pool.h"
 #include "ir/ref.h"
+#include "ir/ref_parallel.h"
 
 enum { REF_DEFAULT_THREADS = 16 };
 

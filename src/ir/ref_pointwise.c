@@ -3,7 +3,10 @@
  * and the one place where a result is rounded to its dtype. */
 #include <math.h>
 
+#include "ir/dtype.h"
 #include "ir/ref.h"
+#include "ir/ref_layout.h"
+#include "ir/ref_pointwise.h"
 
 /* ---- rounding a result once ------------------------------------------------ */
 

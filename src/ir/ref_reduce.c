@@ -1,9 +1,15 @@
 /* ref_reduce.c - the reference interpreter's accumulating ops: sum, mean,
  * max and min over an axes set, and matmul with batch broadcasting. Floats
  * accumulate in f64, integers in wrapping int64; results round once. */
+#include "ir/ref_reduce.h"
+
 #include <math.h>
 
+#include "ir/dtype.h"
+#include "ir/ops.h"
 #include "ir/ref.h"
+#include "ir/ref_layout.h"
+#include "ir/ref_pointwise.h"
 
 /* Strides that map each input axis to the dense output of a reduction: 0
  * on reduced axes. keepdim only adds size-1 axes, so it does not change

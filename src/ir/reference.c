@@ -8,7 +8,17 @@
 
 #include "core/alloc.h"
 #include "core/ctx.h"
+#include "ir/dtype.h"
+#include "ir/graph.h"
+#include "ir/ops.h"
 #include "ir/ref.h"
+#include "ir/ref_bound.h"
+#include "ir/ref_bound_reduce.h"
+#include "ir/ref_layout.h"
+#include "ir/ref_parallel.h"
+#include "ir/ref_pointwise.h"
+#include "ir/ref_reduce.h"
+#include "ir/shape.h"
 
 /* One run: a buffer per value, and when each may be freed. */
 typedef struct ref_run {

@@ -9,12 +9,13 @@
 #include <stdlib.h>
 
 #include "core/ctx.h"
-#include "runtime/nvtx.h"
 #include "ir/graph_blob.h"
 #include "ir/ir.h"
+#include "ir/yaml_load.h"
 #include "ir/yaml_tree.h"
 #include "runtime/cache.h"
 #include "runtime/cache_state.h"
+#include "runtime/nvtx.h"
 
 /* Files smaller than this parse in well under a millisecond: not cached. */
 enum { GRAPH_CACHE_MIN_BYTES = 16384 };

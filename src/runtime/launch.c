@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "core/alloc.h"
+#include "ir/shape.h"
 #include "runtime/cuda_graph.h"
 #include "runtime/lib_launch.h"
 #include "runtime/rt.h"

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "core/alloc.h"
+#include "ir/shape.h"
 #include "runtime/cache.h"
 #include "runtime/cache_state.h"
 #include "runtime/launch.h"
