@@ -11,6 +11,7 @@
 #include "core/alloc.h"
 #include "fuser/decide.h"
 #include "fuser/legal.h"
+#include "fuser/text.h"
 #include "fuser/tile.h"
 #include "ir/shape.h"
 

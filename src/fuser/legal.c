@@ -13,6 +13,7 @@
 #include "fuser/node.h"
 #include "fuser/recompute.h"
 #include "fuser/split.h"
+#include "fuser/text.h"
 #include "ir/ops.h"
 #include "ir/shape.h"
 

@@ -12,26 +12,26 @@
  * the run also bounds errors (kf_graph_run_reference_bounded), `e` holds per
  * element the most a correct kernel's value may differ from it (ref_bound.c),
  * else NULL. */
-typedef struct ref_buf {
+typedef struct ir_ref_buf {
   double *f;
   int64_t *i;
   double *e;
   int64_t n;
-} ref_buf;
+} ir_ref_buf;
 
 /* A row-major walk over `dim` (rank entries) that keeps `off`, the offset of
  * the current element in a source with the given per-axis strides (0 for a
  * broadcast axis). The odometer makes each step O(1) amortized. */
-typedef struct ref_iter {
+typedef struct ir_ref_iter {
   int rank;
   int64_t dim[KF_MAX_RANK];
   int64_t stride[KF_MAX_RANK];
   int64_t idx[KF_MAX_RANK];
   int64_t off;
-} ref_iter;
+} ir_ref_iter;
 
-static inline void ref_iter_init(ref_iter *it, int rank, const int64_t *dim,
-                                 const int64_t *stride) {
+static inline void ir_ref_iter_init(ir_ref_iter *it, int rank, const int64_t *dim,
+                                    const int64_t *stride) {
   it->rank = rank;
   it->off = 0;
   for (int d = 0; d < rank; d++) {
@@ -42,7 +42,7 @@ static inline void ref_iter_init(ref_iter *it, int rank, const int64_t *dim,
 }
 
 /* Moves the walk to its k-th element (row-major over dim). */
-static inline void ref_iter_seek(ref_iter *it, int64_t k) {
+static inline void ir_ref_iter_seek(ir_ref_iter *it, int64_t k) {
   it->off = 0;
   for (int d = it->rank - 1; d >= 0; d--) {
     it->idx[d] = it->dim[d] > 0 ? k % it->dim[d] : 0;
@@ -51,7 +51,7 @@ static inline void ref_iter_seek(ref_iter *it, int64_t k) {
   }
 }
 
-static inline void ref_iter_next(ref_iter *it) {
+static inline void ir_ref_iter_next(ir_ref_iter *it) {
   for (int d = it->rank - 1; d >= 0; d--) {
     it->off += it->stride[d];
     if (++it->idx[d] < it->dim[d]) return;
@@ -62,14 +62,14 @@ static inline void ref_iter_next(ref_iter *it) {
 
 /* Evaluators, one per kind. `n` is the node, `a` its operands' buffers,
  * `out` its buffer, allocated for n's dtype and element count. Each
- * computes the part [p0, p1) of its node's extent (ref_extent): output
+ * computes the part [p0, p1) of its node's extent (ir_ref_extent): output
  * elements for the elementwise and layout ops, indices of the first kept
  * axis for reductions, output rows for matmul. Parts are disjoint in
  * `out`, and every output element is computed by the same sequence of
  * operations however the extent is split, so results do not depend on the
  * number of threads (ref_parallel.c). */
-typedef void ref_eval_fn(const kf_graph *g, const ir_node *n, const ref_buf *const *a, ref_buf *out,
-                         int64_t p0, int64_t p1);
+typedef void ir_ref_eval_fn(const kf_graph *g, const ir_node *n, const ir_ref_buf *const *a,
+                            ir_ref_buf *out, int64_t p0, int64_t p1);
 /* The evaluators are declared with their files: ref_pointwise.h (unary,
  * binary, where, clamp, cast), ref_reduce.h (reduce, matmul), ref_layout.h.
  * The error bounds (ref_bound.h, ref_bound_reduce.h), one per kind, have

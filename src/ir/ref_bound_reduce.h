@@ -6,6 +6,6 @@
 #include "ir/ref.h"
 
 /* Error bounds (ref.h) of the accumulating ops. */
-ref_eval_fn ref_bound_reduce, ref_bound_matmul;
+ir_ref_eval_fn ir_ref_bound_reduce, ir_ref_bound_matmul;
 
 #endif /* KF_IR_REF_BOUND_REDUCE_H */

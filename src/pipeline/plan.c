@@ -11,6 +11,7 @@
 #include "codegen/target.h"
 #include "core/alloc.h"
 #include "fuser/fuse.h"
+#include "fuser/render.h"
 #include "ir/graph.h"
 #include "ir/ir.h"
 #include "pipeline/pipeline.h"
