@@ -14,6 +14,7 @@
 #include "codegen/part.h"
 #include "codegen/pointwise.h"
 #include "codegen/reduce.h"
+#include "codegen/reduce_plan.h"
 #include "codegen/row.h"
 #include "codegen/row_plan.h"
 #include "codegen/template.h"
