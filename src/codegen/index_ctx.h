@@ -35,7 +35,9 @@ void cg_ctx_transpose(cg_gen *gen, const cg_ctx *c, int rank, const int64_t *in_
                       const int8_t *perm, cg_ctx *out);
 /* A context over shape whose dims split into ngroups consecutive groups
  * (bounds[0] = 0 .. bounds[ngroups] = rank), group g indexed by vars[g]:
- * rows and columns, or outer, reduced and inner. */
+ * rows and columns, or outer, reduced and inner. Dims from
+ * bounds[ngroups] on, when it is below rank, get no coordinate and add
+ * nothing to the linear index (a matmul's batch: element (bt, 0, 0)). */
 void cg_ctx_groups(cg_ctx *c, int rank, const int64_t *shape, int ngroups, const int *bounds,
                    const char *const *vars, int vclass);
 /* A context over shape whose dims each belong to one of the vars
