@@ -86,6 +86,8 @@ done < <(nm -A -u "$@" 2>/dev/null)
 declare -A defs # "DIR/x" -> " sym sym ... "
 obj_re='/src/([a-z_]+/[a-z0-9_]+)\.c\.o:'
 while read -r path _ sym; do
+  # reserved names are the compiler's (ASan's __odr_asan.NAME), not ours
+  [[ $sym == __* || $sym == *.* ]] && continue
   [[ $path =~ $obj_re ]] && [ -n "$sym" ] && defs[${BASH_REMATCH[1]}]+=" $sym "
 done < <(nm -A -g --defined-only "$@" 2>/dev/null)
 # Each x.c has x.h, or defines public names only (include/ declares them).
