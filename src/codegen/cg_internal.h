@@ -130,6 +130,10 @@ typedef struct cg_part {
   bool persistent;     /* strides by gridDim.x: see cg_launch_src.persistent */
   bool l2_prefetch;    /* reads kf_l2pf_rows: see cg_launch_src.l2_prefetch */
   bool tiled;          /* a pointwise part planned as a tiled transpose */
+  bool gemm90;         /* a matmul part on the Hopper template: takes the
+                          tensor maps tmaps (cg_launch_src.tmaps) */
+  cg_tmap tmaps[2];
+  int n_tmaps;
   char decisions[512]; /* for the header comment */
 } cg_part;
 
