@@ -65,12 +65,12 @@ static kf_ctx *new_ctx(void) {
 static cache_key key_n(int n) {
   char src[64];
   snprintf(src, sizeof src, "__global__ void k%d() {}", n);
-  return cache_key_kernel(src, "--gpu-architecture=sm_90", "sm_90");
+  return rt_cache_key_kernel(src, "--gpu-architecture=sm_90", "sm_90");
 }
 
 static void entry_path(cache_key key, char *out, size_t size) {
   char hex[33];
-  cache_key_hex(key, hex);
+  rt_cache_key_hex(key, hex);
   snprintf(out, size, "%s/%s.kfc", dir, hex);
 }
 

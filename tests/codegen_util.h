@@ -12,6 +12,8 @@
 #include <time.h>
 
 #include "codegen/codegen.h"
+#include "codegen/emit.h"
+#include "codegen/target.h"
 #include "fuser/plan.h"
 #include "ir/ir.h"
 

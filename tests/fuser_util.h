@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "fuser/fuse.h"
+#include "fuser/legal.h"
 #include "kfuse.h"
 
 /* ---- planning ------------------------------------------------------------ */

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "check_main.h"
+#include "ir/dtype.h"
 #include "ir/ir.h"
 
 #define REF_MAX_IO 8

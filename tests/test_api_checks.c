@@ -8,6 +8,7 @@
 
 #include "check_main.h"
 #include "codegen/codegen.h"
+#include "codegen/target.h"
 #include "ir/ir.h"
 #include "runtime/nvrtc.h"
 

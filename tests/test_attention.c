@@ -11,8 +11,11 @@
 #include "attn_graphs.h"
 #include "check_main.h"
 #include "codegen/codegen.h"
+#include "codegen/emit.h"
+#include "codegen/target.h"
 #include "fuser/fuse.h"
 #include "fuser/occ_model.h"
+#include "fuser/render.h"
 #include "fuser_util.h"
 
 static int32_t last_matmul(const kf_graph *g) {

@@ -3,6 +3,8 @@
  * independent list, broadcasting, where, clamp, cast, and sticky errors. */
 #include <math.h>
 
+#include "ir/dtype.h"
+#include "ir/ops.h"
 #include "test_builder.h"
 
 typedef kf_value (*unary_fn)(kf_graph *, kf_value);

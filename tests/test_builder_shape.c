@@ -1,6 +1,7 @@
 /* test_builder_shape.c - builders that change shapes: reductions (axes
  * normalization, keepdim, dtype rules), reshape, transpose, broadcast_to and
  * matmul, with every error path. */
+#include "ir/dtype.h"
 #include "test_builder.h"
 
 static void fresh_graph(void) {

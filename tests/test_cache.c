@@ -24,8 +24,8 @@
 
 static void setup(void) {
   cache_fixture_setup("cache");
-  cache_disk_inject_fault(0, 0);
-  cache_disk_inject_fault(1, 0);
+  rt_cache_disk_inject_fault(0, 0);
+  rt_cache_disk_inject_fault(1, 0);
 }
 
 static void teardown(void) {
@@ -33,7 +33,7 @@ static void teardown(void) {
 }
 
 static struct cache_state *state(kf_ctx *ctx) {
-  struct cache_state *cs = cache_state_get(ctx);
+  struct cache_state *cs = rt_cache_state_get(ctx);
   ck_assert_ptr_nonnull(cs);
   return cs;
 }
@@ -51,17 +51,18 @@ static int count_files(const char *prefix) {
 /* ---- keys ---------------------------------------------------------------- */
 
 START_TEST(keys_cover_every_input) {
-  cache_key a = cache_key_kernel("src", "opts", "sm_90");
-  ck_assert(cache_key_eq(a, cache_key_kernel("src", "opts", "sm_90")));
-  ck_assert(!cache_key_eq(a, cache_key_kernel("src2", "opts", "sm_90")));
-  ck_assert(!cache_key_eq(a, cache_key_kernel("src", "opts2", "sm_90")));
-  ck_assert(!cache_key_eq(a, cache_key_kernel("src", "opts", "sm_80")));
+  cache_key a = rt_cache_key_kernel("src", "opts", "sm_90");
+  ck_assert(rt_cache_key_eq(a, rt_cache_key_kernel("src", "opts", "sm_90")));
+  ck_assert(!rt_cache_key_eq(a, rt_cache_key_kernel("src2", "opts", "sm_90")));
+  ck_assert(!rt_cache_key_eq(a, rt_cache_key_kernel("src", "opts2", "sm_90")));
+  ck_assert(!rt_cache_key_eq(a, rt_cache_key_kernel("src", "opts", "sm_80")));
   /* parts cannot run together */
-  ck_assert(!cache_key_eq(cache_key_kernel("ab", "c", "x"), cache_key_kernel("a", "bc", "x")));
-  ck_assert(!cache_key_eq(cache_key_blob("d", "xy", 2), cache_key_blob("d", "xz", 2)));
-  ck_assert(!cache_key_eq(cache_key_blob("d1", "xy", 2), cache_key_blob("d2", "xy", 2)));
+  ck_assert(
+      !rt_cache_key_eq(rt_cache_key_kernel("ab", "c", "x"), rt_cache_key_kernel("a", "bc", "x")));
+  ck_assert(!rt_cache_key_eq(rt_cache_key_blob("d", "xy", 2), rt_cache_key_blob("d", "xz", 2)));
+  ck_assert(!rt_cache_key_eq(rt_cache_key_blob("d1", "xy", 2), rt_cache_key_blob("d2", "xy", 2)));
   char hex[33];
-  cache_key_hex((cache_key){0x1, 0xabcdef}, hex);
+  rt_cache_key_hex((cache_key){0x1, 0xabcdef}, hex);
   ck_assert_str_eq(hex, "0000000000abcdef0000000000000001");
 }
 END_TEST
@@ -80,36 +81,36 @@ START_TEST(memory_bound_evicts_least_recently_used) {
   void *img;
   size_t size;
   for (int i = 1; i <= 2; i++) {
-    ck_assert_int_eq(cache_mem_acquire(cs, key_n(i), &img, &size), CACHE_MEM_RESERVED);
-    cache_mem_publish(cs, key_n(i), blob, big);
+    ck_assert_int_eq(rt_cache_mem_acquire(cs, key_n(i), &img, &size), CACHE_MEM_RESERVED);
+    rt_cache_mem_publish(cs, key_n(i), blob, big);
   }
   /* use key 1: key 2 becomes the least recently used */
-  ck_assert_int_eq(cache_mem_acquire(cs, key_n(1), &img, &size), CACHE_MEM_HIT);
+  ck_assert_int_eq(rt_cache_mem_acquire(cs, key_n(1), &img, &size), CACHE_MEM_HIT);
   free(img);
-  ck_assert_int_eq(cache_mem_acquire(cs, key_n(3), &img, &size), CACHE_MEM_RESERVED);
-  cache_mem_publish(cs, key_n(3), blob, big);
+  ck_assert_int_eq(rt_cache_mem_acquire(cs, key_n(3), &img, &size), CACHE_MEM_RESERVED);
+  rt_cache_mem_publish(cs, key_n(3), blob, big);
   kf_cache_stats st;
   ck_assert_int_eq(kf_ctx_cache_stats(ctx, &st), KF_OK);
   ck_assert_uint_eq(st.mem_max_bytes, 1u << 20);
   ck_assert_uint_eq(st.mem_entries, 2);
   ck_assert_uint_eq(st.mem_bytes, 2 * big);
   ck_assert_uint_eq(st.mem_evictions, 1);
-  ck_assert_int_eq(cache_mem_acquire(cs, key_n(1), &img, &size), CACHE_MEM_HIT);
+  ck_assert_int_eq(rt_cache_mem_acquire(cs, key_n(1), &img, &size), CACHE_MEM_HIT);
   free(img);
-  ck_assert_int_eq(cache_mem_acquire(cs, key_n(3), &img, &size), CACHE_MEM_HIT);
+  ck_assert_int_eq(rt_cache_mem_acquire(cs, key_n(3), &img, &size), CACHE_MEM_HIT);
   free(img);
-  ck_assert_int_eq(cache_mem_acquire(cs, key_n(2), &img, &size), CACHE_MEM_RESERVED);
-  cache_mem_abandon(cs, key_n(2));
+  ck_assert_int_eq(rt_cache_mem_acquire(cs, key_n(2), &img, &size), CACHE_MEM_RESERVED);
+  rt_cache_mem_abandon(cs, key_n(2));
   /* one kernel larger than the bound is still kept (the newest never goes) */
   char *huge = calloc(1, 2u << 20);
   ck_assert_ptr_nonnull(huge);
-  ck_assert_int_eq(cache_mem_acquire(cs, key_n(4), &img, &size), CACHE_MEM_RESERVED);
-  cache_mem_publish(cs, key_n(4), huge, 2u << 20);
+  ck_assert_int_eq(rt_cache_mem_acquire(cs, key_n(4), &img, &size), CACHE_MEM_RESERVED);
+  rt_cache_mem_publish(cs, key_n(4), huge, 2u << 20);
   ck_assert_int_eq(kf_ctx_cache_stats(ctx, &st), KF_OK);
   ck_assert_uint_eq(st.mem_entries, 1);
-  ck_assert_int_eq(cache_mem_acquire(cs, key_n(4), &img, &size), CACHE_MEM_HIT);
+  ck_assert_int_eq(rt_cache_mem_acquire(cs, key_n(4), &img, &size), CACHE_MEM_HIT);
   free(img);
-  cache_mem_clear(cs);
+  rt_cache_mem_clear(cs);
   ck_assert_int_eq(kf_ctx_cache_stats(ctx, &st), KF_OK);
   ck_assert_uint_eq(st.mem_bytes, 0);
   free(huge);
@@ -125,21 +126,21 @@ START_TEST(memory_reserve_publish_hit) {
   void *img;
   size_t size;
   cache_key k = key_n(1);
-  ck_assert_int_eq(cache_mem_acquire(cs, k, &img, &size), CACHE_MEM_RESERVED);
-  cache_mem_publish(cs, k, "abcdef", 6);
-  ck_assert_int_eq(cache_mem_acquire(cs, k, &img, &size), CACHE_MEM_HIT);
+  ck_assert_int_eq(rt_cache_mem_acquire(cs, k, &img, &size), CACHE_MEM_RESERVED);
+  rt_cache_mem_publish(cs, k, "abcdef", 6);
+  ck_assert_int_eq(rt_cache_mem_acquire(cs, k, &img, &size), CACHE_MEM_HIT);
   ck_assert_uint_eq(size, 6);
   ck_assert_int_eq(memcmp(img, "abcdef", 6), 0);
   free(img);
   /* an abandoned key can be reserved again */
   cache_key k2 = key_n(2);
-  ck_assert_int_eq(cache_mem_acquire(cs, k2, &img, &size), CACHE_MEM_RESERVED);
-  cache_mem_abandon(cs, k2);
-  ck_assert_int_eq(cache_mem_acquire(cs, k2, &img, &size), CACHE_MEM_RESERVED);
-  cache_mem_abandon(cs, k2);
-  cache_mem_clear(cs);
-  ck_assert_int_eq(cache_mem_acquire(cs, k, &img, &size), CACHE_MEM_RESERVED);
-  cache_mem_abandon(cs, k);
+  ck_assert_int_eq(rt_cache_mem_acquire(cs, k2, &img, &size), CACHE_MEM_RESERVED);
+  rt_cache_mem_abandon(cs, k2);
+  ck_assert_int_eq(rt_cache_mem_acquire(cs, k2, &img, &size), CACHE_MEM_RESERVED);
+  rt_cache_mem_abandon(cs, k2);
+  rt_cache_mem_clear(cs);
+  ck_assert_int_eq(rt_cache_mem_acquire(cs, k, &img, &size), CACHE_MEM_RESERVED);
+  rt_cache_mem_abandon(cs, k);
   kf_ctx_destroy(ctx);
 }
 END_TEST
@@ -150,11 +151,11 @@ static void *ask_same_key(void *arg) {
   struct cache_state *cs = arg;
   void *img;
   size_t size;
-  cache_mem_result r = cache_mem_acquire(cs, key_n(42), &img, &size);
+  cache_mem_result r = rt_cache_mem_acquire(cs, key_n(42), &img, &size);
   if (r == CACHE_MEM_RESERVED) {
     atomic_fetch_add(&productions, 1);
     usleep(50 * 1000); /* a slow compile: the others must wait, not redo it */
-    cache_mem_publish(cs, key_n(42), "image", 5);
+    rt_cache_mem_publish(cs, key_n(42), "image", 5);
   } else if (r == CACHE_MEM_HIT) {
     if (size == 5 && memcmp(img, "image", 5) == 0) atomic_fetch_add(&hits, 1);
     free(img);
@@ -180,13 +181,13 @@ END_TEST
 START_TEST(disk_roundtrip_and_layout) {
   kf_ctx *ctx = new_ctx();
   struct cache_state *cs = state(ctx);
-  ck_assert(cache_disk_ready(cs));
+  ck_assert(rt_cache_disk_ready(cs));
   ck_assert_str_eq(kf_cache_dir(ctx), dir);
   struct stat st;
   ck_assert_int_eq(stat(dir, &st), 0);
   ck_assert_int_eq(st.st_mode & 0777, 0700);
   cache_key k = key_n(1);
-  ck_assert(cache_disk_put(cs, k, "payload!", 8));
+  ck_assert(rt_cache_disk_put(cs, k, "payload!", 8));
   char path[512];
   entry_path(k, path, sizeof path);
   ck_assert_int_eq(stat(path, &st), 0);
@@ -194,11 +195,11 @@ START_TEST(disk_roundtrip_and_layout) {
   ck_assert_int_eq(st.st_mode & 0077, 0);
   void *data;
   size_t size;
-  ck_assert(cache_disk_get(cs, k, &data, &size));
+  ck_assert(rt_cache_disk_get(cs, k, &data, &size));
   ck_assert_uint_eq(size, 8);
   ck_assert_int_eq(memcmp(data, "payload!", 8), 0);
   free(data);
-  ck_assert(!cache_disk_get(cs, key_n(2), &data, &size)); /* absent: a quiet miss */
+  ck_assert(!rt_cache_disk_get(cs, key_n(2), &data, &size)); /* absent: a quiet miss */
   ck_assert_int_eq(warnings, 0);
   ck_assert_int_eq(count_files(".tmp-"), 0);
   kf_ctx_destroy(ctx);
@@ -207,13 +208,13 @@ END_TEST
 
 START_TEST(blobs_for_other_modules) {
   kf_ctx *ctx = new_ctx();
-  cache_key k = cache_key_blob("occupancy-v1", "kernel+device", 13);
+  cache_key k = rt_cache_key_blob("occupancy-v1", "kernel+device", 13);
   void *data;
   size_t size;
-  ck_assert(!cache_blob_get(ctx, k, &data, &size));
-  cache_blob_put(ctx, k, "split", 5);
+  ck_assert(!rt_cache_blob_get(ctx, k, &data, &size));
+  rt_cache_blob_put(ctx, k, "split", 5);
   kf_ctx *fresh = new_ctx();
-  ck_assert(cache_blob_get(fresh, k, &data, &size));
+  ck_assert(rt_cache_blob_get(fresh, k, &data, &size));
   ck_assert_uint_eq(size, 5);
   ck_assert_int_eq(memcmp(data, "split", 5), 0);
   free(data);
@@ -225,8 +226,8 @@ END_TEST
 START_TEST(stats_and_clear) {
   kf_ctx *ctx = new_ctx();
   struct cache_state *cs = state(ctx);
-  ck_assert(cache_disk_ready(cs));
-  for (int i = 0; i < 3; i++) ck_assert(cache_disk_put(cs, key_n(i), "xyz", 3));
+  ck_assert(rt_cache_disk_ready(cs));
+  for (int i = 0; i < 3; i++) ck_assert(rt_cache_disk_put(cs, key_n(i), "xyz", 3));
   kf_cache_stats s;
   ck_assert_int_eq(kf_ctx_cache_stats(ctx, &s), KF_OK);
   ck_assert(s.disk_enabled);
@@ -248,24 +249,24 @@ END_TEST
 static void check_bad_entry(void (*damage)(const char *path), const char *why) {
   kf_ctx *ctx = new_ctx();
   struct cache_state *cs = state(ctx);
-  ck_assert(cache_disk_ready(cs));
+  ck_assert(rt_cache_disk_ready(cs));
   cache_key k = key_n(1);
   char payload[1000];
   memset(payload, 'p', sizeof payload);
-  ck_assert(cache_disk_put(cs, k, payload, sizeof payload));
+  ck_assert(rt_cache_disk_put(cs, k, payload, sizeof payload));
   char path[512];
   entry_path(k, path, sizeof path);
   damage(path);
   void *data = (void *)1;
   size_t size = 1;
-  ck_assert(!cache_disk_get(cs, k, &data, &size));
+  ck_assert(!rt_cache_disk_get(cs, k, &data, &size));
   ck_assert_ptr_null(data);
   ck_assert_msg(!exists(path), "bad entry not deleted");
   ck_assert_int_eq(atomic_load(&cs->corrupt), 1);
   ck_assert_int_eq(warnings, 1);
   ck_assert_msg(strstr(last_warning, why) != NULL, "warning: %s", last_warning);
-  ck_assert(cache_disk_put(cs, k, payload, sizeof payload));
-  ck_assert(cache_disk_get(cs, k, &data, &size));
+  ck_assert(rt_cache_disk_put(cs, k, payload, sizeof payload));
+  ck_assert(rt_cache_disk_get(cs, k, &data, &size));
   ck_assert_uint_eq(size, sizeof payload);
   free(data);
   kf_ctx_destroy(ctx);
@@ -308,10 +309,10 @@ static void foreign(const char *path) {
 static void swapped(const char *path) {
   kf_ctx *ctx = new_ctx();
   struct cache_state *cs = state(ctx);
-  ck_assert(cache_disk_ready(cs));
+  ck_assert(rt_cache_disk_ready(cs));
   char payload[1000];
   memset(payload, 'p', sizeof payload);
-  ck_assert(cache_disk_put(cs, key_n(7), payload, sizeof payload));
+  ck_assert(rt_cache_disk_put(cs, key_n(7), payload, sizeof payload));
   char other[512];
   entry_path(key_n(7), other, sizeof other);
   ck_assert_int_eq(rename(other, path), 0);
@@ -359,14 +360,14 @@ END_TEST
 START_TEST(random_damage_always_detected) {
   kf_ctx *ctx = new_ctx();
   struct cache_state *cs = state(ctx);
-  ck_assert(cache_disk_ready(cs));
+  ck_assert(rt_cache_disk_ready(cs));
   cache_key k = key_n(5);
   char payload[300], path[512];
   for (size_t i = 0; i < sizeof payload; i++) payload[i] = (char)(i * 7);
   entry_path(k, path, sizeof path);
   srand(12345);
   for (int round = 0; round < 400; round++) {
-    ck_assert(cache_disk_put(cs, k, payload, sizeof payload));
+    ck_assert(rt_cache_disk_put(cs, k, payload, sizeof payload));
     long total = 48 + (long)sizeof payload;
     if (round % 2) {
       ck_assert_int_eq(truncate(path, rand() % total), 0);
@@ -382,7 +383,8 @@ START_TEST(random_damage_always_detected) {
     }
     void *data;
     size_t size;
-    ck_assert_msg(!cache_disk_get(cs, k, &data, &size), "damage in round %d was not caught", round);
+    ck_assert_msg(!rt_cache_disk_get(cs, k, &data, &size), "damage in round %d was not caught",
+                  round);
     ck_assert(!exists(path));
   }
   ck_assert_int_eq(atomic_load(&cs->corrupt), 400);
@@ -397,24 +399,24 @@ END_TEST
 START_TEST(directory_in_place_of_entry) {
   kf_ctx *ctx = new_ctx();
   struct cache_state *cs = state(ctx);
-  ck_assert(cache_disk_ready(cs));
+  ck_assert(rt_cache_disk_ready(cs));
   char path[512], inner[600];
   entry_path(key_n(3), path, sizeof path);
   ck_assert_int_eq(mkdir(path, 0700), 0);
   void *data;
   size_t size;
-  ck_assert(!cache_disk_get(cs, key_n(3), &data, &size));
+  ck_assert(!rt_cache_disk_get(cs, key_n(3), &data, &size));
   ck_assert_msg(!exists(path), "an empty directory in place of an entry stayed");
   ck_assert_ptr_nonnull(strstr(last_warning, "a directory"));
   ck_assert_ptr_nonnull(strstr(last_warning, "deleted"));
   ck_assert_int_eq(mkdir(path, 0700), 0);
   snprintf(inner, sizeof inner, "%s/keep", path);
   fclose(fopen(inner, "w"));
-  ck_assert(!cache_disk_get(cs, key_n(3), &data, &size));
+  ck_assert(!rt_cache_disk_get(cs, key_n(3), &data, &size));
   ck_assert(exists(inner));
   ck_assert_msg(strstr(last_warning, "could not be deleted") != NULL, "warning: %s", last_warning);
   ck_assert_msg(strstr(last_warning, "deleted;") == NULL, "warning: %s", last_warning);
-  ck_assert(!cache_disk_put(cs, key_n(3), "x", 1)); /* rename onto a directory fails */
+  ck_assert(!rt_cache_disk_put(cs, key_n(3), "x", 1)); /* rename onto a directory fails */
   ck_assert_int_eq(count_files(".tmp-"), 0);
   kf_ctx_destroy(ctx);
 }
@@ -429,7 +431,7 @@ static void expect_refused(const char *why) {
   ck_assert(!s.disk_enabled);
   ck_assert_int_eq(warnings, 1);
   ck_assert_msg(strstr(last_warning, why) != NULL, "warning: %s", last_warning);
-  cache_blob_put(ctx, key_n(1), "x", 1); /* a no-op, not a crash */
+  rt_cache_blob_put(ctx, key_n(1), "x", 1); /* a no-op, not a crash */
   kf_ctx_destroy(ctx);
 }
 
@@ -491,16 +493,16 @@ END_TEST
 static void expect_write_fault(int stage, int err, const char *text) {
   kf_ctx *ctx = new_ctx();
   struct cache_state *cs = state(ctx);
-  ck_assert(cache_disk_ready(cs));
-  cache_disk_inject_fault(stage, err);
-  ck_assert(!cache_disk_put(cs, key_n(1), "abc", 3));
-  ck_assert(!cache_disk_put(cs, key_n(2), "abc", 3));
+  ck_assert(rt_cache_disk_ready(cs));
+  rt_cache_disk_inject_fault(stage, err);
+  ck_assert(!rt_cache_disk_put(cs, key_n(1), "abc", 3));
+  ck_assert(!rt_cache_disk_put(cs, key_n(2), "abc", 3));
   ck_assert_int_eq(atomic_load(&cs->disk_errors), 2);
   ck_assert_int_eq(warnings, 1); /* warned once, then quietly */
   ck_assert_msg(strstr(last_warning, text) != NULL, "warning: %s", last_warning);
   ck_assert_int_eq(count_files(""), 0); /* no temp file left behind */
-  cache_disk_inject_fault(stage, 0);
-  ck_assert(cache_disk_put(cs, key_n(1), "abc", 3));
+  rt_cache_disk_inject_fault(stage, 0);
+  ck_assert(rt_cache_disk_put(cs, key_n(1), "abc", 3));
   kf_ctx_destroy(ctx);
 }
 
@@ -517,8 +519,8 @@ START_TEST(fault_from_environment) {
   kt_setenv("KFUSE_CACHE_FAULT", "enospc", 1);
   kf_ctx *ctx = new_ctx();
   struct cache_state *cs = state(ctx);
-  ck_assert(cache_disk_ready(cs));
-  ck_assert(!cache_disk_put(cs, key_n(1), "abc", 3));
+  ck_assert(rt_cache_disk_ready(cs));
+  ck_assert(!rt_cache_disk_put(cs, key_n(1), "abc", 3));
   ck_assert_int_eq(count_files(""), 0);
   kf_ctx_destroy(ctx);
 }
@@ -528,9 +530,9 @@ START_TEST(read_only_folder_by_mode) {
   /* Root ignores permission bits; elsewhere this is the real thing. */
   kf_ctx *ctx = new_ctx();
   struct cache_state *cs = state(ctx);
-  ck_assert(cache_disk_ready(cs));
+  ck_assert(rt_cache_disk_ready(cs));
   ck_assert_int_eq(chmod(dir, 0500), 0);
-  bool ok = cache_disk_put(cs, key_n(1), "abc", 3);
+  bool ok = rt_cache_disk_put(cs, key_n(1), "abc", 3);
   if (geteuid() != 0) {
     ck_assert(!ok);
     ck_assert_int_eq(atomic_load(&cs->disk_errors), 1);
@@ -553,16 +555,16 @@ START_TEST(eviction_oldest_first) {
   kt_setenv("KFUSE_CACHE_MAX_MB", "1", 1);
   kf_ctx *ctx = new_ctx();
   struct cache_state *cs = state(ctx);
-  ck_assert(cache_disk_ready(cs));
+  ck_assert(rt_cache_disk_ready(cs));
   size_t n = 400 * 1024;
   char *payload = calloc(1, n);
   time_t t = time(NULL) - 1000;
-  ck_assert(cache_disk_put(cs, key_n(0), payload, n));
+  ck_assert(rt_cache_disk_put(cs, key_n(0), payload, n));
   set_mtime(key_n(0), t + 2); /* newer than key 1, though written first */
-  ck_assert(cache_disk_put(cs, key_n(1), payload, n));
+  ck_assert(rt_cache_disk_put(cs, key_n(1), payload, n));
   set_mtime(key_n(1), t + 1);
   ck_assert_int_eq(atomic_load(&cs->evictions), 0);
-  ck_assert(cache_disk_put(cs, key_n(2), payload, n)); /* 1.2 MB > 1 MB */
+  ck_assert(rt_cache_disk_put(cs, key_n(2), payload, n)); /* 1.2 MB > 1 MB */
   ck_assert_int_eq(atomic_load(&cs->evictions), 1);
   char path[512];
   entry_path(key_n(1), path, sizeof path);
@@ -582,19 +584,19 @@ START_TEST(eviction_spares_recently_read) {
   kt_setenv("KFUSE_CACHE_MAX_MB", "1", 1);
   kf_ctx *ctx = new_ctx();
   struct cache_state *cs = state(ctx);
-  ck_assert(cache_disk_ready(cs));
+  ck_assert(rt_cache_disk_ready(cs));
   size_t n = 400 * 1024;
   char *payload = calloc(1, n);
   time_t t = time(NULL) - 1000;
-  ck_assert(cache_disk_put(cs, key_n(0), payload, n));
+  ck_assert(rt_cache_disk_put(cs, key_n(0), payload, n));
   set_mtime(key_n(0), t);
-  ck_assert(cache_disk_put(cs, key_n(1), payload, n));
+  ck_assert(rt_cache_disk_put(cs, key_n(1), payload, n));
   set_mtime(key_n(1), t + 1);
   void *data;
   size_t size;
-  ck_assert(cache_disk_get(cs, key_n(0), &data, &size)); /* key 0 is now the newest */
+  ck_assert(rt_cache_disk_get(cs, key_n(0), &data, &size)); /* key 0 is now the newest */
   free(data);
-  ck_assert(cache_disk_put(cs, key_n(2), payload, n));
+  ck_assert(rt_cache_disk_put(cs, key_n(2), payload, n));
   char path[512];
   entry_path(key_n(1), path, sizeof path);
   ck_assert_msg(!exists(path), "the least recently used entry survived");
@@ -616,8 +618,8 @@ START_TEST(stale_temp_files_removed) {
   ck_assert_int_eq(utimensat(AT_FDCWD, stale, old, 0), 0);
   kf_ctx *ctx = new_ctx();
   struct cache_state *cs = state(ctx);
-  ck_assert(cache_disk_ready(cs));
-  ck_assert(cache_disk_put(cs, key_n(1), "x", 1)); /* the first write measures the folder */
+  ck_assert(rt_cache_disk_ready(cs));
+  ck_assert(rt_cache_disk_put(cs, key_n(1), "x", 1)); /* the first write measures the folder */
   ck_assert_msg(!exists(stale), "a crashed writer's temp file was kept");
   ck_assert_msg(exists(fresh), "a live writer's temp file was removed");
   kf_ctx_destroy(ctx);
@@ -642,17 +644,17 @@ END_TEST
 static int child_work(int id) {
   kf_ctx *ctx;
   if (kf_ctx_create(&ctx) != KF_OK) return 2;
-  struct cache_state *cs = cache_state_get(ctx);
-  if (!cache_disk_ready(cs)) return 3;
+  struct cache_state *cs = rt_cache_state_get(ctx);
+  if (!rt_cache_disk_ready(cs)) return 3;
   char payload[20000];
   for (int round = 0; round < 30; round++) {
     memset(payload, 's', sizeof payload);
-    cache_disk_put(cs, key_n(1000), payload, sizeof payload);
+    rt_cache_disk_put(cs, key_n(1000), payload, sizeof payload);
     memset(payload, 'a' + id, sizeof payload);
-    cache_disk_put(cs, key_n(id * 100 + round % 5), payload, sizeof payload - (size_t)id);
+    rt_cache_disk_put(cs, key_n(id * 100 + round % 5), payload, sizeof payload - (size_t)id);
     void *data;
     size_t size;
-    if (cache_disk_get(cs, key_n(1000), &data, &size)) {
+    if (rt_cache_disk_get(cs, key_n(1000), &data, &size)) {
       if (size != sizeof payload || ((char *)data)[size - 1] != 's') return 4;
       free(data);
     }
@@ -677,19 +679,19 @@ START_TEST(concurrent_processes_stay_consistent) {
   }
   kf_ctx *ctx = new_ctx();
   struct cache_state *cs = state(ctx);
-  ck_assert(cache_disk_ready(cs));
+  ck_assert(rt_cache_disk_ready(cs));
   ck_assert_int_eq(count_files(".tmp-"), 0);
   ck_assert_int_eq(count_files(""), 1 + N * 5);
   void *data;
   size_t size;
   for (int i = 0; i < N; i++)
     for (int r = 0; r < 5; r++) {
-      ck_assert(cache_disk_get(cs, key_n(i * 100 + r), &data, &size));
+      ck_assert(rt_cache_disk_get(cs, key_n(i * 100 + r), &data, &size));
       ck_assert_uint_eq(size, 20000 - (size_t)i);
       ck_assert_int_eq(((char *)data)[0], 'a' + i);
       free(data);
     }
-  ck_assert(cache_disk_get(cs, key_n(1000), &data, &size));
+  ck_assert(rt_cache_disk_get(cs, key_n(1000), &data, &size));
   free(data);
   ck_assert_int_eq(atomic_load(&cs->corrupt), 0);
   ck_assert_int_eq(warnings, 0);

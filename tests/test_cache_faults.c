@@ -21,6 +21,8 @@
 #include "core/strbuf.h"
 #include "ir/graph_blob.h"
 #include "ir/ir.h"
+#include "ir/names.h"
+#include "ir/yaml_load.h"
 #include "runtime/cache.h"
 #include "runtime/cache_disk.h"
 #include "runtime/cache_state.h"
@@ -39,9 +41,9 @@ static void teardown(void) {
 }
 
 static struct cache_state *ready(kf_ctx *ctx) {
-  struct cache_state *cs = cache_state_get(ctx);
+  struct cache_state *cs = rt_cache_state_get(ctx);
   ck_assert_ptr_nonnull(cs);
-  ck_assert(cache_disk_ready(cs));
+  ck_assert(rt_cache_disk_ready(cs));
   return cs;
 }
 
@@ -56,7 +58,7 @@ static void expect_refused(struct cache_state *cs, cache_key key, const char *wh
   void *data = (void *)1;
   size_t size = 1;
   int before = warnings;
-  ck_assert(!cache_disk_get(cs, key, &data, &size));
+  ck_assert(!rt_cache_disk_get(cs, key, &data, &size));
   ck_assert_ptr_null(data);
   ck_assert_int_eq(warnings, before + 1);
   ck_assert_msg(strstr(last_warning, why) != NULL, "warning: %s", last_warning);
@@ -73,10 +75,10 @@ START_TEST(fifo_is_a_miss_not_a_hang) {
   expect_refused(cs, key_n(1), "a FIFO");
   ck_assert_msg(!exists(path), "the FIFO was not removed");
   /* and the entry can be written and read after */
-  ck_assert(cache_disk_put(cs, key_n(1), "abc", 3));
+  ck_assert(rt_cache_disk_put(cs, key_n(1), "abc", 3));
   void *data;
   size_t size;
-  ck_assert(cache_disk_get(cs, key_n(1), &data, &size));
+  ck_assert(rt_cache_disk_get(cs, key_n(1), &data, &size));
   free(data);
   kf_ctx_destroy(ctx);
 }
@@ -90,7 +92,7 @@ START_TEST(symlinked_entry_not_followed) {
   char path[512], outside[512];
   entry_path(key_n(1), path, sizeof path);
   snprintf(outside, sizeof outside, "%s/outside.kfc", top);
-  ck_assert(cache_disk_put(cs, key_n(1), "payload", 7));
+  ck_assert(rt_cache_disk_put(cs, key_n(1), "payload", 7));
   ck_assert_int_eq(rename(path, outside), 0);
   ck_assert_int_eq(symlink(outside, path), 0);
   expect_refused(cs, key_n(1), "a symbolic link");
@@ -120,7 +122,7 @@ START_TEST(foreign_owned_entry_refused) {
   struct cache_state *cs = ready(ctx);
   char path[512];
   entry_path(key_n(2), path, sizeof path);
-  ck_assert(cache_disk_put(cs, key_n(2), "payload", 7));
+  ck_assert(rt_cache_disk_put(cs, key_n(2), "payload", 7));
   ck_assert_int_eq(chown(path, OTHER_UID, OTHER_UID), 0);
   expect_refused(cs, key_n(2), "owned by uid 54321");
   ck_assert(!exists(path));
@@ -136,8 +138,8 @@ START_TEST(foreign_or_shared_folder_refused) {
   for (int i = 0; i < 3; i++) {
     ck_assert_int_eq(chmod(dir, modes[i]), 0);
     kf_ctx *ctx = new_ctx();
-    struct cache_state *cs = cache_state_get(ctx);
-    ck_assert(!cache_disk_ready(cs));
+    struct cache_state *cs = rt_cache_state_get(ctx);
+    ck_assert(!rt_cache_disk_ready(cs));
     ck_assert_msg(strstr(last_warning, "writable by group or others"), "%s", last_warning);
     kf_ctx_destroy(ctx);
   }
@@ -145,7 +147,7 @@ START_TEST(foreign_or_shared_folder_refused) {
   if (!is_root("foreign_or_shared_folder_refused (owner)")) return;
   ck_assert_int_eq(chown(dir, OTHER_UID, OTHER_UID), 0);
   kf_ctx *ctx = new_ctx();
-  ck_assert(!cache_disk_ready(cache_state_get(ctx)));
+  ck_assert(!rt_cache_disk_ready(rt_cache_state_get(ctx)));
   ck_assert_msg(strstr(last_warning, "owned by another user (uid 54321"), "%s", last_warning);
   kf_ctx_destroy(ctx);
 }
@@ -157,7 +159,7 @@ START_TEST(huge_entry_is_a_miss) {
   struct cache_state *cs = ready(ctx);
   char path[512];
   entry_path(key_n(3), path, sizeof path);
-  ck_assert(cache_disk_put(cs, key_n(3), "x", 1));
+  ck_assert(rt_cache_disk_put(cs, key_n(3), "x", 1));
   uint64_t payload = (uint64_t)300 << 20;
   unsigned char size_field[8];
   for (int i = 0; i < 8; i++) size_field[i] = (unsigned char)(payload >> (8 * i));
@@ -267,7 +269,7 @@ static void check_crafted(craft_fn craft, const char *what) {
   core_str b = {0};
   ir_graph_to_blob(edited, &b);
   ck_assert(!b.oom);
-  cache_blob_put(ctx, cache_key_blob("graph-v1", text, len), b.s, b.len);
+  rt_cache_blob_put(ctx, rt_cache_key_blob("graph-v1", text, len), b.s, b.len);
   warnings = 0;
   ck_assert_int_eq(kf_graph_load_yaml_string(ctx, text, len, "g.yaml", &loaded), KF_OK);
   ck_assert_msg(warnings == 1 && strstr(last_warning, "refused"), "%s: crafted entry accepted (%s)",
@@ -311,7 +313,7 @@ START_TEST(graph_entry_fifo_parses) {
   kf_ctx *ctx = new_ctx();
   ready(ctx);
   char path[512];
-  entry_path(cache_key_blob("graph-v1", text, len), path, sizeof path);
+  entry_path(rt_cache_key_blob("graph-v1", text, len), path, sizeof path);
   ck_assert_int_eq(mkfifo(path, 0600), 0);
   kf_graph *g = NULL;
   ck_assert_int_eq(kf_graph_load_yaml_string(ctx, text, len, "g.yaml", &g), KF_OK);
@@ -330,8 +332,8 @@ START_TEST(clear_counts_what_it_removed) {
   kf_ctx *ctx = new_ctx();
   struct cache_state *cs = ready(ctx);
   char path[512], target[512], inner[600];
-  ck_assert(cache_disk_put(cs, key_n(1), "a", 1));
-  ck_assert(cache_disk_put(cs, key_n(2), "b", 1));
+  ck_assert(rt_cache_disk_put(cs, key_n(1), "a", 1));
+  ck_assert(rt_cache_disk_put(cs, key_n(2), "b", 1));
   entry_path(key_n(3), path, sizeof path);
   ck_assert_int_eq(mkfifo(path, 0600), 0);
   snprintf(target, sizeof target, "%s/target", top);
@@ -364,7 +366,7 @@ static int as_owner(int (*fn)(void)) {
   ck_assert_int_eq(chmod(top, 0755), 0);
   kf_ctx *ctx = new_ctx();
   struct cache_state *cs = ready(ctx);
-  ck_assert(cache_disk_put(cs, key_n(1), "a", 1));
+  ck_assert(rt_cache_disk_put(cs, key_n(1), "a", 1));
   kf_ctx_destroy(ctx);
   char path[512];
   entry_path(key_n(1), path, sizeof path);
@@ -516,11 +518,11 @@ START_TEST(tiny_bound_spares_fresh_entries) {
   char *payload = calloc(1, n);
   kf_ctx *other = new_ctx();
   struct cache_state *cs = ready(other);
-  for (int i = 0; i < 3; i++) ck_assert(cache_disk_put(cs, key_n(i), payload, n));
+  for (int i = 0; i < 3; i++) ck_assert(rt_cache_disk_put(cs, key_n(i), payload, n));
   kf_ctx_destroy(other);
   kf_ctx *ctx = new_ctx();
   cs = ready(ctx);
-  ck_assert(cache_disk_put(cs, key_n(3), payload, n));
+  ck_assert(rt_cache_disk_put(cs, key_n(3), payload, n));
   char path[512];
   for (int i = 0; i < 4; i++) {
     entry_path(key_n(i), path, sizeof path);
@@ -532,7 +534,7 @@ START_TEST(tiny_bound_spares_fresh_entries) {
   for (int i = 0; i < 4; i++) set_mtime(key_n(i), t + i);
   ctx = new_ctx();
   cs = ready(ctx);
-  ck_assert(cache_disk_put(cs, key_n(4), payload, n));
+  ck_assert(rt_cache_disk_put(cs, key_n(4), payload, n));
   for (int i = 0; i < 5; i++) {
     entry_path(key_n(i), path, sizeof path);
     ck_assert_msg(exists(path) == (i >= 3), "entry %d: wrong one evicted", i);

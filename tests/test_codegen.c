@@ -6,6 +6,12 @@
 #include "codegen_util.h"
 
 #include "codegen/cg_internal.h"
+#include "codegen/emit.h"
+#include "codegen/target.h"
+#include "codegen/template.h"
+#include "ir/dtype.h"
+#include "ir/graph.h"
+#include "ir/ops.h"
 
 static kf_graph *new_graph(void) {
   kf_graph *g = NULL;

@@ -2,8 +2,10 @@
  * matmul kernels: every source compiles with NVRTC for sm_90, and the
  * strategies chosen are the ones documented in docs/codegen.md. */
 #include "check_main.h"
-#include "codegen_util.h"
+#include "codegen/emit.h"
 #include "codegen/row_online.h"
+#include "codegen_util.h"
+#include "ir/dtype.h"
 
 static kf_graph *new_graph(void) {
   kf_graph *g = NULL;

@@ -40,8 +40,8 @@ static void setup(void) {
   snprintf(dir, sizeof dir, "%s/cache", top);
   kt_setenv("KFUSE_CACHE_DIR", dir, 1);
   kt_unsetenv("KFUSE_DUMP_DIR");
-  cache_disk_inject_fault(0, 0);
-  cache_disk_inject_fault(1, 0);
+  rt_cache_disk_inject_fault(0, 0);
+  rt_cache_disk_inject_fault(1, 0);
   warnings = 0;
 }
 
@@ -199,7 +199,7 @@ START_TEST(threads_share_one_compile) {
 END_TEST
 
 START_TEST(full_disk_compiles_without_cache) {
-  cache_disk_inject_fault(1, ENOSPC);
+  rt_cache_disk_inject_fault(1, ENOSPC);
   kf_ctx *ctx = new_ctx();
   compile_expect(ctx, 3, 3, 0, 0);
   kf_cache_stats s;
@@ -208,7 +208,7 @@ START_TEST(full_disk_compiles_without_cache) {
   ck_assert_uint_eq(s.disk_entries, 0);
   ck_assert_int_eq(warnings, 1);
   kf_ctx_destroy(ctx);
-  cache_disk_inject_fault(1, 0);
+  rt_cache_disk_inject_fault(1, 0);
   ctx = new_ctx();
   compile_expect(ctx, 3, 3, 0, 0); /* nothing was stored */
   kf_ctx_destroy(ctx);

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "check_main.h"
+#include "ir/dtype.h"
 #include "ir/ir.h"
 
 static uint32_t fbits(float f) {

@@ -6,6 +6,8 @@
 
 #include "check_main.h"
 #include "fuser/fuse.h"
+#include "fuser/render.h"
+#include "fuser/text.h"
 #include "fuser_util.h"
 
 static int64_t S2[2] = {8192, 8192}, S1[1] = {8192};

@@ -3,6 +3,7 @@
  * acyclic, launches in dependency order, no overlapping live workspace. */
 #include "check_main.h"
 #include "fuser/fuse.h"
+#include "fuser/render.h"
 #include "fuser_util.h"
 
 static void check_seed(uint64_t seed, int n_ops, bool fusion, bool horizontal, int max_nodes) {

@@ -3,6 +3,8 @@
  * memory, threads, sm_90a), and that its sources compile with NVRTC for
  * sm_90a; the rest keep the simple kernel. */
 #include "check_main.h"
+#include "codegen/emit.h"
+#include "codegen/target.h"
 #include "codegen_util.h"
 #include "fake_driver.h"
 #include "knob_env.h"

@@ -8,8 +8,11 @@
 #include <string.h>
 
 #include "check_main.h"
-#include "pipeline/pipeline.h"
+#include "ir/graph.h"
 #include "ir/ir.h"
+#include "ir/names.h"
+#include "ir/shape.h"
+#include "pipeline/pipeline.h"
 
 static kf_graph *new_graph(void) {
   kf_graph *g = NULL;

@@ -5,6 +5,9 @@
  * cg_target.max_grid are compiled with NVRTC. */
 #include "check_main.h"
 #include "codegen/cg_internal.h"
+#include "codegen/emit.h"
+#include "codegen/part.h"
+#include "codegen/target.h"
 #include "codegen_util.h"
 #include "pipeline/pipeline.h"
 

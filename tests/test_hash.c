@@ -7,8 +7,10 @@
 #include <string.h>
 
 #include "check_main.h"
-#include "pipeline/pipeline.h"
+#include "ir/graph.h"
 #include "ir/ir.h"
+#include "ir/names.h"
+#include "pipeline/pipeline.h"
 
 /* What one variant of the reference graph changes. */
 typedef enum variant {

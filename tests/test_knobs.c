@@ -308,7 +308,8 @@ START_TEST(plan_keeps_its_knobs) {
   char *c = kf_plan_source(plain, 0, NULL);
   ck_assert_str_ne(a, c);
   /* what changes the code changes the cache key (it hashes the source) */
-  cache_key ka = cache_key_kernel(a, "-O3", "sm_90"), kc = cache_key_kernel(c, "-O3", "sm_90");
+  cache_key ka = rt_cache_key_kernel(a, "-O3", "sm_90"),
+            kc = rt_cache_key_kernel(c, "-O3", "sm_90");
   ck_assert(memcmp(&ka, &kc, sizeof ka) != 0);
   kf_free(a);
   kf_free(b);

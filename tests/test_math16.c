@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "check_main.h"
+#include "ir/dtype.h"
 #include "ir/ir.h"
 #include "ir/math16.h"
 #include "kfuse.h"

@@ -12,6 +12,7 @@
 #include "fake_blaslt.h"
 #include "fake_driver.h"
 #include "fuser/fuse.h"
+#include "fuser/render.h"
 #include "pipeline/pipeline.h"
 #include "runtime/lib_launch.h"
 #include "runtime/rt.h"

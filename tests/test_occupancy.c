@@ -15,6 +15,7 @@
 #include "check_main.h"
 #include "fake_driver.h"
 #include "fuser/fuse.h"
+#include "fuser/legal.h"
 #include "fuser_util.h"
 #include "pipeline/pipeline.h"
 #include "runtime/rt.h"

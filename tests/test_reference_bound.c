@@ -5,6 +5,7 @@
  * (x / sum(x, axis 0) of 1024 x 4096 f32; a bf16 matmul's rounding flip
  * used further in f32); planted wrong answers (one element, a missing term,
  * an off-by-one row, a swapped axis) are caught. */
+#include "ir/dtype.h"
 #include "ref_util.h"
 
 /* ---- helpers ------------------------------------------------------------------------ */

@@ -9,6 +9,7 @@
  * with parts of one unit of work (KFUSE_REF_GRAIN=1), so that every node
  * with more than one unit is split, often unevenly. */
 #include "fuser_util.h"
+#include "ir/dtype.h"
 #include "ref_util.h"
 
 /* A zeroed host tensor of value v of g (its dtype and shape). */

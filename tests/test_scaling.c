@@ -8,6 +8,8 @@
 
 #include "check_main.h"
 #include "codegen/codegen.h"
+#include "codegen/emit.h"
+#include "codegen/target.h"
 #include "fuser/fuse.h"
 #include "fuser/legal.h"
 #include "fuser/plan.h"

@@ -3,7 +3,9 @@
  * count does not fit, and sizes computed later never wrap. */
 #include <stdlib.h>
 
-#include "ir/build.h"
+#include "ir/build_common.h"
+#include "ir/graph.h"
+#include "ir/shape.h"
 #include "test_builder.h"
 
 #define P(k) (INT64_C(1) << (k))

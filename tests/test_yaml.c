@@ -11,7 +11,9 @@
 #include <unistd.h>
 
 #include "check_main.h"
+#include "ir/dtype.h"
 #include "ir/ir.h"
+#include "ir/ops.h"
 #include "kfuse.h"
 
 #define EXAMPLES "examples/graphs"

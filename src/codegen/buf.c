@@ -1,5 +1,6 @@
 /* buf.c - small integer helpers of code generation (its strings are
  * core/strbuf.h). */
+#include "codegen/buf.h"
 #include "codegen/cg_internal.h"
 
 int64_t cg_min64(int64_t a, int64_t b) { return a < b ? a : b; }

@@ -1,6 +1,7 @@
 /* codegen.h - from a planned launch to CUDA C: the contract between code
  * generation (src/codegen), compilation (src/runtime/nvrtc, caches) and
- * launching (src/runtime). */
+ * launching (src/runtime): the target, a launch's parameters and its
+ * generated code. The functions are emit.h's and target.h's. */
 #ifndef KF_CODEGEN_H
 #define KF_CODEGEN_H
 
@@ -33,18 +34,6 @@ typedef struct cg_target {
 
 /* The arch names accepted, for messages. */
 #define CG_ARCH_FORMS "expected sm_XY, sm_XYa, sm_XYf, compute_XY, XY or X.Y, e.g. sm_90"
-
-/* Parses an arch name strictly into major * 10 + minor (90) and its suffix
- * letter ('a', 'f' or 0): "sm_90", "sm_90a", "compute_90", "90", "9.0";
- * false on anything else (signs, spaces, a leading 0, trailing text).
- * Either output may be NULL. Thread-safe. */
-bool cg_arch_parse(const char *name, int *num, char *suffix);
-
-/* Parses an arch name (cg_arch_parse) into a target with that arch's
- * defaults and the current knobs (core_knobs_quiet). false on a malformed
- * name or one before sm_50. A plan's target is built by pl_plan_target (one
- * place for kf_plan_source and kf_plan_compile). */
-bool cg_target_from_arch(const char *arch, cg_target *out);
 
 /* One device-memory parameter of a launch, in kernel-signature order. Every
  * kernel parameter is a pointer: shapes are compile-time constants of the
@@ -115,13 +104,5 @@ typedef struct cg_launch_src {
    * 1 for none: a persistent launch's grid stays a multiple of it. */
   int cluster;
 } cg_launch_src;
-
-/* Generates the launch `launch` of `plan`. out is the caller's; release its
- * contents with cg_launch_src_free. Errors: KF_ERR_UNSUPPORTED (a kernel
- * shape codegen cannot handle, message in err), KF_ERR_OUT_OF_MEMORY. */
-kf_status cg_emit_launch(const kf_graph *g, const fuse_plan *plan, int launch,
-                         const cg_target *target, cg_launch_src *out, char *err,
-                         size_t errsize);
-void cg_launch_src_free(cg_launch_src *src);
 
 #endif

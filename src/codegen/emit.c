@@ -7,8 +7,21 @@
 
 #include "codegen/canon.h"
 #include "codegen/cg_internal.h"
+#include "codegen/emit.h"
+#include "codegen/expr.h"
 #include "codegen/flash.h"
+#include "codegen/hpack.h"
+#include "codegen/matmul.h"
+#include "codegen/part.h"
+#include "codegen/pointwise.h"
+#include "codegen/reduce.h"
+#include "codegen/reduce_plan.h"
+#include "codegen/row.h"
+#include "codegen/row_plan.h"
+#include "codegen/template.h"
+#include "codegen/transpose.h"
 #include "core/alloc.h"
+#include "ir/ops.h"
 
 static const fuse_kernel *kernel_by_id(const fuse_plan *plan, int id) {
   for (int i = 0; i < plan->n_kernels; i++)

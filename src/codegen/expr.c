@@ -2,14 +2,21 @@
  * statement calling its kf_<op> device function, operands reached through
  * index contexts; loads of kernel inputs, vectorized where the analysis of
  * index_ctx.c proves contiguity. */
+#include "codegen/expr.h"
+
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "codegen/cg_internal.h"
+#include "codegen/index.h"
+#include "codegen/index_ctx.h"
 #include "core/alloc.h"
+#include "ir/dtype.h"
+#include "ir/ops.h"
 #include "ir/ops_dev.h"
+#include "ir/shape.h"
 
 const char *cg_storage_type(kf_dtype dt) {
   static const char *const names[] = {"kf_f16", "kf_bf16",   "float", "double",

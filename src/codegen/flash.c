@@ -1,7 +1,11 @@
 /* flash.c - an attention kernel's part function: templates/attention.cu
  * with the score modifier (the graph's pointwise chain between the two
  * products, generated per element) and where each operand's rows lie. */
+#include "codegen/expr.h"
 #include "codegen/flash.h"
+#include "codegen/index_ctx.h"
+#include "codegen/part.h"
+#include "codegen/template.h"
 
 #include <stdio.h>
 #include <string.h>

@@ -4,7 +4,13 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "codegen/buf.h"
 #include "codegen/cg_internal.h"
+#include "codegen/expr.h"
+#include "codegen/gemm_sm90.h"
+#include "codegen/matmul.h"
+#include "codegen/part.h"
+#include "codegen/template.h"
 
 enum { BM = 128, BK = 64, THREADS = 384, MAX_STAGES = 8 };
 

@@ -7,6 +7,11 @@
 #include <string.h>
 
 #include "codegen/cg_internal.h"
+#include "codegen/emit.h"
+#include "codegen/expr.h"
+#include "codegen/hpack.h"
+#include "codegen/part.h"
+#include "codegen/pointwise.h"
 #include "core/alloc.h"
 
 /* Stands for a group's function name while texts are compared. */

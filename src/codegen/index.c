@@ -1,10 +1,14 @@
 /* index.c - the code of the index ops slice, concat, gather and iota: each
  * computes its operand's coordinates (into temporaries, so that nested index
  * ops keep coordinate strings short) and reads the operand there. */
+#include "codegen/index.h"
+
 #include <stdio.h>
 #include <string.h>
 
 #include "codegen/cg_internal.h"
+#include "codegen/expr.h"
+#include "codegen/index_ctx.h"
 
 /* Coordinate d of c, stored as coordinate e of ac (cg_ctx_put: bound to a
  * local when too long). */

@@ -1,11 +1,15 @@
 /* index_ctx.c - index contexts: how the element being computed maps to each
  * value's linear index and coordinates, through broadcasting and layout ops,
  * with the constants of the shapes baked into the expressions. */
+#include "codegen/index_ctx.h"
+
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "codegen/cg_internal.h"
+#include "codegen/expr.h"
+#include "codegen/part.h"
 #include "core/alloc.h"
 
 /* An index constant: a plain literal, or LL-suffixed past 32 bits. */
@@ -247,42 +251,6 @@ static void addf(char *out, size_t size, size_t *n, bool *full, const char *fmt,
     *n += (size_t)k;
 }
 
-void cg_ctx_groups(cg_ctx *c, int rank, const int64_t *shape, int ngroups, const int *bounds,
-                   const char *const *vars, int vclass) {
-  memset(c, 0, sizeof *c);
-  c->rank = rank;
-  c->vclass = vclass;
-  for (int d = 0; d < rank; d++) c->shape[d] = shape[d];
-  char lin[4 * CG_LIN_CAP], x[CG_DECOMP_CAP];
-  size_t n = 0;
-  bool full = false;
-  lin[0] = '\0';
-  for (int gi = 0; gi < ngroups; gi++) {
-    int64_t after = 1;
-    for (int d = bounds[gi + 1]; d < rank; d++) after *= shape[d];
-    char s[32];
-    num(s, sizeof s, after);
-    int64_t ext = 1;
-    for (int d = bounds[gi]; d < bounds[gi + 1]; d++) ext *= shape[d];
-    if (ext == 1) {
-      for (int d = bounds[gi]; d < bounds[gi + 1]; d++)
-        snprintf(c->coord[d], sizeof c->coord[d], "0");
-      continue;
-    }
-    if (after == 1)
-      addf(lin, sizeof lin, &n, &full, "%s%s", n ? " + " : "", vars[gi]);
-    else
-      addf(lin, sizeof lin, &n, &full, "%s%s * %s", n ? " + " : "", vars[gi], s);
-    for (int d = bounds[gi]; d < bounds[gi + 1]; d++) {
-      decompose(vars[gi], bounds[gi], bounds[gi + 1], shape, d, x, sizeof x);
-      cg_ctx_put(NULL, c, d, x);
-    }
-  }
-  if (n == 0) addf(lin, sizeof lin, &n, &full, "0");
-  if (!full) cg_ctx_put(NULL, c, -1, lin);
-  root_done(c);
-}
-
 /* The part of var (a row-major index over the dims d of shape with
  * group[d] == gi) that dims [d0, d1) of that group hold: (var / st) % ext. */
 static void run_index(const char *var, int rank, const int64_t *shape, const int *group, int gi,
@@ -308,8 +276,14 @@ static void run_index(const char *var, int rank, const int64_t *shape, const int
     snprintf(out, size, "(%s) / %s %% %s", var, s, e);
 }
 
-void cg_ctx_assign(cg_ctx *c, int rank, const int64_t *shape, const int *group,
-                   const char *const *vars, int vclass) {
+/* The one root builder: dims in runs of one group (1-extents in between
+ * add nothing), each run's coordinates and its term of the linear index;
+ * a dim of group -1 belongs to none (no coordinate, no term).
+ * parens: a term is "(x) * stride" (cg_ctx_assign's text) rather than
+ * "x * stride" (cg_ctx_groups', whose terms are bare variables): kept apart
+ * so that generated sources stay as they were. */
+static void root_ctx(cg_ctx *c, int rank, const int64_t *shape, const int *group,
+                     const char *const *vars, int vclass, bool parens) {
   memset(c, 0, sizeof *c);
   c->rank = rank;
   c->vclass = vclass;
@@ -319,6 +293,10 @@ void cg_ctx_assign(cg_ctx *c, int rank, const int64_t *shape, const int *group,
   bool full = false;
   lin[0] = '\0';
   for (int d = 0; d < rank;) {
+    if (group[d] < 0) { /* in no group: no coordinate, no term */
+      d++;
+      continue;
+    }
     if (shape[d] == 1) {
       snprintf(c->coord[d], sizeof c->coord[d], "0");
       d++;
@@ -344,13 +322,31 @@ void cg_ctx_assign(cg_ctx *c, int rank, const int64_t *shape, const int *group,
     num(s, sizeof s, st);
     if (st == 1)
       addf(lin, sizeof lin, &n, &full, "%s%s", n ? " + " : "", x);
-    else
+    else if (parens)
       addf(lin, sizeof lin, &n, &full, "%s(%s) * %s", n ? " + " : "", x, s);
+    else
+      addf(lin, sizeof lin, &n, &full, "%s%s * %s", n ? " + " : "", x, s);
     d = e;
   }
   if (n == 0) addf(lin, sizeof lin, &n, &full, "0");
   if (!full) cg_ctx_put(NULL, c, -1, lin);
   root_done(c);
+}
+
+/* Consecutive groups are runs of one group each, whose index is the group's
+ * bare variable (nothing of the group before or after the run). */
+void cg_ctx_groups(cg_ctx *c, int rank, const int64_t *shape, int ngroups, const int *bounds,
+                   const char *const *vars, int vclass) {
+  int group[KF_MAX_RANK];
+  for (int d = 0; d < rank; d++) group[d] = -1;
+  for (int gi = 0; gi < ngroups; gi++)
+    for (int d = bounds[gi]; d < bounds[gi + 1]; d++) group[d] = gi;
+  root_ctx(c, rank, shape, group, vars, vclass, false);
+}
+
+void cg_ctx_assign(cg_ctx *c, int rank, const int64_t *shape, const int *group,
+                   const char *const *vars, int vclass) {
+  root_ctx(c, rank, shape, group, vars, vclass, true);
 }
 
 /* Vector class of an operand reached from c by broadcasting or a

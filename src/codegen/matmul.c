@@ -3,7 +3,14 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "codegen/buf.h"
 #include "codegen/cg_internal.h"
+#include "codegen/expr.h"
+#include "codegen/gemm_sm90.h"
+#include "codegen/index_ctx.h"
+#include "codegen/matmul.h"
+#include "codegen/part.h"
+#include "codegen/template.h"
 
 const ir_node *cg_find_matmul(const cg_emit_args *a, int32_t *id) {
   for (int i = 0; i < a->k->n_nodes; i++) {

@@ -1,11 +1,15 @@
 /* part.c - what every kind of part shares: its parameters and their
  * declarations, the index-width decision, and its grid (blocks within the
  * hardware limit, a block-stride loop over the rest). */
+#include "codegen/part.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "codegen/buf.h"
 #include "codegen/cg_internal.h"
+#include "codegen/expr.h"
 #include "core/alloc.h"
 
 bool cg_part_params(cg_part *part) {

@@ -2,14 +2,22 @@
  * over W-element groups of one iteration space (templates/pointwise.cu),
  * either with its sizes baked in or as a generic body that identical parts
  * of a horizontal launch share. */
+#include "codegen/pointwise.h"
+
 #include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "codegen/buf.h"
 #include "codegen/cg_internal.h"
+#include "codegen/expr.h"
+#include "codegen/index_ctx.h"
+#include "codegen/part.h"
 #include "codegen/segment.h"
+#include "codegen/template.h"
 #include "core/alloc.h"
+#include "ir/ops.h"
 
 /* Vector iterations per thread of a generic part's block: each block of 256
  * threads covers 2 x 256 x 16 bytes = 8 KB of each f32 tensor. */

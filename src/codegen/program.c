@@ -4,6 +4,7 @@
 
 #include <stdlib.h>
 
+#include "codegen/emit.h"
 #include "core/alloc.h"
 
 cg_program *cg_program_new(int n_launches) {

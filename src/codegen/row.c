@@ -1,16 +1,23 @@
 /* row.c - the part function of a row kernel: reductions over the innermost
  * axis (rows x cols), pointwise work before, between and after them, the
  * row held in registers when it fits (templates/row.cu). */
+#include "codegen/row.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "codegen/buf.h"
 #include "codegen/cg_internal.h"
+#include "codegen/expr.h"
+#include "codegen/index_ctx.h"
+#include "codegen/part.h"
 #include "codegen/row_emit.h"
 #include "codegen/row_emit_out.h"
 #include "codegen/row_emit_phase.h"
 #include "codegen/row_plan.h"
 #include "codegen/row_prefetch.h"
+#include "codegen/template.h"
 
 /* The load of a held row's words: __ldg; knobs for measurements, so that
  * rows read once do not evict the weights every row reads again:

@@ -6,6 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "codegen/expr.h"
+#include "codegen/row_plan.h"
+
 /* Opens a pass that reads value x over the row: element code then goes
  * into ps->elems, with x's context in c. */
 void cg_row_pass_open(row_emit *re, row_pass *ps, const ir_node *x, cg_ctx *c) {

@@ -6,6 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "codegen/expr.h"
+#include "codegen/index_ctx.h"
+#include "codegen/row_plan.h"
 #include "core/alloc.h"
 
 /* The element code of the full-row outputs: o<v>[j] for each, or with

@@ -6,7 +6,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "codegen/expr.h"
+#include "codegen/index_ctx.h"
+#include "codegen/row_plan.h"
 #include "core/alloc.h"
+#include "ir/ops.h"
 
 /* Whether the cache registers of v were declared by an earlier phase. */
 static bool declared(const row_emit *re, int32_t v) {

@@ -4,6 +4,8 @@
  * row from memory once per phase, so merging two phases saves a full read
  * of the row (templates/common.cuh has the device side). */
 #include "codegen/cg_internal.h"
+#include "codegen/expr.h"
+#include "codegen/part.h"
 #include "codegen/row_online.h"
 
 static bool floating(kf_dtype dt) { return dt == KF_F32 || dt == KF_F64; }

@@ -6,6 +6,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "codegen/buf.h"
+#include "codegen/expr.h"
+#include "codegen/index_ctx.h"
+#include "codegen/part.h"
+#include "ir/ops.h"
+#include "ir/shape.h"
+
 int64_t cg_row_numel(const ir_node *n) {
   int64_t m = 1;
   for (int d = 0; d < n->rank; d++) m *= n->shape[d];

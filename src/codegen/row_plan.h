@@ -1,5 +1,5 @@
 /* row_plan.h - the shape of a row kernel (row_plan.c): what cg_plan_row
- * (cg_internal.h) decides, and the predicates its emitters share. */
+ * (below) decides, and the predicates its emitters share. */
 #ifndef KF_CG_ROW_PLAN_H
 #define KF_CG_ROW_PLAN_H
 
@@ -19,6 +19,10 @@ typedef struct row_info {
   row_stage st;  /* staged rows (row_stage.h): off by default */
   size_t room;   /* bytes per column left for values kept across phases */
 } row_info;
+
+/* Chooses a row part's threads and blocks without emitting (cg_plan_row
+ * of the part kinds, emit.c). */
+kf_status cg_plan_row(cg_emit_args *a);
 
 /* The row kernel a's shape into *ri (cg_plan_row and cg_emit_row agree by
  * both calling it). */

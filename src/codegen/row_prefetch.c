@@ -4,6 +4,8 @@
 
 #include <stdio.h>
 
+#include "codegen/row_plan.h"
+
 /* KFUSE_ROW_PREFETCH=1: held rows prefetch the per-column inputs that
  * every row reads again (layernorm's w and b) into L1 right after loading
  * the row, so that the output phase, which reads them only after the last

@@ -1,6 +1,9 @@
 /* row_stage.c - staged rows: whether a held row kernel is staged, and the
  * text of its staging (row_stage.h, templates/row_staged.cu). */
+#include "codegen/expr.h"
+#include "codegen/part.h"
 #include "codegen/row_stage.h"
+#include "ir/shape.h"
 
 #include <stdio.h>
 #include <stdlib.h>

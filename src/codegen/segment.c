@@ -12,6 +12,7 @@
  * after it (live-outs). Any line that is not a definition stays in the
  * caller, and a definition naming anything else (a loop lane, a preloaded
  * register) leaves the body whole: the cut never guesses. */
+#include "codegen/expr.h"
 #include "codegen/segment.h"
 
 #include <stdlib.h>

@@ -1,5 +1,7 @@
 /* target.c - what code is generated for: an arch name, parsed strictly,
  * and its defaults. */
+#include "codegen/target.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

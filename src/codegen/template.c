@@ -4,10 +4,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/knobs.h"
 #include "codegen/cg_internal.h"
+#include "codegen/template.h"
 #include "codegen/templates.h"
 #include "core/alloc.h"
+#include "core/knobs.h"
 
 static char *read_file(const char *path) {
   FILE *f = fopen(path, "rb");

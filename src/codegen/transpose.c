@@ -2,10 +2,18 @@
  * move the innermost axis (fuser/tile.h decides which): shared-memory tiles
  * of the iteration's axes b and a, each side's accesses coalesced and
  * vectorized (templates/transpose.cu). */
+#include "codegen/transpose.h"
+
 #include <stdio.h>
 #include <string.h>
 
+#include "codegen/buf.h"
 #include "codegen/cg_internal.h"
+#include "codegen/expr.h"
+#include "codegen/index_ctx.h"
+#include "codegen/part.h"
+#include "codegen/pointwise.h"
+#include "codegen/template.h"
 #include "fuser/tile.h"
 
 /* The kernel's tiling: which transposes, the tile and lanes of each side. */

@@ -10,6 +10,7 @@
 
 #include "core/alloc.h"
 #include "fuser/node.h"
+#include "ir/shape.h"
 
 #define FUSE_ALIGN 256
 

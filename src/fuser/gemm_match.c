@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "fuser/decide.h"
+#include "ir/shape.h"
 
 typedef struct gm {
   const kf_graph *g;

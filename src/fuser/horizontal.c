@@ -11,7 +11,9 @@
 #include "core/alloc.h"
 #include "fuser/decide.h"
 #include "fuser/legal.h"
+#include "fuser/text.h"
 #include "fuser/tile.h"
+#include "ir/shape.h"
 
 typedef struct korder {
   int32_t depth, first, id;
@@ -147,7 +149,7 @@ static int32_t open_launch(packer *pk, int32_t kid) {
  * for the entry's own variables and the alignment between the parts'. */
 #define SMEM_LIMIT (49152 - 1024)
 
-/* The slice scratch of a strided reduction (src/codegen/reduce.c cols_of,
+/* The slice scratch of a strided reduction (src/codegen/reduce_plan.c cg_reduce_cols,
  * mirrored): starting from w lanes, halved until they divide inner, TX
  * threads along inner (the fewest that cover it, at most 32), TY = 256 / TX
  * thread rows, TY x W x (TX + 1) values of rb bytes, W halved again while

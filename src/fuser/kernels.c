@@ -10,6 +10,7 @@
 #include "core/alloc.h"
 #include "fuser/legal.h"
 #include "fuser/node.h"
+#include "ir/ops.h"
 
 static int64_t ceil_div(int64_t a, int64_t b) {
   return b > 0 ? (a + b - 1) / b : 0;

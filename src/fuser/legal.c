@@ -13,6 +13,9 @@
 #include "fuser/node.h"
 #include "fuser/recompute.h"
 #include "fuser/split.h"
+#include "fuser/text.h"
+#include "ir/ops.h"
+#include "ir/shape.h"
 
 bool fuse_marks_init(fuse_marks *m, int32_t n) {
   size_t cnt = n > 0 ? (size_t)n : 1;

@@ -66,4 +66,10 @@ void fuse_legal_free(fuse_legal_ctx *lc);
  * fuse_role, by position. */
 bool fuse_legal(fuse_legal_ctx *lc, const fuse_set *set, fuse_shape_info *info, uint8_t *roles);
 
+/* Re-checks kernel `kernel` of a built plan with the same legality predicate
+ * the fusion pass used (kinds, shapes and roles, outputs, size limits), and
+ * that its outputs are exactly the values other kernels or the caller read.
+ * false with a reason in why. For tests and debugging. */
+bool fuse_kernel_legal(const fuse_plan *plan, int kernel, char *why, size_t whysize);
+
 #endif

@@ -1,6 +1,9 @@
 /* node.c - facts of one graph node the passes ask for. */
 #include "fuser/node.h"
 
+#include "ir/ops.h"
+#include "ir/shape.h"
+
 int64_t fuse_numel(const ir_node *n) {
   int64_t e = 0;
   return ir_numel(n->rank, n->shape, &e) ? e : 0;

@@ -19,8 +19,6 @@ typedef enum fuse_kind {
   FK_ATTENTION  /* softmax(modified q kt) v in one flash kernel (attention.h) */
 } fuse_kind;
 
-const char *fuse_kind_name(fuse_kind kind);
-
 /* One kernel: a group of nodes computed together. Values in `inputs` are
  * read from device memory (graph inputs or outputs of earlier kernels);
  * values in `outputs` are written to device memory (graph outputs, or
@@ -172,11 +170,6 @@ typedef struct fuse_plan {
   int64_t library_ws_offset;  /* their workspace (options.library_ws_bytes) */
 } fuse_plan;
 
-/* Renderings for users; each returns a malloc'd string or NULL on OOM. */
-char *fuse_plan_text(const fuse_plan *plan);
-char *fuse_plan_json(const fuse_plan *plan);
-char *fuse_plan_dot(const fuse_plan *plan);
-
 /* ---- extensions (fuser) ------------------------------------------------- */
 
 /* What a node of a kernel computes, in terms of the iteration space. */
@@ -191,16 +184,5 @@ typedef enum fuse_role {
                            element: the reductions and pointwise work on
                            their results */
 } fuse_role;
-
-const char *fuse_role_name(fuse_role role);
-
-/* Re-checks kernel `kernel` of a built plan with the same legality predicate
- * the fusion pass used (kinds, shapes and roles, outputs, size limits), and
- * that its outputs are exactly the values other kernels or the caller read.
- * false with a reason in why. For tests and debugging. */
-bool fuse_kernel_legal(const fuse_plan *plan, int kernel, char *why, size_t whysize);
-
-/* A value's display name: its name, or "%<index>" when unnamed. */
-const char *fuse_value_label(const kf_graph *g, int32_t v, char *buf, size_t size);
 
 #endif

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 
 #include "fuser/legal.h"
+#include "ir/shape.h"
 
 /* A row kernel runs one pass over the row per reduction and one for its
  * outputs; each pass computes, per element, every member its results need

@@ -9,6 +9,8 @@
 #include "core/escape.h"
 #include "core/json.h"
 #include "fuser/text.h"
+#include "ir/ops.h"
+#include "ir/shape.h"
 
 /* ---- a growable string -------------------------------------------------- */
 

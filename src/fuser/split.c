@@ -10,6 +10,7 @@
 #include "core/alloc.h"
 #include "fuser/decide.h"
 #include "fuser/legal.h"
+#include "fuser/text.h"
 
 kf_status fuse_splits_adopt(fuse_plan *plan, char *err, size_t errsize) {
   const fuse_split *src = plan->options.splits;

@@ -7,6 +7,8 @@
 #include <string.h>
 
 #include "fuser/decide.h"
+#include "fuser/text.h"
+#include "ir/ops.h"
 
 /* Kernels with more nodes are never tiled: the read-only-at-the-element
  * check keeps one flag per node on the stack. */

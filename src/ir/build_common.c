@@ -1,8 +1,12 @@
 /* build_common.c - operand, dtype and axis checks shared by every builder. */
+#include "ir/build_common.h"
+
 #include <stdio.h>
 #include <string.h>
 
-#include "ir/build.h"
+#include "ir/dtype.h"
+#include "ir/graph.h"
+#include "ir/shape.h"
 
 const char *ir_bld_desc(const kf_graph *g, kf_value v, char *buf, size_t size) {
   if (!ir_valid(g, v)) {

@@ -2,7 +2,9 @@
  * (docs/ops.md states their rules). */
 #include <stdio.h>
 
-#include "ir/build.h"
+#include "ir/build_common.h"
+#include "ir/graph.h"
+#include "ir/shape.h"
 
 #define SHAPE_STR 8 * 21 + 3
 

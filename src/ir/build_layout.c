@@ -2,7 +2,9 @@
  * broadcast_to (index arithmetic only, no data changes). */
 #include <stdio.h>
 
-#include "ir/build.h"
+#include "ir/build_common.h"
+#include "ir/graph.h"
+#include "ir/shape.h"
 
 #define SHAPE_STR 8 * 21 + 3
 

@@ -2,7 +2,9 @@
  * broadcast. */
 #include <stdio.h>
 
-#include "ir/build.h"
+#include "ir/build_common.h"
+#include "ir/graph.h"
+#include "ir/shape.h"
 
 kf_value kf_matmul(kf_graph *g, kf_value a, kf_value b) {
   if (!ir_bld_live(g)) return KF_NONE;

@@ -3,7 +3,10 @@
 #include <math.h>
 #include <stdio.h>
 
-#include "ir/build.h"
+#include "ir/build_common.h"
+#include "ir/graph.h"
+#include "ir/ops.h"
+#include "ir/shape.h"
 
 static kf_value build_unary(kf_graph *g, ir_op op, kf_value x) {
   if (!ir_bld_live(g)) return KF_NONE;

@@ -1,7 +1,9 @@
 /* build_reduce.c - builders of the reductions sum, mean, max and min. */
 #include <stdio.h>
 
-#include "ir/build.h"
+#include "ir/build_common.h"
+#include "ir/graph.h"
+#include "ir/ops.h"
 
 /* Turns (naxes, axes) into a bitmask of x's axes; naxes 0 means all of them.
  * Records KF_ERR_INVALID_ARG for a bad count, an axis out of range or a

@@ -4,7 +4,11 @@
 #include <stdlib.h>
 
 #include "core/alloc.h"
-#include "ir/build.h"
+#include "ir/build_common.h"
+#include "ir/dtype.h"
+#include "ir/graph.h"
+#include "ir/names.h"
+#include "ir/shape.h"
 
 /* Makes room for one more entry of g->inputs. */
 static bool reserve_input(kf_graph *g) {

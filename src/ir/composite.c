@@ -4,7 +4,8 @@
 #include <math.h>
 #include <stdio.h>
 
-#include "ir/build.h"
+#include "ir/build_common.h"
+#include "ir/graph.h"
 
 /* Checks the composite's x (floating, rank >= 1) and normalizes axis into
  * *out. Everything is checked here, before any node is made, so the

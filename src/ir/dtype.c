@@ -1,5 +1,7 @@
 /* dtype.c - dtype names and sizes, and the one rounding rule of kfuse: how a
  * double or float becomes f16, bf16, f32, an integer or a bool. */
+#include "ir/dtype.h"
+
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -135,7 +137,7 @@ float kf_bf16_to_float(uint16_t bits) {
 
 /* INT64_MAX as a double is 2^63, which (int64_t) cannot convert: callers
  * turn an i64 result into an integer with saturation (v >= 2^63 gives
- * INT64_MAX), as the reference's ref_sat_int and the GPU's cvt.rzi do. */
+ * INT64_MAX), as the reference's ir_ref_sat_int and the GPU's cvt.rzi do. */
 #define IR_I64_LIMIT 9223372036854775808.0
 
 double ir_round_to_dtype(double v, kf_dtype dt) {

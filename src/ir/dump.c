@@ -6,7 +6,10 @@
 #include <string.h>
 
 #include "core/strbuf.h"
+#include "ir/graph.h"
 #include "ir/ir.h"
+#include "ir/ops.h"
+#include "ir/shape.h"
 
 typedef core_str sbuf;
 #define sb_printf core_str_printf

@@ -6,7 +6,11 @@
 
 #include "core/alloc.h"
 #include "core/ctx.h"
+#include "ir/graph.h"
 #include "ir/ir.h"
+#include "ir/names.h"
+#include "ir/ops.h"
+#include "ir/shape.h"
 
 kf_status kf_graph_create(kf_ctx *ctx, kf_graph **out) {
   if (!out) return KF_ERR_INVALID_ARG;

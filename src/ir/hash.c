@@ -7,6 +7,7 @@
 #include <xxhash.h>
 
 #include "ir/ir.h"
+#include "ir/ops.h"
 
 /* Bytes of one node or list entry are gathered here, then fed to XXH3. */
 typedef struct ser {

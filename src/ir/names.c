@@ -1,10 +1,13 @@
 /* names.c - value names: syntax, and the graph's name -> value map (open
  * addressing with linear probing and backward-shift deletion). */
+#include "ir/names.h"
+
 #include <stdlib.h>
 #include <string.h>
 #include <xxhash.h>
 
 #include "core/alloc.h"
+#include "ir/graph.h"
 #include "ir/ir.h"
 
 #define IR_NAME_MAX 255

@@ -1,4 +1,6 @@
 /* ops.c - the op table, expanded from ops.def, and lookup by name. */
+#include "ir/ops.h"
+
 #include <string.h>
 
 #include "ir/ir.h"

@@ -6,6 +6,10 @@
 
 #include <math.h>
 
+#include "ir/dtype.h"
+#include "ir/ref_layout.h"
+#include "ir/ref_pointwise.h"
+
 /* ---- the node's own rounding ------------------------------------------------ */
 
 /* x rounded to f32, then to dt (f32, f16, bf16). The bf16 rounding of an
@@ -17,7 +21,7 @@ static double round_f32_to(double x, kf_dtype dt) {
   return dt == KF_F32 ? f : ir_round_to_dtype(f, dt);
 }
 
-double ref_bound_round(double pre, double dev, double v, kf_dtype dt) {
+double ir_ref_bound_round(double pre, double dev, double v, kf_dtype dt) {
   if (!(dev < INFINITY)) return INFINITY;              /* NaN too */
   if (dev == 0 && (double)(float)pre == pre) return 0; /* exact in f32: rounds as the reference */
   /* pre and dev are f64 results themselves: widen by their own rounding */
@@ -94,7 +98,7 @@ static double gelu_abs(ir_op op, double x, double u) {
  * propagated part p plus the op's own error at the result pre (operand x for
  * gelu), and for an f64 node the reference's own libm error (about 1 ulp)
  * when the op is not correctly rounded. */
-double ref_bound_dev(ir_op op, kf_dtype dt, double pre, double x, double p) {
+double ir_ref_bound_dev(ir_op op, kf_dtype dt, double pre, double x, double p) {
   bool f64 = dt == KF_F64;
   double units = op_units(op, f64), u = f64 ? REF_U64 : REF_U32;
   if (units == 0 || !isfinite(pre)) return p;
@@ -125,7 +129,7 @@ static double compare_bound(double a, double ea, double b, double eb) {
 }
 
 /* A value of a float operand or an integer one, as a double. */
-static double val(const ref_buf *b, int64_t k) {
+static double val(const ir_ref_buf *b, int64_t k) {
   return b->f ? b->f[k] : (double)b->i[k];
 }
 
@@ -173,14 +177,14 @@ static double dev_unary(ir_op op, double x, double e, double pre) {
     case IR_OP_GELU_TANH:
       return 1.13 * e;
     default: { /* floor, ceil, sign: monotonic steps, at the ends */
-      double lo = ref_unary_f(op, x - e), hi = ref_unary_f(op, x + e);
+      double lo = ir_ref_unary_f(op, x - e), hi = ir_ref_unary_f(op, x + e);
       return fmax(fabs(hi - pre), fabs(pre - lo));
     }
   }
 }
 
-void ref_bound_unary(const kf_graph *g, const ir_node *n, const ref_buf *const *a, ref_buf *out,
-                     int64_t p0, int64_t p1) {
+void ir_ref_bound_unary(const kf_graph *g, const ir_node *n, const ir_ref_buf *const *a,
+                        ir_ref_buf *out, int64_t p0, int64_t p1) {
   const ir_node *x = &g->nodes[n->args[0]];
   bool fin = ir_dtype_is_float(x->dtype);
   for (int64_t k = p0; k < p1; k++) {
@@ -190,10 +194,10 @@ void ref_bound_unary(const kf_graph *g, const ir_node *n, const ref_buf *const *
     } else if (!fin) { /* integer neg, abs, relu, sign: at most e (sign: 2) */
       out->e[k] = n->op == IR_OP_SIGN ? fmin(2 * e, 2) : e;
     } else {
-      double pre = ref_unary_f(n->op, xv);
+      double pre = ir_ref_unary_f(n->op, xv);
       double p = e == 0 ? 0 : dev_unary(n->op, xv, e, pre);
-      out->e[k] =
-          ref_bound_round(pre, ref_bound_dev(n->op, n->dtype, pre, xv, p), out->f[k], n->dtype);
+      out->e[k] = ir_ref_bound_round(pre, ir_ref_bound_dev(n->op, n->dtype, pre, xv, p), out->f[k],
+                                     n->dtype);
     }
   }
 }
@@ -262,45 +266,45 @@ static double binary_one(const ir_node *n, kf_dtype xdt, double a, double ea, do
     return op == IR_OP_MUL ? emul(ea, fabs(b)) + emul(eb, fabs(a)) + emul(ea, eb)
            : op == IR_OP_ADD || op == IR_OP_SUB ? ea + eb
                                                 : fmax(ea, eb);
-  double pre = ref_binary_f(op, a, b);
+  double pre = ir_ref_binary_f(op, a, b);
   double p = ea == 0 && eb == 0 ? 0 : dev_binary(op, a, ea, b, eb, pre);
-  double dev = ref_bound_dev(op, n->dtype, pre, a, p);
+  double dev = ir_ref_bound_dev(op, n->dtype, pre, a, p);
   dev += div_units(op, n->dtype, a, b) * REF_U32 * (isfinite(pre) ? fabs(pre) : 0);
-  return ref_bound_round(pre, dev, v, n->dtype);
+  return ir_ref_bound_round(pre, dev, v, n->dtype);
 }
 
-void ref_bound_binary(const kf_graph *g, const ir_node *n, const ref_buf *const *a, ref_buf *out,
-                      int64_t p0, int64_t p1) {
+void ir_ref_bound_binary(const kf_graph *g, const ir_node *n, const ir_ref_buf *const *a,
+                         ir_ref_buf *out, int64_t p0, int64_t p1) {
   const ir_node *x = &g->nodes[n->args[0]], *y = &g->nodes[n->args[1]];
   int64_t sx[KF_MAX_RANK], sy[KF_MAX_RANK];
-  ref_bcast_strides(x->rank, x->shape, n->rank, n->shape, sx);
-  ref_bcast_strides(y->rank, y->shape, n->rank, n->shape, sy);
-  ref_iter ix, iy;
-  ref_iter_init(&ix, n->rank, n->shape, sx);
-  ref_iter_init(&iy, n->rank, n->shape, sy);
-  ref_iter_seek(&ix, p0);
-  ref_iter_seek(&iy, p0);
+  ir_ref_bcast_strides(x->rank, x->shape, n->rank, n->shape, sx);
+  ir_ref_bcast_strides(y->rank, y->shape, n->rank, n->shape, sy);
+  ir_ref_iter ix, iy;
+  ir_ref_iter_init(&ix, n->rank, n->shape, sx);
+  ir_ref_iter_init(&iy, n->rank, n->shape, sy);
+  ir_ref_iter_seek(&ix, p0);
+  ir_ref_iter_seek(&iy, p0);
   for (int64_t k = p0; k < p1; k++) {
     double v = out->f ? out->f[k] : (double)out->i[k];
     out->e[k] = binary_one(n, x->dtype, val(a[0], ix.off), a[0]->e[ix.off], val(a[1], iy.off),
                            a[1]->e[iy.off], v);
-    ref_iter_next(&ix);
-    ref_iter_next(&iy);
+    ir_ref_iter_next(&ix);
+    ir_ref_iter_next(&iy);
   }
 }
 
 /* ---- where, clamp, cast ------------------------------------------------------------- */
 
 /* Where the condition may flip, the kernel may pick the other operand. */
-void ref_bound_where(const kf_graph *g, const ir_node *n, const ref_buf *const *a, ref_buf *out,
-                     int64_t p0, int64_t p1) {
-  ref_iter it[3];
+void ir_ref_bound_where(const kf_graph *g, const ir_node *n, const ir_ref_buf *const *a,
+                        ir_ref_buf *out, int64_t p0, int64_t p1) {
+  ir_ref_iter it[3];
   for (int j = 0; j < 3; j++) {
     const ir_node *x = &g->nodes[n->args[j]];
     int64_t s[KF_MAX_RANK];
-    ref_bcast_strides(x->rank, x->shape, n->rank, n->shape, s);
-    ref_iter_init(&it[j], n->rank, n->shape, s);
-    ref_iter_seek(&it[j], p0);
+    ir_ref_bcast_strides(x->rank, x->shape, n->rank, n->shape, s);
+    ir_ref_iter_init(&it[j], n->rank, n->shape, s);
+    ir_ref_iter_seek(&it[j], p0);
   }
   for (int64_t k = p0; k < p1; k++) {
     int pick = a[0]->i[it[0].off] ? 1 : 2, other = 3 - pick;
@@ -311,13 +315,13 @@ void ref_bound_where(const kf_graph *g, const ir_node *n, const ref_buf *const *
       e = fmax(e, d == d ? eo : INFINITY);
     }
     out->e[k] = e;
-    for (int j = 0; j < 3; j++) ref_iter_next(&it[j]);
+    for (int j = 0; j < 3; j++) ir_ref_iter_next(&it[j]);
   }
 }
 
 /* clamp is monotonic: the worst case is at the ends of [x - e, x + e]. */
-void ref_bound_clamp(const kf_graph *g, const ir_node *n, const ref_buf *const *a, ref_buf *out,
-                     int64_t p0, int64_t p1) {
+void ir_ref_bound_clamp(const kf_graph *g, const ir_node *n, const ir_ref_buf *const *a,
+                        ir_ref_buf *out, int64_t p0, int64_t p1) {
   (void)g;
   for (int64_t k = p0; k < p1; k++) {
     double x = val(a[0], k), e = a[0]->e[k], v = out->f ? out->f[k] : (double)out->i[k];
@@ -330,8 +334,8 @@ void ref_bound_clamp(const kf_graph *g, const ir_node *n, const ref_buf *const *
   }
 }
 
-void ref_bound_cast(const kf_graph *g, const ir_node *n, const ref_buf *const *a, ref_buf *out,
-                    int64_t p0, int64_t p1) {
+void ir_ref_bound_cast(const kf_graph *g, const ir_node *n, const ir_ref_buf *const *a,
+                       ir_ref_buf *out, int64_t p0, int64_t p1) {
   const ir_node *x = &g->nodes[n->args[0]];
   for (int64_t k = p0; k < p1; k++) {
     double xv = val(a[0], k), e = a[0]->e[k], v = out->f ? out->f[k] : (double)out->i[k];
@@ -342,7 +346,7 @@ void ref_bound_cast(const kf_graph *g, const ir_node *n, const ref_buf *const *a
     else if (!ir_dtype_is_float(x->dtype) && e == 0)
       out->e[k] = 0; /* an exact integer rounds the same way on both sides */
     else
-      out->e[k] = ref_bound_round(xv, e, v, n->dtype);
+      out->e[k] = ir_ref_bound_round(xv, e, v, n->dtype);
   }
 }
 
@@ -350,26 +354,26 @@ void ref_bound_cast(const kf_graph *g, const ir_node *n, const ref_buf *const *a
 
 /* iota: a coordinate is exact in f32 below 2^24; above, the kernel's f32
  * conversion before an f16/bf16 rounding may round twice. */
-static void bound_iota(const ir_node *n, ref_buf *out, int64_t p0, int64_t p1) {
+static void bound_iota(const ir_node *n, ir_ref_buf *out, int64_t p0, int64_t p1) {
   int64_t inner = 1;
   for (int d = n->axis + 1; d < n->rank; d++) inner *= n->shape[d];
   for (int64_t k = p0; k < p1; k++)
     out->e[k] =
-        out->f ? ref_bound_round((double)(k / inner % n->shape[n->axis]), 0, out->f[k], n->dtype)
+        out->f ? ir_ref_bound_round((double)(k / inner % n->shape[n->axis]), 0, out->f[k], n->dtype)
                : 0;
 }
 
 /* Bounds move with their values: the layout evaluator on the bound buffers
  * (concat's second operand's too; gather's index operand is its values). */
-void ref_bound_layout(const kf_graph *g, const ir_node *n, const ref_buf *const *a, ref_buf *out,
-                      int64_t p0, int64_t p1) {
+void ir_ref_bound_layout(const kf_graph *g, const ir_node *n, const ir_ref_buf *const *a,
+                         ir_ref_buf *out, int64_t p0, int64_t p1) {
   if (n->op == IR_OP_IOTA) {
     bound_iota(n, out, p0, p1);
     return;
   }
-  ref_buf src = {.f = a[0]->e, .n = a[0]->n}, dst = {.f = out->e, .n = out->n};
-  ref_buf src1 = {0};
-  if (n->op == IR_OP_CONCAT) src1 = (ref_buf){.f = a[1]->e, .n = a[1]->n};
-  const ref_buf *args[2] = {&src, n->op == IR_OP_GATHER ? a[1] : &src1};
-  ref_eval_layout(g, n, args, &dst, p0, p1);
+  ir_ref_buf src = {.f = a[0]->e, .n = a[0]->n}, dst = {.f = out->e, .n = out->n};
+  ir_ref_buf src1 = {0};
+  if (n->op == IR_OP_CONCAT) src1 = (ir_ref_buf){.f = a[1]->e, .n = a[1]->n};
+  const ir_ref_buf *args[2] = {&src, n->op == IR_OP_GATHER ? a[1] : &src1};
+  ir_ref_eval_layout(g, n, args, &dst, p0, p1);
 }

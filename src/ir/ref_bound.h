@@ -16,10 +16,15 @@
  * from v. 0 when nothing can differ; INFINITY when the result is not bounded
  * (the interval reaches an overflow, or NaN where v is not). For a NaN or
  * infinite v, 0 means the kernel must give the same special value. */
-double ref_bound_round(double pre, double dev, double v, kf_dtype dt);
+double ir_ref_bound_round(double pre, double dev, double v, kf_dtype dt);
 /* The deviation before rounding of a kernel computing op (node dtype dt,
  * result pre, first operand x) from operands within a propagated deviation
  * p: p plus the op's own error (the device function's documented ulps). */
-double ref_bound_dev(ir_op op, kf_dtype dt, double pre, double x, double p);
+double ir_ref_bound_dev(ir_op op, kf_dtype dt, double pre, double x, double p);
+
+/* Error bounds (ref.h), with the evaluators' signature, of the elementwise
+ * and layout ops. */
+ir_ref_eval_fn ir_ref_bound_unary, ir_ref_bound_binary, ir_ref_bound_where, ir_ref_bound_clamp,
+    ir_ref_bound_cast, ir_ref_bound_layout;
 
 #endif /* KF_IR_REF_BOUND_H */

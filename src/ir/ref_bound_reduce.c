@@ -1,9 +1,14 @@
 /* ref_bound_reduce.c - the reference's error bounds for accumulating ops (sum,
  * mean, max, min, matmul): the operands' bounds summed, plus the error of a
  * float accumulation in any order, relative to the sum of the |terms|. */
+#include "ir/ref_bound_reduce.h"
+
 #include <math.h>
 
+#include "ir/dtype.h"
 #include "ir/ref_bound.h"
+#include "ir/ref_layout.h"
+#include "ir/ref_reduce.h"
 
 /* The relative error of a float accumulation in which each term goes
  * through at most m roundings, whatever the order (serial, chunked, tree,
@@ -33,13 +38,13 @@ static double acc_dev(kf_dtype dt, double m, double s, double p) {
 /* The walk over one output's reduced elements (row-major over the reduced
  * axes, as the reference sums them) and over the outputs (kept axes). */
 typedef struct red_walk {
-  ref_iter kept, red;
+  ir_ref_iter kept, red;
   int64_t count; /* elements per output */
 } red_walk;
 
 static void walk_init(const ir_node *x, uint8_t axes, red_walk *w) {
   int64_t dense[KF_MAX_RANK], kd[KF_MAX_RANK], ks[KF_MAX_RANK], rd[KF_MAX_RANK], rs[KF_MAX_RANK];
-  ref_dense_strides(x->rank, x->shape, dense);
+  ir_ref_dense_strides(x->rank, x->shape, dense);
   int nk = 0, nr = 0;
   w->count = 1;
   for (int d = 0; d < x->rank; d++) {
@@ -50,8 +55,8 @@ static void walk_init(const ir_node *x, uint8_t axes, red_walk *w) {
       kd[nk] = x->shape[d], ks[nk++] = dense[d];
     }
   }
-  ref_iter_init(&w->kept, nk, kd, ks);
-  ref_iter_init(&w->red, nr, rd, rs);
+  ir_ref_iter_init(&w->kept, nk, kd, ks);
+  ir_ref_iter_init(&w->red, nr, rd, rs);
 }
 
 /* Sums over one output's inputs at x offset base. */
@@ -59,10 +64,10 @@ typedef struct red_sums {
   double pre, abs, e, emax;
 } red_sums;
 
-static red_sums walk_sums(red_walk *w, const ref_buf *in, int64_t base) {
+static red_sums walk_sums(red_walk *w, const ir_ref_buf *in, int64_t base) {
   red_sums r = {0, 0, 0, 0};
-  ref_iter_seek(&w->red, 0);
-  for (int64_t k = 0; k < w->count; k++, ref_iter_next(&w->red)) {
+  ir_ref_iter_seek(&w->red, 0);
+  for (int64_t k = 0; k < w->count; k++, ir_ref_iter_next(&w->red)) {
     int64_t at = base + w->red.off;
     double v = in->f ? in->f[at] : (double)in->i[at], e = in->e[at];
     r.pre += v;
@@ -83,21 +88,21 @@ static double reduce_one(const ir_node *n, const red_sums *r, double count, doub
     dev = dev / count +
           3 * (n->dtype == KF_F64 ? REF_U64 : REF_U32) * (isfinite(pre) ? fabs(pre) : 0);
   }
-  return ref_bound_round(pre, dev, v, n->dtype);
+  return ir_ref_bound_round(pre, dev, v, n->dtype);
 }
 
 /* The outputs of part [p0, p1) (indices of the first kept axis) are
  * contiguous: those from p0 * (outputs per index) on. */
-void ref_bound_reduce(const kf_graph *g, const ir_node *n, const ref_buf *const *a, ref_buf *out,
-                      int64_t p0, int64_t p1) {
+void ir_ref_bound_reduce(const kf_graph *g, const ir_node *n, const ir_ref_buf *const *a,
+                         ir_ref_buf *out, int64_t p0, int64_t p1) {
   const ir_node *x = &g->nodes[n->args[0]];
   red_walk w;
   walk_init(x, n->axes, &w);
   int64_t per = 1; /* outputs per index of the first kept axis */
   for (int d = 1; d < w.kept.rank; d++) per *= w.kept.dim[d];
   int64_t o0 = w.kept.rank ? p0 * per : 0, o1 = w.kept.rank ? p1 * per : 1;
-  ref_iter_seek(&w.kept, o0);
-  for (int64_t o = o0; o < o1; o++, ref_iter_next(&w.kept)) {
+  ir_ref_iter_seek(&w.kept, o0);
+  for (int64_t o = o0; o < o1; o++, ir_ref_iter_next(&w.kept)) {
     red_sums r = walk_sums(&w, a[0], w.kept.off);
     double v = out->f ? out->f[o] : (double)out->i[o];
     out->e[o] = reduce_one(n, &r, (double)w.count, v);
@@ -109,8 +114,8 @@ void ref_bound_reduce(const kf_graph *g, const ir_node *n, const ref_buf *const 
 /* One row of one matrix: A at ao (K values), B at bo (K x N), C at co. The
  * products' deviations add exactly (|a b - a' b'| <= ea |b| + |a| eb + ea eb);
  * each product then goes through K roundings (its own and the additions). */
-static void matmul_row(const ir_node *n, const ref_buf *A, int64_t ao, const ref_buf *B, int64_t bo,
-                       ref_buf *C, int64_t co, int64_t K, int64_t N) {
+static void matmul_row(const ir_node *n, const ir_ref_buf *A, int64_t ao, const ir_ref_buf *B,
+                       int64_t bo, ir_ref_buf *C, int64_t co, int64_t K, int64_t N) {
   bool flt = C->f != NULL;
   for (int64_t j = 0; j < N; j++) {
     double pre = 0, s = 0, p = 0;
@@ -124,26 +129,27 @@ static void matmul_row(const ir_node *n, const ref_buf *A, int64_t ao, const ref
       if (ey != 0) p += ey * fabs(x);
     }
     C->e[co + j] =
-        flt ? ref_bound_round(pre, acc_dev(n->dtype, (double)K, s, p), C->f[co + j], n->dtype) : p;
+        flt ? ir_ref_bound_round(pre, acc_dev(n->dtype, (double)K, s, p), C->f[co + j], n->dtype)
+            : p;
   }
 }
 
-void ref_bound_matmul(const kf_graph *g, const ir_node *n, const ref_buf *const *a, ref_buf *out,
-                      int64_t p0, int64_t p1) {
+void ir_ref_bound_matmul(const kf_graph *g, const ir_node *n, const ir_ref_buf *const *a,
+                         ir_ref_buf *out, int64_t p0, int64_t p1) {
   const ir_node *x = &g->nodes[n->args[0]], *y = &g->nodes[n->args[1]];
   int64_t M = x->shape[x->rank - 2], K = x->shape[x->rank - 1], N = y->shape[y->rank - 1];
   int nb = n->rank - 2;
   int64_t sx[KF_MAX_RANK], sy[KF_MAX_RANK];
-  ref_matmul_strides(x, n, sx);
-  ref_matmul_strides(y, n, sy);
-  ref_iter ix, iy;
-  ref_iter_init(&ix, nb, n->shape, sx);
-  ref_iter_init(&iy, nb, n->shape, sy);
+  ir_ref_matmul_strides(x, n, sx);
+  ir_ref_matmul_strides(y, n, sy);
+  ir_ref_iter ix, iy;
+  ir_ref_iter_init(&ix, nb, n->shape, sx);
+  ir_ref_iter_init(&iy, nb, n->shape, sy);
   for (int64_t p = p0; p < p1; p++) {
     int64_t b = p / M, m = p % M;
     if (p == p0 || m == 0) {
-      ref_iter_seek(&ix, b);
-      ref_iter_seek(&iy, b);
+      ir_ref_iter_seek(&ix, b);
+      ir_ref_iter_seek(&iy, b);
     }
     matmul_row(n, a[0], ix.off + m * K, a[1], iy.off, out, p * N, K, N);
   }

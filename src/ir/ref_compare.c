@@ -3,7 +3,9 @@
 #include <math.h>
 #include <string.h>
 
+#include "ir/dtype.h"
 #include "ir/ir.h"
+#include "ir/shape.h"
 
 /* Widening of the bound for the bound's own f64 evaluation. */
 #define CMP_REL_SLACK 0x1p-20

@@ -1,11 +1,14 @@
 /* ref_layout.c - the reference interpreter's index arithmetic: strides,
  * broadcasting, and the layout ops (reshape, transpose, broadcast_to, and
  * the index ops slice, concat, gather, iota). */
+#include "ir/ref_layout.h"
+
 #include <string.h>
 
+#include "ir/dtype.h"
 #include "ir/ref.h"
 
-void ref_dense_strides(int rank, const int64_t *shape, int64_t *stride) {
+void ir_ref_dense_strides(int rank, const int64_t *shape, int64_t *stride) {
   int64_t s = 1;
   for (int d = rank - 1; d >= 0; d--) {
     stride[d] = s;
@@ -13,9 +16,10 @@ void ref_dense_strides(int rank, const int64_t *shape, int64_t *stride) {
   }
 }
 
-void ref_bcast_strides(int rin, const int64_t *in, int rout, const int64_t *out, int64_t *stride) {
+void ir_ref_bcast_strides(int rin, const int64_t *in, int rout, const int64_t *out,
+                          int64_t *stride) {
   int64_t dense[KF_MAX_RANK];
-  ref_dense_strides(rin, in, dense);
+  ir_ref_dense_strides(rin, in, dense);
   for (int d = 0; d < rout; d++) {
     int din = d - (rout - rin); /* aligned from the right */
     stride[d] = (din < 0 || (in[din] == 1 && out[d] != 1)) ? 0 : dense[din];
@@ -24,17 +28,17 @@ void ref_bcast_strides(int rin, const int64_t *in, int rout, const int64_t *out,
 
 /* out[k] = x[source offset of the k-th element of a walk over n's shape],
  * for k in [p0, p1). */
-static void gather(const ir_node *n, const int64_t *stride, const ref_buf *x, ref_buf *out,
+static void gather(const ir_node *n, const int64_t *stride, const ir_ref_buf *x, ir_ref_buf *out,
                    int64_t p0, int64_t p1) {
-  ref_iter it;
-  ref_iter_init(&it, n->rank, n->shape, stride);
-  ref_iter_seek(&it, p0);
+  ir_ref_iter it;
+  ir_ref_iter_init(&it, n->rank, n->shape, stride);
+  ir_ref_iter_seek(&it, p0);
   for (int64_t k = p0; k < p1; k++) {
     if (out->f)
       out->f[k] = x->f[it.off];
     else
       out->i[k] = x->i[it.off];
-    ref_iter_next(&it);
+    ir_ref_iter_next(&it);
   }
 }
 
@@ -52,7 +56,7 @@ static int64_t lin_of(int rank, const int64_t *shape, const int64_t *c) {
   return k;
 }
 
-static void put(ref_buf *out, int64_t k, const ref_buf *x, int64_t at) {
+static void put(ir_ref_buf *out, int64_t k, const ir_ref_buf *x, int64_t at) {
   if (out->f)
     out->f[k] = x->f[at];
   else
@@ -60,8 +64,8 @@ static void put(ref_buf *out, int64_t k, const ref_buf *x, int64_t at) {
 }
 
 /* slice, concat, gather: each element is one operand element. */
-static void eval_index(const kf_graph *g, const ir_node *n, const ref_buf *const *a, ref_buf *out,
-                       int64_t p0, int64_t p1) {
+static void eval_index(const kf_graph *g, const ir_node *n, const ir_ref_buf *const *a,
+                       ir_ref_buf *out, int64_t p0, int64_t p1) {
   const ir_node *x = &g->nodes[n->args[0]];
   int ax = n->axis;
   int64_t c[KF_MAX_RANK], xc[KF_MAX_RANK];
@@ -88,7 +92,7 @@ static void eval_index(const kf_graph *g, const ir_node *n, const ref_buf *const
 
 /* iota: the coordinate along the axis, in the node's dtype (exact for
  * integers; rounded once for floats, as every value is). */
-static void eval_iota(const ir_node *n, ref_buf *out, int64_t p0, int64_t p1) {
+static void eval_iota(const ir_node *n, ir_ref_buf *out, int64_t p0, int64_t p1) {
   int64_t inner = 1;
   for (int d = n->axis + 1; d < n->rank; d++) inner *= n->shape[d];
   for (int64_t k = p0; k < p1; k++) {
@@ -102,8 +106,8 @@ static void eval_iota(const ir_node *n, ref_buf *out, int64_t p0, int64_t p1) {
 
 /* Layout ops move values without changing them: the operand already has the
  * node's dtype, so nothing is rounded. */
-void ref_eval_layout(const kf_graph *g, const ir_node *n, const ref_buf *const *a, ref_buf *out,
-                     int64_t p0, int64_t p1) {
+void ir_ref_eval_layout(const kf_graph *g, const ir_node *n, const ir_ref_buf *const *a,
+                        ir_ref_buf *out, int64_t p0, int64_t p1) {
   const ir_node *x = &g->nodes[n->args[0]];
   int64_t stride[KF_MAX_RANK];
   switch (n->op) {
@@ -115,13 +119,13 @@ void ref_eval_layout(const kf_graph *g, const ir_node *n, const ref_buf *const *
       return;
     case IR_OP_TRANSPOSE: { /* output axis d is input axis perm[d] */
       int64_t in[KF_MAX_RANK];
-      ref_dense_strides(x->rank, x->shape, in);
+      ir_ref_dense_strides(x->rank, x->shape, in);
       for (int d = 0; d < n->rank; d++) stride[d] = in[n->perm[d]];
       gather(n, stride, a[0], out, p0, p1);
       return;
     }
     case IR_OP_BROADCAST_TO:
-      ref_bcast_strides(x->rank, x->shape, n->rank, n->shape, stride);
+      ir_ref_bcast_strides(x->rank, x->shape, n->rank, n->shape, stride);
       gather(n, stride, a[0], out, p0, p1);
       return;
     case IR_OP_SLICE:

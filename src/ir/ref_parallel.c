@@ -1,5 +1,5 @@
 /* ref_parallel.c - the reference interpreter's nodes evaluated in parts on
- * several threads. A node's extent (ref_extent) splits into contiguous
+ * several threads. A node's extent (ir_ref_extent) splits into contiguous
  * parts of about equal work; each part runs the node's evaluator on its own
  * range, writing only its own outputs, on the workers of one run's pool
  * (core/pool.h, started at the first node worth splitting), the calling
@@ -11,10 +11,11 @@
 #include "core/knobs.h"
 #include "core/pool.h"
 #include "ir/ref.h"
+#include "ir/ref_parallel.h"
 
 enum { REF_DEFAULT_THREADS = 16 };
 
-void ref_workers_init(ref_workers *w) {
+void ir_ref_workers_init(ir_ref_workers *w) {
   int cpus = core_cpu_count();
   w->pool = NULL;
   const core_knobs *k = core_knobs_get(NULL); /* knobs.def bounds them: 1..64, 1..2^30 */
@@ -24,17 +25,17 @@ void ref_workers_init(ref_workers *w) {
   w->grain = k->ref_grain;
 }
 
-void ref_workers_free(ref_workers *w) {
+void ir_ref_workers_free(ir_ref_workers *w) {
   core_pool_destroy(w->pool);
   w->pool = NULL;
 }
 
 typedef struct ref_job {
-  ref_eval_fn *fn;
+  ir_ref_eval_fn *fn;
   const kf_graph *g;
   const ir_node *n;
-  const ref_buf *const *a;
-  ref_buf *out;
+  const ir_ref_buf *const *a;
+  ir_ref_buf *out;
   int64_t extent;
   int parts;
 } ref_job;
@@ -44,8 +45,9 @@ static void run_part(void *arg, int i) {
   j->fn(j->g, j->n, j->a, j->out, j->extent * i / j->parts, j->extent * (i + 1) / j->parts);
 }
 
-void ref_parallel(ref_workers *w, ref_eval_fn *fn, const kf_graph *g, const ir_node *n,
-                  const ref_buf *const *a, ref_buf *out, int64_t extent, int64_t work_per_unit) {
+void ir_ref_parallel(ir_ref_workers *w, ir_ref_eval_fn *fn, const kf_graph *g, const ir_node *n,
+                     const ir_ref_buf *const *a, ir_ref_buf *out, int64_t extent,
+                     int64_t work_per_unit) {
   if (extent <= 0) return;
   int64_t parts = extent * (work_per_unit > 0 ? work_per_unit : 1) / w->grain;
   if (parts > w->threads) parts = w->threads;

@@ -3,11 +3,14 @@
  * and the one place where a result is rounded to its dtype. */
 #include <math.h>
 
+#include "ir/dtype.h"
 #include "ir/ref.h"
+#include "ir/ref_layout.h"
+#include "ir/ref_pointwise.h"
 
 /* ---- rounding a result once ------------------------------------------------ */
 
-int64_t ref_sat_int(double v, kf_dtype dt) {
+int64_t ir_ref_sat_int(double v, kf_dtype dt) {
   if (dt == KF_BOOL) return v != 0.0; /* NaN is nonzero: true */
   if (isnan(v)) return 0;
   if (dt == KF_I32) {
@@ -47,14 +50,14 @@ static double int_to_double_odd(int64_t v) {
   return v < 0 ? -d : d;
 }
 
-void ref_put_f(ref_buf *o, int64_t k, double v, kf_dtype dt) {
+void ir_ref_put_f(ir_ref_buf *o, int64_t k, double v, kf_dtype dt) {
   if (ir_dtype_is_float(dt))
     o->f[k] = ir_round_to_dtype(v, dt);
   else
-    o->i[k] = ref_sat_int(v, dt);
+    o->i[k] = ir_ref_sat_int(v, dt);
 }
 
-void ref_put_i(ref_buf *o, int64_t k, int64_t v, kf_dtype dt) {
+void ir_ref_put_i(ir_ref_buf *o, int64_t k, int64_t v, kf_dtype dt) {
   if (dt == KF_F64)
     o->f[k] = (double)v; /* one rounding to nearest even */
   else if (ir_dtype_is_float(dt))
@@ -65,7 +68,7 @@ void ref_put_i(ref_buf *o, int64_t k, int64_t v, kf_dtype dt) {
 
 /* ---- unary and binary: the op table is the definition ------------------- */
 
-double ref_unary_f(ir_op op, double x) {
+double ir_ref_unary_f(ir_op op, double x) {
   switch (op) {
 #define UNARY(ID, lname, acc, res, fexpr, iexpr, ...) \
   case IR_OP_##ID:                               \
@@ -87,7 +90,7 @@ static int64_t unary_i(ir_op op, int64_t x) {
   }
 }
 
-double ref_binary_f(ir_op op, double a, double b) {
+double ir_ref_binary_f(ir_op op, double a, double b) {
   switch (op) {
 #define BINARY(ID, lname, acc, res, fexpr, iexpr, ...) \
   case IR_OP_##ID:                                \
@@ -111,51 +114,51 @@ static int64_t binary_i(ir_op op, int64_t a, int64_t b) {
 
 /* The column is chosen by the operand's dtype, the rounding by the node's
  * (comparisons read floats and give bool). */
-void ref_eval_unary(const kf_graph *g, const ir_node *n, const ref_buf *const *a, ref_buf *out,
-                    int64_t p0, int64_t p1) {
+void ir_ref_eval_unary(const kf_graph *g, const ir_node *n, const ir_ref_buf *const *a,
+                       ir_ref_buf *out, int64_t p0, int64_t p1) {
   const ir_node *x = &g->nodes[n->args[0]];
   bool fin = ir_dtype_is_float(x->dtype);
   for (int64_t k = p0; k < p1; k++) {
     if (fin)
-      ref_put_f(out, k, ref_unary_f(n->op, a[0]->f[k]), n->dtype);
+      ir_ref_put_f(out, k, ir_ref_unary_f(n->op, a[0]->f[k]), n->dtype);
     else
-      ref_put_i(out, k, unary_i(n->op, a[0]->i[k]), n->dtype);
+      ir_ref_put_i(out, k, unary_i(n->op, a[0]->i[k]), n->dtype);
   }
 }
 
-void ref_eval_binary(const kf_graph *g, const ir_node *n, const ref_buf *const *a, ref_buf *out,
-                     int64_t p0, int64_t p1) {
+void ir_ref_eval_binary(const kf_graph *g, const ir_node *n, const ir_ref_buf *const *a,
+                        ir_ref_buf *out, int64_t p0, int64_t p1) {
   const ir_node *x = &g->nodes[n->args[0]], *y = &g->nodes[n->args[1]];
   int64_t sx[KF_MAX_RANK], sy[KF_MAX_RANK];
-  ref_bcast_strides(x->rank, x->shape, n->rank, n->shape, sx);
-  ref_bcast_strides(y->rank, y->shape, n->rank, n->shape, sy);
-  ref_iter ix, iy;
-  ref_iter_init(&ix, n->rank, n->shape, sx);
-  ref_iter_init(&iy, n->rank, n->shape, sy);
-  ref_iter_seek(&ix, p0);
-  ref_iter_seek(&iy, p0);
+  ir_ref_bcast_strides(x->rank, x->shape, n->rank, n->shape, sx);
+  ir_ref_bcast_strides(y->rank, y->shape, n->rank, n->shape, sy);
+  ir_ref_iter ix, iy;
+  ir_ref_iter_init(&ix, n->rank, n->shape, sx);
+  ir_ref_iter_init(&iy, n->rank, n->shape, sy);
+  ir_ref_iter_seek(&ix, p0);
+  ir_ref_iter_seek(&iy, p0);
   bool fin = ir_dtype_is_float(x->dtype);
   for (int64_t k = p0; k < p1; k++) {
     if (fin)
-      ref_put_f(out, k, ref_binary_f(n->op, a[0]->f[ix.off], a[1]->f[iy.off]), n->dtype);
+      ir_ref_put_f(out, k, ir_ref_binary_f(n->op, a[0]->f[ix.off], a[1]->f[iy.off]), n->dtype);
     else
-      ref_put_i(out, k, binary_i(n->op, a[0]->i[ix.off], a[1]->i[iy.off]), n->dtype);
-    ref_iter_next(&ix);
-    ref_iter_next(&iy);
+      ir_ref_put_i(out, k, binary_i(n->op, a[0]->i[ix.off], a[1]->i[iy.off]), n->dtype);
+    ir_ref_iter_next(&ix);
+    ir_ref_iter_next(&iy);
   }
 }
 
 /* ---- where, clamp, cast ------------------------------------------------------ */
 
-void ref_eval_where(const kf_graph *g, const ir_node *n, const ref_buf *const *a, ref_buf *out,
-                    int64_t p0, int64_t p1) {
-  ref_iter it[3];
+void ir_ref_eval_where(const kf_graph *g, const ir_node *n, const ir_ref_buf *const *a,
+                       ir_ref_buf *out, int64_t p0, int64_t p1) {
+  ir_ref_iter it[3];
   for (int j = 0; j < 3; j++) {
     const ir_node *x = &g->nodes[n->args[j]];
     int64_t s[KF_MAX_RANK];
-    ref_bcast_strides(x->rank, x->shape, n->rank, n->shape, s);
-    ref_iter_init(&it[j], n->rank, n->shape, s);
-    ref_iter_seek(&it[j], p0);
+    ir_ref_bcast_strides(x->rank, x->shape, n->rank, n->shape, s);
+    ir_ref_iter_init(&it[j], n->rank, n->shape, s);
+    ir_ref_iter_seek(&it[j], p0);
   }
   /* a and b already hold values of the node's dtype: no rounding. */
   for (int64_t k = p0; k < p1; k++) {
@@ -164,17 +167,17 @@ void ref_eval_where(const kf_graph *g, const ir_node *n, const ref_buf *const *a
       out->f[k] = a[pick]->f[it[pick].off];
     else
       out->i[k] = a[pick]->i[it[pick].off];
-    for (int j = 0; j < 3; j++) ref_iter_next(&it[j]);
+    for (int j = 0; j < 3; j++) ir_ref_iter_next(&it[j]);
   }
 }
 
 /* Integer bounds: the smallest integer >= lo and the largest <= hi, so that
  * comparisons stay exact for int64 values beyond 2^53. A NaN bound bounds
  * nothing, as in the float path. A bound outside dt's range saturates. */
-static void clamp_int(const ref_buf *x, ref_buf *out, double lo, double hi, kf_dtype dt, int64_t p0,
-                      int64_t p1) {
-  int64_t lo_i = isnan(lo) ? INT64_MIN : ref_sat_int(ceil(lo), KF_I64);
-  int64_t hi_i = isnan(hi) ? INT64_MAX : ref_sat_int(floor(hi), KF_I64);
+static void clamp_int(const ir_ref_buf *x, ir_ref_buf *out, double lo, double hi, kf_dtype dt,
+                      int64_t p0, int64_t p1) {
+  int64_t lo_i = isnan(lo) ? INT64_MIN : ir_ref_sat_int(ceil(lo), KF_I64);
+  int64_t hi_i = isnan(hi) ? INT64_MAX : ir_ref_sat_int(floor(hi), KF_I64);
   for (int64_t k = p0; k < p1; k++) {
     int64_t v = x->i[k];
     if (v < lo_i) v = lo_i;
@@ -184,8 +187,8 @@ static void clamp_int(const ref_buf *x, ref_buf *out, double lo, double hi, kf_d
   }
 }
 
-void ref_eval_clamp(const kf_graph *g, const ir_node *n, const ref_buf *const *a, ref_buf *out,
-                    int64_t p0, int64_t p1) {
+void ir_ref_eval_clamp(const kf_graph *g, const ir_node *n, const ir_ref_buf *const *a,
+                       ir_ref_buf *out, int64_t p0, int64_t p1) {
   (void)g;
   if (!out->f) {
     clamp_int(a[0], out, n->lo, n->hi, n->dtype, p0, p1);
@@ -199,16 +202,16 @@ void ref_eval_clamp(const kf_graph *g, const ir_node *n, const ref_buf *const *a
   }
 }
 
-/* Float sources go through ref_put_f (truncate, saturate, NaN gives 0;
- * bool is v != 0), integer sources through ref_put_i (integers wrap, floats
+/* Float sources go through ir_ref_put_f (truncate, saturate, NaN gives 0;
+ * bool is v != 0), integer sources through ir_ref_put_i (integers wrap, floats
  * are rounded once from the exact integer). */
-void ref_eval_cast(const kf_graph *g, const ir_node *n, const ref_buf *const *a, ref_buf *out,
-                   int64_t p0, int64_t p1) {
+void ir_ref_eval_cast(const kf_graph *g, const ir_node *n, const ir_ref_buf *const *a,
+                      ir_ref_buf *out, int64_t p0, int64_t p1) {
   const ir_node *x = &g->nodes[n->args[0]];
   for (int64_t k = p0; k < p1; k++) {
     if (ir_dtype_is_float(x->dtype))
-      ref_put_f(out, k, a[0]->f[k], n->dtype);
+      ir_ref_put_f(out, k, a[0]->f[k], n->dtype);
     else
-      ref_put_i(out, k, a[0]->i[k], n->dtype);
+      ir_ref_put_i(out, k, a[0]->i[k], n->dtype);
   }
 }

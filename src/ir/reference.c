@@ -8,18 +8,28 @@
 
 #include "core/alloc.h"
 #include "core/ctx.h"
+#include "ir/dtype.h"
+#include "ir/graph.h"
+#include "ir/ops.h"
 #include "ir/ref.h"
+#include "ir/ref_bound.h"
+#include "ir/ref_bound_reduce.h"
+#include "ir/ref_layout.h"
+#include "ir/ref_parallel.h"
+#include "ir/ref_pointwise.h"
+#include "ir/ref_reduce.h"
+#include "ir/shape.h"
 
 /* One run: a buffer per value, and when each may be freed. */
 typedef struct ref_run {
   kf_graph *g;
-  ref_buf *bufs;
+  ir_ref_buf *bufs;
   int32_t *last_use;  /* index of the last live node reading it; -1: none */
   bool *live;         /* needed by some output */
   int64_t held, peak; /* bytes of values held now, and at most */
   int32_t computed;   /* values evaluated (dead ones are skipped) */
   bool bounds;        /* each value also carries its error bound */
-  ref_workers workers;
+  ir_ref_workers workers;
 } ref_run;
 
 /* ---- checking the caller's tensors ------------------------------------------- */
@@ -102,7 +112,7 @@ static int64_t elem_bytes(const ref_run *r) {
   return r->bounds ? 16 : 8;
 }
 
-static void buf_free(ref_run *r, ref_buf *b) {
+static void buf_free(ref_run *r, ir_ref_buf *b) {
   if (b->f || b->i) r->held -= (b->n > 0 ? b->n : 1) * elem_bytes(r);
   free(b->f);
   free(b->i);
@@ -128,7 +138,7 @@ static kf_status buf_alloc(ref_run *r, kf_value v) {
                     ir_node_label(r->g, v, label, sizeof label), kf_dtype_name(n->dtype),
                     ir_shape_str(sh, sizeof sh, n->rank, n->shape), (int)elem_bytes(r));
   }
-  ref_buf *b = &r->bufs[v];
+  ir_ref_buf *b = &r->bufs[v];
   b->n = count;
   b->e = e;
   r->held += (count > 0 ? count : 1) * elem_bytes(r);
@@ -143,7 +153,7 @@ static kf_status buf_alloc(ref_run *r, kf_value v) {
 /* ---- host buffers in and out ------------------------------------------------------ */
 
 /* Reads a host tensor exactly: every stored format widens to double/int64. */
-static void read_input(const kf_host_tensor *t, ref_buf *b) {
+static void read_input(const kf_host_tensor *t, ir_ref_buf *b) {
   for (int64_t k = 0; k < b->n; k++) {
     switch (t->dtype) {
       case KF_F16:
@@ -172,7 +182,7 @@ static void read_input(const kf_host_tensor *t, ref_buf *b) {
 }
 
 /* Values are already rounded to the dtype, so each store is exact. */
-static void write_output(const ref_buf *b, kf_host_tensor *t) {
+static void write_output(const ir_ref_buf *b, kf_host_tensor *t) {
   for (int64_t k = 0; k < b->n; k++) {
     switch (t->dtype) {
       case KF_F16:
@@ -188,7 +198,7 @@ static void write_output(const ref_buf *b, kf_host_tensor *t) {
         ((double *)t->data)[k] = b->f[k];
         break;
       case KF_I32:
-        ((int32_t *)t->data)[k] = (int32_t)ref_sat_int((double)b->i[k], KF_I32);
+        ((int32_t *)t->data)[k] = (int32_t)ir_ref_sat_int((double)b->i[k], KF_I32);
         break;
       case KF_I64:
         ((int64_t *)t->data)[k] = b->i[k];
@@ -202,30 +212,30 @@ static void write_output(const ref_buf *b, kf_host_tensor *t) {
 
 /* ---- evaluation ----------------------------------------------------------------- */
 
-static void eval_const(const ir_node *n, ref_buf *out) {
+static void eval_const(const ir_node *n, ir_ref_buf *out) {
   if (out->f)
     out->f[0] = ir_round_to_dtype(n->value, n->dtype);
   else
-    out->i[0] = ref_sat_int(n->value, n->dtype);
+    out->i[0] = ir_ref_sat_int(n->value, n->dtype);
 }
 
 /* A node's evaluator and its bound's (ref_bound.c); NULL for sources. */
-static ref_eval_fn *node_fn(const ir_node *n, bool bound) {
+static ir_ref_eval_fn *node_fn(const ir_node *n, bool bound) {
   switch (ir_ops[n->op].kind) {
     case KIND_UNARY:
-      return bound ? ref_bound_unary : ref_eval_unary;
+      return bound ? ir_ref_bound_unary : ir_ref_eval_unary;
     case KIND_BINARY:
-      return bound ? ref_bound_binary : ref_eval_binary;
+      return bound ? ir_ref_bound_binary : ir_ref_eval_binary;
     case KIND_REDUCE:
-      return bound ? ref_bound_reduce : ref_eval_reduce;
+      return bound ? ir_ref_bound_reduce : ir_ref_eval_reduce;
     case KIND_LAYOUT:
-      return bound ? ref_bound_layout : ref_eval_layout;
+      return bound ? ir_ref_bound_layout : ir_ref_eval_layout;
     case KIND_MATMUL:
-      return bound ? ref_bound_matmul : ref_eval_matmul;
+      return bound ? ir_ref_bound_matmul : ir_ref_eval_matmul;
     case KIND_POINTWISE:
-      if (n->op == IR_OP_WHERE) return bound ? ref_bound_where : ref_eval_where;
-      if (n->op == IR_OP_CLAMP) return bound ? ref_bound_clamp : ref_eval_clamp;
-      return bound ? ref_bound_cast : ref_eval_cast;
+      if (n->op == IR_OP_WHERE) return bound ? ir_ref_bound_where : ir_ref_eval_where;
+      if (n->op == IR_OP_CLAMP) return bound ? ir_ref_bound_clamp : ir_ref_eval_clamp;
+      return bound ? ir_ref_bound_cast : ir_ref_eval_cast;
     default:
       return NULL;
   }
@@ -234,9 +244,9 @@ static ref_eval_fn *node_fn(const ir_node *n, bool bound) {
 static kf_status eval_node(ref_run *r, kf_value v, const kf_host_tensor *inputs) {
   kf_graph *g = r->g;
   const ir_node *n = &g->nodes[v];
-  const ref_buf *a[3] = {NULL, NULL, NULL};
+  const ir_ref_buf *a[3] = {NULL, NULL, NULL};
   for (int j = 0; j < n->nargs && j < 3; j++) a[j] = &r->bufs[n->args[j]];
-  ref_buf *out = &r->bufs[v];
+  ir_ref_buf *out = &r->bufs[v];
   if (ir_ops[n->op].kind == KIND_SOURCE) {
     if (n->op == IR_OP_CONST) eval_const(n, out);
     for (int i = 0; n->op != IR_OP_CONST && i < g->n_inputs; i++)
@@ -245,12 +255,12 @@ static kf_status eval_node(ref_run *r, kf_value v, const kf_host_tensor *inputs)
     for (int64_t k = 0; out->e && k < (out->n > 0 ? out->n : 1); k++) out->e[k] = 0;
     return KF_OK;
   }
-  ref_eval_fn *fn = node_fn(n, false);
+  ir_ref_eval_fn *fn = node_fn(n, false);
   if (fn) {
     int64_t work;
-    int64_t extent = ref_extent(g, n, &work);
-    ref_parallel(&r->workers, fn, g, n, a, out, extent, work);
-    if (r->bounds) ref_parallel(&r->workers, node_fn(n, true), g, n, a, out, extent, work);
+    int64_t extent = ir_ref_extent(g, n, &work);
+    ir_ref_parallel(&r->workers, fn, g, n, a, out, extent, work);
+    if (r->bounds) ir_ref_parallel(&r->workers, node_fn(n, true), g, n, a, out, extent, work);
     return KF_OK;
   }
   char label[300];
@@ -286,11 +296,11 @@ static kf_status run_reference(kf_graph *g, const char *fn, const kf_host_tensor
   if (st != KF_OK) return st;
   size_t nn = (size_t)g->n_nodes;
   ref_run r = {.g = g,
-               .bufs = core_calloc(nn, sizeof(ref_buf)),
+               .bufs = core_calloc(nn, sizeof(ir_ref_buf)),
                .last_use = core_malloc(nn * sizeof(int32_t)),
                .live = core_calloc(nn, sizeof(bool)),
                .bounds = bounds != NULL};
-  ref_workers_init(&r.workers);
+  ir_ref_workers_init(&r.workers);
   if (!r.bufs || !r.last_use || !r.live) {
     st = ir_error(g, KF_ERR_OUT_OF_MEMORY, "%s: out of memory", fn);
   } else {
@@ -298,7 +308,7 @@ static kf_status run_reference(kf_graph *g, const char *fn, const kf_host_tensor
     st = run_nodes(&r, inputs);
   }
   for (int j = 0; st == KF_OK && j < n_outputs; j++) {
-    const ref_buf *b = &r.bufs[g->outputs[j]];
+    const ir_ref_buf *b = &r.bufs[g->outputs[j]];
     write_output(b, &outputs[j]);
     if (bounds) memcpy(bounds[j], b->e, (size_t)b->n * sizeof(double));
   }
@@ -310,7 +320,7 @@ static kf_status run_reference(kf_graph *g, const char *fn, const kf_host_tensor
   free(r.bufs);
   free(r.last_use);
   free(r.live);
-  ref_workers_free(&r.workers);
+  ir_ref_workers_free(&r.workers);
   return st;
 }
 

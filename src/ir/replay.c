@@ -6,6 +6,9 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "ir/graph.h"
+#include "ir/ops.h"
+
 typedef kf_value (*unary_fn)(kf_graph *, kf_value);
 typedef kf_value (*binary_fn)(kf_graph *, kf_value, kf_value);
 typedef kf_value (*reduce_fn)(kf_graph *, kf_value, int, const int *, bool);

@@ -1,8 +1,11 @@
 /* shape.c - element and byte counts under the size limit, NumPy broadcasting,
  * extent-1 reductions and shape formatting. */
+#include "ir/shape.h"
+
 #include <stdio.h>
 
 #include "ir/ir.h"
+#include "ir/ops.h"
 
 bool ir_numel(int rank, const int64_t *shape, int64_t *out) {
   if (rank < 0 || rank > KF_MAX_RANK || (rank > 0 && !shape)) return false;

@@ -12,7 +12,10 @@
 #include "core/ctx.h"
 #include "core/escape.h"
 #include "core/similar.h"
+#include "ir/ops.h"
 #include "ir/yaml_load.h"
+#include "ir/yaml_node.h"
+#include "ir/yaml_scalar.h"
 
 /* ---- errors ----------------------------------------------------------------- */
 

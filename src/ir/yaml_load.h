@@ -1,5 +1,6 @@
 /* yaml_load.h - the YAML loader's state and the helpers its files share
- * (yaml_load.c: the document; yaml_node.c: one node; yaml_scalar.c: values). */
+ * (yaml_node.c: one node; yaml_scalar.c: values), and what yaml_load.c
+ * defines: loading a document, errors, symbols. */
 #ifndef KF_IR_YAML_LOAD_H
 #define KF_IR_YAML_LOAD_H
 
@@ -43,6 +44,16 @@ typedef struct ir_yload {
   int node_number;           /* 1-based index of the node being read */
 } ir_yload;
 
+/* The YAML loader (yaml_load.c) under the public kf_graph_load_yaml and
+ * kf_graph_load_yaml_string (src/pipeline/graph_load.c, which adds the parsed-
+ * graph cache and the "parse" span): the text of a graph file into a graph;
+ * errors (FILE:LINE:COL ...) go to ctx. */
+kf_status ir_yaml_load_string(kf_ctx *ctx, const char *text, size_t len, const char *filename,
+                              kf_graph **out);
+/* A graph file's bytes (malloc'd into *text), refusing directories and
+ * files over the loader's size limit. */
+kf_status ir_yaml_read_file(kf_ctx *ctx, const char *path, char **text, size_t *len);
+
 /* Records the first error at node `at` (NULL: no position), prefixed by the
  * current where. Returns false, so callers can `return ir_yl_fail(...)`. */
 bool ir_yl_fail(ir_yload *L, kf_status st, const ir_ynode *at, const char *fmt, ...)
@@ -54,56 +65,6 @@ bool ir_yl_fail_builder(ir_yload *L, const ir_ynode *at);
  * that out of memory stays KF_ERR_OUT_OF_MEMORY. */
 bool ir_yl_fail_call(ir_yload *L, const ir_ynode *at, kf_status st);
 
-/* ---- yaml_scalar.c: reading typed values --------------------------------- */
-
-/* "a scalar", "a list", "a mapping". */
-const char *ir_yl_kind(const ir_ynode *n);
-/* A scalar's text as 'text' for messages: escaped, cut at 64 bytes. */
-const char *ir_yl_show(const ir_yload *L, const ir_ynode *n, char *buf, size_t size);
-/* Strict readers; each reports its own error (naming `what`). */
-bool ir_yl_int(ir_yload *L, const ir_ynode *n, const char *what, int64_t lo, int64_t hi,
-               int64_t *out);
-bool ir_yl_number(ir_yload *L, const ir_ynode *n, const char *what, double *out);
-bool ir_yl_bool(ir_yload *L, const ir_ynode *n, const char *what, bool *out);
-bool ir_yl_dtype(ir_yload *L, const ir_ynode *n, const char *what, kf_dtype *out);
-/* A list of at most KF_MAX_RANK integers in [lo, hi]. */
-bool ir_yl_int_list(ir_yload *L, const ir_ynode *n, const char *what, int64_t lo, int64_t hi,
-                    int64_t *out, int *count);
-/* A tensor shape: positive dimensions (and at most one -1 when allow_infer),
- * rank <= KF_MAX_RANK, element count within int64. */
-bool ir_yl_shape(ir_yload *L, const ir_ynode *n, const char *what, bool allow_infer,
-                 int64_t *out, int *rank);
-/* Literal checks without reporting: a number (plain decimal, .inf, .nan) or
- * plain true/false. */
-bool ir_yl_is_number(const ir_yload *L, const ir_ynode *n, double *out);
-/* For a literal n (already read as v) that becomes a constant of integer
- * dtype dt: beyond 2^53 a double skips integers, so such a literal must be
- * plain decimal digits whose value v holds exactly; otherwise a positioned
- * KF_ERR_PARSE. Other dtypes and smaller values pass (kf_scalar applies the
- * rest of the literal rule). */
-bool ir_yl_exact_int(ir_yload *L, const ir_ynode *n, const char *what, double v, kf_dtype dt);
-/* A plain scalar that starts like a number (digit, sign or dot): no name can. */
-bool ir_yl_looks_numeric(const ir_yload *L, const ir_ynode *n);
-/* A name's syntax and length; reports and returns false when bad. */
-bool ir_yl_check_name(ir_yload *L, const ir_ynode *n, const char *what);
-
-/* ---- mappings ------------------------------------------------------------- */
-
-/* The value of key in a mapping, or NULL. */
-const ir_ynode *ir_yl_get(const ir_yload *L, const ir_ynode *map, const char *key);
-/* Every key a scalar, one of allowed, and none repeated; reports the first
- * offender, with a "did you mean" from prefer (the keys that fit best, such
- * as an op's own attributes) or else from allowed. */
-bool ir_yl_keys(ir_yload *L, const ir_ynode *map, const char *const *allowed, int n_allowed,
-                const char *const *prefer, int n_prefer);
-/* "; did you mean 'x'?" into buf when a name of first (or, when none of
- * those is close, of then) is close to word (core/similar.h); false and ""
- * otherwise. */
-bool ir_yl_hint(const char *word, const char *const *first, int n_first, const char *const *then,
-                int n_then, char *buf, size_t size);
-
-/* ---- symbols (yaml_load.c) ------------------------------------------------ */
-
 /* The symbol of a name, or NULL. */
 const ir_ysym *ir_yl_lookup(const ir_yload *L, const char *name);
 /* "; did you mean 'x'?" for a name that is not defined, from the names
@@ -111,10 +72,5 @@ const ir_ysym *ir_yl_lookup(const ir_yload *L, const char *name);
 bool ir_yl_name_hint(const ir_yload *L, const char *name, char *buf, size_t size);
 /* Defines a name; false (reported) on OOM. The caller checked it is new. */
 bool ir_yl_define(ir_yload *L, const ir_ynode *name_node, kf_value v);
-
-/* ---- yaml_node.c ----------------------------------------------------------- */
-
-/* Reads and builds one entry of `nodes`. */
-bool ir_yl_node(ir_yload *L, const ir_ynode *node);
 
 #endif

@@ -5,7 +5,11 @@
 #include <string.h>
 
 #include "core/similar.h"
+#include "ir/names.h"
+#include "ir/ops.h"
 #include "ir/yaml_load.h"
+#include "ir/yaml_node.h"
+#include "ir/yaml_scalar.h"
 
 /* `value` is not an op attribute of ops.def: only the const op takes it. */
 #define ATTR_VALUE_ (1u << 30)

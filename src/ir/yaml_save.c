@@ -10,7 +10,11 @@
 
 #include "core/alloc.h"
 #include "core/strbuf.h"
+#include "ir/dtype.h"
+#include "ir/graph.h"
 #include "ir/ir.h"
+#include "ir/names.h"
+#include "ir/ops.h"
 #include "ir/yaml_tree.h"
 
 typedef core_str sbuf;

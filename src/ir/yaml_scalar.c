@@ -9,7 +9,10 @@
 #include <string.h>
 
 #include "core/similar.h"
+#include "ir/names.h"
+#include "ir/shape.h"
 #include "ir/yaml_load.h"
+#include "ir/yaml_scalar.h"
 
 const char *ir_yl_kind(const ir_ynode *n) {
   return n->type == IR_Y_SEQ ? "a list" : n->type == IR_Y_MAP ? "a mapping" : "a scalar";

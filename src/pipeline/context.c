@@ -27,7 +27,7 @@ kf_status kf_ctx_create(kf_ctx **out) {
 void kf_ctx_destroy(kf_ctx *ctx) {
   if (!ctx) return;
   rt_state_destroy(ctx->rt);
-  cache_state_destroy(ctx->cache);
+  rt_cache_state_destroy(ctx->cache);
   pthread_mutex_destroy(&ctx->lock);
   free(ctx);
 }

@@ -9,12 +9,13 @@
 #include <stdlib.h>
 
 #include "core/ctx.h"
-#include "runtime/nvtx.h"
 #include "ir/graph_blob.h"
 #include "ir/ir.h"
+#include "ir/yaml_load.h"
 #include "ir/yaml_tree.h"
 #include "runtime/cache.h"
 #include "runtime/cache_state.h"
+#include "runtime/nvtx.h"
 
 /* Files smaller than this parse in well under a millisecond: not cached. */
 enum { GRAPH_CACHE_MIN_BYTES = 16384 };
@@ -26,11 +27,11 @@ static kf_status load_cached(kf_ctx *ctx, const char *text, size_t len, const ch
   bool cache = ctx && text && out && len >= GRAPH_CACHE_MIN_BYTES && len <= IR_YAML_MAX_BYTES;
   cache_key key = {0, 0};
   if (cache) {
-    key = cache_key_blob("graph-v1", text, len);
+    key = rt_cache_key_blob("graph-v1", text, len);
     void *blob = NULL;
     size_t size = 0;
     *out = NULL;
-    if (cache_blob_get(ctx, key, &blob, &size)) {
+    if (rt_cache_blob_get(ctx, key, &blob, &size)) {
       char why[1024];
       *out = ir_graph_from_blob(ctx, blob, size, why, sizeof why);
       free(blob);
@@ -44,7 +45,7 @@ static kf_status load_cached(kf_ctx *ctx, const char *text, size_t len, const ch
   if (st == KF_OK && cache) {
     core_str b = {0};
     ir_graph_to_blob(*out, &b);
-    if (!b.oom) cache_blob_put(ctx, key, b.s, b.len);
+    if (!b.oom) rt_cache_blob_put(ctx, key, b.s, b.len);
     core_str_free(&b);
   }
   return st;

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "codegen/emit.h"
 #include "codegen/program.h"
 #include "core/alloc.h"
 #include "pipeline/feedback.h"

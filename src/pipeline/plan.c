@@ -8,12 +8,15 @@
 
 #include "codegen/codegen.h"
 #include "codegen/program.h"
+#include "codegen/target.h"
 #include "core/alloc.h"
-#include "runtime/nvtx.h"
 #include "fuser/fuse.h"
+#include "fuser/render.h"
+#include "ir/graph.h"
 #include "ir/ir.h"
 #include "pipeline/pipeline.h"
 #include "runtime/lib_launch.h"
+#include "runtime/nvtx.h"
 #include "runtime/rt.h"
 #include "runtime/rt_plan.h"
 

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "codegen/target.h"
 #include "core/alloc.h"
 #include "runtime/device.h"
 #include "runtime/nvrtc.h"

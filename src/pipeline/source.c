@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "codegen/codegen.h"
+#include "codegen/emit.h"
 #include "pipeline/pipeline.h"
 #include "pipeline/plan_target.h"
 

@@ -12,6 +12,7 @@
 
 #include "core/alloc.h"
 #include "runtime/launch.h"
+#include "runtime/nvtx.h"
 #include "runtime/rt.h"
 #include "runtime/rt_plan.h"
 #include "runtime/rt_state.h"
@@ -205,7 +206,7 @@ kf_status rt_plan_benchmark(rt_plan *plan, const kf_tensor *inputs, int n_inputs
   if (st != KF_OK) return rt_plan_error(plan, st, "%s", kf_ctx_errmsg(plan->ctx));
   if ((st = rt_enter(plan->ctx, rt, &pushed)) != KF_OK) return st;
   bench_args a = {plan, inputs, outputs, n_inputs, n_outputs, (CUstream)stream};
-  rt_nvtx_push("benchmark");
+  rt_span_push("benchmark");
   st = device_time(&a, rt, &o, out);
   out->iters = o.iters;
   out->bytes = plan->fuse->bytes_fused;
@@ -216,7 +217,7 @@ kf_status rt_plan_benchmark(rt_plan *plan, const kf_tensor *inputs, int n_inputs
     if (st == KF_OK) st = host_time(&a, rt->drv, KF_MODE_GRAPH, o.iters, &out->host_us_graph);
     rt_plan_set_mode(plan, mode);
   }
-  rt_nvtx_pop();
+  rt_span_pop();
   rt_leave(rt, pushed);
   return st;
 }
@@ -259,9 +260,9 @@ kf_status kf_device_copy_bandwidth(kf_ctx *ctx, size_t bytes, int iters, double 
   CUresult r = rt->drv->MemAlloc(&a, bytes);
   if (r == CUDA_SUCCESS) r = rt->drv->MemAlloc(&b, bytes);
   if (r == CUDA_SUCCESS) r = rt->drv->MemsetD8(a, 0x3c, bytes);
-  rt_nvtx_push("copy bandwidth");
+  rt_span_push("copy bandwidth");
   if (r == CUDA_SUCCESS) r = time_copies(rt->drv, b, a, bytes, iters, &ms);
-  rt_nvtx_pop();
+  rt_span_pop();
   if (a) rt->drv->MemFree(a);
   if (b) rt->drv->MemFree(b);
   rt_leave(rt, pushed);

@@ -16,16 +16,16 @@
 
 /* ---- knobs (core/knobs.def: parsed strictly there, warned about once) ---- */
 
-uint64_t cache_mb_bytes(double mb) {
+uint64_t rt_cache_mb_bytes(double mb) {
   return (uint64_t)(mb * 1024 * 1024);
 }
 
 /* KFUSE_CACHE_FAULT (tests): enospc or erofs. */
 static void fault_from_knob(const core_knobs *k) {
   if (k->cache_fault == 1)
-    cache_disk_inject_fault(1, ENOSPC);
+    rt_cache_disk_inject_fault(1, ENOSPC);
   else if (k->cache_fault == 2)
-    cache_disk_inject_fault(0, EROFS);
+    rt_cache_disk_inject_fault(0, EROFS);
 }
 
 /* ---- the folder ---------------------------------------------------------- */
@@ -80,10 +80,10 @@ static const char *open_dir(struct cache_state *cs, char *why, size_t size) {
   return NULL;
 }
 
-void cache_dir_open(struct cache_state *cs) {
+void rt_cache_dir_open(struct cache_state *cs) {
   const core_knobs *k = core_knobs_get(cs->ctx);
   fault_from_knob(k);
-  cs->max_bytes = cache_mb_bytes(k->cache_max_mb);
+  cs->max_bytes = rt_cache_mb_bytes(k->cache_max_mb);
   bool wanted = k->disk_cache;
   if (!resolve_dir(k, cs->dir, sizeof cs->dir)) {
     cs->dir[0] = 0;

@@ -26,7 +26,7 @@
 
 static _Atomic int fault_errno[2]; /* [0] creating, [1] writing a temp file */
 
-void cache_disk_inject_fault(int stage, int err) {
+void rt_cache_disk_inject_fault(int stage, int err) {
   if (stage == 0 || stage == 1) atomic_store(&fault_errno[stage], err);
 }
 
@@ -36,10 +36,10 @@ static bool fault(int stage) {
   return err != 0;
 }
 
-bool cache_disk_ready(struct cache_state *cs) {
+bool rt_cache_disk_ready(struct cache_state *cs) {
   pthread_mutex_lock(&cs->disk_lock);
   if (!cs->disk_checked) {
-    cache_dir_open(cs);
+    rt_cache_dir_open(cs);
     cs->disk_checked = true;
   }
   bool on = cs->disk_enabled;
@@ -50,7 +50,7 @@ bool cache_disk_ready(struct cache_state *cs) {
 /* An entry's file name inside the folder. */
 static void entry_name(cache_key key, char out[48]) {
   char hex[33];
-  cache_key_hex(key, hex);
+  rt_cache_key_hex(key, hex);
   snprintf(out, 48, "%s%s", hex, CACHE_FILE_SUFFIX);
 }
 
@@ -206,7 +206,7 @@ static int open_entry(struct cache_state *cs, const char *name, struct stat *st)
   return -1;
 }
 
-bool cache_disk_get(struct cache_state *cs, cache_key key, void **data, size_t *size) {
+bool rt_cache_disk_get(struct cache_state *cs, cache_key key, void **data, size_t *size) {
   char name[48], buf[96];
   entry_name(key, name);
   *data = NULL;
@@ -249,7 +249,7 @@ static bool write_all(int fd, const void *buf, size_t size) {
 static int create_temp(struct cache_state *cs, cache_key key, char tmp[80]) {
   static _Atomic uint64_t counter;
   char hex[33];
-  cache_key_hex(key, hex);
+  rt_cache_key_hex(key, hex);
   for (int attempt = 0; attempt < 100; attempt++) {
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
@@ -293,7 +293,7 @@ static void write_failed(struct cache_state *cs, const char *name, int err) {
            cs->dir, name, strerror(err));
 }
 
-bool cache_disk_put(struct cache_state *cs, cache_key key, const void *data, size_t size) {
+bool rt_cache_disk_put(struct cache_state *cs, cache_key key, const void *data, size_t size) {
   char tmp[80], name[48];
   entry_name(key, name);
   int fd = write_temp(cs, key, data, size, tmp);
@@ -309,6 +309,6 @@ bool cache_disk_put(struct cache_state *cs, cache_key key, const void *data, siz
     write_failed(cs, name, err);
     return false;
   }
-  cache_disk_evict(cs, size + HEADER_SIZE);
+  rt_cache_disk_evict(cs, size + HEADER_SIZE);
   return true;
 }

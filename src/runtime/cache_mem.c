@@ -25,7 +25,7 @@ static cache_mem_entry **bucket(struct cache_state *cs, cache_key key) {
 
 static cache_mem_entry *find(struct cache_state *cs, cache_key key) {
   for (cache_mem_entry *e = *bucket(cs, key); e; e = e->next)
-    if (cache_key_eq(e->key, key)) return e;
+    if (rt_cache_key_eq(e->key, key)) return e;
   return NULL;
 }
 
@@ -37,8 +37,8 @@ static void unlink_entry(struct cache_state *cs, cache_mem_entry *victim) {
     }
 }
 
-cache_mem_result cache_mem_acquire(struct cache_state *cs, cache_key key, void **image,
-                                   size_t *size) {
+cache_mem_result rt_cache_mem_acquire(struct cache_state *cs, cache_key key, void **image,
+                                      size_t *size) {
   *image = NULL;
   *size = 0;
   pthread_mutex_lock(&cs->lock);
@@ -84,7 +84,7 @@ static void evict_to_bound(struct cache_state *cs, const cache_mem_entry *keep) 
   }
 }
 
-void cache_mem_publish(struct cache_state *cs, cache_key key, const void *image, size_t size) {
+void rt_cache_mem_publish(struct cache_state *cs, cache_key key, const void *image, size_t size) {
   void *copy = core_malloc(size ? size : 1);
   if (copy) memcpy(copy, image, size);
   pthread_mutex_lock(&cs->lock);
@@ -107,7 +107,7 @@ void cache_mem_publish(struct cache_state *cs, cache_key key, const void *image,
   free(copy);
 }
 
-void cache_mem_abandon(struct cache_state *cs, cache_key key) {
+void rt_cache_mem_abandon(struct cache_state *cs, cache_key key) {
   pthread_mutex_lock(&cs->lock);
   cache_mem_entry *e = find(cs, key);
   if (e && !e->ready) {
@@ -118,7 +118,7 @@ void cache_mem_abandon(struct cache_state *cs, cache_key key) {
   pthread_mutex_unlock(&cs->lock);
 }
 
-void cache_mem_clear(struct cache_state *cs) {
+void rt_cache_mem_clear(struct cache_state *cs) {
   pthread_mutex_lock(&cs->lock);
   for (int b = 0; b < CACHE_MEM_BUCKETS; b++) {
     cache_mem_entry **pp = &cs->buckets[b];
@@ -138,7 +138,7 @@ void cache_mem_clear(struct cache_state *cs) {
   pthread_mutex_unlock(&cs->lock);
 }
 
-void cache_mem_destroy(struct cache_state *cs) {
+void rt_cache_mem_destroy(struct cache_state *cs) {
   for (int b = 0; b < CACHE_MEM_BUCKETS; b++) {
     cache_mem_entry *e = cs->buckets[b];
     while (e) {

@@ -17,15 +17,15 @@ typedef enum cache_mem_result {
 
 /* Looks key up. If another thread is producing it, waits for that thread.
  * A miss reserves the key for the caller. Thread-safe. */
-cache_mem_result cache_mem_acquire(struct cache_state *cs, cache_key key, void **image,
-                                   size_t *size);
-/* Stores a copy of the image under a key reserved by cache_mem_acquire and
+cache_mem_result rt_cache_mem_acquire(struct cache_state *cs, cache_key key, void **image,
+                                      size_t *size);
+/* Stores a copy of the image under a key reserved by rt_cache_mem_acquire and
  * wakes the waiters. On out of memory the reservation is abandoned. */
-void cache_mem_publish(struct cache_state *cs, cache_key key, const void *image, size_t size);
+void rt_cache_mem_publish(struct cache_state *cs, cache_key key, const void *image, size_t size);
 /* Drops a reservation (the compile failed); one waiter then tries itself. */
-void cache_mem_abandon(struct cache_state *cs, cache_key key);
+void rt_cache_mem_abandon(struct cache_state *cs, cache_key key);
 /* Frees every ready entry (in-flight ones stay). */
-void cache_mem_clear(struct cache_state *cs);
-void cache_mem_destroy(struct cache_state *cs);
+void rt_cache_mem_clear(struct cache_state *cs);
+void rt_cache_mem_destroy(struct cache_state *cs);
 
 #endif

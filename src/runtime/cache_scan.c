@@ -128,7 +128,7 @@ static void evict_scan(struct cache_state *cs) {
  * estimate and the folder is rescanned only when the estimate passes the
  * bound (and, when only fresh entries were left, once the oldest of them
  * may be evicted), so a put costs no directory scan in the common case. */
-void cache_disk_evict(struct cache_state *cs, uint64_t added) {
+void rt_cache_disk_evict(struct cache_state *cs, uint64_t added) {
   pthread_mutex_lock(&cs->disk_lock);
   cs->bytes_est += added;
   if (!cs->scanned || (cs->bytes_est > cs->max_bytes && (int64_t)time(NULL) >= cs->rescan_at))
@@ -136,8 +136,8 @@ void cache_disk_evict(struct cache_state *cs, uint64_t added) {
   pthread_mutex_unlock(&cs->disk_lock);
 }
 
-bool cache_disk_clear(struct cache_state *cs, uint64_t *removed, uint64_t *failed,
-                      char first_name[64], int *first_err) {
+bool rt_cache_disk_clear(struct cache_state *cs, uint64_t *removed, uint64_t *failed,
+                         char first_name[64], int *first_err) {
   disk_file *files;
   uint64_t total;
   *removed = *failed = 0;
@@ -164,7 +164,7 @@ bool cache_disk_clear(struct cache_state *cs, uint64_t *removed, uint64_t *faile
   return n >= 0;
 }
 
-void cache_disk_usage(struct cache_state *cs, uint64_t *entries, uint64_t *bytes) {
+void rt_cache_disk_usage(struct cache_state *cs, uint64_t *entries, uint64_t *bytes) {
   disk_file *files;
   pthread_mutex_lock(&cs->disk_lock);
   int n = list_entries(cs, &files, bytes);

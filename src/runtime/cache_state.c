@@ -60,7 +60,7 @@ static void hash_code(XXH3_state_t *st, const char *source) {
   XXH3_128bits_update(st, &n, sizeof n);
 }
 
-cache_key cache_key_kernel(const char *source, const char *options, const char *arch) {
+cache_key rt_cache_key_kernel(const char *source, const char *options, const char *arch) {
   XXH3_state_t st;
   XXH3_INITSTATE(&st);
   XXH3_128bits_reset(&st);
@@ -77,7 +77,7 @@ cache_key cache_key_kernel(const char *source, const char *options, const char *
   return digest(&st);
 }
 
-cache_key cache_key_blob(const char *domain, const void *data, size_t size) {
+cache_key rt_cache_key_blob(const char *domain, const void *data, size_t size) {
   XXH3_state_t st;
   XXH3_INITSTATE(&st);
   XXH3_128bits_reset(&st);
@@ -88,11 +88,11 @@ cache_key cache_key_blob(const char *domain, const void *data, size_t size) {
   return digest(&st);
 }
 
-void cache_key_hex(cache_key key, char out[33]) {
+void rt_cache_key_hex(cache_key key, char out[33]) {
   snprintf(out, 33, "%016" PRIx64 "%016" PRIx64, key.hi, key.lo);
 }
 
-bool cache_key_eq(cache_key a, cache_key b) {
+bool rt_cache_key_eq(cache_key a, cache_key b) {
   return a.lo == b.lo && a.hi == b.hi;
 }
 
@@ -106,11 +106,11 @@ static struct cache_state *state_new(kf_ctx *ctx) {
   cs->dir_fd = -1;
   /* A bound on the memory cache, so that a long-lived process compiling many
    * shapes does not grow without limit (the disk cache keeps the rest). */
-  cs->mem_max_bytes = cache_mb_bytes(core_knobs_get(ctx)->cache_mem_max_mb);
+  cs->mem_max_bytes = rt_cache_mb_bytes(core_knobs_get(ctx)->cache_mem_max_mb);
   return cs;
 }
 
-struct cache_state *cache_state_get(kf_ctx *ctx) {
+struct cache_state *rt_cache_state_get(kf_ctx *ctx) {
   if (!ctx) return NULL;
   pthread_mutex_lock(&ctx->lock);
   if (!ctx->cache) ctx->cache = state_new(ctx);
@@ -119,7 +119,7 @@ struct cache_state *cache_state_get(kf_ctx *ctx) {
   return cs;
 }
 
-struct core_pool *cache_state_pool(struct cache_state *cs) {
+struct core_pool *rt_cache_state_pool(struct cache_state *cs) {
   pthread_mutex_lock(&cs->lock);
   /* cores - 1 workers: the calling thread is the last one */
   if (!cs->pool && core_cpu_count() > 1) cs->pool = core_pool_create(core_cpu_count() - 1);
@@ -128,10 +128,10 @@ struct core_pool *cache_state_pool(struct cache_state *cs) {
   return pool;
 }
 
-void cache_state_destroy(struct cache_state *cache) {
+void rt_cache_state_destroy(struct cache_state *cache) {
   if (!cache) return;
   core_pool_destroy(cache->pool);
-  cache_mem_destroy(cache);
+  rt_cache_mem_destroy(cache);
   if (cache->dir_fd >= 0) close(cache->dir_fd);
   pthread_mutex_destroy(&cache->disk_lock);
   pthread_cond_destroy(&cache->ready);
@@ -139,19 +139,19 @@ void cache_state_destroy(struct cache_state *cache) {
   free(cache);
 }
 
-bool cache_blob_get(kf_ctx *ctx, cache_key key, void **data, size_t *size) {
-  struct cache_state *cs = cache_state_get(ctx);
-  return cs && cache_disk_ready(cs) && cache_disk_get(cs, key, data, size);
+bool rt_cache_blob_get(kf_ctx *ctx, cache_key key, void **data, size_t *size) {
+  struct cache_state *cs = rt_cache_state_get(ctx);
+  return cs && rt_cache_disk_ready(cs) && rt_cache_disk_get(cs, key, data, size);
 }
 
-void cache_blob_put(kf_ctx *ctx, cache_key key, const void *data, size_t size) {
-  struct cache_state *cs = cache_state_get(ctx);
-  if (cs && cache_disk_ready(cs)) cache_disk_put(cs, key, data, size);
+void rt_cache_blob_put(kf_ctx *ctx, cache_key key, const void *data, size_t size) {
+  struct cache_state *cs = rt_cache_state_get(ctx);
+  if (cs && rt_cache_disk_ready(cs)) rt_cache_disk_put(cs, key, data, size);
 }
 
 kf_status kf_ctx_cache_stats(kf_ctx *ctx, kf_cache_stats *out) {
   if (!ctx || !out) return core_error(ctx, KF_ERR_INVALID_ARG, "kf_ctx_cache_stats: NULL argument");
-  struct cache_state *cs = cache_state_get(ctx);
+  struct cache_state *cs = rt_cache_state_get(ctx);
   if (!cs) return core_error(ctx, KF_ERR_OUT_OF_MEMORY, "kf_ctx_cache_stats: out of memory");
   memset(out, 0, sizeof *out);
   out->mem_hits = atomic_load(&cs->mem_hits);
@@ -166,9 +166,9 @@ kf_status kf_ctx_cache_stats(kf_ctx *ctx, kf_cache_stats *out) {
   pthread_mutex_unlock(&cs->lock);
   out->mem_max_bytes = cs->mem_max_bytes;
   out->mem_evictions = atomic_load(&cs->mem_evictions);
-  out->disk_enabled = cache_disk_ready(cs);
+  out->disk_enabled = rt_cache_disk_ready(cs);
   out->disk_max_bytes = cs->max_bytes;
-  if (out->disk_enabled) cache_disk_usage(cs, &out->disk_entries, &out->disk_bytes);
+  if (out->disk_enabled) rt_cache_disk_usage(cs, &out->disk_entries, &out->disk_bytes);
   return KF_OK;
 }
 
@@ -176,14 +176,14 @@ kf_status kf_cache_clear_report(kf_ctx *ctx, uint64_t *removed, uint64_t *kept) 
   if (removed) *removed = 0;
   if (kept) *kept = 0;
   if (!ctx) return KF_ERR_INVALID_ARG;
-  struct cache_state *cs = cache_state_get(ctx);
+  struct cache_state *cs = rt_cache_state_get(ctx);
   if (!cs) return core_error(ctx, KF_ERR_OUT_OF_MEMORY, "kf_cache_clear: out of memory");
-  cache_mem_clear(cs);
-  if (!cache_disk_ready(cs)) return KF_OK;
+  rt_cache_mem_clear(cs);
+  if (!rt_cache_disk_ready(cs)) return KF_OK;
   uint64_t gone = 0, failed = 0;
   char first[64];
   int err = 0;
-  bool listed = cache_disk_clear(cs, &gone, &failed, first, &err);
+  bool listed = rt_cache_disk_clear(cs, &gone, &failed, first, &err);
   if (removed) *removed = gone;
   if (kept) *kept = failed;
   if (!listed)
@@ -202,8 +202,8 @@ kf_status kf_cache_clear(kf_ctx *ctx) {
 }
 
 const char *kf_cache_dir(kf_ctx *ctx) {
-  struct cache_state *cs = cache_state_get(ctx);
+  struct cache_state *cs = rt_cache_state_get(ctx);
   if (!cs) return "";
-  cache_disk_ready(cs);
+  rt_cache_disk_ready(cs);
   return cs->dir;
 }

@@ -49,13 +49,13 @@ static void compile_miss(compile_job *job, cg_program_launch *l, cache_key key,
   l->status = rt_nvrtc_compile(l->src.source, file, opts, &l->image, &l->image_size, &l->log);
   rt_span_pop();
   if (l->status != KF_OK) {
-    cache_mem_abandon(job->cs, key);
+    rt_cache_mem_abandon(job->cs, key);
     return;
   }
   free(l->log); /* warnings of a successful compile are not kept */
   l->log = NULL;
-  if (job->disk) cache_disk_put(job->cs, key, l->image, l->image_size);
-  cache_mem_publish(job->cs, key, l->image, l->image_size);
+  if (job->disk) rt_cache_disk_put(job->cs, key, l->image, l->image_size);
+  rt_cache_mem_publish(job->cs, key, l->image, l->image_size);
   l->origin = CG_COMPILED;
 }
 
@@ -88,18 +88,18 @@ static void compile_one(void *arg, int i) {
     strncat(joined, opts.argv[k], sizeof joined - strlen(joined) - 1);
     strncat(joined, "\n", sizeof joined - strlen(joined) - 1);
   }
-  cache_key key = cache_key_kernel(l->src.source, joined, arch);
+  cache_key key = rt_cache_key_kernel(l->src.source, joined, arch);
   l->key_hi = key.hi;
   l->key_lo = key.lo;
-  cache_mem_result r = cache_mem_acquire(job->cs, key, &l->image, &l->image_size);
+  cache_mem_result r = rt_cache_mem_acquire(job->cs, key, &l->image, &l->image_size);
   if (r == CACHE_MEM_HIT) {
     atomic_fetch_add(&job->cs->mem_hits, 1);
     l->origin = CG_MEM_HIT;
   } else if (r == CACHE_MEM_NOMEM) {
     l->status = KF_ERR_OUT_OF_MEMORY;
-  } else if (job->disk && cache_disk_get(job->cs, key, &l->image, &l->image_size)) {
+  } else if (job->disk && rt_cache_disk_get(job->cs, key, &l->image, &l->image_size)) {
     atomic_fetch_add(&job->cs->disk_hits, 1);
-    cache_mem_publish(job->cs, key, l->image, l->image_size);
+    rt_cache_mem_publish(job->cs, key, l->image, l->image_size);
     l->origin = CG_DISK_HIT;
   } else {
     compile_miss(job, l, key, &opts);
@@ -172,7 +172,7 @@ static int *longest_first(const cg_program *prog) {
 }
 
 kf_status rt_compile_program(kf_ctx *ctx, cg_program *prog, char *err, size_t errsize) {
-  struct cache_state *cs = cache_state_get(ctx);
+  struct cache_state *cs = rt_cache_state_get(ctx);
   if (!cs) {
     snprintf(err, errsize, "out of memory");
     return KF_ERR_OUT_OF_MEMORY;
@@ -185,10 +185,10 @@ kf_status rt_compile_program(kf_ctx *ctx, cg_program *prog, char *err, size_t er
   compile_job job = {.ctx = ctx,
                      .cs = cs,
                      .prog = prog,
-                     .disk = cache_disk_ready(cs),
+                     .disk = rt_cache_disk_ready(cs),
                      .order = longest_first(prog)};
   core_progress_begin(&job.progress, ctx, "compiling kernels", prog->n_launches);
-  core_pool *pool = prog->n_launches > 1 ? cache_state_pool(cs) : NULL;
+  core_pool *pool = prog->n_launches > 1 ? rt_cache_state_pool(cs) : NULL;
   core_pool_for(pool, prog->n_launches, compile_one, &job);
   core_progress_end(&job.progress);
   free(job.order);

@@ -12,8 +12,10 @@
 #include <string.h>
 
 #include "core/alloc.h"
+#include "ir/shape.h"
 #include "runtime/cuda_graph.h"
 #include "runtime/lib_launch.h"
+#include "runtime/nvtx.h"
 #include "runtime/rt.h"
 #include "runtime/rt_plan.h"
 #include "runtime/rt_state.h"
@@ -354,8 +356,8 @@ kf_status rt_launch_one(rt_plan *plan, int i, CUstream stream, bool plain) {
   if (l->grid == 0) return KF_OK; /* an empty tensor: nothing to do */
   if (l->lib) return rt_lib_run(plan, l, stream);
   /* Unwatched, a launch pays this one check (docs/performance.md). */
-  bool span = rt_spans_on();
-  if (span) rt_nvtx_pushf("launch %s", l->entry);
+  bool span = rt_span_on();
+  if (span) rt_span_pushf("launch %s", l->entry);
   bool pdl = plain && l->pdl;
   CUresult r;
   if (pdl) {
@@ -366,7 +368,7 @@ kf_status rt_launch_one(rt_plan *plan, int i, CUstream stream, bool plain) {
   } else {
     r = drv->LaunchKernel(l->fn, l->grid, 1, 1, l->block, 1, 1, l->smem, stream, l->argv, NULL);
   }
-  if (span) rt_nvtx_pop();
+  if (span) rt_span_pop();
   if (r != CUDA_SUCCESS) {
     char what[96];
     snprintf(what, sizeof what, "%s(%s)", pdl ? "cuLaunchKernelEx" : "cuLaunchKernel", l->entry);

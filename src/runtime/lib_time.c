@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "core/alloc.h"
+#include "ir/shape.h"
 #include "runtime/cache.h"
 #include "runtime/cache_state.h"
 #include "runtime/launch.h"
@@ -128,13 +129,13 @@ void rt_lib_set_candidate(rt_plan *rp, int launch, int cand) {
 /* ---- the record ------------------------------------------------------------ */
 
 static cache_key record_key(const char *what) {
-  return cache_key_blob("matmul-choice-v1", what, strlen(what));
+  return rt_cache_key_blob("matmul-choice-v1", what, strlen(what));
 }
 
 bool rt_lib_record_get(kf_ctx *ctx, const char *what, char *text, size_t size) {
   void *data = NULL;
   size_t n = 0;
-  if (!cache_blob_get(ctx, record_key(what), &data, &n)) return false;
+  if (!rt_cache_blob_get(ctx, record_key(what), &data, &n)) return false;
   bool ok = n > 0 && n < size;
   if (ok) {
     memcpy(text, data, n);
@@ -145,7 +146,7 @@ bool rt_lib_record_get(kf_ctx *ctx, const char *what, char *text, size_t size) {
 }
 
 void rt_lib_record_put(kf_ctx *ctx, const char *what, const char *text) {
-  cache_blob_put(ctx, record_key(what), text, strlen(text));
+  rt_cache_blob_put(ctx, record_key(what), text, strlen(text));
 }
 
 const char *rt_lib_version(const rt_plan *rp, char *buf, size_t size) {

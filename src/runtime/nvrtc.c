@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "codegen/codegen.h"
+#include "codegen/target.h"
 #include "core/alloc.h"
 
 kf_status kf_nvrtc_version(int *major, int *minor) {

@@ -1,7 +1,7 @@
 /* nvtx.c - NVTX v3 ranges in a "kfuse" domain (header-only: NVTX loads the
  * profiler's injection library itself, so nothing is linked), mirrored into
- * the trace recorder; rt_span_* for ir/ and core/, kf_trace_push/pop for
- * callers' own phases. */
+ * the trace recorder; rt_span_* for the runtime and the pipeline,
+ * kf_trace_push/pop for callers' own phases. */
 #include "runtime/nvtx.h"
 
 #include <nvtx3/nvToolsExt.h>
@@ -36,11 +36,11 @@ static void create_domain(void) {
   domain = nvtxDomainCreateA("kfuse");
 }
 
-bool rt_spans_on(void) {
+bool rt_span_on(void) {
   return rt_trace_active() || tool_attached();
 }
 
-void rt_nvtx_push(const char *name) {
+void rt_span_push(const char *name) {
   pthread_once(&once, create_domain);
   nvtxEventAttributes_t a = {0};
   a.version = NVTX_VERSION;
@@ -51,7 +51,7 @@ void rt_nvtx_push(const char *name) {
   rt_trace_host('B', name);
 }
 
-void rt_nvtx_pop(void) {
+void rt_span_pop(void) {
   pthread_once(&once, create_domain);
   nvtxDomainRangePop(domain);
   rt_trace_host('E', NULL);
@@ -60,22 +60,7 @@ void rt_nvtx_pop(void) {
 __attribute__((format(printf, 1, 0))) static void vpush(const char *fmt, va_list ap) {
   char name[96];
   vsnprintf(name, sizeof name, fmt, ap);
-  rt_nvtx_push(name);
-}
-
-void rt_nvtx_pushf(const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  vpush(fmt, ap);
-  va_end(ap);
-}
-
-bool rt_span_on(void) {
-  return rt_spans_on();
-}
-
-void rt_span_push(const char *name) {
-  rt_nvtx_push(name);
+  rt_span_push(name);
 }
 
 void rt_span_pushf(const char *fmt, ...) {
@@ -85,14 +70,10 @@ void rt_span_pushf(const char *fmt, ...) {
   va_end(ap);
 }
 
-void rt_span_pop(void) {
-  rt_nvtx_pop();
-}
-
 void kf_trace_push(const char *name) {
-  rt_nvtx_push(name);
+  rt_span_push(name);
 }
 
 void kf_trace_pop(void) {
-  rt_nvtx_pop();
+  rt_span_pop();
 }

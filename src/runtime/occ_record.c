@@ -18,7 +18,7 @@ static cache_key record_key(const char *source, const char *arch) {
   if (!buf) return (cache_key){0, 0};
   memcpy(buf, source, ls + 1);
   memcpy(buf + ls + 1, arch, la + 1);
-  cache_key key = cache_key_blob("occupancy-v2", buf, ls + la + 2);
+  cache_key key = rt_cache_key_blob("occupancy-v2", buf, ls + la + 2);
   free(buf);
   return key;
 }
@@ -42,7 +42,7 @@ static bool occ_sane(const fuse_occ *o) {
 bool rt_occ_record_get(kf_ctx *ctx, const char *source, const char *arch, fuse_occ_record *rec) {
   void *data = NULL;
   size_t size = 0;
-  if (!cache_blob_get(ctx, record_key(source, arch), &data, &size)) return false;
+  if (!rt_cache_blob_get(ctx, record_key(source, arch), &data, &size)) return false;
   char *text = core_realloc(data, size + 1);
   if (!text) {
     free(data);
@@ -64,5 +64,5 @@ void rt_occ_record_put(kf_ctx *ctx, const char *source, const char *arch,
                    "kfuse-occupancy 2 parts %d fused " OCC_FMT " lowest " OCC_FMT "\n",
                    rec->n_parts, OCC_ARGS(rec->fused), OCC_ARGS(rec->lowest));
   if (n > 0 && (size_t)n < sizeof text)
-    cache_blob_put(ctx, record_key(source, arch), text, (size_t)n);
+    rt_cache_blob_put(ctx, record_key(source, arch), text, (size_t)n);
 }

@@ -1,7 +1,8 @@
-/* build.h - checks and helpers shared by the graph builders (build_*.c,
- * composite.c): operand validation, dtype rules and message formatting. */
-#ifndef KF_IR_BUILD_H
-#define KF_IR_BUILD_H
+/* build_common.h - checks and helpers shared by the graph builders (build_*.c,
+ * composite.c; build_common.c): operand validation, dtype rules and message
+ * formatting. */
+#ifndef KF_IR_BUILD_COMMON_H
+#define KF_IR_BUILD_COMMON_H
 
 #include "ir/ir.h"
 
@@ -46,4 +47,4 @@ static inline bool ir_bld_dtype_ok(kf_dtype dt) {
   return dt >= 0 && dt < KF_DTYPE_COUNT;
 }
 
-#endif /* KF_IR_BUILD_H */
+#endif /* KF_IR_BUILD_COMMON_H */
