@@ -78,7 +78,7 @@ static void set_kernel(int k, int n_in, int32_t i0, int32_t i1, int32_t o, int64
   s->block = 256;
   s->smem_bytes = smem;
   s->grid_dep = true; /* as generated: every kernel starts with kf_grid_dep_sync */
-  F.img[k] = (rt_image){s, "FAKE-CUBIN", 11, 0};
+  F.img[k] = (rt_image){s, "FAKE-CUBIN", 11, 0, NULL};
 }
 
 static void build(uint32_t smem_c) {

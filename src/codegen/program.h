@@ -30,6 +30,8 @@ typedef struct cg_program_launch {
   kf_status status;        /* of its compile */
   char *log;               /* NVRTC log of a failed compile, owned; else NULL */
   int lib_cand;            /* a library call: the cuBLASLt candidate chosen (0: first) */
+  char symbol[64];         /* the function to look up in image when it is an alike
+                              launch's (runtime/compile_alike.c); "": src.entry */
 } cg_program_launch;
 
 struct cg_program {

@@ -72,7 +72,8 @@ static kf_status load_program(kf_plan *plan) {
   if (!imgs) return pl_plan_error(plan, KF_ERR_OUT_OF_MEMORY, "kf_plan_load: out of memory");
   for (int i = 0; i < prog->n_launches; i++)
     imgs[i] = (rt_image){&prog->launches[i].src, prog->launches[i].image,
-                         prog->launches[i].image_size, prog->launches[i].lib_cand};
+                         prog->launches[i].image_size, prog->launches[i].lib_cand,
+                         prog->launches[i].symbol[0] ? prog->launches[i].symbol : NULL};
   rt_plan *rp = pl_rt_plan(plan);
   kf_status st = rp ? rt_plan_load_images(rp, imgs, prog->n_launches) : KF_ERR_OUT_OF_MEMORY;
   free(imgs);

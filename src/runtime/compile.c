@@ -19,6 +19,7 @@
 #include "runtime/cache_disk.h"
 #include "runtime/cache_mem.h"
 #include "runtime/cache_state.h"
+#include "runtime/compile_alike.h"
 #include "runtime/nvrtc.h"
 #include "runtime/nvtx.h"
 #include "runtime/rt.h"
@@ -35,6 +36,7 @@ typedef struct compile_job {
   cg_program *prog;
   bool disk;              /* the disk cache is usable */
   int *order;             /* launches, longest source first; NULL: in order */
+  int *rep;               /* each launch's first alike launch; NULL: none known */
   core_progress progress; /* a line on a terminal while many compile */
 } compile_job;
 
@@ -70,7 +72,12 @@ static void launch_arch(const cg_program *prog, const cg_program_launch *l, char
 
 static void compile_one(void *arg, int i) {
   compile_job *job = arg;
-  cg_program_launch *l = &job->prog->launches[job->order ? job->order[i] : i];
+  int li = job->order ? job->order[i] : i;
+  cg_program_launch *l = &job->prog->launches[li];
+  if (job->rep && job->rep[li] != li) { /* an alike launch: adopted after the pool */
+    core_progress_step(&job->progress);
+    return;
+  }
   if (l->src.library) { /* a library call: nothing to compile */
     l->status = KF_OK;
     l->origin = CG_COMPILED;
@@ -189,8 +196,12 @@ kf_status rt_compile_program(kf_ctx *ctx, cg_program *prog, char *err, size_t er
                      .order = longest_first(prog)};
   core_progress_begin(&job.progress, ctx, "compiling kernels", prog->n_launches);
   core_pool *pool = prog->n_launches > 1 ? rt_cache_state_pool(cs) : NULL;
+  job.rep = rt_alike_launches(prog);
   core_pool_for(pool, prog->n_launches, compile_one, &job);
   core_progress_end(&job.progress);
+  for (int i = 0; job.rep && i < prog->n_launches; i++)
+    if (job.rep[i] != i) rt_alike_adopt(prog, i, job.rep[i]);
+  free(job.rep);
   free(job.order);
   kf_compile_stats *s = &prog->stats;
   s->kernels = prog->n_launches;

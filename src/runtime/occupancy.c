@@ -45,7 +45,8 @@ static bool measure_image(rt_state *rt, const cg_program_launch *pl, fuse_occ *o
   CUmodule mod = NULL;
   CUfunction fn = NULL;
   bool ok = pl->image && d->ModuleLoadData(&mod, pl->image) == CUDA_SUCCESS;
-  ok = ok && d->ModuleGetFunction(&fn, mod, pl->src.entry) == CUDA_SUCCESS;
+  ok = ok &&
+       d->ModuleGetFunction(&fn, mod, pl->symbol[0] ? pl->symbol : pl->src.entry) == CUDA_SUCCESS;
   if (ok && pl->src.smem_bytes > 48 * 1024)
     ok = d->FuncSetAttribute(fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
                              (int)pl->src.smem_bytes) == CUDA_SUCCESS;

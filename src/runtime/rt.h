@@ -50,7 +50,8 @@ typedef struct rt_image {
   const cg_launch_src *src; /* entry, params, grid, block, smem */
   const void *image;        /* CUBIN; NULL for a library call (src->library) */
   size_t size;
-  int lib_cand;             /* a library call: the candidate to run (0: first) */
+  int lib_cand;       /* a library call: the candidate to run (0: first) */
+  const char *symbol; /* the function in image; NULL: src->entry */
 } rt_image;
 
 /* Where a kernel parameter points. */
@@ -75,8 +76,9 @@ typedef struct rt_lib {
 } rt_lib;
 
 typedef struct rt_launch {
-  char entry[64];
-  rt_lib *lib; /* a library call (no module, no function), or NULL */
+  char entry[64];  /* the launch's kernel name (messages, profiles) */
+  char symbol[64]; /* the function looked up in its module: entry, or an alike launch's */
+  rt_lib *lib;     /* a library call (no module, no function), or NULL */
   CUmodule mod;
   CUfunction fn;
   uint32_t grid, block, smem;

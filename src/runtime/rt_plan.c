@@ -14,8 +14,8 @@
 #include "runtime/occupancy.h"
 #include "runtime/rt.h"
 #include "runtime/rt_state.h"
-#include "runtime/tmap.h"
 #include "runtime/streams.h"
+#include "runtime/tmap.h"
 
 rt_plan *rt_plan_new(kf_run_mode mode) {
   rt_plan *rp = core_calloc(1, sizeof *rp);
@@ -130,6 +130,7 @@ static kf_status load_one(rt_plan *plan, rt_state *rt, rt_launch *l, const rt_im
   const rt_driver *d = rt->drv;
   const cg_launch_src *src = img->src;
   snprintf(l->entry, sizeof l->entry, "%s", src->entry);
+  snprintf(l->symbol, sizeof l->symbol, "%s", img->symbol ? img->symbol : src->entry);
   l->grid = src->grid;
   l->block = src->block;
   l->smem = src->smem_bytes;
@@ -151,7 +152,7 @@ static kf_status load_one(rt_plan *plan, rt_state *rt, rt_launch *l, const rt_im
     return rt_plan_error(plan, KF_ERR_UNSUPPORTED, "launch %s has no compiled image", l->entry);
   CUresult r = d->ModuleLoadData(&l->mod, img->image);
   if (r != CUDA_SUCCESS) return rt_fail(plan->ctx, plan, rt, r, "cuModuleLoadData");
-  r = d->ModuleGetFunction(&l->fn, l->mod, l->entry);
+  r = d->ModuleGetFunction(&l->fn, l->mod, l->symbol);
   if (r != CUDA_SUCCESS) return rt_fail(plan->ctx, plan, rt, r, "cuModuleGetFunction");
   if (l->smem > 48 * 1024) {
     if ((int)l->smem > rt->info.max_smem_per_block)
