@@ -1,14 +1,16 @@
 /* flash.c - an attention kernel's part function: templates/attention.cu
  * with the score modifier (the graph's pointwise chain between the two
  * products, generated per element) and where each operand's rows lie. */
-#include "codegen/expr.h"
 #include "codegen/flash.h"
-#include "codegen/index_ctx.h"
-#include "codegen/part.h"
-#include "codegen/template.h"
 
 #include <stdio.h>
 #include <string.h>
+
+#include "codegen/expr.h"
+#include "codegen/index_ctx.h"
+#include "codegen/matmul.h"
+#include "codegen/part.h"
+#include "codegen/template.h"
 
 /* Keys per tile: 64, or 32 for head dim 256 (shared memory of sm_86). */
 static int tile_keys(const fuse_attn *at) {
@@ -59,25 +61,6 @@ kf_status cg_plan_flash(cg_emit_args *a) {
   return KF_OK;
 }
 
-/* The context of x ([..., R, C]), an operand of product mm, at row rv and
- * column cv, its batch coordinates broadcast from mm's (a batch axis of
- * extent 1 is one matrix for all). */
-static void operand_ctx(const ir_node *mm, const ir_node *x, const char *rv, const char *cv,
-                        cg_ctx *c) {
-  cg_ctx out;
-  int bounds[2] = {0, mm->rank - 2};
-  const char *vars[1] = {"bt"};
-  cg_ctx_groups(&out, mm->rank, mm->shape, 1, bounds, vars, VC_GATHER);
-  memset(c, 0, sizeof *c);
-  c->rank = x->rank;
-  for (int d = 0; d < x->rank; d++) c->shape[d] = x->shape[d];
-  int off = mm->rank - x->rank;
-  for (int d = 0; d < x->rank - 2; d++)
-    snprintf(c->coord[d], sizeof c->coord[d], "%s", x->shape[d] == 1 ? "0" : out.coord[d + off]);
-  snprintf(c->coord[x->rank - 2], sizeof c->coord[0], "%s", rv);
-  snprintf(c->coord[x->rank - 1], sizeof c->coord[0], "%s", cv);
-}
-
 /* Follows the layout ops of the kernel from value v at context c down to
  * the stored tensor (the recognizer admitted only ops that keep the last
  * axis whole); its value index, c then its context. */
@@ -116,7 +99,7 @@ static int32_t row_struct(cg_gen *gen, const char *fn, const char *tag, const ir
   gen->indent = 4;
   cg_gen_reset_memo(gen);
   cg_ctx c;
-  operand_ctx(mm, &gen->g->nodes[v], cols ? "0" : "r", cols ? "r" : "0", &c);
+  cg_matmul_operand_ctx(mm, &gen->g->nodes[v], cols ? "0" : "r", cols ? "r" : "0", &c);
   int32_t s = stored(gen, v, &c);
   cg_buf lin = {0};
   cg_ctx_lin_s(&c, &lin);

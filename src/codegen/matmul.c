@@ -1,5 +1,7 @@
 /* matmul.c - the part function of a matmul kernel: the simple tiled GEMM of
  * templates/matmul.cu with prologue on load and a pointwise epilogue. */
+#include "codegen/matmul.h"
+
 #include <stdio.h>
 #include <string.h>
 
@@ -8,7 +10,6 @@
 #include "codegen/expr.h"
 #include "codegen/gemm_sm90.h"
 #include "codegen/index_ctx.h"
-#include "codegen/matmul.h"
 #include "codegen/part.h"
 #include "codegen/template.h"
 
@@ -48,15 +49,14 @@ kf_status cg_plan_matmul(cg_emit_args *a) {
   p->vec_bytes = (int)kf_dtype_size(mm->dtype);
   snprintf(p->decisions, sizeof p->decisions,
            "matmul: %lld x %lldx%lldx%lld, simple 16x16 shared-memory tiles (not tensor cores), "
-           "%s index", (long long)batch, (long long)m, (long long)n, (long long)k,
+           "%s index",
+           (long long)batch, (long long)m, (long long)n, (long long)k,
            p->index64 ? "64-bit" : "32-bit");
   return KF_OK;
 }
 
-/* The context of operand x ([..., R, C]) of the matmul at tile position
- * (rv, cv), its batch coordinates broadcast from the output's. */
-static void operand_ctx(const ir_node *mm, const ir_node *x, const char *rv, const char *cv,
-                        cg_ctx *c) {
+void cg_matmul_operand_ctx(const ir_node *mm, const ir_node *x, const char *rv, const char *cv,
+                           cg_ctx *c) {
   cg_ctx out;
   int bounds[2] = {0, mm->rank - 2};
   const char *vars[1] = {"bt"};
@@ -111,12 +111,12 @@ kf_status cg_emit_matmul(cg_emit_args *a) {
   gen.indent = 4;
   cg_ctx c;
   char name[160];
-  operand_ctx(mm, A, "ar", "ak", &c);
+  cg_matmul_operand_ctx(mm, A, "ar", "ak", &c);
   cg_gen_value(&gen, mm->args[0], &c, name, sizeof name);
   cg_line(&gen, "v = %s;", name);
   cg_gen_reset_memo(&gen);
   gen.code = &lb;
-  operand_ctx(mm, B, "bk", "bc", &c);
+  cg_matmul_operand_ctx(mm, B, "bk", "bc", &c);
   cg_gen_value(&gen, mm->args[1], &c, name, sizeof name);
   cg_line(&gen, "v = %s;", name);
   cg_gen_reset_memo(&gen);
@@ -132,10 +132,20 @@ kf_status cg_emit_matmul(cg_emit_args *a) {
   snprintf(mt, sizeof mt, "%lld%s", (long long)cg_ceil_div(m, 16), sfx);
   snprintf(nt, sizeof nt, "%lld%s", (long long)cg_ceil_div(n, 16), sfx);
   snprintf(ls, sizeof ls, "%d", p->launch_threads);
-  cg_hole holes[] = {{"fn", p->fn}, {"IDX", idx}, {"BATCH", sb}, {"M", sm}, {"N", sn}, {"K", sk},
-                     {"MT", mt}, {"NT", nt}, {"ACC", cg_compute_type(mm->dtype)}, {"LAUNCH", ls},
-                     {"params", cg_use(a->out, &params)}, {"load_a", cg_use(a->out, &la)},
-                     {"load_b", cg_use(a->out, &lb)}, {"epilogue", cg_use(a->out, &epi)},
+  cg_hole holes[] = {{"fn", p->fn},
+                     {"IDX", idx},
+                     {"BATCH", sb},
+                     {"M", sm},
+                     {"N", sn},
+                     {"K", sk},
+                     {"MT", mt},
+                     {"NT", nt},
+                     {"ACC", cg_compute_type(mm->dtype)},
+                     {"LAUNCH", ls},
+                     {"params", cg_use(a->out, &params)},
+                     {"load_a", cg_use(a->out, &la)},
+                     {"load_b", cg_use(a->out, &lb)},
+                     {"epilogue", cg_use(a->out, &epi)},
                      {"BID", cg_part_bid_type(p)}};
   kf_status st = KF_OK;
   if (gen.failed) {

@@ -17,5 +17,10 @@ const ir_node *cg_find_matmul(const cg_emit_args *a, int32_t *id);
  * lines indented by `indent`. */
 void cg_matmul_epilogue(cg_gen *gen, const cg_emit_args *a, const ir_node *mm, int32_t id,
                         int indent);
+/* The context of operand x ([..., R, C]) of product mm at row rv and
+ * column cv, its batch coordinates broadcast from mm's (a batch axis of
+ * extent 1 is one matrix for all); the flash kernel's operands too. */
+void cg_matmul_operand_ctx(const ir_node *mm, const ir_node *x, const char *rv, const char *cv,
+                           cg_ctx *c);
 
 #endif
