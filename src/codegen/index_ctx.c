@@ -198,6 +198,24 @@ bool cg_ctx_lin(const cg_ctx *c, char *out, size_t size) {
  * field (or from a variable): the index, two constants and the operators. */
 enum { CG_DECOMP_CAP = CG_LIN_CAP + 96 };
 
+/* var / st % ext as text, leaving out what cannot change the value: the
+ * division by a stride of 1, and the modulo when no dim of extent above 1
+ * comes before (leading). */
+static void div_mod(const char *var, bool leading, int64_t st, int64_t ext, char *out,
+                    size_t size) {
+  char s[32], e[32];
+  num(s, sizeof s, st);
+  num(e, sizeof e, ext);
+  if (leading && st == 1)
+    snprintf(out, size, "%s", var);
+  else if (leading)
+    snprintf(out, size, "(%s) / %s", var, s);
+  else if (st == 1)
+    snprintf(out, size, "(%s) %% %s", var, e);
+  else
+    snprintf(out, size, "(%s) / %s %% %s", var, s, e);
+}
+
 /* Coordinate d of `var`, a linear index over dims [first, last) of shape,
  * into out (CG_DECOMP_CAP bytes: no allocation, so that root contexts,
  * built without a generator, cannot fail). */
@@ -212,17 +230,7 @@ static void decompose(const char *var, int first, int last, const int64_t *shape
   bool leading = true; /* no non-1 dim before d: no modulo needed */
   for (int i = first; i < d; i++)
     if (shape[i] != 1) leading = false;
-  char s[32], e[32];
-  num(s, sizeof s, st);
-  num(e, sizeof e, shape[d]);
-  if (leading && st == 1)
-    snprintf(out, size, "%s", var);
-  else if (leading)
-    snprintf(out, size, "(%s) / %s", var, s);
-  else if (st == 1)
-    snprintf(out, size, "(%s) %% %s", var, e);
-  else
-    snprintf(out, size, "(%s) / %s %% %s", var, s, e);
+  div_mod(var, leading, st, shape[d], out, size);
 }
 
 void cg_ctx_coord(const cg_ctx *c, int d, cg_buf *out) {
@@ -263,17 +271,7 @@ static void run_index(const char *var, int rank, const int64_t *shape, const int
     if (i >= d1) st *= shape[i];
     if (i >= d0 && i < d1) ext *= shape[i];
   }
-  char s[32], e[32];
-  num(s, sizeof s, st);
-  num(e, sizeof e, ext);
-  if (leading && st == 1)
-    snprintf(out, size, "%s", var);
-  else if (leading)
-    snprintf(out, size, "(%s) / %s", var, s);
-  else if (st == 1)
-    snprintf(out, size, "(%s) %% %s", var, e);
-  else
-    snprintf(out, size, "(%s) / %s %% %s", var, s, e);
+  div_mod(var, leading, st, ext, out, size);
 }
 
 /* The one root builder: dims in runs of one group (1-extents in between
