@@ -276,14 +276,9 @@ static double binary_one(const ir_node *n, kf_dtype xdt, double a, double ea, do
 void ir_ref_bound_binary(const kf_graph *g, const ir_node *n, const ir_ref_buf *const *a,
                          ir_ref_buf *out, int64_t p0, int64_t p1) {
   const ir_node *x = &g->nodes[n->args[0]], *y = &g->nodes[n->args[1]];
-  int64_t sx[KF_MAX_RANK], sy[KF_MAX_RANK];
-  ir_ref_bcast_strides(x->rank, x->shape, n->rank, n->shape, sx);
-  ir_ref_bcast_strides(y->rank, y->shape, n->rank, n->shape, sy);
   ir_ref_iter ix, iy;
-  ir_ref_iter_init(&ix, n->rank, n->shape, sx);
-  ir_ref_iter_init(&iy, n->rank, n->shape, sy);
-  ir_ref_iter_seek(&ix, p0);
-  ir_ref_iter_seek(&iy, p0);
+  ir_ref_iter_operand(&ix, x, n, p0);
+  ir_ref_iter_operand(&iy, y, n, p0);
   for (int64_t k = p0; k < p1; k++) {
     double v = out->f ? out->f[k] : (double)out->i[k];
     out->e[k] = binary_one(n, x->dtype, val(a[0], ix.off), a[0]->e[ix.off], val(a[1], iy.off),
@@ -299,13 +294,7 @@ void ir_ref_bound_binary(const kf_graph *g, const ir_node *n, const ir_ref_buf *
 void ir_ref_bound_where(const kf_graph *g, const ir_node *n, const ir_ref_buf *const *a,
                         ir_ref_buf *out, int64_t p0, int64_t p1) {
   ir_ref_iter it[3];
-  for (int j = 0; j < 3; j++) {
-    const ir_node *x = &g->nodes[n->args[j]];
-    int64_t s[KF_MAX_RANK];
-    ir_ref_bcast_strides(x->rank, x->shape, n->rank, n->shape, s);
-    ir_ref_iter_init(&it[j], n->rank, n->shape, s);
-    ir_ref_iter_seek(&it[j], p0);
-  }
+  for (int j = 0; j < 3; j++) ir_ref_iter_operand(&it[j], &g->nodes[n->args[j]], n, p0);
   for (int64_t k = p0; k < p1; k++) {
     int pick = a[0]->i[it[0].off] ? 1 : 2, other = 3 - pick;
     double e = a[pick]->e[it[pick].off];

@@ -26,6 +26,13 @@ void ir_ref_bcast_strides(int rin, const int64_t *in, int rout, const int64_t *o
   }
 }
 
+void ir_ref_iter_operand(ir_ref_iter *it, const ir_node *x, const ir_node *n, int64_t p0) {
+  int64_t s[KF_MAX_RANK];
+  ir_ref_bcast_strides(x->rank, x->shape, n->rank, n->shape, s);
+  ir_ref_iter_init(it, n->rank, n->shape, s);
+  ir_ref_iter_seek(it, p0);
+}
+
 /* out[k] = x[source offset of the k-th element of a walk over n's shape],
  * for k in [p0, p1). */
 static void gather(const ir_node *n, const int64_t *stride, const ir_ref_buf *x, ir_ref_buf *out,

@@ -1,12 +1,13 @@
 /* ref_pointwise.c - the reference interpreter's elementwise ops: unary and
  * binary straight from the f64/i64 columns of ops.def, where, clamp, cast,
  * and the one place where a result is rounded to its dtype. */
+#include "ir/ref_pointwise.h"
+
 #include <math.h>
 
 #include "ir/dtype.h"
 #include "ir/ref.h"
 #include "ir/ref_layout.h"
-#include "ir/ref_pointwise.h"
 
 /* ---- rounding a result once ------------------------------------------------ */
 
@@ -71,7 +72,7 @@ void ir_ref_put_i(ir_ref_buf *o, int64_t k, int64_t v, kf_dtype dt) {
 double ir_ref_unary_f(ir_op op, double x) {
   switch (op) {
 #define UNARY(ID, lname, acc, res, fexpr, iexpr, ...) \
-  case IR_OP_##ID:                               \
+  case IR_OP_##ID:                                    \
     return (fexpr);
 #include "ir/ops.def"
     default:
@@ -82,7 +83,7 @@ double ir_ref_unary_f(ir_op op, double x) {
 static int64_t unary_i(ir_op op, int64_t x) {
   switch (op) {
 #define UNARY(ID, lname, acc, res, fexpr, iexpr, ...) \
-  case IR_OP_##ID:                               \
+  case IR_OP_##ID:                                    \
     return (int64_t)(iexpr);
 #include "ir/ops.def"
     default:
@@ -93,7 +94,7 @@ static int64_t unary_i(ir_op op, int64_t x) {
 double ir_ref_binary_f(ir_op op, double a, double b) {
   switch (op) {
 #define BINARY(ID, lname, acc, res, fexpr, iexpr, ...) \
-  case IR_OP_##ID:                                \
+  case IR_OP_##ID:                                     \
     return (fexpr);
 #include "ir/ops.def"
     default:
@@ -104,7 +105,7 @@ double ir_ref_binary_f(ir_op op, double a, double b) {
 static int64_t binary_i(ir_op op, int64_t a, int64_t b) {
   switch (op) {
 #define BINARY(ID, lname, acc, res, fexpr, iexpr, ...) \
-  case IR_OP_##ID:                                \
+  case IR_OP_##ID:                                     \
     return (int64_t)(iexpr);
 #include "ir/ops.def"
     default:
@@ -129,14 +130,9 @@ void ir_ref_eval_unary(const kf_graph *g, const ir_node *n, const ir_ref_buf *co
 void ir_ref_eval_binary(const kf_graph *g, const ir_node *n, const ir_ref_buf *const *a,
                         ir_ref_buf *out, int64_t p0, int64_t p1) {
   const ir_node *x = &g->nodes[n->args[0]], *y = &g->nodes[n->args[1]];
-  int64_t sx[KF_MAX_RANK], sy[KF_MAX_RANK];
-  ir_ref_bcast_strides(x->rank, x->shape, n->rank, n->shape, sx);
-  ir_ref_bcast_strides(y->rank, y->shape, n->rank, n->shape, sy);
   ir_ref_iter ix, iy;
-  ir_ref_iter_init(&ix, n->rank, n->shape, sx);
-  ir_ref_iter_init(&iy, n->rank, n->shape, sy);
-  ir_ref_iter_seek(&ix, p0);
-  ir_ref_iter_seek(&iy, p0);
+  ir_ref_iter_operand(&ix, x, n, p0);
+  ir_ref_iter_operand(&iy, y, n, p0);
   bool fin = ir_dtype_is_float(x->dtype);
   for (int64_t k = p0; k < p1; k++) {
     if (fin)
@@ -153,13 +149,7 @@ void ir_ref_eval_binary(const kf_graph *g, const ir_node *n, const ir_ref_buf *c
 void ir_ref_eval_where(const kf_graph *g, const ir_node *n, const ir_ref_buf *const *a,
                        ir_ref_buf *out, int64_t p0, int64_t p1) {
   ir_ref_iter it[3];
-  for (int j = 0; j < 3; j++) {
-    const ir_node *x = &g->nodes[n->args[j]];
-    int64_t s[KF_MAX_RANK];
-    ir_ref_bcast_strides(x->rank, x->shape, n->rank, n->shape, s);
-    ir_ref_iter_init(&it[j], n->rank, n->shape, s);
-    ir_ref_iter_seek(&it[j], p0);
-  }
+  for (int j = 0; j < 3; j++) ir_ref_iter_operand(&it[j], &g->nodes[n->args[j]], n, p0);
   /* a and b already hold values of the node's dtype: no rounding. */
   for (int64_t k = p0; k < p1; k++) {
     int pick = a[0]->i[it[0].off] ? 1 : 2;
