@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "kfuse.h"
+#include "test_random.h"
 
 #define PG_MAXV 32
 
@@ -25,10 +26,7 @@ typedef struct pg_gen {
 } pg_gen;
 
 static inline uint64_t pg_next(uint64_t *s) {
-  *s ^= *s << 13;
-  *s ^= *s >> 7;
-  *s ^= *s << 17;
-  return *s;
+  return rng_next(s);
 }
 
 static inline int pg_pick(pg_gen *p, int n) {

@@ -24,35 +24,6 @@ static int env_int(const char *name, int dflt) {
   return s && *s ? atoi(s) : dflt;
 }
 
-static void fill(void *buf, kf_dtype dt, int64_t n, uint64_t *s) {
-  for (int64_t i = 0; i < n; i++) {
-    double u = (double)(pg_next(s) >> 11) / 9007199254740992.0 * 4.0 - 2.0;
-    switch (dt) {
-      case KF_F16:
-        ((uint16_t *)buf)[i] = kf_float_to_f16((float)u);
-        break;
-      case KF_BF16:
-        ((uint16_t *)buf)[i] = kf_float_to_bf16((float)u);
-        break;
-      case KF_F32:
-        ((float *)buf)[i] = (float)u;
-        break;
-      case KF_F64:
-        ((double *)buf)[i] = u;
-        break;
-      case KF_I32:
-        ((int32_t *)buf)[i] = (int32_t)(pg_next(s) % 101) - 50;
-        break;
-      case KF_I64:
-        ((int64_t *)buf)[i] = (int64_t)(pg_next(s) % 101) - 50;
-        break;
-      default:
-        ((uint8_t *)buf)[i] = (uint8_t)(pg_next(s) & 1);
-        break;
-    }
-  }
-}
-
 /* The reference on random inputs; false with the message in err. */
 static bool run_reference(kf_graph *g, uint64_t seed, char *err, size_t size) {
   int ni = kf_graph_num_inputs(g), no = kf_graph_num_outputs(g);
@@ -67,7 +38,7 @@ static bool run_reference(kf_graph *g, uint64_t seed, char *err, size_t size) {
     memcpy(t[k].shape, kf_value_shape(g, v), sizeof t[k].shape);
     t[k].data = malloc((size_t)n * kf_dtype_size(t[k].dtype) + 1);
     ok = t[k].data != NULL;
-    if (ok && k < ni) fill(t[k].data, t[k].dtype, n, &s);
+    if (ok && k < ni) fill_random(t[k].data, t[k].dtype, n, &s);
   }
   kf_status st = ok ? kf_graph_run_reference(g, t, ni, t + ni, no) : KF_ERR_OUT_OF_MEMORY;
   if (st != KF_OK) snprintf(err, size, "reference: %s: %s", kf_status_name(st), kf_graph_errmsg(g));
