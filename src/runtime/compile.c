@@ -196,7 +196,8 @@ kf_status rt_compile_program(kf_ctx *ctx, cg_program *prog, char *err, size_t er
                      .order = longest_first(prog)};
   core_progress_begin(&job.progress, ctx, "compiling kernels", prog->n_launches);
   core_pool *pool = prog->n_launches > 1 ? rt_cache_state_pool(cs) : NULL;
-  job.rep = rt_alike_launches(prog);
+  /* one launch has nothing to be alike: no second hash of its source */
+  job.rep = prog->n_launches > 1 ? rt_alike_launches(prog) : NULL;
   core_pool_for(pool, prog->n_launches, compile_one, &job);
   core_progress_end(&job.progress);
   for (int i = 0; job.rep && i < prog->n_launches; i++)
