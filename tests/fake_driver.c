@@ -637,6 +637,18 @@ static CUresult f_GraphExecKernelNodeSetParams(CUgraphExec x, CUgraphNode n,
   return CUDA_SUCCESS;
 }
 
+/* A library call captured again with new pointers replaces the child
+ * graph in the exec (an injected failure stands for the driver's answer to
+ * a child whose topology changed). */
+static CUresult f_GraphExecChildGraphNodeSetParams(CUgraphExec x, CUgraphNode n, CUgraph child) {
+  char b[32], c[32], e[32];
+  INJECT("GraphExecChildGraphNodeSetParams");
+  if (hkind(x) != K_EXEC || hkind(child) != K_GRAPH) return CUDA_ERROR_INVALID_HANDLE;
+  logf_("GraphExecChildGraphNodeSetParams %s node=%s child=%s", hname(x, b, sizeof b),
+        hname(n, c, sizeof c), hname(child, e, sizeof e));
+  return CUDA_SUCCESS;
+}
+
 static CUresult f_GraphExecDestroy(CUgraphExec x) { return drop(x, K_EXEC, "GraphExecDestroy"); }
 
 static CUresult f_GraphDestroy(CUgraph g) { return drop(g, K_GRAPH, "GraphDestroy"); }
@@ -699,6 +711,7 @@ static const rt_driver fake_table = {
     .GraphInstantiateWithFlags = f_GraphInstantiateWithFlags,
     .GraphLaunch = f_GraphLaunch,
     .GraphExecKernelNodeSetParams = f_GraphExecKernelNodeSetParams,
+    .GraphExecChildGraphNodeSetParams = f_GraphExecChildGraphNodeSetParams,
     .GraphExecDestroy = f_GraphExecDestroy,
     .GraphDestroy = f_GraphDestroy,
 };

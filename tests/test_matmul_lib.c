@@ -378,7 +378,8 @@ END_TEST
 
 /* Graph mode: the call is captured on a side stream into a child graph
  * node; a replay with the same tensors captures nothing; new addresses
- * capture it again. */
+ * capture it again and replace the child in the instantiated graph, with
+ * no new instantiation. */
 START_TEST(graph_mode_captures_a_child_graph) {
   flt_install();
   open_plan(KF_MODE_GRAPH);
@@ -403,6 +404,29 @@ START_TEST(graph_mode_captures_a_child_graph) {
   ck_assert_int_eq(flt.matmuls, timed + 2);
   ck_assert_ptr_eq(flt.a, tin[0].data);
   ck_assert_int_eq(rt_fake_count_prefix("StreamBeginCapture"), 2);
+  ck_assert_int_eq(rt_fake_count_prefix("GraphExecChildGraphNodeSetParams"), 1);
+  ck_assert_int_eq(rt_fake_count_prefix("GraphInstantiate"), 1);
+  ck_assert_int_eq(rt_fake_count_prefix("GraphLaunch"), 3);
+  close_plan();
+}
+END_TEST
+
+/* A child the driver will not take in place (cuBLASLt captured another
+ * topology) rebuilds the whole graph, and the run still succeeds. */
+START_TEST(graph_mode_rebuilds_when_the_child_is_refused) {
+  flt_install();
+  open_plan(KF_MODE_GRAPH);
+  ck_assert_int_eq(kf_plan_load(plan), KF_OK);
+  int timed = flt.matmuls;
+  ck_assert_int_eq(run(NULL), KF_OK);
+  rt_fake_fail("GraphExecChildGraphNodeSetParams", 1, CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE, false);
+  tin[0].data = (void *)(uintptr_t)(DEV + 0x40000);
+  ck_assert_int_eq(run(NULL), KF_OK);
+  /* captured for the refused update, then again for the new graph */
+  ck_assert_int_eq(flt.matmuls, timed + 3);
+  ck_assert_ptr_eq(flt.a, tin[0].data);
+  ck_assert_int_eq(rt_fake_count_prefix("GraphInstantiate"), 2);
+  ck_assert_int_eq(rt_fake_count_prefix("GraphLaunch"), 2);
   close_plan();
 }
 END_TEST
@@ -518,6 +542,7 @@ static Suite *make_suite(void) {
   tcase_set_timeout(run_tc, 60); /* NVRTC compiles the pointwise kernels */
   tcase_add_test(run_tc, plain_and_streams_modes_call_the_library);
   tcase_add_test(run_tc, graph_mode_captures_a_child_graph);
+  tcase_add_test(run_tc, graph_mode_rebuilds_when_the_child_is_refused);
   tcase_add_test(run_tc, fallback_to_the_template);
   tcase_add_test(run_tc, choice_is_timed_once_and_cached);
   tcase_add_test(run_tc, knob_forces_the_template);

@@ -4,7 +4,9 @@
  * the caller's stream; new tensor addresses update kernel nodes in place.
  * A library call (cuBLASLt) is captured on a side stream into a child
  * graph node: its kernels are the library's, so the graph cannot be built
- * by hand there. New addresses for a library call rebuild the graph. */
+ * by hand there. New addresses for a library call capture it again and
+ * replace the child in the instantiated graph; only a child the driver
+ * will not take in place (its topology changed) rebuilds the graph. */
 #include "runtime/cuda_graph.h"
 
 #include <stdlib.h>
@@ -101,36 +103,51 @@ static kf_status build(rt_plan *plan) {
   return st;
 }
 
-/* Whether a library call's pointers changed since its capture: its
- * child graph holds them, so the graph is built again. */
-static bool library_moved(const rt_plan *rp) {
-  size_t off = 0;
-  for (int L = 0; L < rp->n_launches; L++) {
-    const rt_launch *l = &rp->launches[L];
-    size_t bytes = (size_t)l->n_params * sizeof *l->args;
-    if (l->lib && l->node &&
-        (memcmp(rp->graph_args + off, l->args, bytes) != 0 || l->lib->held_ws != rp->ws))
-      return true;
-    off += (size_t)l->n_params;
-  }
-  return false;
+/* Whether a library call's pointers or workspace changed since its
+ * capture (its child graph holds them). */
+static bool library_moved(const rt_plan *rp, const rt_launch *l, const CUdeviceptr *held) {
+  size_t bytes = (size_t)l->n_params * sizeof *l->args;
+  return memcmp(held, l->args, bytes) != 0 || l->lib->held_ws != rp->ws;
+}
+
+/* Captures the library call of l again and puts the new child graph in
+ * place of the old one. *rebuild is set, with no error, where the driver
+ * refuses the new child (cuBLASLt captured a different topology). */
+static kf_status update_library(rt_plan *rp, rt_launch *l, bool *rebuild) {
+  const rt_driver *d = rp->state->drv;
+  CUstream side;
+  kf_status st = rt_pool_streams(rp->ctx, rp, rp->state, 1, &side);
+  CUgraph child = NULL;
+  if (st == KF_OK) st = rt_lib_capture(rp, l, side, &child);
+  if (st != KF_OK) return st;
+  CUresult r = d->GraphExecChildGraphNodeSetParams(rp->exec, l->node, child);
+  d->GraphDestroy(child); /* the exec holds what it took */
+  if (r != CUDA_SUCCESS) *rebuild = true;
+  return KF_OK;
 }
 
 /* Updates the nodes whose pointers changed since the exec last saw them. */
-static kf_status update(rt_plan *plan) {
+static kf_status update(rt_plan *plan, bool *rebuild) {
   struct rt_plan *rp = plan;
   const rt_driver *d = rp->state->drv;
   size_t off = 0;
-  for (int L = 0; L < rp->n_launches; L++) {
+  for (int L = 0; L < rp->n_launches && !*rebuild; L++) {
     rt_launch *l = &rp->launches[L];
     size_t bytes = (size_t)l->n_params * sizeof *l->args;
     CUdeviceptr *held = rp->graph_args + off;
     off += (size_t)l->n_params;
-    if (!l->node || memcmp(held, l->args, bytes) == 0) continue;
-    CUDA_KERNEL_NODE_PARAMS_v2 p = node_params(l);
-    CUresult r = d->GraphExecKernelNodeSetParams(rp->exec, l->node, &p);
-    if (r != CUDA_SUCCESS)
-      return rt_fail(plan->ctx, plan, rp->state, r, "cuGraphExecKernelNodeSetParams");
+    if (!l->node) continue;
+    if (l->lib) {
+      if (!library_moved(rp, l, held)) continue;
+      kf_status st = update_library(plan, l, rebuild);
+      if (st != KF_OK) return st;
+    } else {
+      if (memcmp(held, l->args, bytes) == 0) continue;
+      CUDA_KERNEL_NODE_PARAMS_v2 p = node_params(l);
+      CUresult r = d->GraphExecKernelNodeSetParams(rp->exec, l->node, &p);
+      if (r != CUDA_SUCCESS)
+        return rt_fail(plan->ctx, plan, rp->state, r, "cuGraphExecKernelNodeSetParams");
+    }
     memcpy(held, l->args, bytes);
     rp->graph_updates++;
   }
@@ -139,8 +156,12 @@ static kf_status update(rt_plan *plan) {
 
 kf_status rt_run_graph(rt_plan *plan, CUstream stream) {
   struct rt_plan *rp = plan;
-  if (rp->exec && library_moved(rp)) rt_graph_free(plan);
-  kf_status st = rp->exec ? update(plan) : build(plan);
+  bool rebuild = false;
+  kf_status st = rp->exec ? update(plan, &rebuild) : build(plan);
+  if (st == KF_OK && rebuild) {
+    rt_graph_free(plan);
+    st = build(plan);
+  }
   if (st != KF_OK) return st;
   CUresult r = rp->state->drv->GraphLaunch(rp->exec, stream);
   if (r != CUDA_SUCCESS) return rt_fail(plan->ctx, plan, rp->state, r, "cuGraphLaunch");

@@ -89,6 +89,8 @@
   X(GraphLaunch, cuGraphLaunch, PFN_cuGraphLaunch_v10000)                        \
   X(GraphExecKernelNodeSetParams, cuGraphExecKernelNodeSetParams,                \
     PFN_cuGraphExecKernelNodeSetParams_v12000)                                   \
+  X(GraphExecChildGraphNodeSetParams, cuGraphExecChildGraphNodeSetParams,        \
+    PFN_cuGraphExecChildGraphNodeSetParams_v11010)                               \
   X(GraphExecDestroy, cuGraphExecDestroy, PFN_cuGraphExecDestroy_v10000)         \
   X(GraphDestroy, cuGraphDestroy, PFN_cuGraphDestroy_v10000)
 

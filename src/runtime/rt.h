@@ -161,7 +161,7 @@ struct rt_plan {
   CUgraph cugraph;
   CUgraphExec exec;
   CUdeviceptr *graph_args; /* per launch, n_params each, as the exec holds */
-  int graph_updates;       /* kernel nodes updated in place (tests) */
+  int graph_updates;       /* nodes updated in place: kernels, library children (tests) */
 };
 
 /* Records a message on the plan (its errmsg buffer) and its context;

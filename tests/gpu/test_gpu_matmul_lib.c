@@ -10,7 +10,7 @@
 #include "gpu/gpu_util.h"
 
 enum { EPI_NONE, EPI_BIAS_GELU_TANH, EPI_BIAS_RELU, EPI_RESIDUAL, EPI_SILU, EPI_CAST, EPI_N };
-static const char *const epi_name[EPI_N] = {"none", "bias+gelu_tanh", "bias+relu",
+static const char *const epi_name[EPI_N] = {"none",     "bias+gelu_tanh",     "bias+relu",
                                             "residual", "silu (next kernel)", "cast to f32"};
 
 typedef struct shape {
@@ -84,8 +84,10 @@ static void run_mode(kf_graph *g, kf_run_mode mode, run_io *io, const char *what
 }
 
 START_TEST(small_shapes_every_epilogue_and_mode) {
-  static const shape shapes[] = {{1, 33, 17, 100, false, false}, {1, 7, 129, 65, true, false},
-                                 {1, 1, 1, 1, false, false},     {3, 20, 24, 40, false, true},
+  static const shape shapes[] = {{1, 33, 17, 100, false, false},
+                                 {1, 7, 129, 65, true, false},
+                                 {1, 1, 1, 1, false, false},
+                                 {3, 20, 24, 40, false, true},
                                  {2, 16, 8, 12, true, false}};
   static const kf_dtype types[] = {KF_F32, KF_BF16, KF_F16};
   int bad = 0, runs = 0;
@@ -158,12 +160,49 @@ START_TEST(large_odd_shapes_match_the_template) {
 }
 END_TEST
 
+/* Graph mode with new tensor addresses at each run: the library call is
+ * captured again and replaces its child graph in the instantiated graph
+ * (docs/matmul.md); every run must read and write the new tensors. */
+START_TEST(graph_mode_follows_new_addresses) {
+  static const shape sh = {1, 96, 80, 72, false, false};
+  kf_graph *g = product(&sh, KF_BF16, EPI_BIAS_GELU_TANH);
+  run_io io[2];
+  for (int i = 0; i < 2; i++) {
+    io_setup(g, &io[i], 4242 + (uint64_t)i);
+    ck_assert(io_bound(g, &io[i]));
+  }
+  kt_setenv("KFUSE_MATMUL", "library", 1);
+  kf_options o;
+  kf_options_init(&o);
+  o.mode = KF_MODE_GRAPH;
+  kf_plan *plan = NULL;
+  ck_assert_msg(kf_compile(G_ctx, g, &o, &plan) == KF_OK, "%s", kf_ctx_errmsg(G_ctx));
+  ck_assert(has_library(plan));
+  int bad = 0;
+  for (int r = 0; r < 5; r++) {
+    run_io *x = &io[r % 2];
+    io_poison(x);
+    kf_status st = kf_plan_run(plan, x->din, x->n_in, x->dout, x->n_out, NULL);
+    ck_assert_msg(st == KF_OK, "run %d: %s", r, kf_plan_errmsg(plan));
+    io_fetch(x);
+    char what[64];
+    snprintf(what, sizeof what, "graph mode, run %d on tensors %d", r, r % 2);
+    bad += io_check(g, x, what);
+  }
+  kf_plan_destroy(plan);
+  kt_unsetenv("KFUSE_MATMUL");
+  for (int i = 0; i < 2; i++) io_free(&io[i]);
+  kf_graph_destroy(g);
+  ck_assert_int_eq(bad, 0);
+}
+END_TEST
+
 /* The SwiGLU example plans three library calls and one pointwise kernel,
  * and runs (small shapes: its YAML's are large). */
 START_TEST(mlp_silu_runs_on_the_library) {
   kf_graph *g = NULL;
-  ck_assert_int_eq(
-      kf_graph_load_yaml(G_ctx, KFUSE_SOURCE_DIR "/examples/graphs/mlp_silu.yaml", &g), KF_OK);
+  ck_assert_int_eq(kf_graph_load_yaml(G_ctx, KFUSE_SOURCE_DIR "/examples/graphs/mlp_silu.yaml", &g),
+                   KF_OK);
   kf_plan *plan = NULL;
   ck_assert_int_eq(kf_plan_create(G_ctx, g, NULL, &plan), KF_OK);
   ck_assert_int_eq(kf_plan_num_kernels(plan), 4);
@@ -179,6 +218,7 @@ static Suite *make_suite(void) {
   tcase_set_timeout(tc, 600);
   tcase_add_test(tc, small_shapes_every_epilogue_and_mode);
   tcase_add_test(tc, large_odd_shapes_match_the_template);
+  tcase_add_test(tc, graph_mode_follows_new_addresses);
   tcase_add_test(tc, mlp_silu_runs_on_the_library);
   suite_add_tcase(s, tc);
   return s;
