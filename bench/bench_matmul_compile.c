@@ -1,0 +1,116 @@
+/* bench_matmul_compile.c - issue 20's compile-time targets, cold: one
+ * template kernel (bf16 4096^3 + bias + tanh-GELU with KFUSE_MATMUL=template)
+ * and a graph of 8 products with their epilogues (4 MLP layers of distinct
+ * widths, so no two kernels are alike), each under KFUSE_MATMUL=auto,
+ * library and template. Every measurement has a new context and an empty
+ * disk cache folder, so nothing is reused; it times kf_compile (plan,
+ * codegen, NVRTC) and kf_plan_load (modules, the library's candidates, the
+ * timed choice) apart. Needs a GPU (the load); a second run in the same
+ * folder times the warm disk cache.
+ *
+ *     build/bench/bench_matmul_compile [--reps N] */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "core/knobs.h"
+#include "kfuse.h"
+
+static double now_ms(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
+}
+
+static kf_value in(kf_graph *g, const char *name, int64_t a, int64_t b) {
+  int64_t s[2] = {a, b};
+  return b ? kf_input(g, name, KF_BF16, 2, s) : kf_input(g, name, KF_BF16, 1, s);
+}
+
+/* y = gelu_tanh(x @ w + bias), x [m, k], w [k, n]. */
+static kf_graph *one_product(kf_ctx *ctx, int64_t m, int64_t n, int64_t k) {
+  kf_graph *g = NULL;
+  kf_graph_create(ctx, &g);
+  kf_value y = kf_matmul(g, in(g, "x", m, k), in(g, "w", k, n));
+  kf_set_output(g, kf_gelu_tanh(g, kf_add(g, y, in(g, "bias", n, 0))));
+  return g;
+}
+
+/* Four layers x = x + gelu_tanh(x @ w1 + b1) @ w2, hidden 1024, widths
+ * 2048, 2304, 2560, 2816: 8 products, each with an epilogue. */
+static kf_graph *eight_products(kf_ctx *ctx) {
+  kf_graph *g = NULL;
+  kf_graph_create(ctx, &g);
+  const int64_t tokens = 2048, hidden = 1024;
+  kf_value x = in(g, "x", tokens, hidden);
+  for (int l = 0; l < 4; l++) {
+    int64_t w = 2048 + 256 * l;
+    char n1[16], n2[16], nb[16];
+    snprintf(n1, sizeof n1, "w1_%d", l), snprintf(n2, sizeof n2, "w2_%d", l);
+    snprintf(nb, sizeof nb, "b1_%d", l);
+    kf_value h = kf_gelu_tanh(g, kf_add(g, kf_matmul(g, x, in(g, n1, hidden, w)), in(g, nb, w, 0)));
+    x = kf_add(g, x, kf_matmul(g, h, in(g, n2, w, hidden)));
+  }
+  kf_set_output(g, x);
+  return g;
+}
+
+typedef kf_graph *(*build_fn)(kf_ctx *);
+static kf_graph *big_one(kf_ctx *ctx) {
+  return one_product(ctx, 4096, 4096, 4096);
+}
+
+/* One cold measurement: a new context, KFUSE_MATMUL=mode, the disk cache in
+ * a new folder. Returns 0 when it compiled and loaded. */
+static int measure(const char *name, build_fn build, const char *mode, int rep) {
+  char dir[] = "/tmp/kfuse-bmc-XXXXXX";
+  if (!mkdtemp(dir)) return fprintf(stderr, "mkdtemp failed\n"), 1;
+  setenv("KFUSE_CACHE_DIR", dir, 1);
+  setenv("KFUSE_MATMUL", mode, 1);
+  core_knobs_reload();
+  kf_ctx *ctx = NULL;
+  if (kf_ctx_create(&ctx) != KF_OK) return 1;
+  kf_graph *g = build(ctx);
+  if (kf_graph_status(g) != KF_OK) return fprintf(stderr, "%s: %s\n", name, kf_graph_errmsg(g)), 1;
+  kf_plan *plan = NULL;
+  double t0 = now_ms();
+  kf_status st = kf_compile(ctx, g, NULL, &plan);
+  double t1 = now_ms();
+  if (st == KF_OK) st = kf_plan_load(plan);
+  double t2 = now_ms();
+  if (st != KF_OK) {
+    fprintf(stderr, "%s %s: %s\n", name, mode, plan ? kf_plan_errmsg(plan) : kf_ctx_errmsg(ctx));
+    return 1;
+  }
+  printf("%-34s %-8s rep %d  compile %8.1f ms  load %8.1f ms  total %8.1f ms  (%d launches)\n",
+         name, mode, rep, t1 - t0, t2 - t1, t2 - t0, kf_plan_num_launches(plan));
+  kf_plan_destroy(plan);
+  kf_graph_destroy(g);
+  kf_ctx_destroy(ctx);
+  char cmd[64];
+  snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+  return system(cmd) == 0 ? 0 : 1;
+}
+
+int main(int argc, char **argv) {
+  int reps = argc > 2 && strcmp(argv[1], "--reps") == 0 ? atoi(argv[2]) : 2;
+  kf_ctx *probe = NULL;
+  int n = 0;
+  if (kf_ctx_create(&probe) != KF_OK) return 1;
+  if (kf_device_count(probe, &n) != KF_OK || n == 0) {
+    printf("SKIP: no GPU: %s\n", kf_ctx_errmsg(probe));
+    kf_ctx_destroy(probe);
+    return 77;
+  }
+  kf_ctx_destroy(probe);
+  static const char *const modes[] = {"auto", "library", "template"};
+  int bad = 0;
+  for (int r = 0; r < reps; r++) {
+    bad += measure("bf16 4096^3 + bias + gelu_tanh", big_one, "template", r);
+    for (int m = 0; m < 3; m++)
+      bad += measure("8 products (4 MLP layers)", eight_products, modes[m], r);
+  }
+  return bad ? 1 : 0;
+}
