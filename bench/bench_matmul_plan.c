@@ -1,7 +1,9 @@
 /* bench_matmul_plan.c - matrix products through kfuse plans (kf_compile,
  * kf_plan_benchmark: cuBLASLt calls with their epilogue, the rest in the
  * next kernel), in TFLOP/s, then the same graph with template kernels
- * only (KFUSE_MATMUL=template: the sm_90 template on an H200), on issue 20's shapes: bf16 4096^3 and 8192^3
+ * only (KFUSE_MATMUL=template: the sm_90 template on an H200 where it
+ * fits, else the mma.sync template; KFUSE_GEMM90=0 gives every 16-bit
+ * product to the mma.sync one), on issue 20's shapes: bf16 4096^3 and 8192^3
  * with bias + tanh-GELU, 8192^3 alone, the SwiGLU MLP (tokens 2048,
  * hidden 4096, intermediate 11008, + residual), the odd shapes. Prints
  * each plan's matmul decision (library or template, with times). Needs a
@@ -102,8 +104,16 @@ static int bench_one(const char *name, kf_graph *g, double flop, bool template_o
   kf_bench_result r;
   kf_status st = kf_plan_benchmark(plan, t, ni, t + ni, no, NULL, &o, &r);
   if (st != KF_OK) return fprintf(stderr, "%s: %s\n", name, kf_plan_errmsg(plan)), 1;
-  printf("%s %-30s %8.3f ms %6.1f TFLOP/s  (%d launches)\n", template_only ? "  template" : "kfuse",
-         name, r.ms_median, flop / r.ms_median / 1e9, kf_plan_num_launches(plan));
+  char *src = kf_plan_source(plan, 0, NULL); /* which kernel the first product runs as */
+  const char *kind = !src                              ? ""
+                     : strstr(src, "wgmma.mma_async")  ? " [sm_90 template]"
+                     : strstr(src, "kf_g80_mma<BF>")   ? " [mma.sync template]"
+                     : strstr(src, "not tensor cores") ? " [simple kernel]"
+                                                       : "";
+  printf("%s %-30s %8.3f ms %6.1f TFLOP/s  (%d launches)%s\n",
+         template_only ? "  template" : "kfuse", name, r.ms_median, flop / r.ms_median / 1e9,
+         kf_plan_num_launches(plan), template_only ? kind : "");
+  kf_free(src);
   char *text = kf_plan_describe(plan, KF_FORMAT_TEXT);
   for (char *p = text ? strstr(text, "matmul-choice") : NULL; p; p = NULL) {
     char *end = strchr(p, '\n');

@@ -132,6 +132,7 @@ typedef struct cg_part {
   bool tiled;          /* a pointwise part planned as a tiled transpose */
   bool gemm90;         /* a matmul part on the Hopper template: takes the
                           tensor maps tmaps (cg_launch_src.tmaps) */
+  bool gemm80;         /* a matmul part on the mma.sync template */
   cg_tmap tmaps[2];
   int n_tmaps;
   char decisions[512]; /* for the header comment */

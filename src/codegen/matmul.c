@@ -8,6 +8,7 @@
 #include "codegen/buf.h"
 #include "codegen/cg_internal.h"
 #include "codegen/expr.h"
+#include "codegen/gemm_sm80.h"
 #include "codegen/gemm_sm90.h"
 #include "codegen/index_ctx.h"
 #include "codegen/part.h"
@@ -32,6 +33,7 @@ kf_status cg_plan_matmul(cg_emit_args *a) {
     return KF_ERR_UNSUPPORTED;
   }
   if (cg_gemm90_fits(a, NULL, 0)) return cg_plan_gemm90(a);
+  if (cg_gemm80_fits(a, NULL, 0)) return cg_plan_gemm80(a);
   const ir_node *A = &a->g->nodes[mm->args[0]];
   int64_t m = mm->shape[mm->rank - 2], n = mm->shape[mm->rank - 1], k = A->shape[A->rank - 1];
   int64_t batch = kf_value_numel(a->g, id) / (m * n);
@@ -98,6 +100,7 @@ void cg_matmul_epilogue(cg_gen *gen, const cg_emit_args *a, const ir_node *mm, i
 
 kf_status cg_emit_matmul(cg_emit_args *a) {
   if (a->part->gemm90) return cg_emit_gemm90(a);
+  if (a->part->gemm80) return cg_emit_gemm80(a);
   int32_t id = -1;
   const ir_node *mm = cg_find_matmul(a, &id);
   const kf_graph *g = a->g;

@@ -32,6 +32,11 @@ enum { TEMPLATE_SM_GFLOPS = 100 };
  * the H200's dense bf16 peak per SM (989 TFLOP/s on 132 SMs), which no
  * kernel passes; it measured 681 TFLOP/s at 8192^3 (docs/matmul.md). */
 enum { TEMPLATE90_SM_GFLOPS = 7500 };
+/* The mma.sync template's (templates/gemm_sm80.cu, 16-bit products on
+ * sm_80 to sm_89): the A100's dense bf16 peak per SM (312 TFLOP/s on 108
+ * SMs), the highest of those GPUs. On sm_90 it takes what the sm_90
+ * template does not, at most that template's ceiling. */
+enum { TEMPLATE80_SM_GFLOPS = 2900 };
 
 /* The least time the template plan can take, in ms: its products at their
  * ceilings, the other kernels free; 0 when the device is unknown. *rate:
@@ -42,18 +47,22 @@ static double template_floor_ms(kf_plan *plan, double *gflop, int *sms, double *
   *sms = 0;
   *rate = TEMPLATE_SM_GFLOPS;
   if (rt_state_get(plan->ctx, &rt) != KF_OK || !rt || rt->info.sm_count <= 0) return 0;
-  bool sm90 = rt->info.cc_major == 9 && rt->info.cc_minor == 0 && plan->knobs->gemm90 != 0;
+  int cc = rt->info.cc_major * 10 + rt->info.cc_minor;
+  bool on90 = cc == 90 && (plan->knobs->gemm90 != 0 || plan->knobs->gemm80 != 0);
+  bool on80 = cc >= 80 && cc < 90 && plan->knobs->gemm80 != 0;
+  double h16_rate = on90 ? TEMPLATE90_SM_GFLOPS : on80 ? TEMPLATE80_SM_GFLOPS : TEMPLATE_SM_GFLOPS;
   double sm_seconds = 0; /* the products' time on one SM at their ceilings */
   for (int i = 0; i < plan->fuse->n_kernels; i++) {
     const fuse_kernel *k = &plan->fuse->kernels[i];
     if (!k->library) continue;
     double g =
         2e-9 * (double)k->gemm.batch * (double)k->gemm.m * (double)k->gemm.n * (double)k->gemm.k;
-    /* a 16-bit product may take the sm_90 template (cg_gemm90_fits decides;
-     * the higher ceiling only makes the floor lower, never wrong) */
+    /* a 16-bit product may take a tensor-core template (cg_gemm90_fits and
+     * cg_gemm80_fits decide; the higher ceiling only makes the floor
+     * lower, never wrong) */
     bool h16 = k->gemm.ab_type == KF_BF16 || k->gemm.ab_type == KF_F16;
     *gflop += g;
-    sm_seconds += g / (sm90 && h16 ? TEMPLATE90_SM_GFLOPS : TEMPLATE_SM_GFLOPS);
+    sm_seconds += g / (h16 ? h16_rate : TEMPLATE_SM_GFLOPS);
   }
   *sms = rt->info.sm_count;
   if (sm_seconds > 0) *rate = *gflop / sm_seconds;
@@ -214,7 +223,8 @@ kf_status pl_matmul_choose(kf_plan *plan, bool *reload) {
   int sms = 0;
   /* a template that cannot win is neither compiled nor timed */
   bool hopeless = st == KF_OK && plan->knobs->matmul == RT_MATMUL_AUTO &&
-                  (floor_ms = template_floor_ms(plan, &gflop, &sms, &rate)) > 0 && lib_ms <= floor_ms;
+                  (floor_ms = template_floor_ms(plan, &gflop, &sms, &rate)) > 0 &&
+                  lib_ms <= floor_ms;
   if (st == KF_OK && plan->knobs->matmul == RT_MATMUL_AUTO && !hopeless)
     st = time_template(plan, &tmp, &tmpl_ms);
   if (st == KF_ERR_OUT_OF_MEMORY) { /* an error to report, not a reason to guess */
