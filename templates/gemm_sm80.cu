@@ -16,9 +16,11 @@
 //   tile is M- or N-contiguous. Rows are swizzled by 16-byte chunk so that
 //   the eight rows of one 8x8 matrix hit eight distinct bank groups.
 // - An operand whose rows are not whole 16-byte chunks ({{AAL}}, {{BAL}} =
-//   0: its contiguous extent is not a multiple of 8) or whose address is
-//   not 16-byte aligned (checked at run time) is copied element by element
-//   instead, zeros past the ends: slower, never wrong.
+//   false: its contiguous extent is not a multiple of 8) is copied element
+//   by element through registers, loaded before a k-block's product and
+//   stored after it; one whose address is not 16-byte aligned (checked at
+//   run time) element by element at once. Zeros past the ends: slower,
+//   never wrong.
 // - Batch entry bt reads A at {{AOFF}} and B at {{BOFF}} elements (0 for
 //   an operand broadcast over the batch: a shared weight).
 // Holes: fn, BID, params, IDX, M, N, K, BATCH, MT, NT, KBLOCKS, STAGES, BF,
@@ -89,22 +91,85 @@ KF_INLINE void kf_g80_mma(float (&c)[4], const unsigned (&a)[4], unsigned b0, un
         : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
         : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
 }
-// One stage: A's 128 x 32 tile (or 32 x 128 transposed), then B's 32 x 128
-// (or 128 x 32), for k-block columns [k0, k0 + 32).
-template <bool AT, bool BT, bool AAL, bool BAL>
-KF_INLINE void kf_g80_stage(unsigned short *s, const unsigned short *ga, const unsigned short *gb,
-                            long long lda, long long ldb, int m, int n, int k, int m0, int n0,
-                            int k0, bool ala, bool alb) {
-  if (AT)
-    kf_g80_tile<32, 128, AAL>(s, ga, lda, k, m, k0, m0, ala);
-  else
-    kf_g80_tile<128, 32, AAL>(s, ga, lda, m, k, m0, k0, ala);
-  if (BT)
-    kf_g80_tile<128, 32, BAL>(s + 4096, gb, ldb, n, k, n0, k0, alb);
-  else
-    kf_g80_tile<32, 128, BAL>(s + 4096, gb, ldb, k, n, k0, n0, alb);
-  asm volatile("cp.async.commit_group;" ::: "memory");
+// The element-by-element copy of a tile whose rows are not whole chunks,
+// in two halves: kf_g80_fetch loads this thread's 2 chunks into registers,
+// kf_g80_put stores them into the tile (zeros outside the matrix).
+template <int R, int C>
+KF_INLINE void kf_g80_fetch(unsigned (&w)[2][4], const unsigned short *__restrict__ g, long long ld,
+                            int re, int ce, int r0, int c0) {
+  constexpr int CPR = C / 8;
+#pragma unroll
+  for (int j = 0; j < 2; j++) {
+    const int i = threadIdx.x + 256 * j, r = i / CPR, ch = i % CPR, gr = r0 + r, gc = c0 + ch * 8;
+#pragma unroll
+    for (int e = 0; e < 8; e += 2) {
+      const unsigned lo = gr < re && gc + e < ce ? g[(long long)gr * ld + gc + e] : 0u;
+      const unsigned hi = gr < re && gc + e + 1 < ce ? g[(long long)gr * ld + gc + e + 1] : 0u;
+      w[j][e / 2] = lo | hi << 16;
+    }
+  }
 }
+template <int R, int C>
+KF_INLINE void kf_g80_put(unsigned short *s, const unsigned (&w)[2][4]) {
+  constexpr int CPR = C / 8;
+#pragma unroll
+  for (int j = 0; j < 2; j++) {
+    const int i = threadIdx.x + 256 * j, r = i / CPR, ch = i % CPR;
+    uint4 *dst = (uint4 *)(s + r * C + kf_g80_sw<CPR>(r, ch) * 8);
+    *dst = make_uint4(w[j][0], w[j][1], w[j][2], w[j][3]);
+  }
+}
+// One stage's copy: A's 128 x 32 tile (or 32 x 128 transposed), then B's
+// 32 x 128 (or 128 x 32), for k-block columns [k0, k0 + 32). An operand
+// with whole-chunk rows (AAL, BAL) goes by cp.async in issue (misaligned
+// at run time: element by element at once); one without goes through
+// registers, loaded in issue and stored by put after the k-block's
+// product, so that the loads' latency hides behind it.
+template <bool AT, bool BT, bool AAL, bool BAL>
+struct kf_g80_copy {
+  unsigned wa[2][4], wb[2][4];
+  KF_INLINE void issue(unsigned short *s, const unsigned short *ga, const unsigned short *gb,
+                       long long lda, long long ldb, int m, int n, int k, int m0, int n0, int k0,
+                       bool ala, bool alb) {
+    if constexpr (AAL) {
+      if (AT)
+        kf_g80_tile<32, 128, true>(s, ga, lda, k, m, k0, m0, ala);
+      else
+        kf_g80_tile<128, 32, true>(s, ga, lda, m, k, m0, k0, ala);
+    } else {
+      if (AT)
+        kf_g80_fetch<32, 128>(wa, ga, lda, k, m, k0, m0);
+      else
+        kf_g80_fetch<128, 32>(wa, ga, lda, m, k, m0, k0);
+    }
+    if constexpr (BAL) {
+      if (BT)
+        kf_g80_tile<128, 32, true>(s + 4096, gb, ldb, n, k, n0, k0, alb);
+      else
+        kf_g80_tile<32, 128, true>(s + 4096, gb, ldb, k, n, k0, n0, alb);
+    } else {
+      if (BT)
+        kf_g80_fetch<128, 32>(wb, gb, ldb, n, k, n0, k0);
+      else
+        kf_g80_fetch<32, 128>(wb, gb, ldb, k, n, k0, n0);
+    }
+    asm volatile("cp.async.commit_group;" ::: "memory");
+  }
+  KF_INLINE void put(unsigned short *s) {
+    if constexpr (!AAL) {
+      if (AT)
+        kf_g80_put<32, 128>(s, wa);
+      else
+        kf_g80_put<128, 32>(s, wa);
+    }
+    if constexpr (!BAL) {
+      if (BT)
+        kf_g80_put<128, 32>(s + 4096, wb);
+      else
+        kf_g80_put<32, 128>(s + 4096, wb);
+    }
+  }
+};
 #endif
 
 KF_INLINE void {{fn}}({{BID}} bid, {{params}}) {
@@ -119,13 +184,15 @@ KF_INLINE void {{fn}}({{BID}} bid, {{params}}) {
   const unsigned short *ga = (const unsigned short *){{pa}} + ({{AOFF}});
   const unsigned short *gb = (const unsigned short *){{pb}} + ({{BOFF}});
   const bool ala = kf_aligned({{pa}}, 16), alb = kf_aligned({{pb}}, 16);
+  kf_g80_copy<AT, BT, {{AAL}}, {{BAL}}> cp;
 #pragma unroll
   for (int s = 0; s < ST - 1; s++)
-    if (s < KB)
-      kf_g80_stage<AT, BT, {{AAL}}, {{BAL}}>(sm + s * SE, ga, gb, {{LDA}}, {{LDB}}, {{M}}, {{N}},
-                                             {{K}}, m0, n0, s * 32, ala, alb);
-    else
+    if (s < KB) {
+      cp.issue(sm + s * SE, ga, gb, {{LDA}}, {{LDB}}, {{M}}, {{N}}, {{K}}, m0, n0, s * 32, ala, alb);
+      cp.put(sm + s * SE);
+    } else {
       asm volatile("cp.async.commit_group;" ::: "memory");
+    }
   float d[4][4][4];
 #pragma unroll
   for (int i = 0; i < 4; i++)
@@ -136,10 +203,11 @@ KF_INLINE void {{fn}}({{BID}} bid, {{params}}) {
      * the next copy refills */
     asm volatile("cp.async.wait_group %0;" ::"n"(ST - 2) : "memory");
     __syncthreads();
-    if (kb + ST - 1 < KB)
-      kf_g80_stage<AT, BT, {{AAL}}, {{BAL}}>(sm + (kb + ST - 1) % ST * SE, ga, gb, {{LDA}},
-                                             {{LDB}}, {{M}}, {{N}}, {{K}}, m0, n0,
-                                             (kb + ST - 1) * 32, ala, alb);
+    const bool more = kb + ST - 1 < KB;
+    unsigned short *next = sm + (kb + ST - 1) % ST * SE;
+    if (more)
+      cp.issue(next, ga, gb, {{LDA}}, {{LDB}}, {{M}}, {{N}}, {{K}}, m0, n0, (kb + ST - 1) * 32, ala,
+               alb);
     else
       asm volatile("cp.async.commit_group;" ::: "memory");
     const unsigned short *as = sm + kb % ST * SE, *bs = as + 4096;
@@ -176,6 +244,8 @@ KF_INLINE void {{fn}}({{BID}} bid, {{params}}) {
 #pragma unroll
         for (int ni = 0; ni < 4; ni++) kf_g80_mma<BF>(d[mi][ni], a[mi], b[ni][0], b[ni][1]);
     }
+    /* the stage refilled is not read before kb + ST - 1, past barriers */
+    if (more) cp.put(next);
   }
   asm volatile("cp.async.wait_group 0;" ::: "memory");
   /* The m16n8 fragment: lane l holds rows l/4 and l/4 + 8, columns

@@ -101,15 +101,17 @@ START_TEST(takes_16bit_products) {
      * transposed) and B's N (or K) a multiple of 8 */
     int64_t lda = c->ta ? c->m : c->k, ldb = c->tb ? c->k : c->n;
     char al[160];
-    snprintf(al, sizeof al, "kf_g80_stage<AT, BT, %s, %s>", lda % 8 ? "false" : "true",
+    snprintf(al, sizeof al, "kf_g80_copy<AT, BT, %s, %s> cp;", lda % 8 ? "false" : "true",
              ldb % 8 ? "false" : "true");
     ck_assert_msg(strstr(src.source, al), "case %zu: %s missing", i, al);
     char what[96];
     snprintf(what, sizeof what, "gemm80 case %zu", i);
     ck_assert_msg(tu_nvrtc_arch(src.source, what, arch) >= 0, "%s does not compile", what);
-    const char *dump = getenv("KFUSE_GEMM80_DUMP"); /* a file to look at with ptxas */
-    if (dump && i == 0) {
-      FILE *f = fopen(dump, "w");
+    const char *dump = getenv("KFUSE_GEMM80_DUMP"); /* files to look at with ptxas */
+    if (dump) {
+      char path[512];
+      snprintf(path, sizeof path, "%s.%zu.cu", dump, i);
+      FILE *f = fopen(path, "w");
       if (f) fputs(src.source, f), fclose(f);
     }
     cg_launch_src_free(&src);
