@@ -9,7 +9,7 @@
  * each plan's matmul decision (library or template, with times). Needs a
  * GPU; run bench/gemm_peers.py in the same call for torch's figures.
  *
- *     build/bench/bench_matmul_plan [--quick] */
+ *     build/bench/bench_matmul_plan [--quick | --odd] */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -127,6 +127,7 @@ static int bench_one(const char *name, kf_graph *g, double flop, bool template_o
 
 int main(int argc, char **argv) {
   bool quick = argc > 1 && strcmp(argv[1], "--quick") == 0;
+  bool odd_only = argc > 1 && strcmp(argv[1], "--odd") == 0; /* the odd shapes alone */
   if (kf_ctx_create(&ctx) != KF_OK) return 1;
   int n = 0;
   if (kf_device_count(ctx, &n) != KF_OK || n == 0) {
@@ -134,18 +135,20 @@ int main(int argc, char **argv) {
     return 77;
   }
   int bad = 0;
-  for (int64_t z = 4096; z <= (quick ? 4096 : 8192); z *= 2) {
+  for (int64_t z = 4096; !odd_only && z <= (quick ? 4096 : 8192); z *= 2) {
     char name[64];
     snprintf(name, sizeof name, "bf16 %lld^3 + bias + gelu_tanh", (long long)z);
     bad += bench(name, gemm(1, z, z, z, true), 2.0 * z * z * z);
     snprintf(name, sizeof name, "bf16 %lld^3", (long long)z);
     bad += bench(name, gemm(1, z, z, z, false), 2.0 * z * z * z);
   }
-  bad += bench("SwiGLU 2048x4096x11008 + res", swiglu(2048, 4096, 11008),
-               3 * 2.0 * 2048 * 4096 * 11008);
+  if (!odd_only)
+    bad += bench("SwiGLU 2048x4096x11008 + res", swiglu(2048, 4096, 11008),
+                 3 * 2.0 * 2048 * 4096 * 11008);
   if (!quick) {
-    bad += bench("SwiGLU 8192x4096x14336 + res", swiglu(8192, 4096, 14336),
-                 3 * 2.0 * 8192 * 4096 * 14336);
+    if (!odd_only)
+      bad += bench("SwiGLU 8192x4096x14336 + res", swiglu(8192, 4096, 14336),
+                   3 * 2.0 * 8192 * 4096 * 14336);
     static const int64_t odd[4][4] = {
         {1, 4095, 4097, 1000}, {1, 33, 4096, 4096}, {1, 4096, 33, 4096}, {8, 512, 1024, 768}};
     for (int i = 0; i < 4; i++) {

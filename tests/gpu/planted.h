@@ -165,14 +165,23 @@ static kf_graph *g_bf16_matmul(void) { /* the other H200 finding */
   return finish(g, kf_add(g, kf_mul(g, c, kf_scalar(g, 3.0, KF_F32)), kf_scalar(g, 1.0, KF_F32)));
 }
 
-/* The same batched (2 of 256x512x256): a batch keeps the simple kernel
- * (matmul.cu) on sm_90, where the plain product takes gemm_sm90.cu. */
+/* The same batched (2 of 256x512x256): a batch takes the mma.sync
+ * template (gemm_sm80.cu) on sm_90, where the plain product takes
+ * gemm_sm90.cu. */
 static kf_graph *g_bf16_bmm(void) {
   kf_graph *g = new_graph();
   kf_value a = kf_input(g, "a", KF_BF16, 3, (int64_t[]){2, 256, 512});
   kf_value b = kf_input(g, "b", KF_BF16, 2, (int64_t[]){512, 256});
   kf_value c = kf_cast(g, kf_matmul(g, a, b), KF_F32);
   return finish(g, kf_add(g, kf_mul(g, c, kf_scalar(g, 3.0, KF_F32)), kf_scalar(g, 1.0, KF_F32)));
+}
+
+/* An f32 batched product: the simple kernel (matmul.cu) everywhere. */
+static kf_graph *g_f32_bmm(void) {
+  kf_graph *g = new_graph();
+  kf_value a = kf_input(g, "a", KF_F32, 3, (int64_t[]){2, 256, 512});
+  kf_value b = kf_input(g, "b", KF_F32, 2, (int64_t[]){512, 256});
+  return finish(g, kf_add(g, kf_matmul(g, a, b), kf_scalar(g, 1.0, KF_F32)));
 }
 
 typedef kf_graph *graph_fn(void);
@@ -219,6 +228,12 @@ static const planted G_planted[] = {
      "matmul.cu",
      "for (int i = 0; i < 16; i++) acc =",
      "for (int i = 1 " MARK "; i < 16; i++) acc =",
+     {g_f32_bmm}},
+    /* the mma.sync template: each k-block's first k16 step left out */
+    {"mma.sync matmul without one k16 step in 2",
+     "gemm_sm80.cu",
+     "for (int kk = 0; kk < 2; kk++) {",
+     "for (int kk = 1 " MARK "; kk < 2; kk++) {",
      {g_bf16_bmm}},
     /* the sm_90 template: each k-block's first k16 step left out */
     {"sm_90 matmul without one k16 step in 4",
@@ -231,9 +246,9 @@ static const planted G_planted[] = {
 #define N_PLANTED ((int)(sizeof G_planted / sizeof G_planted[0]))
 
 /* Every graph above, for the unpatched runs. */
-static graph_fn *const G_all_graphs[] = {g_exp_pointwise, g_x_over_colsum, g_colsum,
-                                         g_total_sum,     g_rowsum,        g_softmax,
-                                         g_softmax_long,  g_bf16_matmul,   g_bf16_bmm};
+static graph_fn *const G_all_graphs[] = {
+    g_exp_pointwise, g_x_over_colsum, g_colsum,      g_total_sum, g_rowsum,
+    g_softmax,       g_softmax_long,  g_bf16_matmul, g_bf16_bmm,  g_f32_bmm};
 #define N_ALL_GRAPHS ((int)(sizeof G_all_graphs / sizeof G_all_graphs[0]))
 
 /* Whether some launch of the plan contains marker. */
