@@ -313,8 +313,10 @@ START_TEST(nvrtc_every_variant) {
   v[1].dt = KF_F16, v[1].mask = 1, v[1].sq = 37, v[1].sk = 77;   /* bool mask, odd */
   v[2].d = 256, v[2].mask = 2;                                   /* causal */
   v[3].dt = KF_F16, v[3].d = 128, v[3].h = 8, v[3].hk = 2, v[3].mask = 2, v[3].shift = 5;
-  v[4].h = 8, v[4].hk = 1, v[4].gqa_reshape = false, v[4].modifier = 1, v[4].sq = 5,
-  v[4].sk = 300;                                                       /* MQA, soft-cap */
+  /* MQA, soft-cap; 21 queries (16 or fewer take the decode kernel:
+   * test_attention_decode) */
+  v[4].h = 8, v[4].hk = 1, v[4].gqa_reshape = false, v[4].modifier = 1, v[4].sq = 21,
+  v[4].sk = 300;
   v[5].dt = KF_F16, v[5].d = 256, v[5].modifier = 2, v[5].hand = true; /* bias */
   const char *arch[2] = {"sm_80", "sm_90a"};
   const char *only = getenv("KFUSE_ATTN_ARCHS"); /* the sanitizer runs: sm_90a */

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "core/alloc.h"
+#include "fuser/attention_decode.h"
 #include "fuser/decide.h"
 #include "fuser/legal.h"
 #include "fuser/node.h"
@@ -589,7 +590,7 @@ static bool seed_attention(vstate *s, int32_t p) {
   int32_t nodes[FUSE_ATTN_MAX_NODES], n = 0;
   fuse_attn a;
   bool seen = false;
-  char why[192], b1[64], b2[32];
+  char why[256], b1[64], b2[32];
   lbl(s, p, b1, sizeof b1);
   if (!fuse_attn_find(s->g, p, &a, nodes, &n, &seen, why, sizeof why)) {
     if (seen) fuse_decide(s->plan, false, "attention", "%s: not attention: %s", b1, why);
@@ -623,6 +624,9 @@ static bool seed_attention(vstate *s, int32_t p) {
               b1, (int)n, (long long)a.batch, (long long)a.sq, (long long)a.sk, (long long)a.d,
               a.causal ? ", causal: key tiles past the diagonal skipped" : "",
               fuse_fmt_bytes(b2, sizeof b2, fuse_bytes(&s->g->nodes[a.mm1])));
+  fuse_attn_decode dec; /* which kernel: codegen asks the same question */
+  bool decode = fuse_attn_decode_pick(s->g, &a, nodes, n, &dec, why, sizeof why);
+  fuse_decide(s->plan, decode, "attention-decode", "%s: %s", b1, why);
   return true;
 }
 
