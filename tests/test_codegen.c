@@ -3,12 +3,11 @@
  * several outputs, 64-bit indices), templates and targets. Row, reduce,
  * horizontal and matmul kernels are in test_codegen_kinds.c. */
 #include "check_main.h"
-#include "codegen_util.h"
-
 #include "codegen/cg_internal.h"
 #include "codegen/emit.h"
 #include "codegen/target.h"
 #include "codegen/template.h"
+#include "codegen_util.h"
 #include "ir/dtype.h"
 #include "ir/graph.h"
 #include "ir/ops.h"
@@ -59,7 +58,7 @@ START_TEST(template_fill) {
   free(common);
   ck_assert_ptr_null(cg_template_text("nope.cu", err, sizeof err));
   cg_buf b = {0};
-  cg_hole holes[] = {{"entry", "E"}, {"cluster", ""}, {"THREADS", "256"}, {"decls", "D;\n"},
+  cg_hole holes[] = {{"entry", "E"},  {"cluster", ""}, {"THREADS", "256"}, {"decls", "D;\n"},
                      {"params", "P"}, {"dep", "S;\n"}, {"route", "R"}};
   ck_assert(cg_fill(&b, "horizontal.cu", holes, 7, err, sizeof err));
   ck_assert_ptr_nonnull(
@@ -181,6 +180,41 @@ START_TEST(broadcast_bias) {
 }
 END_TEST
 
+/* An operand broadcast over trailing axes repeats each element over `rep`
+ * consecutive elements: with rep % W == 0 it is one scalar for the W lanes,
+ * with gcd(rep, W) = S >= 2 one per aligned run of S lanes (fam16 of the
+ * issue-23 family: [R, 12] f16 + [R, 1] on 8 lanes loaded 8 times per group
+ * before, with its index arithmetic; now twice), otherwise per lane. */
+static void repeat_case(kf_dtype dt, int rank, const int64_t *xs, const int64_t *cs,
+                        const char *want, const char *what) {
+  kf_graph *g = new_graph();
+  kf_value x = kf_input(g, "x", dt, rank, xs);
+  kf_value c = kf_input(g, "c", dt, rank, cs);
+  kf_value o = kf_add(g, kf_sigmoid(g, kf_sign(g, c)), x);
+  kf_set_output(g, o);
+  int32_t outs[1] = {o};
+  cg_launch_src src;
+  compile_pointwise(g, outs, 1, what, &src);
+  ck_assert_msg(strstr(src.source, want) != NULL, "%s: no \"%s\" in\n%s", what, want, src.source);
+  cg_launch_src_free(&src);
+  kf_graph_destroy(g);
+}
+
+START_TEST(broadcast_repeat_runs) {
+  int64_t x12[2] = {300, 12}, c1[2] = {300, 1}, x6[2] = {300, 6}, x7[2] = {300, 7};
+  int64_t x3d[3] = {40, 6, 2}, c3d[3] = {40, 1, 1}, x24[2] = {300, 24};
+  /* f16, W = 8: 12 -> runs of 4 lanes; 6 -> runs of 2; 24 -> one scalar */
+  repeat_case(KF_F16, 2, x12, c1, "r0[j / 4]", "repeat12_f16");
+  repeat_case(KF_F16, 2, x12, c1, "const int e = i + kf_q * 4;", "repeat12_f16");
+  repeat_case(KF_F16, 2, x6, c1, "r0[j / 2]", "repeat6_f16");
+  repeat_case(KF_F16, 2, x24, c1, "const float t0 = r0;", "repeat24_f16");
+  /* f32, W = 4: [40, 6, 2] + [40, 1, 1] repeats 12 (its inner 2 alone: per lane) */
+  repeat_case(KF_F32, 3, x3d, c3d, "const float t0 = r0;", "repeat6x2_f32");
+  /* an odd repeat stays per lane */
+  repeat_case(KF_F16, 2, x7, c1, "const float t0 = kf_ld(", "repeat7_f16");
+}
+END_TEST
+
 START_TEST(odd_broadcast_scalar_path) {
   kf_graph *g = new_graph();
   int64_t s2[2] = {333, 7}, s1[1] = {7};
@@ -282,10 +316,10 @@ static int example_sources(const char *file, char **srcs, int max) {
 }
 
 static const char *const examples[] = {
-    "adam_step.yaml",     "add_rmsnorm.yaml",    "attention.yaml",     "axpby_many.yaml",
-    "bias_gelu.yaml",     "broadcast.yaml",      "casts_clamp.yaml",   "column_stats.yaml",
-    "compare_where.yaml", "cross_entropy.yaml",  "horizontal.yaml",    "integer_ops.yaml",
-    "layernorm.yaml",     "mlp_silu.yaml",       "pointwise_chain.yaml", "rmsnorm_residual.yaml",
+    "adam_step.yaml",     "add_rmsnorm.yaml",      "attention.yaml",       "axpby_many.yaml",
+    "bias_gelu.yaml",     "broadcast.yaml",        "casts_clamp.yaml",     "column_stats.yaml",
+    "compare_where.yaml", "cross_entropy.yaml",    "horizontal.yaml",      "integer_ops.yaml",
+    "layernorm.yaml",     "mlp_silu.yaml",         "pointwise_chain.yaml", "rmsnorm_residual.yaml",
     "softmax.yaml",       "transpose_reshape.yaml"};
 
 START_TEST(every_example_compiles) {
@@ -325,8 +359,7 @@ START_TEST(staged_row_variants_compile) {
        "r = kf_part0_k0_row_take(i), i++"},
       {"KFUSE_ROW_PERSIST", "dynamic", "KFUSE_ROW_STAGE", "2", "layernorm.yaml",
        "r = kf_part0_k0_row_row_of[slot];"},
-      {"KFUSE_ROW_RECOMPUTE", "1", NULL, NULL, "softmax.yaml",
-       "kf_fresh(kf_in_at(x0[kk], j))"},
+      {"KFUSE_ROW_RECOMPUTE", "1", NULL, NULL, "softmax.yaml", "kf_fresh(kf_in_at(x0[kk], j))"},
       {"KFUSE_ROW_STREAM", "evict_first", NULL, NULL, "layernorm.yaml", "= kf_ldef(q + i)"},
       {"KFUSE_ROW_STREAM", "l2_evict_first", NULL, NULL, "layernorm.yaml", "= kf_ldl2ef(q + i)"},
       {"KFUSE_ROW_PREFETCH", "1", NULL, NULL, "layernorm.yaml", "kf_prefetch_l1(p2 + c0)"},
@@ -380,6 +413,7 @@ static Suite *make_suite(void) {
   tcase_add_test(tc, chain_bf16_f16_i32);
   tcase_add_test(tc, broadcast_bias);
   tcase_add_test(tc, odd_broadcast_scalar_path);
+  tcase_add_test(tc, broadcast_repeat_runs);
   tcase_add_test(tc, transpose_reshape_broadcast_to);
   tcase_add_test(tc, index64_when_needed);
   tcase_add_test(tc, tiny_and_scalar);

@@ -34,7 +34,9 @@ typedef struct cg_ctx {
   char coord[KF_MAX_RANK][CG_COORD_CAP]; /* "" when unknown */
   /* Vector analysis: within a group of W consecutive iteration elements
    * (the first W-aligned), this value's linear index is base + lane with
-   * base % W == 0 (CONTIG), the same for every lane (SPLAT), or neither. */
+   * base % W == 0 (CONTIG), the same for every lane (SPLAT), the same
+   * within each aligned run of S lanes (VC_SUB | S, S = 2 or 4: a broadcast
+   * whose repeat count is a multiple of S but not of W), or neither. */
   int vclass;
   /* an expression fit neither its field nor a local (no generator to bind
    * it): cg_gen_value fails cleanly on such a context */
@@ -42,7 +44,11 @@ typedef struct cg_ctx {
   bool oom; /* building an expression ran out of memory */
 } cg_ctx;
 
-enum { VC_GATHER = 0, VC_CONTIG = 1, VC_SPLAT = 2 };
+enum { VC_GATHER = 0, VC_CONTIG = 1, VC_SPLAT = 2, VC_SUB = 16 };
+/* S of a VC_SUB class (0 for the others) */
+static inline int cg_vc_sub(int vclass) {
+  return vclass & VC_SUB ? vclass & (VC_SUB - 1) : 0;
+}
 
 /* What an element's code may read instead of evaluating a node. */
 typedef struct cg_bind {
@@ -61,6 +67,9 @@ typedef struct cg_gen {
   int tmp;         /* next temporary number */
   const char *idx; /* index type name: "int" or "long long" */
   int vec;         /* W of the body being generated (1: scalar) */
+  /* VC_SUB contexts allowed: the lane loop's groups start at a multiple of
+   * W and the pre block can load at e = i + s * S (pointwise bodies) */
+  bool sub_splat;
   /* memo of computed (value, context) -> temporary */
   /* raw: the value before its final rounding to the node's dtype, for a
    * store that rounds anyway (NULL: none) */

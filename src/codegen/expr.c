@@ -273,6 +273,19 @@ static void gen_load(cg_gen *gen, int32_t v, const cg_ctx *c, char *name, size_t
         int wb = (int)kf_dtype_size(n->dtype) * gen->vec;
         cg_printf(gen->align, " && kf_aligned(%s, %d)", p, wb > 16 ? 16 : wb);
       }
+    } else if (cg_vc_sub(c->vclass)) {
+      /* one scalar per aligned run of S lanes, loaded at its first lane
+       * (the body is also the W = 1 tail's: one run there) */
+      int s = cg_vc_sub(c->vclass);
+      cg_printf(gen->pre_decl, "  %s r%d[(W + %d) / %d];\n", cg_compute_type(n->dtype), t, s - 1,
+                s);
+      cg_printf(gen->pre,
+                "#pragma unroll\n    for (int kf_q = 0; kf_q < (W + %d) / %d; kf_q++) {\n", s - 1,
+                s);
+      cg_printf(gen->pre,
+                "      const %s e = i + kf_q * %d;\n      r%d[kf_q] = kf_ld(%s + (%s));\n    }\n",
+                gen->idx, s, t, p, lin);
+      snprintf(name, size, "r%d[j / %d]", t, s);
     } else {
       cg_printf(gen->pre_decl, "  %s r%d;\n", cg_compute_type(n->dtype), t);
       cg_printf(gen->pre, "    r%d = kf_ld(%s + (%s));\n", t, p, lin);

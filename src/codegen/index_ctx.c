@@ -348,15 +348,37 @@ void cg_ctx_assign(cg_ctx *c, int rank, const int64_t *shape, const int *group,
 }
 
 /* Vector class of an operand reached from c by broadcasting or a
- * transposition that keeps the innermost axis: it stays contiguous only if
- * a W-group of c never crosses c's innermost run and the operand keeps
- * that innermost axis. */
-static int derived_vclass(const cg_ctx *c, bool keeps_inner, bool inner_broadcast, int vec) {
-  if (c->vclass == VC_SPLAT) return VC_SPLAT;
+ * transposition that keeps the innermost axis. An operand that repeats each
+ * of its elements over a run of `rep` consecutive elements of c (the
+ * product of c's extents over the trailing axes it broadcasts; 0: it is
+ * constant) is the same for every lane when a W-group never crosses a run
+ * (rep % W == 0), and for each aligned run of S = gcd(rep, W) lanes when S
+ * >= 2 (VC_SUB: loaded once per S lanes, e.g. [R, 12] + [R, 1] with W = 8:
+ * S = 4). Otherwise it stays contiguous only if a W-group of c never
+ * crosses c's innermost run and the operand keeps that innermost axis. */
+static int derived_vclass(const cg_gen *gen, const cg_ctx *c, bool keeps_inner, int64_t rep) {
+  int vec = gen->vec;
+  if (c->vclass == VC_SPLAT || cg_vc_sub(c->vclass)) return c->vclass;
   if (c->vclass != VC_CONTIG || c->rank == 0) return VC_GATHER;
+  if (rep == 0) return VC_SPLAT;
+  if (rep > 1) {
+    if (rep % vec == 0) return VC_SPLAT;
+    int s = 1;
+    while (s < vec && rep % (2 * s) == 0) s *= 2;
+    return s >= 2 && gen->sub_splat ? VC_SUB | s : VC_GATHER;
+  }
   if (c->shape[c->rank - 1] % vec != 0) return VC_GATHER;
-  if (inner_broadcast) return VC_SPLAT;
   return keeps_inner ? VC_CONTIG : VC_GATHER;
+}
+
+/* The repeat count of derived_vclass for an operand of `shape` broadcast
+ * over c: c's extents over the trailing axes the operand has as 1 (1: its
+ * innermost axis is not broadcast; 0: every axis is, a constant). */
+static int64_t repeat_of(const cg_ctx *c, int rank, const int64_t *shape) {
+  int64_t rep = 1;
+  int off = c->rank - rank, d = rank - 1;
+  for (; d >= 0 && shape[d] == 1; d--) rep *= c->shape[d + off];
+  return d < 0 ? 0 : rep;
 }
 
 void cg_ctx_broadcast(cg_gen *gen, const cg_ctx *c, int rank, const int64_t *shape, cg_ctx *out) {
@@ -367,9 +389,8 @@ void cg_ctx_broadcast(cg_gen *gen, const cg_ctx *c, int rank, const int64_t *sha
   memset(out, 0, sizeof *out);
   out->rank = rank;
   int off = c->rank - rank;
-  bool inner_bc = rank == 0 || shape[rank - 1] == 1;
   bool keeps = rank > 0 && c->rank > 0 && shape[rank - 1] == c->shape[c->rank - 1];
-  out->vclass = derived_vclass(c, keeps, inner_bc, gen->vec);
+  out->vclass = derived_vclass(gen, c, keeps, repeat_of(c, rank, shape));
   out->overflow = c->overflow;
   out->oom = c->oom;
   for (int d = 0; d < rank; d++) {
@@ -389,8 +410,7 @@ void cg_ctx_transpose(cg_gen *gen, const cg_ctx *c, int rank, const int64_t *in_
   out->rank = rank;
   for (int d = 0; d < rank; d++) out->shape[d] = in_shape[d];
   bool keeps = rank > 0 && perm[rank - 1] == rank - 1;
-  bool inner_bc = rank == 0 || in_shape[rank - 1] == 1;
-  out->vclass = derived_vclass(c, keeps, inner_bc && keeps, gen->vec);
+  out->vclass = derived_vclass(gen, c, keeps, 1);
   out->overflow = c->overflow;
   out->oom = c->oom;
   for (int i = 0; i < rank; i++) {

@@ -320,6 +320,7 @@ static kf_status emit_body(cg_emit_args *a, bool generic, cg_buf *out) {
   cg_gen gen;
   cg_gen_init(&gen, g, k, &body, idx);
   gen.vec = w;
+  gen.sub_splat = true;
   gen.pre = &pre;
   gen.pre_decl = &decl;
   gen.align = &align;

@@ -121,6 +121,35 @@ START_TEST(chain_family) {
 }
 END_TEST
 
+/* Operands broadcast over trailing axes, loaded once per aligned run of S
+ * lanes (VC_SUB) or once per group: every lane must read its own row's
+ * value, in the vector path and in the tail (3612 = 451 x 8 + 4 elements). */
+START_TEST(broadcast_repeats) {
+  static const struct {
+    kf_dtype dt;
+    int rank;
+    int64_t x[3], c[3];
+  } cases[] = {{KF_F16, 2, {301, 12}, {301, 1}},   {KF_F16, 2, {301, 6}, {301, 1}},
+               {KF_BF16, 2, {301, 20}, {301, 1}},  {KF_F32, 3, {41, 6, 2}, {41, 1, 1}},
+               {KF_F32, 3, {41, 3, 2}, {1, 3, 1}}, {KF_F16, 2, {301, 7}, {301, 1}}};
+  int bad = 0, n = (int)(sizeof cases / sizeof cases[0]);
+  for (int i = 0; i < n; i++) {
+    kf_graph *g = NULL;
+    ck_assert_int_eq(kf_graph_create(G_ctx, &g), KF_OK);
+    kf_value x = kf_input(g, "x", cases[i].dt, cases[i].rank, cases[i].x);
+    kf_value c = kf_input(g, "c", cases[i].dt, cases[i].rank, cases[i].c);
+    kf_set_output(g, kf_add(g, kf_mul(g, x, kf_sigmoid(g, c)), c));
+    char err[4096] = "", what[32];
+    snprintf(what, sizeof what, "repeat case %d", i);
+    if (!run_one(g, (uint64_t)(100 + i), what, err, sizeof err))
+      report("repeat case", i, g, err), bad++;
+    kf_graph_destroy(g);
+  }
+  printf("GPU broadcast repeats: %d of %d graphs match the reference\n", n - bad, n);
+  ck_assert_msg(bad == 0, "%d of %d broadcast graphs failed (see FAIL lines)", bad, n);
+}
+END_TEST
+
 static Suite *make_suite(void) {
   Suite *s = suite_create("gpu_props");
   TCase *tc = tcase_create("families");
@@ -128,6 +157,7 @@ static Suite *make_suite(void) {
   tcase_add_test(tc, edge_family);
   tcase_add_test(tc, random_family);
   tcase_add_test(tc, chain_family);
+  tcase_add_test(tc, broadcast_repeats);
   suite_add_tcase(s, tc);
   return s;
 }
