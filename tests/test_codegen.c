@@ -11,6 +11,7 @@
 #include "ir/dtype.h"
 #include "ir/graph.h"
 #include "ir/ops.h"
+#include "knob_env.h"
 
 static kf_graph *new_graph(void) {
   kf_graph *g = NULL;
@@ -215,6 +216,32 @@ START_TEST(broadcast_repeat_runs) {
 }
 END_TEST
 
+/* KFUSE_PW_GROUPS=2: two vector groups per thread, both groups' loads
+ * before either computes (templates/pointwise_groups.cu); half the blocks.
+ * The default (1) keeps pointwise.cu. */
+START_TEST(pointwise_groups_knob) {
+  int64_t x12[2] = {301, 12}, c1[2] = {301, 1};
+  for (int pass = 0; pass < 2; pass++) {
+    if (pass) kt_setenv("KFUSE_PW_GROUPS", "2", 1);
+    kf_graph *g = new_graph();
+    kf_value x = kf_input(g, "x", KF_F16, 2, x12);
+    kf_value c = kf_input(g, "c", KF_F16, 2, c1);
+    kf_value o = kf_add(g, kf_mul(g, kf_tanh(g, x), c), x);
+    kf_set_output(g, o);
+    int32_t outs[1] = {o};
+    cg_launch_src src;
+    compile_pointwise(g, outs, 1, pass ? "groups2" : "groups1", &src);
+    bool grp = strstr(src.source, "_grp<8> g[2];") != NULL;
+    ck_assert_msg(grp == (pass == 1), "pass %d:\n%s", pass, src.source);
+    ck_assert((strstr(src.source, "groups per thread: 2 (loads first)") != NULL) == (pass == 1));
+    ck_assert_uint_eq(src.grid, pass ? 1 : 2); /* 3612 / 8 = 451 groups */
+    cg_launch_src_free(&src);
+    kf_graph_destroy(g);
+  }
+  kt_unsetenv("KFUSE_PW_GROUPS");
+}
+END_TEST
+
 START_TEST(odd_broadcast_scalar_path) {
   kf_graph *g = new_graph();
   int64_t s2[2] = {333, 7}, s1[1] = {7};
@@ -414,6 +441,7 @@ static Suite *make_suite(void) {
   tcase_add_test(tc, broadcast_bias);
   tcase_add_test(tc, odd_broadcast_scalar_path);
   tcase_add_test(tc, broadcast_repeat_runs);
+  tcase_add_test(tc, pointwise_groups_knob);
   tcase_add_test(tc, transpose_reshape_broadcast_to);
   tcase_add_test(tc, index64_when_needed);
   tcase_add_test(tc, tiny_and_scalar);

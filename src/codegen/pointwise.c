@@ -101,6 +101,14 @@ static int64_t waves(const core_knobs *k) {
   return k->pw_waves;
 }
 
+/* Vector groups per thread (KFUSE_PW_GROUPS=G, 1..4, a tuning knob;
+ * templates/pointwise_groups.cu): a plain part's thread loads G groups
+ * before it computes any. Generic bodies keep one (their grid is sized in
+ * blocks of CG_GENERIC_ITERS). */
+static int groups(const cg_emit_args *a, bool generic) {
+  return generic || a->part->lanes < 2 ? 1 : a->t->knobs->pw_groups;
+}
+
 kf_status cg_plan_pointwise(cg_emit_args *a) {
   const fuse_kernel *k = a->k;
   cg_part *p = a->part;
@@ -113,8 +121,9 @@ kf_status cg_plan_pointwise(cg_emit_args *a) {
    * 4 waves 4131 GB/s, 16 waves 4260, 1024 waves 4314; docs/performance.md) */
   int64_t cap = (int64_t)a->t->sm_count * a->t->max_threads_per_sm * waves(a->t->knobs) / threads;
   p->threads = (uint32_t)threads;
-  cg_part_grid_stride(p, cg_min64(cg_ceil_div(items, threads), cap < 1 ? 1 : cap));
   p->lanes = w;
+  cg_part_grid_stride(p,
+                      cg_min64(cg_ceil_div(items, threads * groups(a, false)), cap < 1 ? 1 : cap));
   decide_index(p, numel, a->g, k);
   return KF_OK;
 }
@@ -292,7 +301,7 @@ static void rename_positional(const cg_part *p, const char *text, cg_buf *out) {
 
 /* The part's decision text and widest access (its widest output's W
  * lanes, at most 16 bytes). */
-static void decide(const kf_graph *g, cg_part *p, bool generic) {
+static void decide(const kf_graph *g, cg_part *p, bool generic, int ng) {
   size_t widest = 0;
   for (int i = 0; i < p->k->n_outputs; i++) {
     size_t wb = kf_dtype_size(g->nodes[p->k->outputs[i]].dtype) * (size_t)p->lanes;
@@ -300,10 +309,14 @@ static void decide(const kf_graph *g, cg_part *p, bool generic) {
   }
   snprintf(p->decisions, sizeof p->decisions,
            "pointwise: %lld elements, %d lanes per thread (%zu-byte accesses), %s index, "
-           "%u blocks x %u threads, grid-stride%s",
+           "%u blocks x %u threads, grid-stride%s%s",
            (long long)p->k->numel, p->lanes, widest > 16 ? (size_t)16 : widest,
-           p->index64 ? "long long" : "int", p->blocks, p->threads,
-           generic ? ", generic body" : "");
+           p->index64 ? "long long" : "int", p->blocks, p->threads, generic ? ", generic body" : "",
+           ng > 1 ? ", groups per thread: " : "");
+  if (ng > 1) {
+    size_t n = strlen(p->decisions);
+    snprintf(p->decisions + n, sizeof p->decisions - n, "%d (loads first)", ng);
+  }
   p->vec_bytes = (int)(widest > 16 ? 16 : widest);
 }
 
@@ -341,7 +354,9 @@ static kf_status emit_body(cg_emit_args *a, bool generic, cg_buf *out) {
   }
   cg_param_decls(g, p, &params);
   cg_param_args(p, &args);
-  char numel[32], sw[16], th[16], bl[16], sizes[64];
+  char numel[32], sw[16], th[16], bl[16], sizes[64], sg[16];
+  int ng = groups(a, generic);
+  snprintf(sg, sizeof sg, "%d", ng);
   snprintf(numel, sizeof numel, p->index64 ? "%lldLL" : "%lld", (long long)k->numel);
   snprintf(sw, sizeof sw, "%d", w);
   snprintf(th, sizeof th, "%u", p->threads);
@@ -364,18 +379,20 @@ static kf_status emit_body(cg_emit_args *a, bool generic, cg_buf *out) {
                      {"pre", cg_use(out, &pre)},
                      {"body", cg_use(out, &body)},
                      {"store", cg_use(out, &store)},
-                     {"aligned", aligned}};
+                     {"aligned", aligned},
+                     {"G", sg}};
   kf_status st = KF_OK;
   if (gen.failed) {
     snprintf(a->err, a->errsize, "%s: %s", k->name, gen.err);
     st = gen.status;
-  } else if (!cg_fill(generic ? &text : out, "pointwise.cu", holes,
-                      (int)(sizeof holes / sizeof holes[0]), a->err, a->errsize)) {
+  } else if (!cg_fill(generic ? &text : out, ng > 1 ? "pointwise_groups.cu" : "pointwise.cu", holes,
+                      (int)(sizeof holes / sizeof holes[0]) - (ng > 1 ? 0 : 1), a->err,
+                      a->errsize)) {
     st = KF_ERR_INTERNAL;
   } else if (generic) {
     rename_positional(p, cg_use(out, &text), out);
   }
-  decide(g, p, generic);
+  decide(g, p, generic, ng);
   bool oom = decl.oom || pre.oom || body.oom || store.oom || align.oom || params.oom || args.oom ||
              text.oom;
   cg_gen_free(&gen);
@@ -457,7 +474,7 @@ bool cg_pointwise_generic_key(const kf_graph *g, const cg_part *p, cg_buf *key) 
 }
 
 void cg_pointwise_generic_done(const kf_graph *g, cg_part *p) {
-  decide(g, p, true);
+  decide(g, p, true, 1);
 }
 
 kf_status cg_emit_pointwise(cg_emit_args *a) {

@@ -133,11 +133,13 @@ START_TEST(broadcast_repeats) {
                {KF_BF16, 2, {301, 20}, {301, 1}},  {KF_F32, 3, {41, 6, 2}, {41, 1, 1}},
                {KF_F32, 3, {41, 3, 2}, {1, 3, 1}}, {KF_F16, 2, {301, 7}, {301, 1}}};
   int bad = 0, n = (int)(sizeof cases / sizeof cases[0]);
-  for (int i = 0; i < n; i++) {
+  for (int i = 0; i < 2 * n; i++) {
+    /* the second round with two groups per thread (templates/pointwise_groups.cu) */
+    if (i == n) kt_setenv("KFUSE_PW_GROUPS", "2", 1);
     kf_graph *g = NULL;
     ck_assert_int_eq(kf_graph_create(G_ctx, &g), KF_OK);
-    kf_value x = kf_input(g, "x", cases[i].dt, cases[i].rank, cases[i].x);
-    kf_value c = kf_input(g, "c", cases[i].dt, cases[i].rank, cases[i].c);
+    kf_value x = kf_input(g, "x", cases[i % n].dt, cases[i % n].rank, cases[i % n].x);
+    kf_value c = kf_input(g, "c", cases[i % n].dt, cases[i % n].rank, cases[i % n].c);
     kf_set_output(g, kf_add(g, kf_mul(g, x, kf_sigmoid(g, c)), c));
     char err[4096] = "", what[32];
     snprintf(what, sizeof what, "repeat case %d", i);
@@ -145,7 +147,9 @@ START_TEST(broadcast_repeats) {
       report("repeat case", i, g, err), bad++;
     kf_graph_destroy(g);
   }
-  printf("GPU broadcast repeats: %d of %d graphs match the reference\n", n - bad, n);
+  kt_unsetenv("KFUSE_PW_GROUPS");
+  printf("GPU broadcast repeats: %d of %d graphs match the reference (1 and 2 groups)\n",
+         2 * n - bad, 2 * n);
   ck_assert_msg(bad == 0, "%d of %d broadcast graphs failed (see FAIL lines)", bad, n);
 }
 END_TEST
