@@ -1,13 +1,14 @@
 /* gemm_sm90.c - the part function of a matmul kernel on Hopper: wgmma fed
  * by TMA through a ring of shared-memory stages, warp-specialized and
  * persistent (templates/gemm_sm90.cu), with the pointwise epilogue fused. */
+#include "codegen/gemm_sm90.h"
+
 #include <stdio.h>
 #include <string.h>
 
 #include "codegen/buf.h"
 #include "codegen/cg_internal.h"
 #include "codegen/expr.h"
-#include "codegen/gemm_sm90.h"
 #include "codegen/matmul.h"
 #include "codegen/part.h"
 #include "codegen/template.h"
@@ -63,6 +64,12 @@ static int tile_n(int64_t n) {
   return n > 128 ? 256 : n > 64 ? 128 : 64;
 }
 
+int64_t cg_gemm90_tiles(int64_t m, int64_t n, int64_t k, double *tile_flops) {
+  int bn = tile_n(n);
+  *tile_flops = 2.0 * BM * bn * (double)(cg_ceil_div(k, BK) * BK);
+  return cg_ceil_div(m, BM) * cg_ceil_div(n, bn);
+}
+
 static int stage_bytes(int bn) {
   return (BM + bn) * BK * 2;
 }
@@ -99,7 +106,7 @@ kf_status cg_plan_gemm90(cg_emit_args *a) {
   p->min_blocks = 1; /* setmaxnreg needs the register cap of (384, 1) */
   p->cluster = cl;
   cg_part_grid(p, groups * cl);
-  p->blocks -= p->blocks % (uint32_t)cl; /* whole clusters, at least one: */
+  p->blocks -= p->blocks % (uint32_t)cl;                  /* whole clusters, at least one: */
   if (p->blocks < (uint32_t)cl) p->blocks = (uint32_t)cl; /* any grid is correct */
   p->vblocks = p->blocks; /* the body strides over tile groups itself */
   p->persistent = true;
@@ -125,8 +132,7 @@ kf_status cg_plan_gemm90(cg_emit_args *a) {
            "swizzle, tile %dx%dx%d, %d stages, 1 producer + 2 consumer warpgroups, clusters of %d, "
            "persistent over %lld tiles), %s index",
            (long long)m, (long long)n, (long long)k, bn, BM, bn, BK, ns, cl,
-           (long long)(groups * cl),
-           p->index64 ? "64-bit" : "32-bit");
+           (long long)(groups * cl), p->index64 ? "64-bit" : "32-bit");
   return KF_OK;
 }
 
