@@ -1,14 +1,13 @@
 /* gemm_sm90.c - the part function of a matmul kernel on Hopper: wgmma fed
  * by TMA through a ring of shared-memory stages, warp-specialized and
  * persistent (templates/gemm_sm90.cu), with the pointwise epilogue fused. */
-#include "codegen/gemm_sm90.h"
-
 #include <stdio.h>
 #include <string.h>
 
 #include "codegen/buf.h"
 #include "codegen/cg_internal.h"
 #include "codegen/expr.h"
+#include "codegen/gemm_sm90.h"
 #include "codegen/matmul.h"
 #include "codegen/part.h"
 #include "codegen/template.h"
@@ -106,7 +105,7 @@ kf_status cg_plan_gemm90(cg_emit_args *a) {
   p->min_blocks = 1; /* setmaxnreg needs the register cap of (384, 1) */
   p->cluster = cl;
   cg_part_grid(p, groups * cl);
-  p->blocks -= p->blocks % (uint32_t)cl;                  /* whole clusters, at least one: */
+  p->blocks -= p->blocks % (uint32_t)cl; /* whole clusters, at least one: */
   if (p->blocks < (uint32_t)cl) p->blocks = (uint32_t)cl; /* any grid is correct */
   p->vblocks = p->blocks; /* the body strides over tile groups itself */
   p->persistent = true;
@@ -132,7 +131,8 @@ kf_status cg_plan_gemm90(cg_emit_args *a) {
            "swizzle, tile %dx%dx%d, %d stages, 1 producer + 2 consumer warpgroups, clusters of %d, "
            "persistent over %lld tiles), %s index",
            (long long)m, (long long)n, (long long)k, bn, BM, bn, BK, ns, cl,
-           (long long)(groups * cl), p->index64 ? "64-bit" : "32-bit");
+           (long long)(groups * cl),
+           p->index64 ? "64-bit" : "32-bit");
   return KF_OK;
 }
 
