@@ -548,7 +548,7 @@ static void open_chain(int n, int m, int sms, float elapsed_ms) {
   open_graph();
   kf_value x = in2("x", KF_F32, m, m);
   for (int i = 0; i < n; i++) {
-    char name[8];
+    char name[16];
     snprintf(name, sizeof name, "w%d", i);
     x = kf_relu(g, kf_matmul(g, x, in2(name, KF_F32, m, m)));
   }
