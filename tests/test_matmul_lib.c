@@ -643,6 +643,31 @@ START_TEST(choice_is_kept_in_memory) {
 }
 END_TEST
 
+/* The compile also compiles the template plan's kernels (auto, a device,
+ * no choice on record), so that the load's choice finds them in the
+ * memory cache: the load compiles nothing (it used to compile the
+ * template plan by NVRTC on the loading thread, one plan after another). */
+START_TEST(the_template_is_compiled_ahead) {
+  for (int mode = 0; mode < 2; mode++) {
+    cache_open();
+    if (mode) kt_setenv("KFUSE_MATMUL", "library", 1);
+    open_chain(1, 40, 0, 0);
+    kf_cache_stats a, b;
+    ck_assert_int_eq(kf_plan_compile(plan), KF_OK);
+    ck_assert_int_eq(kf_ctx_cache_stats(ctx, &a), KF_OK);
+    ck_assert_int_eq(kf_plan_load(plan), KF_OK);
+    ck_assert_int_eq(kf_ctx_cache_stats(ctx, &b), KF_OK);
+    ck_assert_uint_eq(b.misses, a.misses); /* nothing compiled at the load */
+    /* auto: the template kernel was compiled (a miss) at the compile */
+    ck_assert_uint_eq(a.misses, mode ? 0 : 1);
+    describes(KF_FORMAT_TEXT, mode ? "template not timed: library" : "template 0.200 ms: library");
+    close_plan();
+    cache_close();
+    kt_unsetenv("KFUSE_MATMUL");
+  }
+}
+END_TEST
+
 /* KFUSE_MATMUL=template plans template kernels from the start. */
 START_TEST(knob_forces_the_template) {
   kt_setenv("KFUSE_MATMUL", "template", 1);
@@ -675,6 +700,7 @@ static Suite *make_suite(void) {
   tcase_add_test(run_tc, a_fast_call_keeps_the_first_candidate);
   tcase_add_test(run_tc, a_template_that_cannot_pay_is_not_timed);
   tcase_add_test(run_tc, choice_is_kept_in_memory);
+  tcase_add_test(run_tc, the_template_is_compiled_ahead);
   tcase_add_test(run_tc, hopeless_template_is_not_timed);
   suite_add_tcase(s, run_tc);
   return s;

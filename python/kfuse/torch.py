@@ -421,7 +421,8 @@ class Report:
                    wait_ms=0.0, load_ms=0.0, run_ms=0.0, launches=0, library=0, compiled=0,
                    memory_hits=0, disk_hits=0, distinct_kernels=0, compiled_twice=0,
                    source_kb=0.0, template_timed=0, template_skipped=0, choices=0,
-                   choices_cached=0, choose_ms=0.0, template_choice_ms=0.0, calls=0,
+                   choices_cached=0, choose_ms=0.0, template_choice_ms=0.0,
+                   template_ahead_ms=0.0, calls=0,
                    calls_timed=0, calls_known=0)
         keys, compiled_keys, spans = {}, {}, []
         for g in self.graphs:
@@ -440,6 +441,11 @@ class Report:
                         out["template_skipped"] += c["template"] in ("cannot win", "cannot pay")
                         out["choose_ms"] += c["choose_ms"]
                         out["template_choice_ms"] += c["template_ms_spent"]
+                        # compiled with the plan on the worker (pl_matmul_precompile):
+                        # inside g.compile's time, which plan_ms would count
+                        ahead = c.get("template_ahead_ms", 0.0)
+                        out["template_ahead_ms"] += ahead
+                        out["plan_ms"] -= ahead
                         for k in ("calls", "calls_timed", "calls_known"):
                             out[k] += c[k]
                     for L in p.get("launches", []):
@@ -480,6 +486,8 @@ class Report:
                     f["distinct_kernels"], f["compiled_twice"])),
                 ("  cache hits (workers)", f["lookup_ms"], "%d memory, %d disk"
                  % (f["memory_hits"], f["disk_hits"])),
+                ("  template plans compiled ahead (workers)", f["template_ahead_ms"],
+                 "for the load's matmul choice"),
                 ("  compile span (wall)", f["compile_span_ms"], "first translation to last compile"),
                 ("waiting for compiles (caller)", f["wait_ms"], ""),
                 ("load + matmul choice (caller)", f["load_ms"], "templates timed %d, skipped %d"

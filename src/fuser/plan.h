@@ -161,6 +161,7 @@ typedef struct fuse_mm_choice {
   int calls_known;          /* of which the candidate came from a product's record */
   double choose_ms;         /* wall time of the whole choice */
   double template_ms_spent; /* of which compiling, loading, timing the template */
+  double template_ahead_ms; /* the template plan compiled ahead, at the compile */
 } fuse_mm_choice;
 
 typedef struct fuse_plan {

@@ -271,6 +271,7 @@ static void mm_choice_json(core_json *j, const fuse_plan *p) {
   core_json_int(j, "calls_known", c->calls_known);
   core_json_fixed(j, "choose_ms", c->choose_ms, 3);
   core_json_fixed(j, "template_ms_spent", c->template_ms_spent, 3);
+  core_json_fixed(j, "template_ahead_ms", c->template_ahead_ms, 3);
   core_json_obj_end(j);
 }
 

@@ -37,6 +37,7 @@ static double now_ms(void) {
  * with the wall time since t0. */
 static void set_result(kf_plan *plan, fuse_mm_choice r, double t0) {
   r.choose_ms = now_ms() - t0;
+  r.template_ahead_ms = plan->ahead_ms;
   plan->fuse->mm_choice = r;
 }
 
@@ -82,12 +83,40 @@ kf_status pl_matmul_fallback(kf_plan *plan) {
 
 /* What a plan's record is valid for: the graph, the device and library,
  * the options that change the product. */
-static void record_what(kf_plan *plan, char *what, size_t size) {
+static void record_what_of(kf_plan *plan, const rt_state *rt, char *what, size_t size) {
   kf_hash128 h = kf_graph_hash(plan->graph);
-  char ver[160];
+  char ver[300];
   snprintf(what, size, "%016llx%016llx %s tf32 %d mode %d", (unsigned long long)h.hi,
-           (unsigned long long)h.lo, rt_lib_version(pl_rt_plan(plan), ver, sizeof ver),
+           (unsigned long long)h.lo, rt_lib_version_of(rt, ver, sizeof ver),
            (int)plan->options.allow_tf32, (int)plan->knobs->matmul);
+}
+
+static void record_what(kf_plan *plan, char *what, size_t size) {
+  rt_plan *rp = pl_rt_plan(plan);
+  record_what_of(plan, rp ? rp->state : NULL, what, size);
+}
+
+void pl_matmul_precompile(kf_plan *plan) {
+  rt_state *rt = NULL;
+  plan->ahead_ms = 0;
+  char err[512] = "", what[600], rec[2048];
+  if (!plan->fuse || plan->fuse->n_library == 0 || plan->knobs->matmul != RT_MATMUL_AUTO ||
+      rt_state_get(plan->ctx, &rt) != KF_OK || !rt)
+    return;
+  /* the library is loaded now (the load needs it next): its version names
+   * the record; without it the load falls back to the template anyway */
+  if (rt_lib_handle(plan->ctx, rt, err, sizeof err) == KF_OK) {
+    record_what_of(plan, rt, what, sizeof what);
+    if (rt_lib_record_get(plan->ctx, what, rec, sizeof rec)) return; /* chosen before */
+  }
+  kf_plan *tmp = NULL;
+  double t0 = now_ms();
+  kf_status st = variant(plan, false, &tmp, err, sizeof err);
+  plan->ahead_ms = now_ms() - t0;
+  if (st != KF_OK)
+    core_log(plan->ctx, KF_LOG_DEBUG, LOG_RUNTIME,
+             "matmul: the template plan was not compiled ahead: %s", err);
+  pl_scratch_free(tmp);
 }
 
 static void set_candidate(kf_plan *plan, rt_plan *rp, int L, int c) {
@@ -232,7 +261,10 @@ static bool use_record(kf_plan *plan, const char *what, fuse_mm_choice *r) {
   }
   char err[512];
   kf_plan *tmp = NULL;
-  if (variant(plan, false, &tmp, err, sizeof err) != KF_OK) return false; /* time again */
+  double t0 = now_ms();
+  kf_status st = variant(plan, false, &tmp, err, sizeof err);
+  plan->ahead_ms = now_ms() - t0;
+  if (st != KF_OK) return false; /* time again */
   pl_scratch_adopt(plan, tmp);
   fuse_gemm_note(plan->fuse, false, text);
   return true;

@@ -119,6 +119,7 @@ kf_status kf_plan_compile(kf_plan *plan) {
   cg_program_free(plan->code);
   plan->code = prog;
   pl_dump_plan(plan); /* KFUSE_DUMP_DIR; nothing when unset */
+  if (!plan->scratch) pl_matmul_precompile(plan); /* the choice's template, ahead */
   return KF_OK;
 }
 

@@ -231,7 +231,10 @@ const char *rt_lib_call_what(const rt_plan *rp, int launch, char *buf, size_t si
 }
 
 const char *rt_lib_version(const rt_plan *rp, char *buf, size_t size) {
-  const rt_state *rt = rp ? rp->state : NULL;
+  return rt_lib_version_of(rp ? rp->state : NULL, buf, size);
+}
+
+const char *rt_lib_version_of(const rt_state *rt, char *buf, size_t size) {
   snprintf(buf, size, "%s cuBLASLt %zu", rt ? rt->info.name : "?",
            rt && rt->lt ? rt->lt->GetVersion() : (size_t)0);
   return buf;

@@ -32,5 +32,7 @@ const char *rt_lib_call_what(const rt_plan *rp, int launch, char *buf, size_t si
 void rt_lib_records_free(rt_state *rt);
 /* "NVIDIA H200 cuBLASLt 130000": what a record is valid for. */
 const char *rt_lib_version(const rt_plan *rp, char *buf, size_t size);
+/* The same from the context's runtime state (NULL: "?"). */
+const char *rt_lib_version_of(const rt_state *rt, char *buf, size_t size);
 
 #endif

@@ -282,7 +282,7 @@ class CpuReference(unittest.TestCase):
             return {"how": how, "choice": "library", "template": template, "library_ms": 0.01,
                     "template_ms": -1.0, "floor_ms": 0.001, "calls": calls,
                     "calls_timed": timed, "calls_known": known, "choose_ms": ms,
-                    "template_ms_spent": spent}
+                    "template_ms_spent": spent, "template_ahead_ms": 1.5}
         choices = [choice("timed", "timed", 3, 1, 2, 900.0, 850.0), choice("timed", "cannot win"),
                    choice("timed", "cannot pay", 2, 0), choice("cached", "cached", 1, 0, 1),
                    choice("timed", "off"), None]
@@ -298,6 +298,8 @@ class CpuReference(unittest.TestCase):
         self.assertEqual((p["calls"], p["calls_timed"], p["calls_known"]), (8, 3, 3), p)
         self.assertAlmostEqual(p["choose_ms"], 908.0)
         self.assertAlmostEqual(p["template_choice_ms"], 850.0)
+        self.assertAlmostEqual(p["template_ahead_ms"], 7.5)  # five plans chose
+        self.assertAlmostEqual(p["plan_ms"], 12.0 - 7.5)  # it ran inside the compile
         self.assertEqual((p["library"], p["compiled"], p["distinct_kernels"]), (6, 0, 0), p)
         self.assertAlmostEqual(p["compile_span_ms"], 500.0)
         table = r.first_call_table()
