@@ -15,6 +15,14 @@ fails is reported and the run goes on.
   options: --models gpt2,llama --dtypes f32 --json out.json --iters 10
            --backends inductor,kfuse (the compiled backends to compare)
            --profile (where kfuse's first call went: Report.first_call_table)
+           --caches fresh|keep (fresh, the default: new temporary folders for
+           Inductor's and Triton's caches and kfuse's disk cache in this
+           process, so that every first call is a compile; keep: the
+           environment's, TORCHINDUCTOR_CACHE_DIR and so on)
+           --no-warm (skip the warm start: by default each row's kfuse
+           first call is measured again in a new process with kfuse's disk
+           cache as this one left it, and both first calls are printed as
+           a share of Inductor's)
            --device reference[:sm_90] (no GPU: CPU tensors, kfuse's
            partitions on its CPU reference, KFUSE_TORCH_DEVICE; with an arch
            each plan is also compiled for it)
@@ -25,7 +33,9 @@ import copy
 import json
 import os
 import statistics
+import subprocess
 import sys
+import tempfile
 import time
 import traceback
 
@@ -245,8 +255,67 @@ def show(row):
                   row["kfuse_compile_ms"]), flush=True)
     if PROFILE and "kfuse_profile_text" in row:
         print("    kfuse first call, where it went:\n" + row["kfuse_profile_text"], flush=True)
+    if "kfuse_warm_first_s" in row:
+        print("    kfuse warm start (a new process, kfuse's disk cache warm): first call %.2f ms"
+              % (1e3 * row["kfuse_warm_first_s"]), flush=True)
+        if PROFILE and row.get("kfuse_warm_profile_text"):
+            print(row["kfuse_warm_profile_text"], flush=True)
+    elif row.get("kfuse_warm_error"):
+        print("    kfuse warm start FAILED: %s" % row["kfuse_warm_error"], flush=True)
+    if "inductor_first_s" in row and "kfuse_first_s" in row:
+        warm = "%.1f%%" % (100 * row["warm_ratio"]) if "warm_ratio" in row else "-"
+        print("    first call / Inductor's first call: %.1f%% (target 20%%); warm start: %s "
+              "(target 5%%)" % (100 * row["cold_ratio"], warm), flush=True)
     if row.get("top_fallbacks"):
         print("    falls back most: " + "; ".join(row["top_fallbacks"]), flush=True)
+
+
+def fresh_caches():
+    """New, empty cache folders for this process: Inductor's (its FX graph
+    and kernel caches), Triton's and kfuse's disk cache, so that both
+    backends' first calls are compiles. Set before anything compiles (both
+    read the variables when they first need the folder)."""
+    root = tempfile.mkdtemp(prefix="models-caches-")
+    for var, sub in (("TORCHINDUCTOR_CACHE_DIR", "inductor"), ("TRITON_CACHE_DIR", "triton"),
+                     ("KFUSE_CACHE_DIR", "kfuse")):
+        os.environ[var] = os.path.join(root, sub)
+        os.makedirs(os.environ[var])
+
+
+def warm_start(row, a):
+    """The row's kfuse first call again in a new process that finds kfuse's
+    disk cache as this one left it (KFUSE_CACHE_DIR; Inductor's caches do
+    not matter there): what a user's second run of the same script pays."""
+    with tempfile.NamedTemporaryFile(suffix=".json") as f:
+        cmd = [sys.executable, os.path.abspath(__file__), "--models", row["model"], "--dtypes",
+               row["dtype"], "--backends", "kfuse", "--caches", "keep", "--no-warm",
+               "--iters", "1", "--device", a.device, "--json", f.name]
+        cmd += ["--small"] if a.small else []
+        cmd += ["--profile"] if a.profile else []
+        p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        try:
+            with open(f.name) as j:
+                child = json.load(j)[0]
+        except (OSError, ValueError, IndexError):
+            child = {}
+    if "kfuse_first_s" not in child:
+        row["kfuse_warm_error"] = child.get("error") or "exit %d: %s" % (
+            p.returncode, p.stdout.strip().splitlines()[-1] if p.stdout.strip() else "")
+        return
+    row["kfuse_warm_first_s"] = child["kfuse_first_s"]
+    row["kfuse_warm_profile"] = child.get("kfuse_profile")
+    row["kfuse_warm_profile_text"] = child.get("kfuse_profile_text")
+
+
+def ratios(row):
+    """kfuse's first calls over Inductor's (issue 21: at most 20% cold, 5%
+    with kfuse's disk cache warm)."""
+    ind = row.get("inductor_first_s")
+    if not ind or "kfuse_first_s" not in row:
+        return
+    row["cold_ratio"] = row["kfuse_first_s"] / ind
+    if "kfuse_warm_first_s" in row:
+        row["warm_ratio"] = row["kfuse_warm_first_s"] / ind
 
 
 def main():
@@ -261,7 +330,14 @@ def main():
                     help="print where kfuse's first call went (also in --json rows)")
     ap.add_argument("--device", default="cuda",
                     help="cuda, or reference[:ARCH]: CPU tensors, kfuse on its CPU reference")
+    ap.add_argument("--caches", choices=["fresh", "keep"], default="fresh",
+                    help="fresh: new cache folders for Inductor, Triton and kfuse (the default); "
+                    "keep: the environment's")
+    ap.add_argument("--no-warm", dest="warm", action="store_false",
+                    help="skip the warm start (a new process with kfuse's disk cache warm)")
     a = ap.parse_args()
+    if a.caches == "fresh":
+        fresh_caches()
     global DEV, BACKENDS, PROFILE
     BACKENDS = a.backends.split(",")
     PROFILE = a.profile
@@ -286,6 +362,9 @@ def main():
                        "error": "%s: %s" % (type(e).__name__, str(e).splitlines()[0][:300]
                                             if str(e) else ""),
                        "trace": traceback.format_exc()[-2000:]}
+            if a.warm and "kfuse_first_s" in row:
+                warm_start(row, a)
+            ratios(row)
             rows.append(row)
             show(row)
             if DEV == "cuda":

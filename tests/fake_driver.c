@@ -53,6 +53,7 @@ static struct {
   bool fail_sticky, failing_all;
   int devices;
   int sm_count; /* 0: 132, an H200 */
+  float elapsed_ms; /* 0: 1 ms */
   bool capturing;
   CUcontext ctx_stack[16];
   int ctx_depth;
@@ -536,7 +537,7 @@ static CUresult f_EventSynchronize(CUevent e) {
 static CUresult f_EventElapsedTime(float *ms, CUevent a, CUevent b) {
   (void)a;
   (void)b;
-  *ms = 1.0f;
+  *ms = F.elapsed_ms > 0 ? F.elapsed_ms : 1.0f;
   return CUDA_SUCCESS;
 }
 
@@ -763,6 +764,8 @@ void rt_fake_set_devices(int n) {
 }
 void rt_fake_set_capturing(bool on) { F.capturing = on; }
 void rt_fake_set_sm_count(int n) { F.sm_count = n; }
+
+void rt_fake_set_elapsed_ms(float ms) { F.elapsed_ms = ms; }
 
 size_t rt_fake_bytes_allocated(void) {
   size_t n = 0;

@@ -33,6 +33,8 @@ void rt_fake_fail(const char *entry, int nth, CUresult r, bool sticky);
 void rt_fake_set_devices(int n);
 /* The SM count the fake device reports (0: 132, the default). */
 void rt_fake_set_sm_count(int n);
+/* What cuEventElapsedTime answers, in ms (0: 1 ms, the default). */
+void rt_fake_set_elapsed_ms(float ms);
 /* Makes cuStreamIsCapturing report that every stream is capturing. */
 void rt_fake_set_capturing(bool on);
 /* Bytes currently allocated through the fake's cuMemAlloc (leak checks). */

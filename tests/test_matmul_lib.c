@@ -518,6 +518,156 @@ START_TEST(hopeless_template_is_not_timed) {
 }
 END_TEST
 
+/* ---- what the choice does and says (docs/matmul.md) ----------------------- */
+
+static char cache_dir[64];
+
+/* A fresh disk cache: no choice on record. */
+static void cache_open(void) {
+  snprintf(cache_dir, sizeof cache_dir, "/tmp/kfuse-mmlib-XXXXXX");
+  ck_assert_ptr_nonnull(mkdtemp(cache_dir));
+  kt_setenv("KFUSE_CACHE_DIR", cache_dir, 1);
+}
+
+static void cache_close(void) {
+  char cmd[128];
+  snprintf(cmd, sizeof cmd, "rm -rf %s", cache_dir);
+  ck_assert_int_eq(system(cmd), 0);
+  kt_unsetenv("KFUSE_CACHE_DIR");
+}
+
+/* The fake driver and library, a fresh graph, n chained f32 products
+ * relu(x @ w_i) of size m x m x m. */
+static void open_chain(int n, int m, int sms, float elapsed_ms) {
+  flt_install();
+  rt_fake_reset();
+  rt_driver_override(rt_fake_driver());
+  rt_fake_set_sm_count(sms);
+  rt_fake_set_elapsed_ms(elapsed_ms);
+  rt_fake_add_device_range(DEV, 1 << 24);
+  open_graph();
+  kf_value x = in2("x", KF_F32, m, m);
+  for (int i = 0; i < n; i++) {
+    char name[16];
+    snprintf(name, sizeof name, "w%d", i);
+    x = kf_relu(g, kf_matmul(g, x, in2(name, KF_F32, m, m)));
+  }
+  kf_set_output(g, x);
+  ck_assert_int_eq(kf_plan_create(ctx, g, NULL, &plan), KF_OK);
+}
+
+/* The plan's description (fmt) holds want. */
+static void describes(kf_format fmt, const char *want) {
+  char *text = kf_plan_describe(plan, fmt);
+  ck_assert_ptr_nonnull(text);
+  const char *tail = strstr(text, "decisions"); /* the part the choice writes */
+  ck_assert_msg(strstr(text, want) != NULL, "no \"%s\" in:\n%.3000s", want, tail ? tail : text);
+  kf_free(text);
+}
+
+/* Six library calls: the decision still ends with the template's time and
+ * the verdict (its per-call list used to run past the decision's 223
+ * characters and cut them off, so the torch profile counted no template
+ * timed), and the JSON's counters say what was done: equal products are
+ * timed once (the product's record), the other five read it back. */
+START_TEST(a_long_choice_is_whole_and_counted) {
+  cache_open();
+  open_chain(6, 32, 0, 0);
+  ck_assert_msg(kf_plan_load(plan) == KF_OK, "%s", kf_plan_errmsg(plan));
+  ck_assert_int_eq(plan->fuse->n_library, 6);
+  describes(KF_FORMAT_TEXT, "on record), ... 4 more]; template 0.200 ms: library");
+  describes(KF_FORMAT_JSON,
+            "\"matmul_choice\":{\"how\":\"timed\",\"choice\":\"library\","
+            "\"template\":\"timed\",\"library_ms\":0.2000,\"template_ms\":0.2000");
+  describes(KF_FORMAT_JSON, "\"calls\":6,\"calls_timed\":1,\"calls_known\":5");
+  close_plan();
+  cache_close();
+}
+END_TEST
+
+/* A call whose heuristic's first takes under 0.02 ms is not timed with
+ * its other candidates. */
+START_TEST(a_fast_call_keeps_the_first_candidate) {
+  cache_open();
+  open_chain(1, 32, 0, 0.05f); /* 0.01 ms a run */
+  ck_assert_int_eq(kf_plan_load(plan), KF_OK);
+  describes(KF_FORMAT_TEXT, "(candidate 0 of 2: first only)]; template 0.010 ms: library");
+  describes(KF_FORMAT_JSON, "\"calls\":1,\"calls_timed\":0,\"calls_known\":0");
+  close_plan();
+  cache_open();
+  open_chain(1, 32, 0, 0); /* 0.2 ms: both timed */
+  ck_assert_int_eq(kf_plan_load(plan), KF_OK);
+  describes(KF_FORMAT_TEXT, "(candidate 0 of 2)]");
+  describes(KF_FORMAT_JSON, "\"calls\":1,\"calls_timed\":1");
+  close_plan();
+  cache_close();
+}
+END_TEST
+
+/* A template plan that could win less than 0.005 ms a call is neither
+ * compiled nor timed: on one SM, 215^3 is at least 0.1988 ms at 100
+ * GFLOP/s, the library plan takes 0.2 ms. */
+START_TEST(a_template_that_cannot_pay_is_not_timed) {
+  cache_open();
+  open_chain(1, 215, 1, 0);
+  ck_assert_int_eq(kf_plan_load(plan), KF_OK);
+  ck_assert_int_eq(plan->fuse->n_library, 1);
+  describes(KF_FORMAT_TEXT,
+            "template cannot pay: at least 0.199 ms, under 0.005 ms to win a call: "
+            "library");
+  describes(KF_FORMAT_JSON,
+            "\"template\":\"cannot pay\",\"library_ms\":0.2000,"
+            "\"template_ms\":-1.0000,\"floor_ms\":0.1988");
+  ck_assert_int_lt(rt_fake_find(0, "LaunchKernel", "matmul"), 0); /* no template kernel ran */
+  close_plan();
+  cache_close();
+}
+END_TEST
+
+/* Without a disk cache the choice is still kept for the process: the same
+ * graph's second plan in the context times nothing. */
+START_TEST(choice_is_kept_in_memory) {
+  kt_setenv("KFUSE_DISK_CACHE", "0", 1);
+  open_chain(1, 32, 0, 0);
+  ck_assert_int_eq(kf_plan_load(plan), KF_OK);
+  ck_assert_int_gt(flt.matmuls, 0);
+  kf_plan_destroy(plan);
+  int before = flt.matmuls;
+  ck_assert_int_eq(kf_plan_create(ctx, g, NULL, &plan), KF_OK);
+  ck_assert_int_eq(kf_plan_load(plan), KF_OK);
+  ck_assert_int_eq(flt.matmuls, before);
+  describes(KF_FORMAT_TEXT, "library (cached): library 0.200 ms");
+  describes(KF_FORMAT_JSON, "\"how\":\"cached\"");
+  close_plan();
+  kt_unsetenv("KFUSE_DISK_CACHE");
+}
+END_TEST
+
+/* The compile also compiles the template plan's kernels (auto, a device,
+ * no choice on record), so that the load's choice finds them in the
+ * memory cache: the load compiles nothing (it used to compile the
+ * template plan by NVRTC on the loading thread, one plan after another). */
+START_TEST(the_template_is_compiled_ahead) {
+  for (int mode = 0; mode < 2; mode++) {
+    cache_open();
+    if (mode) kt_setenv("KFUSE_MATMUL", "library", 1);
+    open_chain(1, 40, 0, 0);
+    kf_cache_stats a, b;
+    ck_assert_int_eq(kf_plan_compile(plan), KF_OK);
+    ck_assert_int_eq(kf_ctx_cache_stats(ctx, &a), KF_OK);
+    ck_assert_int_eq(kf_plan_load(plan), KF_OK);
+    ck_assert_int_eq(kf_ctx_cache_stats(ctx, &b), KF_OK);
+    ck_assert_uint_eq(b.misses, a.misses); /* nothing compiled at the load */
+    /* auto: the template kernel was compiled (a miss) at the compile */
+    ck_assert_uint_eq(a.misses, mode ? 0 : 1);
+    describes(KF_FORMAT_TEXT, mode ? "template not timed: library" : "template 0.200 ms: library");
+    close_plan();
+    cache_close();
+    kt_unsetenv("KFUSE_MATMUL");
+  }
+}
+END_TEST
+
 /* KFUSE_MATMUL=template plans template kernels from the start. */
 START_TEST(knob_forces_the_template) {
   kt_setenv("KFUSE_MATMUL", "template", 1);
@@ -546,6 +696,11 @@ static Suite *make_suite(void) {
   tcase_add_test(run_tc, fallback_to_the_template);
   tcase_add_test(run_tc, choice_is_timed_once_and_cached);
   tcase_add_test(run_tc, knob_forces_the_template);
+  tcase_add_test(run_tc, a_long_choice_is_whole_and_counted);
+  tcase_add_test(run_tc, a_fast_call_keeps_the_first_candidate);
+  tcase_add_test(run_tc, a_template_that_cannot_pay_is_not_timed);
+  tcase_add_test(run_tc, choice_is_kept_in_memory);
+  tcase_add_test(run_tc, the_template_is_compiled_ahead);
   tcase_add_test(run_tc, hopeless_template_is_not_timed);
   suite_add_tcase(s, run_tc);
   return s;

@@ -172,8 +172,8 @@ class Partition(torch.nn.Module):
         prof["load_ms"] = (time.perf_counter() - t0) * 1e3
         if plan is not None:  # loading may re-plan (a matmul choice): its kernels count too
             prof["launches"] = plan.launch_compiles()
-            prof["decisions"] = [d for d in plan.to_json().get("decisions", [])
-                                 if "matmul-choice" in str(d)] if not self.reference else []
+            if not self.reference:  # the load's matmul choice: its counters (docs/matmul.md)
+                prof["matmul_choice"] = plan.to_json().get("matmul_choice")
         self.profile.append(prof)
         ms += prof["load_ms"]
         self.compile_ms += ms
@@ -420,7 +420,10 @@ class Report:
                    plan_ms=0.0, emit_ms=0.0, lookup_ms=0.0, nvrtc_ms=0.0, nvrtc_max_ms=0.0,
                    wait_ms=0.0, load_ms=0.0, run_ms=0.0, launches=0, library=0, compiled=0,
                    memory_hits=0, disk_hits=0, distinct_kernels=0, compiled_twice=0,
-                   source_kb=0.0, template_timed=0, template_skipped=0)
+                   source_kb=0.0, template_timed=0, template_skipped=0, choices=0,
+                   choices_cached=0, choose_ms=0.0, template_choice_ms=0.0,
+                   template_ahead_ms=0.0, calls=0,
+                   calls_timed=0, calls_known=0)
         keys, compiled_keys, spans = {}, {}, []
         for g in self.graphs:
             out["backend_ms"] += g.partition_ms
@@ -430,12 +433,21 @@ class Report:
                     spans.append((p["start"], p["end"]))
                     for k in ("translate_ms", "plan_ms", "wait_ms", "load_ms", "run_ms"):
                         out[k] += p.get(k, 0.0)
-                    for d in map(str, p.get("decisions", [])):
-                        if "(cached)" in d:  # a warm start: the choice read back, nothing timed
-                            continue
-                        out["template_timed"] += "; template " in d and \
-                            "not timed" not in d and "cannot win" not in d
-                        out["template_skipped"] += "cannot win" in d
+                    c = p.get("matmul_choice")
+                    if c:  # the load's counters, not the decision's text (docs/matmul.md)
+                        out["choices"] += 1
+                        out["choices_cached"] += c["how"] == "cached"
+                        out["template_timed"] += c["template"] == "timed"
+                        out["template_skipped"] += c["template"] in ("cannot win", "cannot pay")
+                        out["choose_ms"] += c["choose_ms"]
+                        out["template_choice_ms"] += c["template_ms_spent"]
+                        # compiled with the plan on the worker (pl_matmul_precompile):
+                        # inside g.compile's time, which plan_ms would count
+                        ahead = c.get("template_ahead_ms", 0.0)
+                        out["template_ahead_ms"] += ahead
+                        out["plan_ms"] -= ahead
+                        for k in ("calls", "calls_timed", "calls_known"):
+                            out[k] += c[k]
                     for L in p.get("launches", []):
                         out["launches"] += 1
                         out["emit_ms"] += L["emit_ms"]
@@ -474,10 +486,18 @@ class Report:
                     f["distinct_kernels"], f["compiled_twice"])),
                 ("  cache hits (workers)", f["lookup_ms"], "%d memory, %d disk"
                  % (f["memory_hits"], f["disk_hits"])),
+                ("  template plans compiled ahead (workers)", f["template_ahead_ms"],
+                 "for the load's matmul choice"),
                 ("  compile span (wall)", f["compile_span_ms"], "first translation to last compile"),
                 ("waiting for compiles (caller)", f["wait_ms"], ""),
                 ("load + matmul choice (caller)", f["load_ms"], "templates timed %d, skipped %d"
                  % (f["template_timed"], f["template_skipped"])),
+                ("  matmul choice", f["choose_ms"],
+                 "%d plans (%d read back); %d library calls: %d timed, %d on record, %d first "
+                 "only; templates %.0f ms" % (f["choices"], f["choices_cached"], f["calls"],
+                                              f["calls_timed"], f["calls_known"],
+                                              f["calls"] - f["calls_timed"] - f["calls_known"],
+                                              f["template_choice_ms"])),
                 ("first runs of partitions", f["run_ms"], "")]
         own = f["backend_ms"] + f["wait_ms"] + f["load_ms"]
         if total_ms is not None:  # a steady call stands for the runs (kfuse's and aten's)

@@ -63,6 +63,12 @@ static int tile_n(int64_t n) {
   return n > 128 ? 256 : n > 64 ? 128 : 64;
 }
 
+int64_t cg_gemm90_tiles(int64_t m, int64_t n, int64_t k, double *tile_flops) {
+  int bn = tile_n(n);
+  *tile_flops = 2.0 * BM * bn * (double)(cg_ceil_div(k, BK) * BK);
+  return cg_ceil_div(m, BM) * cg_ceil_div(n, bn);
+}
+
 static int stage_bytes(int bn) {
   return (BM + bn) * BK * 2;
 }

@@ -146,6 +146,24 @@ typedef struct fuse_options {
   int64_t library_ws_bytes;
 } fuse_options;
 
+/* What the load's matmul choice did (src/pipeline/matmul_choice.c), for
+ * kf_plan_describe's JSON ("matmul_choice"): counters a profile can read
+ * without parsing the decision's text. how == NULL: no choice made. The
+ * strings are static. */
+typedef struct fuse_mm_choice {
+  const char *how;  /* "timed", "cached" (the plan's record, memory or disk) */
+  const char *tmpl; /* the template plan: "timed", "cannot win", "cannot pay",
+                       "off" (KFUSE_MATMUL=library), "failed", "cached" */
+  bool library;     /* the library calls were kept */
+  double library_ms, template_ms, floor_ms; /* -1: not measured */
+  int calls;                                /* library calls in the plan */
+  int calls_timed;                          /* of which every candidate was timed */
+  int calls_known;          /* of which the candidate came from a product's record */
+  double choose_ms;         /* wall time of the whole choice */
+  double template_ms_spent; /* of which compiling, loading, timing the template */
+  double template_ahead_ms; /* the template plan compiled ahead, at the compile */
+} fuse_mm_choice;
+
 typedef struct fuse_plan {
   const kf_graph *graph;
   fuse_options options;
@@ -163,11 +181,12 @@ typedef struct fuse_plan {
   fuse_decision *decisions;
   int32_t n_decisions, cap_decisions;
   /* Extensions (fuser). */
-  int32_t n_dead;       /* nodes with no path to an output: not computed */
-  int32_t n_recomputed; /* node copies recomputed outside their home kernel */
-  bool log_decisions;   /* each decision also goes to the log (fuse=debug) */
-  int32_t n_library;          /* kernels that are library calls */
-  int64_t library_ws_offset;  /* their workspace (options.library_ws_bytes) */
+  int32_t n_dead;            /* nodes with no path to an output: not computed */
+  int32_t n_recomputed;      /* node copies recomputed outside their home kernel */
+  bool log_decisions;        /* each decision also goes to the log (fuse=debug) */
+  int32_t n_library;         /* kernels that are library calls */
+  int64_t library_ws_offset; /* their workspace (options.library_ws_bytes) */
+  fuse_mm_choice mm_choice;  /* set by the load (how NULL before) */
 } fuse_plan;
 
 /* ---- extensions (fuser) ------------------------------------------------- */

@@ -254,6 +254,27 @@ static void decisions_json(core_json *j, const fuse_plan *p) {
   core_json_arr_end(j);
 }
 
+/* Only after a load's matmul choice: a plan before its load (the goldens)
+ * renders as before. */
+static void mm_choice_json(core_json *j, const fuse_plan *p) {
+  const fuse_mm_choice *c = &p->mm_choice;
+  if (!c->how) return;
+  core_json_obj(j, "matmul_choice");
+  core_json_str(j, "how", c->how);
+  core_json_str(j, "choice", c->library ? "library" : "template");
+  core_json_str(j, "template", c->tmpl);
+  core_json_fixed(j, "library_ms", c->library_ms, 4);
+  core_json_fixed(j, "template_ms", c->template_ms, 4);
+  core_json_fixed(j, "floor_ms", c->floor_ms, 4);
+  core_json_int(j, "calls", c->calls);
+  core_json_int(j, "calls_timed", c->calls_timed);
+  core_json_int(j, "calls_known", c->calls_known);
+  core_json_fixed(j, "choose_ms", c->choose_ms, 3);
+  core_json_fixed(j, "template_ms_spent", c->template_ms_spent, 3);
+  core_json_fixed(j, "template_ahead_ms", c->template_ahead_ms, 3);
+  core_json_obj_end(j);
+}
+
 char *fuse_plan_json(const fuse_plan *p) {
   if (!p) return NULL;
   fuse_sb sb = {0};
@@ -275,6 +296,7 @@ char *fuse_plan_json(const fuse_plan *p) {
   core_json_int(&j, "dead_nodes", p->n_dead);
   core_json_int(&j, "recomputed", p->n_recomputed);
   decisions_json(&j, p);
+  mm_choice_json(&j, p);
   core_json_obj_end(&j);
   fuse_sb_printf(&sb, "\n");
   return fuse_sb_finish(&sb);

@@ -8,11 +8,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "codegen/program.h"
 #include "core/alloc.h"
 #include "fuser/fuse.h"
 #include "fuser/gemm_match.h"
+#include "pipeline/matmul_floor.h"
 #include "pipeline/run.h"
 #include "pipeline/scratch_plan.h"
 #include "runtime/lib_launch.h"
@@ -21,52 +23,22 @@
 #include "runtime/rt_state.h"
 
 enum { REPS = 5, MAX_CAND = RT_GEMM_LT_MAX_CANDIDATES };
+/* The decision's text holds at most this much (fuse_decision.text, less
+ * the "template (cached): " a warm start puts in front). */
+enum { TEXT_MAX = sizeof(((fuse_decision *)0)->text) - 20 };
 
-/* The template kernel's stated ceiling, GFLOP/s per SM (docs/matmul.md,
- * "A template that cannot win"): twice the best the 16x16 template
- * (templates/matmul.cu) measured on the H200, 6.4 TFLOP/s on 132 SMs
- * (4096^3 in 21.7 ms, 8192^3 in 173.7 ms). A faster template states its
- * own. */
-enum { TEMPLATE_SM_GFLOPS = 100 };
-/* The sm_90 template's (templates/gemm_sm90.cu, 16-bit products on sm_90):
- * the H200's dense bf16 peak per SM (989 TFLOP/s on 132 SMs), which no
- * kernel passes; it measured 681 TFLOP/s at 8192^3 (docs/matmul.md). */
-enum { TEMPLATE90_SM_GFLOPS = 7500 };
-/* The mma.sync template's (templates/gemm_sm80.cu, 16-bit products on
- * sm_80 to sm_89): the A100's dense bf16 peak per SM (312 TFLOP/s on 108
- * SMs), the highest of those GPUs. On sm_90 it takes what the sm_90
- * template does not, at most that template's ceiling. */
-enum { TEMPLATE80_SM_GFLOPS = 2900 };
+static double now_ms(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
+}
 
-/* The least time the template plan can take, in ms: its products at their
- * ceilings, the other kernels free; 0 when the device is unknown. *rate:
- * the products' GFLOP/s per SM taken together. */
-static double template_floor_ms(kf_plan *plan, double *gflop, int *sms, double *rate) {
-  rt_state *rt = NULL;
-  *gflop = 0;
-  *sms = 0;
-  *rate = TEMPLATE_SM_GFLOPS;
-  if (rt_state_get(plan->ctx, &rt) != KF_OK || !rt || rt->info.sm_count <= 0) return 0;
-  int cc = rt->info.cc_major * 10 + rt->info.cc_minor;
-  bool on90 = cc == 90 && (plan->knobs->gemm90 != 0 || plan->knobs->gemm80 != 0);
-  bool on80 = cc >= 80 && cc < 90 && plan->knobs->gemm80 != 0;
-  double h16_rate = on90 ? TEMPLATE90_SM_GFLOPS : on80 ? TEMPLATE80_SM_GFLOPS : TEMPLATE_SM_GFLOPS;
-  double sm_seconds = 0; /* the products' time on one SM at their ceilings */
-  for (int i = 0; i < plan->fuse->n_kernels; i++) {
-    const fuse_kernel *k = &plan->fuse->kernels[i];
-    if (!k->library) continue;
-    double g =
-        2e-9 * (double)k->gemm.batch * (double)k->gemm.m * (double)k->gemm.n * (double)k->gemm.k;
-    /* a 16-bit product may take a tensor-core template (cg_gemm90_fits and
-     * cg_gemm80_fits decide; the higher ceiling only makes the floor
-     * lower, never wrong) */
-    bool h16 = k->gemm.ab_type == KF_BF16 || k->gemm.ab_type == KF_F16;
-    *gflop += g;
-    sm_seconds += g / (h16 ? h16_rate : TEMPLATE_SM_GFLOPS);
-  }
-  *sms = rt->info.sm_count;
-  if (sm_seconds > 0) *rate = *gflop / sm_seconds;
-  return sm_seconds / (double)*sms * 1e3;
+/* The choice's counters on the plan's fusion (kf_plan_describe's JSON),
+ * with the wall time since t0. */
+static void set_result(kf_plan *plan, fuse_mm_choice r, double t0) {
+  r.choose_ms = now_ms() - t0;
+  r.template_ahead_ms = plan->ahead_ms;
+  plan->fuse->mm_choice = r;
 }
 
 /* The plan's graph planned with (or without) library calls and compiled
@@ -104,40 +76,142 @@ kf_status pl_matmul_fallback(kf_plan *plan) {
   char text[700];
   snprintf(text, sizeof text, "template kernels: cuBLASLt not used (%.500s)", why);
   fuse_gemm_note(plan->fuse, false, text);
+  plan->fuse->mm_choice = (fuse_mm_choice){
+      .how = "fallback", .tmpl = "fallback", .library_ms = -1, .template_ms = -1, .floor_ms = -1};
   return KF_OK;
 }
 
-/* What a record is valid for: the graph, the device and library, the
- * options that change the product. */
-static void record_what(kf_plan *plan, char *what, size_t size) {
+/* What a plan's record is valid for: the graph, the device and library,
+ * the options that change the product. */
+static void record_what_of(kf_plan *plan, const rt_state *rt, char *what, size_t size) {
   kf_hash128 h = kf_graph_hash(plan->graph);
-  char ver[160];
+  char ver[300];
   snprintf(what, size, "%016llx%016llx %s tf32 %d mode %d", (unsigned long long)h.hi,
-           (unsigned long long)h.lo, rt_lib_version(pl_rt_plan(plan), ver, sizeof ver),
+           (unsigned long long)h.lo, rt_lib_version_of(rt, ver, sizeof ver),
            (int)plan->options.allow_tf32, (int)plan->knobs->matmul);
 }
 
-/* Each library launch's fastest candidate; its time into *lib_ms's text. */
-static kf_status time_candidates(kf_plan *plan, int *cand, char *text, size_t size) {
-  size_t len = 0;
+static void record_what(kf_plan *plan, char *what, size_t size) {
   rt_plan *rp = pl_rt_plan(plan);
-  if (!rp) return KF_ERR_OUT_OF_MEMORY;
-  for (int L = 0; L < rp->n_launches; L++) {
-    cand[L] = 0;
-    int n = rt_lib_candidates(rp, L);
-    if (n == 0) continue;
-    double ms[MAX_CAND];
-    kf_status st = rt_lib_time(rp, L, REPS, ms, MAX_CAND);
-    if (st != KF_OK) return st;
-    for (int c = 1; c < n; c++)
-      if (ms[c] < ms[cand[L]]) cand[L] = c;
-    rt_lib_set_candidate(rp, L, cand[L]);
-    plan->code->launches[L].lib_cand = cand[L];
-    len += (size_t)snprintf(text + len, len < size ? size - len : 0,
-                            "%s%s %.3f ms (candidate %d of %d)", len ? ", " : "",
-                            rp->launches[L].entry, ms[cand[L]], cand[L], n);
+  record_what_of(plan, rp ? rp->state : NULL, what, size);
+}
+
+void pl_matmul_precompile(kf_plan *plan) {
+  rt_state *rt = NULL;
+  plan->ahead_ms = 0;
+  char err[512] = "", what[600], rec[2048];
+  if (!plan->fuse || plan->fuse->n_library == 0 || plan->knobs->matmul != RT_MATMUL_AUTO ||
+      rt_state_get(plan->ctx, &rt) != KF_OK || !rt)
+    return;
+  /* the library is loaded now (the load needs it next): its version names
+   * the record; without it the load falls back to the template anyway */
+  if (rt_lib_handle(plan->ctx, rt, err, sizeof err) == KF_OK) {
+    record_what_of(plan, rt, what, sizeof what);
+    if (rt_lib_record_get(plan->ctx, what, rec, sizeof rec)) return; /* chosen before */
+  }
+  kf_plan *tmp = NULL;
+  double t0 = now_ms();
+  kf_status st = variant(plan, false, &tmp, err, sizeof err);
+  plan->ahead_ms = now_ms() - t0;
+  if (st != KF_OK)
+    core_log(plan->ctx, KF_LOG_DEBUG, LOG_RUNTIME,
+             "matmul: the template plan was not compiled ahead: %s", err);
+  pl_scratch_free(tmp);
+}
+
+static void set_candidate(kf_plan *plan, rt_plan *rp, int L, int c) {
+  rt_lib_set_candidate(rp, L, c);
+  plan->code->launches[L].lib_cand = c;
+}
+
+/* Launch L's candidate from its product's record ("cand C ms T"): true
+ * with *ms its time. */
+static bool known_candidate(kf_plan *plan, rt_plan *rp, int L, double *ms) {
+  char what[512], rec[128];
+  int c = 0;
+  if (!rt_lib_call_what(rp, L, what, sizeof what) ||
+      !rt_lib_record_get(plan->ctx, what, rec, sizeof rec) ||
+      sscanf(rec, "cand %d ms %lf", &c, ms) != 2 || c < 0 || c >= rt_lib_candidates(rp, L))
+    return false;
+  set_candidate(plan, rp, L, c);
+  return true;
+}
+
+/* Launch L's candidate by time: the heuristic's first is timed; the
+ * others only when it takes at least PL_CAND_MIN_MS (below, the best of
+ * them could save a fraction of a microsecond a call: docs/matmul.md).
+ * The result becomes the product's record. */
+static kf_status timed_candidate(kf_plan *plan, rt_plan *rp, int L, int *cand, double *best,
+                                 bool *all) {
+  double ms[MAX_CAND];
+  int n = rt_lib_candidates(rp, L);
+  kf_status st = rt_lib_time(rp, L, REPS, ms, 1);
+  *cand = 0, *all = false;
+  if (st == KF_OK && n > 1 && ms[0] >= PL_CAND_MIN_MS) {
+    st = rt_lib_time(rp, L, REPS, ms, MAX_CAND);
+    *all = true;
+    for (int c = 1; c < n && st == KF_OK; c++)
+      if (ms[c] < ms[*cand]) *cand = c;
+  }
+  if (st != KF_OK) return st;
+  *best = ms[*cand];
+  set_candidate(plan, rp, L, *cand);
+  char what[512], rec[128];
+  if (rt_lib_call_what(rp, L, what, sizeof what)) {
+    snprintf(rec, sizeof rec, "cand %d ms %.6f", *cand, *best);
+    rt_lib_record_put(plan->ctx, what, rec);
   }
   return KF_OK;
+}
+
+/* Each library launch's candidate (a product's record, or timed), one
+ * item of text per launch ("k0 0.010 ms (candidate 2 of 8)"). */
+static kf_status choose_candidates(kf_plan *plan, rt_plan *rp, fuse_mm_choice *r, char *text,
+                                   size_t size) {
+  size_t len = 0;
+  text[0] = 0;
+  for (int L = 0; L < rp->n_launches; L++) {
+    int n = rt_lib_candidates(rp, L), cand = 0;
+    if (n == 0) continue;
+    double ms = 0;
+    bool all = false, known = known_candidate(plan, rp, L, &ms);
+    r->calls++;
+    if (known) {
+      r->calls_known++;
+      cand = rp->launches[L].lib->cand;
+    } else {
+      kf_status st = timed_candidate(plan, rp, L, &cand, &ms, &all);
+      if (st != KF_OK) return st;
+      r->calls_timed += all;
+    }
+    /* no ", " inside an item: fit_list cuts between them */
+    len += (size_t)snprintf(text + len, len < size ? size - len : 0,
+                            "%s%s %.3f ms (candidate %d of %d%s)", len ? ", " : "",
+                            rp->launches[L].entry, ms, cand, n,
+                            known ? ": on record"
+                            : all ? ""
+                                  : ": first only");
+  }
+  return KF_OK;
+}
+
+/* The per-launch list cut at an item so that head + list + tail fits in
+ * the decision (an elided rest says how many items it held). */
+static void fit_list(const char *list, size_t room, char *out, size_t size) {
+  size_t n = strlen(list);
+  if (n <= room && n < size) {
+    memcpy(out, list, n + 1);
+    return;
+  }
+  int items = 1, kept = 0;
+  for (const char *p = list; (p = strstr(p, ", ")) != NULL; p += 2) items++;
+  size_t cut = 0;
+  for (const char *p = list; (p = strstr(p, ", ")) != NULL; p += 2) {
+    if ((size_t)(p - list) + 16 > room) break;
+    cut = (size_t)(p - list);
+    kept++;
+  }
+  snprintf(out, size, "%.*s%s... %d more", (int)cut, list, cut ? ", " : "", items - kept);
 }
 
 /* The template plan's time, loaded on its own; < 0 when it cannot run. */
@@ -161,76 +235,90 @@ static kf_status time_template(kf_plan *plan, kf_plan **out, double *ms) {
   return KF_OK;
 }
 
-/* Reads "library|template cands c0 c1 ..." back; false when it does not fit. */
-static bool apply_record(kf_plan *plan, const char *rec, bool *library) {
-  char kind[16];
-  int off = 0;
-  if (sscanf(rec, "%15s%n", kind, &off) != 1) return false;
-  *library = strcmp(kind, "library") == 0;
-  if (!*library) return strcmp(kind, "template") == 0;
-  const char *p = strstr(rec, " cands");
-  if (!p) return false;
-  p += 6;
-  rt_plan *rp = pl_rt_plan(plan);
-  for (int L = 0; rp && L < rp->n_launches; L++) {
-    int c = 0, used = 0;
-    if (sscanf(p, " %d%n", &c, &used) != 1) return false;
-    p += used;
-    rt_lib_set_candidate(rp, L, c);
-    plan->code->launches[L].lib_cand = c;
-  }
-  return true;
-}
-
-static bool use_record(kf_plan *plan, const char *what) {
+/* A plan's record ("library|template |summary") applied: the candidates
+ * come from the products' records, so a record that finds one missing
+ * does not apply (the choice is made again). */
+static bool use_record(kf_plan *plan, const char *what, fuse_mm_choice *r) {
   char rec[2048];
-  bool library = true;
-  if (!rt_lib_record_get(plan->ctx, what, rec, sizeof rec) || !apply_record(plan, rec, &library))
-    return false;
-  const char *why = strchr(rec, '|');
+  if (!rt_lib_record_get(plan->ctx, what, rec, sizeof rec)) return false;
+  bool library = strncmp(rec, "library |", 9) == 0;
+  if (!library && strncmp(rec, "template |", 10) != 0) return false;
+  rt_plan *rp = pl_rt_plan(plan);
+  for (int L = 0; library && rp && L < rp->n_launches; L++) {
+    double ms;
+    if (rt_lib_candidates(rp, L) == 0) continue;
+    r->calls++;
+    if (!known_candidate(plan, rp, L, &ms)) return false;
+    r->calls_known++;
+  }
   char text[2100];
   snprintf(text, sizeof text, "%s (cached): %s", library ? "library" : "template",
-           why ? why + 1 : rec);
+           strchr(rec, '|') + 1);
+  r->how = "cached", r->tmpl = "cached", r->library = library;
   if (library) {
     fuse_gemm_note(plan->fuse, true, text);
     return true;
   }
   char err[512];
   kf_plan *tmp = NULL;
-  if (variant(plan, false, &tmp, err, sizeof err) != KF_OK) return false; /* time again */
+  double t0 = now_ms();
+  kf_status st = variant(plan, false, &tmp, err, sizeof err);
+  plan->ahead_ms = now_ms() - t0;
+  if (st != KF_OK) return false; /* time again */
   pl_scratch_adopt(plan, tmp);
   fuse_gemm_note(plan->fuse, false, text);
   return true;
 }
 
-kf_status pl_matmul_choose(kf_plan *plan, bool *reload) {
-  *reload = false;
-  char what[400], text[1400] = "", rec[2048];
-  record_what(plan, what, sizeof what);
-  bool had_library = plan->fuse->n_library > 0;
-  if (use_record(plan, what)) {
-    *reload = had_library && plan->fuse->n_library == 0;
-    return KF_OK;
+/* Whether the template plan is tried, and if not why (r->tmpl and the
+ * decision's words in why): KFUSE_MATMUL=library; its floor no faster than
+ * the library plan ("cannot win"); or less than PL_TEMPLATE_MIN_GAIN_MS a
+ * call to win, which would not pay for its compile ("cannot pay"). */
+static bool try_template(kf_plan *plan, double lib_ms, fuse_mm_choice *r, char *why, size_t size) {
+  why[0] = 0;
+  if (plan->knobs->matmul != RT_MATMUL_AUTO) {
+    r->tmpl = "off";
+    snprintf(why, size, "template not timed");
+    return false;
   }
-  rt_plan *rp = pl_rt_plan(plan);
-  if (!rp) return KF_OK;
-  int *cand = core_calloc((size_t)rp->n_launches + 1, sizeof *cand);
+  pl_mm_floor f;
+  if (!pl_template_floor(plan, &f) || f.ms <= 0) return true;
+  r->floor_ms = f.ms;
+  if (lib_ms <= f.ms) {
+    r->tmpl = "cannot win";
+    snprintf(why, size,
+             "template cannot win: at least %.3f ms (%.3g GFLOP at %d GFLOP/s per SM x %d SMs)",
+             f.ms, f.gflop, (int)(f.rate + 0.5), f.sms);
+    return false;
+  }
+  if (lib_ms - f.ms < PL_TEMPLATE_MIN_GAIN_MS) {
+    r->tmpl = "cannot pay";
+    snprintf(why, size, "template cannot pay: at least %.3f ms, under %.3f ms to win a call", f.ms,
+             PL_TEMPLATE_MIN_GAIN_MS);
+    return false;
+  }
+  return true;
+}
+
+/* Measures and decides; the record and the decision written. */
+static kf_status choose(kf_plan *plan, rt_plan *rp, const char *what, fuse_mm_choice *r,
+                        bool *reload) {
+  char list[4096], why[300], summary[1600], fitted[TEXT_MAX + 1];
+  kf_status st = choose_candidates(plan, rp, r, list, sizeof list);
   double lib_ms = -1, tmpl_ms = -1;
-  kf_status st = cand ? time_candidates(plan, cand, text, sizeof text) : KF_ERR_OUT_OF_MEMORY;
   if (st == KF_OK) st = rt_lib_time(rp, -1, REPS, &lib_ms, 1);
   kf_plan *tmp = NULL;
-  double floor_ms = 0, gflop = 0, rate = 0;
-  int sms = 0;
-  /* a template that cannot win is neither compiled nor timed */
-  bool hopeless = st == KF_OK && plan->knobs->matmul == RT_MATMUL_AUTO &&
-                  (floor_ms = template_floor_ms(plan, &gflop, &sms, &rate)) > 0 &&
-                  lib_ms <= floor_ms;
-  if (st == KF_OK && plan->knobs->matmul == RT_MATMUL_AUTO && !hopeless)
+  bool tried = st == KF_OK && try_template(plan, lib_ms, r, why, sizeof why);
+  if (tried) {
+    double t0 = now_ms();
     st = time_template(plan, &tmp, &tmpl_ms);
+    r->template_ms_spent = now_ms() - t0;
+    r->tmpl = tmpl_ms >= 0 ? "timed" : "failed";
+    snprintf(why, sizeof why, tmpl_ms >= 0 ? "template %.3f ms" : "template not timed", tmpl_ms);
+  }
   if (st == KF_ERR_OUT_OF_MEMORY) { /* an error to report, not a reason to guess */
     if (!plan->errmsg[0])
       snprintf(plan->errmsg, sizeof plan->errmsg, "out of memory timing the library calls");
-    free(cand);
     pl_scratch_free(tmp);
     return st;
   }
@@ -238,30 +326,22 @@ kf_status pl_matmul_choose(kf_plan *plan, bool *reload) {
     core_log(plan->ctx, KF_LOG_WARN, LOG_RUNTIME,
              "matmul: the library calls were not timed (%.300s): the heuristic's first",
              plan->errmsg);
-    free(cand);
+    for (int L = 0; L < rp->n_launches; L++) set_candidate(plan, rp, L, 0);
+    r->how = "failed";
     pl_scratch_free(tmp);
     return KF_OK;
   }
   bool library = tmpl_ms < 0 || lib_ms <= tmpl_ms;
-  char summary[1600];
-  if (tmpl_ms >= 0)
-    snprintf(summary, sizeof summary, "library %.3f ms [%.1000s]; template %.3f ms: %s", lib_ms,
-             text, tmpl_ms, library ? "library" : "template");
-  else if (hopeless)
-    snprintf(summary, sizeof summary,
-             "library %.3f ms [%.1000s]; template cannot win: at least %.3f ms (%.3g GFLOP at %d "
-             "GFLOP/s per SM x %d SMs): library",
-             lib_ms, text, floor_ms, gflop, (int)(rate + 0.5), sms);
-  else
-    snprintf(summary, sizeof summary, "library %.3f ms [%.1000s]; template not timed: library",
-             lib_ms, text);
-  int len = snprintf(rec, sizeof rec, "%s cands", library ? "library" : "template");
-  for (int L = 0; L < rp->n_launches && len < (int)sizeof rec - 16; L++)
-    len += snprintf(rec + len, sizeof rec - (size_t)len, " %d", cand[L]);
-  snprintf(rec + len, sizeof rec - (size_t)len, " |%.1600s", summary);
+  r->library = library, r->library_ms = lib_ms, r->template_ms = tmpl_ms;
+  const char *verdict = library ? "library" : "template";
+  int fixed = snprintf(NULL, 0, "library %.3f ms []; %s: %s", lib_ms, why, verdict);
+  fit_list(list, fixed < TEXT_MAX ? (size_t)(TEXT_MAX - fixed) : 0, fitted, sizeof fitted);
+  snprintf(summary, sizeof summary, "library %.3f ms [%s]; %s: %s", lib_ms, fitted, why, verdict);
+  char rec[1700];
+  snprintf(rec, sizeof rec, "%s |%s", verdict, summary);
   rt_lib_record_put(plan->ctx, what, rec);
-  core_log(plan->ctx, KF_LOG_INFO, LOG_RUNTIME, "matmul: %s", summary);
-  free(cand);
+  core_log(plan->ctx, KF_LOG_INFO, LOG_RUNTIME, "matmul: library %.3f ms [%s]; %s: %s", lib_ms,
+           list, why, verdict);
   if (library) {
     pl_scratch_free(tmp);
     fuse_gemm_note(plan->fuse, true, summary);
@@ -271,4 +351,52 @@ kf_status pl_matmul_choose(kf_plan *plan, bool *reload) {
   fuse_gemm_note(plan->fuse, false, summary);
   *reload = true;
   return KF_OK;
+}
+
+kf_status pl_matmul_choose(kf_plan *plan, bool *reload) {
+  *reload = false;
+  double t0 = now_ms();
+  fuse_mm_choice r = {.how = "timed",
+                      .tmpl = "timed",
+                      .library = true,
+                      .library_ms = -1,
+                      .template_ms = -1,
+                      .floor_ms = -1};
+  char what[400];
+  record_what(plan, what, sizeof what);
+  bool had_library = plan->fuse->n_library > 0;
+  fuse_mm_choice cached = r;
+  if (use_record(plan, what, &cached)) {
+    *reload = had_library && plan->fuse->n_library == 0;
+    set_result(plan, cached, t0);
+    return KF_OK;
+  }
+  rt_plan *rp = pl_rt_plan(plan);
+  if (!rp) return KF_OK;
+  kf_status st = choose(plan, rp, what, &r, reload);
+  if (st == KF_OK) set_result(plan, r, t0);
+  return st;
+}
+
+void pl_matmul_keep(const kf_plan *plan, pl_matmul_kept *k) {
+  memset(k, 0, sizeof *k);
+  k->fuse = plan->fuse;
+  k->r = plan->fuse->mm_choice;
+  for (int i = 0; i < plan->fuse->n_decisions; i++)
+    if (strcmp(plan->fuse->decisions[i].rule, "matmul-choice") == 0) {
+      k->accepted = plan->fuse->decisions[i].accepted;
+      snprintf(k->text, sizeof k->text, "%s", plan->fuse->decisions[i].text);
+    }
+}
+
+void pl_matmul_restore(kf_plan *plan, const pl_matmul_kept *k) {
+  if (plan->fuse == k->fuse || !k->r.how) return; /* not re-planned, or no choice */
+  rt_plan *rp = plan->rt;
+  for (int L = 0; rp && rp->loaded && L < rp->n_launches; L++) {
+    double ms;
+    if (rt_lib_candidates(rp, L) > 0 && !known_candidate(plan, rp, L, &ms))
+      set_candidate(plan, rp, L, 0); /* not timed in this plan's form: the first */
+  }
+  plan->fuse->mm_choice = k->r;
+  if (k->text[0]) fuse_gemm_note(plan->fuse, k->accepted, k->text);
 }

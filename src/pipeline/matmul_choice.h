@@ -5,6 +5,7 @@
 
 #include <stdbool.h>
 
+#include "fuser/plan.h"
 #include "pipeline/pipeline.h"
 
 /* The library is absent or refused a product (the load said
@@ -20,5 +21,28 @@ kf_status pl_matmul_fallback(kf_plan *plan);
  * except running out of memory: KF_ERR_OUT_OF_MEMORY, the message in
  * plan->errmsg. */
 kf_status pl_matmul_choose(kf_plan *plan, bool *reload);
+
+/* After kf_plan_compile of a plan with library calls (KFUSE_MATMUL=auto,
+ * a device present, no choice on record yet): the template plan's kernels
+ * compiled into the kernel caches, so that the load's choice finds them
+ * there. The compile runs where kf_plan_compile runs (the torch backend's
+ * worker threads, beside the other partitions' compiles), not on the
+ * thread that loads; its failure is left for the load to report. */
+void pl_matmul_precompile(kf_plan *plan);
+
+/* The choice as made, kept across the load's re-planning (occupancy
+ * splits replace plan->fuse and plan->code): its counters, its decision,
+ * and the fusion it was made on. */
+typedef struct pl_matmul_kept {
+  const void *fuse;
+  fuse_mm_choice r;
+  bool accepted;
+  char text[sizeof(((fuse_decision *)0)->text)];
+} pl_matmul_kept;
+void pl_matmul_keep(const kf_plan *plan, pl_matmul_kept *k);
+/* After a re-plan of a loaded plan: the kept counters and decision on the
+ * new fusion, and each library call's candidate from its product's record
+ * (the launches' order changed). Nothing when the plan was not re-planned. */
+void pl_matmul_restore(kf_plan *plan, const pl_matmul_kept *k);
 
 #endif

@@ -119,6 +119,7 @@ kf_status kf_plan_compile(kf_plan *plan) {
   cg_program_free(plan->code);
   plan->code = prog;
   pl_dump_plan(plan); /* KFUSE_DUMP_DIR; nothing when unset */
+  if (!plan->scratch) pl_matmul_precompile(plan); /* the choice's template, ahead */
   return KF_OK;
 }
 
@@ -145,9 +146,13 @@ kf_status kf_plan_load(kf_plan *plan) {
     st = pl_matmul_choose(plan, &reload);
     if (st == KF_OK && reload) st = load_program(plan);
   }
-  /* measured on load; decide, re-fuse, compile and load again */
+  /* measured on load; decide, re-fuse, compile and load again (the
+   * matmul choice carried over to the new fusion) */
+  pl_matmul_kept kept;
+  pl_matmul_keep(plan, &kept);
   for (int r = 0; st == KF_OK && r < PL_FEEDBACK_ROUNDS && pl_feedback_split(plan); r++)
     st = load_program(plan);
+  if (st == KF_OK) pl_matmul_restore(plan, &kept);
   rt_span_pop();
   /* Again, now with the occupancy decisions and the final kernels. */
   if (st == KF_OK) pl_dump_plan(plan);

@@ -20,6 +20,8 @@ struct kf_plan {
   struct cg_program *code;
   struct rt_plan *rt;
   const core_knobs *knobs; /* the environment as at kf_plan_create: emit and compile agree */
+  bool scratch;            /* a re-planning step's second plan (scratch_plan.h) */
+  double ahead_ms;         /* the last compile's pl_matmul_precompile */
   char errmsg[8192];
 };
 

@@ -15,6 +15,7 @@ kf_plan *pl_scratch_new(const kf_plan *plan) {
   tmp->options = plan->options;
   tmp->options.arch = plan->code ? plan->code->arch : plan->options.arch;
   tmp->knobs = plan->knobs; /* the same environment as the plan it serves */
+  tmp->scratch = true;
   return tmp;
 }
 

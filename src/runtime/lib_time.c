@@ -126,31 +126,115 @@ void rt_lib_set_candidate(rt_plan *rp, int launch, int cand) {
   if (l->lib && cand >= 0 && cand < l->lib->p.ncand) l->lib->cand = cand;
 }
 
-/* ---- the record ------------------------------------------------------------ */
+/* ---- the records ----------------------------------------------------------- */
+
+/* A record read or written in this process: one key, its text. */
+typedef struct rt_lib_memo {
+  cache_key key;
+  char *text;
+  struct rt_lib_memo *next;
+} rt_lib_memo;
 
 static cache_key record_key(const char *what) {
-  return rt_cache_key_blob("matmul-choice-v1", what, strlen(what));
+  return rt_cache_key_blob("matmul-choice-v2", what, strlen(what));
+}
+
+static rt_state *memo_state(kf_ctx *ctx) {
+  rt_state *rt = NULL;
+  return rt_state_get(ctx, &rt) == KF_OK ? rt : NULL;
+}
+
+/* The memo's text for key into text (false: none, or it does not fit). */
+static bool memo_get(kf_ctx *ctx, rt_state *rt, cache_key key, char *text, size_t size) {
+  bool ok = false;
+  pthread_mutex_lock(&ctx->lock);
+  for (const rt_lib_memo *m = rt->lib_records; m && !ok; m = m->next)
+    if (rt_cache_key_eq(m->key, key) && strlen(m->text) < size) {
+      snprintf(text, size, "%s", m->text);
+      ok = true;
+    }
+  pthread_mutex_unlock(&ctx->lock);
+  return ok;
+}
+
+/* Keeps text under key (a newer text replaces an older one); out of
+ * memory only forgets it. */
+static void memo_put(kf_ctx *ctx, rt_state *rt, cache_key key, const char *text, size_t n) {
+  char *copy = core_malloc(n + 1);
+  if (!copy) return;
+  memcpy(copy, text, n);
+  copy[n] = 0;
+  pthread_mutex_lock(&ctx->lock);
+  rt_lib_memo *m = rt->lib_records;
+  while (m && !rt_cache_key_eq(m->key, key)) m = m->next;
+  if (!m && (m = core_calloc(1, sizeof *m)) != NULL) {
+    m->key = key;
+    m->next = rt->lib_records;
+    rt->lib_records = m;
+  }
+  if (m) {
+    free(m->text);
+    m->text = copy, copy = NULL;
+  }
+  pthread_mutex_unlock(&ctx->lock);
+  free(copy);
+}
+
+void rt_lib_records_free(rt_state *rt) {
+  while (rt && rt->lib_records) {
+    rt_lib_memo *m = rt->lib_records;
+    rt->lib_records = m->next;
+    free(m->text);
+    free(m);
+  }
 }
 
 bool rt_lib_record_get(kf_ctx *ctx, const char *what, char *text, size_t size) {
+  cache_key key = record_key(what);
+  rt_state *rt = memo_state(ctx);
+  if (rt && memo_get(ctx, rt, key, text, size)) return true;
   void *data = NULL;
   size_t n = 0;
-  if (!rt_cache_blob_get(ctx, record_key(what), &data, &n)) return false;
+  if (!rt_cache_blob_get(ctx, key, &data, &n)) return false;
   bool ok = n > 0 && n < size;
   if (ok) {
     memcpy(text, data, n);
     text[n] = 0;
+    if (rt) memo_put(ctx, rt, key, text, n);
   }
   free(data);
   return ok;
 }
 
 void rt_lib_record_put(kf_ctx *ctx, const char *what, const char *text) {
-  rt_cache_blob_put(ctx, record_key(what), text, strlen(text));
+  cache_key key = record_key(what);
+  rt_state *rt = memo_state(ctx);
+  if (rt) memo_put(ctx, rt, key, text, strlen(text));
+  rt_cache_blob_put(ctx, key, text, strlen(text));
+}
+
+const char *rt_lib_call_what(const rt_plan *rp, int launch, char *buf, size_t size) {
+  const rt_launch *l = &rp->launches[launch];
+  if (!l->lib) return NULL;
+  const rt_gemm *g = &l->lib->p.g;
+  char ver[300];
+  snprintf(buf, size,
+           "call b%lld m%lld n%lld k%lld ab%d d%d t%d%d s%lld,%lld,%lld bias%d act%d a%.9g "
+           "b%.9g tf32 %d ws %lld cands %d %s",
+           (long long)g->batch, (long long)g->m, (long long)g->n, (long long)g->k, (int)g->ab_type,
+           (int)g->d_type, (int)g->a_trans, (int)g->b_trans, (long long)g->a_stride,
+           (long long)g->b_stride, (long long)g->d_stride, (int)g->bias, (int)g->act,
+           (double)g->alpha, (double)g->beta, (int)g->allow_tf32,
+           (long long)rp->fuse->options.library_ws_bytes, l->lib->p.ncand,
+           rt_lib_version(rp, ver, sizeof ver));
+  return buf;
 }
 
 const char *rt_lib_version(const rt_plan *rp, char *buf, size_t size) {
-  const rt_state *rt = rp ? rp->state : NULL;
+  return rt_lib_version_of(rp ? rp->state : NULL, buf, size);
+}
+
+const char *rt_lib_version_of(const rt_state *rt, char *buf, size_t size) {
   snprintf(buf, size, "%s cuBLASLt %zu", rt ? rt->info.name : "?",
            rt && rt->lt ? rt->lt->GetVersion() : (size_t)0);
   return buf;

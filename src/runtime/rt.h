@@ -41,6 +41,10 @@ typedef struct rt_state {
    * load (rt_lib_handle, lib_launch.h), under the context's lock. */
   const rt_blaslt *lt;
   cublasLtHandle_t lt_handle;
+  /* The matmul choice's records read or written in this process
+   * (lib_time.c), so that a model's many plans with the same products
+   * time each once; under the context's lock. */
+  struct rt_lib_memo *lib_records;
 } rt_state;
 
 /* ---- a plan's loaded state (rt_plan.c and friends) ----------------------- */

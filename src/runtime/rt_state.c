@@ -9,6 +9,7 @@
 
 #include "core/alloc.h"
 #include "runtime/device.h"
+#include "runtime/lib_time.h"
 #include "runtime/rt.h"
 
 /* Picks the CUDA context: the caller's current one if any (kfuse embedded
@@ -143,5 +144,6 @@ void rt_state_destroy(struct rt_state *rt) {
     if (pushed) d->CtxPopCurrent(NULL);
   }
   if (d && rt->retained) d->DevicePrimaryCtxRelease(rt->dev);
+  rt_lib_records_free(rt);
   free(rt);
 }

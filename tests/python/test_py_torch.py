@@ -272,25 +272,40 @@ class CpuReference(unittest.TestCase):
         self.assertEqual(r.first_call_table().count("\n") + 2, table.count("\n"), table)
 
     def test_first_call_counts_matmul_choices(self):
-        # the load's matmul-choice decisions: timed, skipped by the bound,
-        # or read back from the cache (neither)
+        # the load's matmul choices, from the plan JSON's "matmul_choice"
+        # counters (the decision's text was cut at 223 characters in a
+        # plan with several library calls, so counting from it read 0):
+        # timed, skipped by the floor or the gain, or read back (neither)
         from types import SimpleNamespace as NS
-        texts = ["matmul-choice: library 0.011 ms [k0]; template 0.352 ms: library",
-                 "matmul-choice: library 0.164 ms [k0]; template cannot win: at least 10.412 ms "
-                 "(137 GFLOP at 100 GFLOP/s per SM x 132 SMs): library",
-                 "matmul-choice: library (cached): library 0.011 ms [k0]; template 0.352 ms: library",
-                 "matmul-choice: library 0.2 ms [k0]; template not timed: library"]
-        prof = {"start": 1.0, "end": 1.5, "translate_ms": 1.0, "plan_ms": 2.0, "load_ms": 3.0,
-                "decisions": texts, "launches": [
-                    {"origin": "library", "emit_ms": 0.0, "compile_ms": 0.0, "source_bytes": 10,
-                     "key": "0" * 32}]}
+
+        def choice(how, template, calls=1, timed=1, known=0, ms=2.0, spent=0.0):
+            return {"how": how, "choice": "library", "template": template, "library_ms": 0.01,
+                    "template_ms": -1.0, "floor_ms": 0.001, "calls": calls,
+                    "calls_timed": timed, "calls_known": known, "choose_ms": ms,
+                    "template_ms_spent": spent, "template_ahead_ms": 1.5}
+        choices = [choice("timed", "timed", 3, 1, 2, 900.0, 850.0), choice("timed", "cannot win"),
+                   choice("timed", "cannot pay", 2, 0), choice("cached", "cached", 1, 0, 1),
+                   choice("timed", "off"), None]
+        profs = [{"start": 1.0, "end": 1.5, "translate_ms": 1.0, "plan_ms": 2.0, "load_ms": 3.0,
+                  "matmul_choice": c, "launches": [
+                      {"origin": "library", "emit_ms": 0.0, "compile_ms": 0.0, "source_bytes": 10,
+                       "key": "0" * 32}]} for c in choices]
         r = kt.Report()
-        r.graphs.append(NS(partition_ms=4.0, partitions=[NS(profile=[prof])]))
+        r.graphs.append(NS(partition_ms=4.0, partitions=[NS(profile=profs)]))
         p = r.first_call()
-        self.assertEqual((p["template_timed"], p["template_skipped"]), (1, 1), p)
-        self.assertEqual((p["library"], p["compiled"], p["distinct_kernels"]), (1, 0, 0), p)
+        self.assertEqual((p["template_timed"], p["template_skipped"]), (1, 2), p)
+        self.assertEqual((p["choices"], p["choices_cached"]), (5, 1), p)
+        self.assertEqual((p["calls"], p["calls_timed"], p["calls_known"]), (8, 3, 3), p)
+        self.assertAlmostEqual(p["choose_ms"], 908.0)
+        self.assertAlmostEqual(p["template_choice_ms"], 850.0)
+        self.assertAlmostEqual(p["template_ahead_ms"], 7.5)  # five plans chose
+        self.assertAlmostEqual(p["plan_ms"], 12.0 - 7.5)  # it ran inside the compile
+        self.assertEqual((p["library"], p["compiled"], p["distinct_kernels"]), (6, 0, 0), p)
         self.assertAlmostEqual(p["compile_span_ms"], 500.0)
-        self.assertIn("templates timed 1, skipped 1", r.first_call_table())
+        table = r.first_call_table()
+        self.assertIn("templates timed 1, skipped 2", table)
+        self.assertIn("5 plans (1 read back); 8 library calls: 3 timed, 3 on record, 2 first only",
+                      table)
 
     def test_batch_norm_and_fills(self):
         # inference batch norm decomposes into ops kfuse fuses (ResNet's
