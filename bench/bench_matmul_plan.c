@@ -9,7 +9,12 @@
  * each plan's matmul decision (library or template, with times). Needs a
  * GPU; run bench/gemm_peers.py in the same call for torch's figures.
  *
- *     build/bench/bench_matmul_plan [--quick | --odd] */
+ * With KFUSE_MATMUL=template set, each graph is timed once (the template
+ * plan). --quick: 4096^3 and the smaller SwiGLU only; --odd: the odd shapes
+ * alone; --square: the square products only (4096^3, and 8192^3 without
+ * --quick), for A/B runs of the template's knobs.
+ *
+ *     build/bench/bench_matmul_plan [--quick] [--odd] [--square] */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -54,8 +59,13 @@ static int bench_one(const char *name, kf_graph *g, double flop, bool template_o
 
 static int bench(const char *name, kf_graph *g, double flop) {
   if (kf_graph_status(g) != KF_OK) return fprintf(stderr, "%s: %s\n", name, kf_graph_errmsg(g)), 1;
-  int bad = bench_one(name, g, flop, false);
   const char *was = getenv("KFUSE_MATMUL");
+  if (was && strcmp(was, "template") == 0) { /* the plan is the template's already */
+    int bad = bench_one(name, g, flop, true);
+    kf_graph_destroy(g);
+    return bad;
+  }
+  int bad = bench_one(name, g, flop, false);
   char keep[32];
   snprintf(keep, sizeof keep, "%s", was ? was : "");
   setenv("KFUSE_MATMUL", "template", 1);
@@ -126,8 +136,17 @@ static int bench_one(const char *name, kf_graph *g, double flop, bool template_o
 }
 
 int main(int argc, char **argv) {
-  bool quick = argc > 1 && strcmp(argv[1], "--quick") == 0;
-  bool odd_only = argc > 1 && strcmp(argv[1], "--odd") == 0; /* the odd shapes alone */
+  bool quick = false, square = false, odd_only = false; /* odd_only: the odd shapes alone */
+  for (int i = 1; i < argc; i++) {
+    if (strcmp(argv[i], "--quick") == 0)
+      quick = true;
+    else if (strcmp(argv[i], "--square") == 0)
+      square = true;
+    else if (strcmp(argv[i], "--odd") == 0)
+      odd_only = true;
+    else
+      return fprintf(stderr, "usage: bench_matmul_plan [--quick] [--odd] [--square]\n"), 2;
+  }
   if (kf_ctx_create(&ctx) != KF_OK) return 1;
   int n = 0;
   if (kf_device_count(ctx, &n) != KF_OK || n == 0) {
@@ -142,10 +161,10 @@ int main(int argc, char **argv) {
     snprintf(name, sizeof name, "bf16 %lld^3", (long long)z);
     bad += bench(name, gemm(1, z, z, z, false), 2.0 * z * z * z);
   }
-  if (!odd_only)
+  if (!odd_only && !square)
     bad += bench("SwiGLU 2048x4096x11008 + res", swiglu(2048, 4096, 11008),
                  3 * 2.0 * 2048 * 4096 * 11008);
-  if (!quick) {
+  if (!quick && !square) {
     if (!odd_only)
       bad += bench("SwiGLU 8192x4096x14336 + res", swiglu(8192, 4096, 14336),
                    3 * 2.0 * 8192 * 4096 * 14336);

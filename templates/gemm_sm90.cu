@@ -21,10 +21,22 @@
 //   the whole cluster, since a copy writes the stage in every block.
 // - Persistent: cluster c takes tile groups c, + gridDim.x / {{CL}}, ...;
 //   the producer runs ahead into the next tile while the consumers store.
-// - Consumers keep one k-block of wgmma in flight: the stage of k-block kb
-//   is released once kb + 1 is issued and kb has completed.
+//   Tile groups go in bands of {{BAND}} rows of groups, each band column by
+//   column, rows fastest: the blocks at work at once read a few of A's rows
+//   and B's columns, which stay in L2 (kf_tile_of).
+// - Stores: with {{STAGED}} = 1 each consumer warpgroup computes the
+//   epilogue {{W}} columns at a time into its own staging rows in shared
+//   memory (a row of {{W}} elements plus 16 bytes, so the fragment's 8 rows
+//   fall in different banks), then writes them out as whole rows of 16-byte
+//   (or 8-byte) stores; with 0, {{W}} = {{BN}} and each element is stored
+//   from its register.
+// - Consumers keep {{INFLIGHT}} k-block of wgmma in flight behind the one
+//   issued: with 1 the stage of k-block kb is released once kb + 1 is issued
+//   and kb has completed; with 0 as soon as kb has completed (the other
+//   consumer warpgroup's products fill the tensor cores meanwhile).
 // Holes: fn, BID, params, IDX, M, N, K, BM, BN, BK, STAGES, CL, GROUPS_M,
-// GROUPS, KBLOCKS, STAGE_BYTES, B_BYTES, NACC, wgmma, epilogue.
+// GROUPS, TILES_N, BAND, INFLIGHT, KBLOCKS, STAGE_BYTES, B_BYTES, NACC, STAGED, W,
+// wgmma, stage_decl, epilogue, copy_out.
 #ifndef KF_GEMM90_COMMON
 #define KF_GEMM90_COMMON
 // (kf_smem_addr, the shared-window address, is common.cuh's.)
@@ -82,6 +94,11 @@ KF_INLINE void kf_tma_2d_mc(unsigned dst, const kf_tmap *map, int c0, int c1, un
       "l"((unsigned long long)map), "r"(c0), "r"(c1), "r"(bar), "h"(mask)
       : "memory");
 }
+/* The 128 threads of consumer warpgroup cw (named barrier 1 + cw; 0 is
+ * __syncthreads'). */
+KF_INLINE void kf_wg_sync(int cw) {
+  asm volatile("bar.sync %0, 128;" ::"r"(1 + cw) : "memory");
+}
 /* Every thread of the cluster (not warp-aligned: the producer warp's
  * threads arrive apart). */
 KF_INLINE void kf_cluster_all() {
@@ -116,6 +133,15 @@ KF_INLINE void kf_release(unsigned empty) {
     for (unsigned r = 0; r < {{CL}}; r++) kf_bar_arrive_in(empty, r);
   }
 }
+/* Tile group t's row of groups mg and column nt: bands of {{BAND}} rows,
+ * each band's groups column by column, rows fastest. */
+KF_INLINE void kf_tile_of(int t, int &mg, int &nt) {
+  const int per = {{BAND}} * {{TILES_N}}, band = t / per, first = band * {{BAND}};
+  const int rows = {{GROUPS_M}} - first < {{BAND}} ? {{GROUPS_M}} - first : {{BAND}};
+  const int r = t - band * per;
+  mg = first + r % rows;
+  nt = r / rows;
+}
 KF_INLINE void {{fn}}({{BID}} bid, {{params}}, const kf_tmap &kf_tma, const kf_tmap &kf_tmb) {
   (void)bid;
   extern __shared__ unsigned char kf_dsmem[];
@@ -148,8 +174,9 @@ KF_INLINE void {{fn}}({{BID}} bid, {{params}}, const kf_tmap &kf_tma, const kf_t
       int s = 0;
       unsigned ph = 0;
       for (int t = c0_; t < {{GROUPS}}; t += ncl) {
-        const int m0 = (t % {{GROUPS_M}} * {{CL}} + (int)rank) * {{BM}};
-        const int n0 = t / {{GROUPS_M}} * {{BN}};
+        int mg, nt;
+        kf_tile_of(t, mg, nt);
+        const int m0 = (mg * {{CL}} + (int)rank) * {{BM}}, n0 = nt * {{BN}};
         for (int kb = 0; kb < {{KBLOCKS}}; kb++) {
           kf_bar_wait(bars + 8 * ({{STAGES}} + s), ph ^ 1u);
           const unsigned full = bars + 8 * s, a = base + s * {{STAGE_BYTES}};
@@ -173,9 +200,10 @@ KF_INLINE void {{fn}}({{BID}} bid, {{params}}, const kf_tmap &kf_tma, const kf_t
     const int cw = wg - 1, warp = tid / 32, lane = tid % 32;
     int s = 0, prev = 0;
     unsigned ph = 0;
-    for (int t = c0_; t < {{GROUPS}}; t += ncl) {
-      const int m0 = (t % {{GROUPS_M}} * {{CL}} + (int)rank) * {{BM}};
-      const int n0 = t / {{GROUPS_M}} * {{BN}};
+{{stage_decl}}    for (int t = c0_; t < {{GROUPS}}; t += ncl) {
+      int mg, nt;
+      kf_tile_of(t, mg, nt);
+      const int m0 = (mg * {{CL}} + (int)rank) * {{BM}}, n0 = nt * {{BN}};
       float d[{{NACC}}];
 #pragma unroll
       for (int i = 0; i < {{NACC}}; i++) d[i] = 0.0f;
@@ -191,15 +219,18 @@ KF_INLINE void {{fn}}({{BID}} bid, {{params}}, const kf_tmap &kf_tma, const kf_t
            * 8-row groups 1024 B apart, k16 = 16 rows = 2048 B further. */
           kf_wgmma(d, kf_gmma_desc(a + kk * 32, 16, 1024),
                    kf_gmma_desc(b + kk * 2048, {{BK}} * 128, 1024));
-        asm volatile("wgmma.commit_group.sync.aligned;\n\twgmma.wait_group.sync.aligned 1;" ::
+        asm volatile("wgmma.commit_group.sync.aligned;\n\twgmma.wait_group.sync.aligned {{INFLIGHT}};" ::
                          : "memory");
-        /* k-block kb - 1 has completed: its stage goes back to the producers */
-        if (kb > 0 && lane == 0) kf_release(bars + 8 * ({{STAGES}} + prev));
+        /* k-block kb - {{INFLIGHT}} has completed: its stage goes back to the
+         * producers */
+        if ({{INFLIGHT}} == 0 && lane == 0) kf_release(bars + 8 * ({{STAGES}} + s));
+        if ({{INFLIGHT}} == 1 && kb > 0 && lane == 0) kf_release(bars + 8 * ({{STAGES}} + prev));
         prev = s;
         if (++s == {{STAGES}}) s = 0, ph ^= 1u;
       }
       asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory");
-      if ({{KBLOCKS}} > 0 && lane == 0) kf_release(bars + 8 * ({{STAGES}} + prev));
+      if ({{INFLIGHT}} == 1 && {{KBLOCKS}} > 0 && lane == 0)
+        kf_release(bars + 8 * ({{STAGES}} + prev));
       /* The fragment layout of m64nNk16: warp w of the warpgroup holds rows
        * 16w .. 16w+15; lane l rows l/4 and l/4 + 8, columns 2(l%4) and
        * 2(l%4) + 1 of every 8-column group j, in d[4j .. 4j+3]. */
@@ -207,11 +238,26 @@ KF_INLINE void {{fn}}({{BID}} bid, {{params}}, const kf_tmap &kf_tma, const kf_t
       (void)bt;
       const {{IDX}} r0 = m0 + cw * 64 + warp * 16 + lane / 4, c0 = n0 + 2 * (lane % 4);
 #pragma unroll
-      for (int i = 0; i < {{NACC}}; i++) {
-        const {{IDX}} row = r0 + 8 * ((i / 2) % 2), col = c0 + 8 * (i / 4) + i % 2;
-        if (row < {{M}} && col < {{N}}) {
-          const float acc = d[i];
-{{epilogue}}        }
+      for (int c = 0; c < {{BN}} / {{W}}; c++) {
+        /* the warpgroup's reads of the staging rows (last chunk) are done */
+        if ({{STAGED}}) kf_wg_sync(cw);
+#pragma unroll
+        for (int ii = 0; ii < {{W}} / 2; ii++) {
+          const int i = c * ({{W}} / 2) + ii;
+          /* (lr, lc): the element's place in the warpgroup's staging rows */
+          const int lr = warp * 16 + lane / 4 + 8 * ((i / 2) % 2);
+          const int lc = 8 * (ii / 4) + 2 * (lane % 4) + i % 2;
+          const {{IDX}} row = r0 + 8 * ((i / 2) % 2), col = c0 + 8 * (i / 4) + i % 2;
+          (void)lr, (void)lc;
+          if (row < {{M}} && col < {{N}}) {
+            const float acc = d[i];
+{{epilogue}}          }
+        }
+        if ({{STAGED}}) {
+          kf_wg_sync(cw); /* the chunk is in the staging rows */
+          const {{IDX}} rs = m0 + cw * 64, cs = n0 + c * {{W}};
+          (void)rs, (void)cs;
+{{copy_out}}        }
       }
     }
   }

@@ -133,6 +133,88 @@ START_TEST(knob) {
 }
 END_TEST
 
+/* s = a @ b + bias (bf16) and y = relu(s) as f32: two outputs of two
+ * dtypes, each with its own staging rows. */
+static void emit_two_outputs(cg_launch_src *src, kf_graph **gout) {
+  kf_graph *g = new_graph();
+  int64_t sa[2] = {1000, 256}, sb[2] = {256, 512}, sc[1] = {512};
+  kf_value mm = kf_matmul(g, kf_input(g, "a", KF_BF16, 2, sa), kf_input(g, "b", KF_BF16, 2, sb));
+  kf_value s = kf_add(g, mm, kf_input(g, "bias", KF_BF16, 1, sc));
+  kf_value y = kf_cast(g, kf_relu(g, s), KF_F32);
+  kf_set_output(g, s);
+  kf_set_output(g, y);
+  ck_assert_msg(kf_graph_status(g) == KF_OK, "%s", kf_graph_errmsg(g));
+  tu_plan tp;
+  memset(&tp, 0, sizeof tp);
+  int32_t nodes[16], outs[2] = {s, y};
+  int nn = tu_collect(g, 0, y, nodes);
+  tu_kernel(&tp, g, FK_MATMUL, nodes, nn, outs, 2);
+  tu_emit_arch(g, &tp, 0, "sm_90", src);
+  *gout = g;
+}
+
+static void has(const cg_launch_src *src, const char *text) {
+  ck_assert_msg(strstr(src->source, text) != NULL, "no \"%s\" in the source", text);
+}
+
+/* The stores: staged through shared memory by default (64-column chunks of
+ * a bf16 output: 64 rows of 64 + 8 elements per consumer warpgroup, after
+ * 4 stages of 48 KB and the barriers), each element from its register with
+ * KFUSE_GEMM90_STAGE=0 (the ring and barriers only); two outputs of 2 and 4
+ * bytes take 32-column chunks. The tile order, the tile width and the
+ * k-blocks in flight follow their knobs. Every form compiles. */
+START_TEST(stores_order_width_knobs) {
+  cg_launch_src src;
+  kf_graph *g;
+  emit_case(KF_BF16, 4096, 512, 256, 1, "sm_90", &src, &g);
+  has(&src, "stores staged in shared memory");
+  has(&src, "bands of 16 tile rows");
+  has(&src, "(lr * 72 + lc)");
+  has(&src, "commit_group.sync.aligned;\\n\\twgmma.wait_group.sync.aligned 1;");
+  ck_assert_uint_eq(src.smem_bytes, 4 * 49152 + 1024 + 128 + 2 * 64 * (64 * 2 + 16));
+  cg_launch_src_free(&src);
+  kf_graph_destroy(g);
+
+  kt_setenv("KFUSE_GEMM90_STAGE", "0", 1);
+  kt_setenv("KFUSE_GEMM90_BAND", "0", 1);
+  emit_case(KF_BF16, 4096, 512, 256, 1, "sm_90", &src, &g);
+  has(&src, "each element stored from registers");
+  has(&src, "bands of 32 tile rows"); /* one band: all 32 rows of tiles */
+  ck_assert_ptr_null(strstr(src.source, "(lr * 72 + lc)"));
+  ck_assert_uint_eq(src.smem_bytes, 4 * 49152 + 2 * 4 * 8 + 1024);
+  ck_assert_msg(tu_nvrtc_arch(src.source, "gemm90 direct", "sm_90a") >= 0, "no compile");
+  cg_launch_src_free(&src);
+  kf_graph_destroy(g);
+  kt_unsetenv("KFUSE_GEMM90_STAGE");
+
+  kt_setenv("KFUSE_GEMM90_BAND", "3", 1);
+  kt_setenv("KFUSE_GEMM90_BN", "128", 1);
+  kt_setenv("KFUSE_GEMM90_INFLIGHT", "0", 1);
+  emit_case(KF_BF16, 1000, 512, 256, 1, "sm_90", &src, &g);
+  has(&src, "bands of 3 tile rows");
+  has(&src, "wgmma.mma_async.sync.aligned.m64n128k16");
+  has(&src, "6 stages");
+  has(&src, "commit_group.sync.aligned;\\n\\twgmma.wait_group.sync.aligned 0;");
+  ck_assert_uint_eq(src.grid, 8 * 4);
+  ck_assert_msg(tu_nvrtc_arch(src.source, "gemm90 bn 128", "sm_90a") >= 0, "no compile");
+  cg_launch_src_free(&src);
+  kf_graph_destroy(g);
+  kt_unsetenv("KFUSE_GEMM90_BAND");
+  kt_unsetenv("KFUSE_GEMM90_BN");
+  kt_unsetenv("KFUSE_GEMM90_INFLIGHT");
+
+  emit_two_outputs(&src, &g);
+  has(&src, "stores staged in shared memory");
+  has(&src, "(lr * 40 + lc)"); /* bf16: 32 + 8 */
+  has(&src, "(lr * 36 + lc)"); /* f32: 32 + 4 */
+  ck_assert_uint_eq(src.smem_bytes,
+                    4 * 49152 + 1024 + 128 + 2 * (64 * (32 * 2 + 16) + 64 * (32 * 4 + 16)));
+  ck_assert_msg(tu_nvrtc_arch(src.source, "gemm90 two outputs", "sm_90a") >= 0, "no compile");
+  cg_launch_src_free(&src);
+  kf_graph_destroy(g);
+}
+END_TEST
+
 /* A grid capped below one cluster (cg_target.max_grid, as test_grid.c
  * lowers it) still launches one whole cluster: the body strides over the
  * tile groups, and a grid of 0 (or of half a cluster) would not run. */
@@ -238,6 +320,7 @@ static Suite *make_suite(void) {
   tcase_add_test(tc, takes_16bit_products);
   tcase_add_test(tc, others_keep_the_simple_kernel);
   tcase_add_test(tc, knob);
+  tcase_add_test(tc, stores_order_width_knobs);
   tcase_add_test(tc, capped_grid_keeps_a_cluster);
   tcase_add_test(tc, runtime_encodes_tensor_maps);
   suite_add_tcase(s, tc);

@@ -2,14 +2,16 @@
  * on a Hopper GPU, through plans with KFUSE_MATMUL=template: small shapes
  * with tails in M, N and K, bf16 and f16, each epilogue, against the CPU
  * reference within its bound (every element, outputs poisoned first), in
- * plain and graph mode, without and with clusters; large shapes against the same graph's library
+ * plain and graph mode, in three settings of the template's knobs (clusters,
+ * tile order, tile width, staged or direct stores); outputs not 16-byte
+ * aligned; large shapes against the same graph's library
  * plan (cuBLASLt). Skips (exit 77) without a GPU, and on one without
  * sm_90 (the template is not planned there). */
 #include "gpu/gpu_util.h"
 
-enum { EPI_NONE, EPI_BIAS_GELU_TANH, EPI_RESIDUAL_RELU, EPI_CAST, EPI_N };
+enum { EPI_NONE, EPI_BIAS_GELU_TANH, EPI_RESIDUAL_RELU, EPI_CAST, EPI_TWO, EPI_N };
 static const char *const epi_name[EPI_N] = {"none", "bias+gelu_tanh", "residual+relu",
-                                            "cast to f32"};
+                                            "cast to f32", "two outputs (bias; relu to f32)"};
 
 static kf_graph *product(int64_t m, int64_t n, int64_t k, kf_dtype t, int epi) {
   kf_graph *g = NULL;
@@ -19,6 +21,12 @@ static kf_graph *product(int64_t m, int64_t n, int64_t k, kf_dtype t, int epi) {
   if (epi == EPI_BIAS_GELU_TANH) y = kf_gelu_tanh(g, kf_add(g, mm, kf_input(g, "bias", t, 1, bs)));
   if (epi == EPI_RESIDUAL_RELU) y = kf_relu(g, kf_add(g, mm, kf_input(g, "r", t, 2, rs)));
   if (epi == EPI_CAST) y = kf_cast(g, mm, KF_F32);
+  if (epi == EPI_TWO) { /* two staging areas of two dtypes */
+    kf_value s = kf_add(g, mm, kf_input(g, "bias", t, 1, bs));
+    kf_set_name(g, s, "s");
+    kf_set_output(g, s);
+    y = kf_cast(g, kf_relu(g, s), KF_F32);
+  }
   kf_set_name(g, y, "y");
   kf_set_output(g, y);
   ck_assert_msg(kf_graph_status(g) == KF_OK, "%s", kf_graph_errmsg(g));
@@ -58,16 +66,25 @@ START_TEST(small_shapes_against_the_reference) {
   static const kf_dtype types[] = {KF_BF16, KF_F16};
   int bad = 0, runs = 0;
   kt_setenv("KFUSE_MATMUL", "template", 1);
-  /* KFUSE_GEMM90=1 (the default: no clusters), then 2 (clusters of 2) */
-  /* KFUSE_TEST_SMALL (the sanitizer runs): the default setting and the
-   * first three shapes only */
-  int n_cl = gpu_small() ? 1 : 2;
+  /* The template's settings: the defaults (staged stores, bands of 16 tile
+   * rows); clusters of 2 with bands of one tile row and no k-block in
+   * flight; each element stored from registers with bands of 2 and 128-wide
+   * tiles. The other settings take shapes 1, 3 and 5, bf16 and three
+   * epilogues (compiles cost time). KFUSE_TEST_SMALL (the sanitizer runs):
+   * the defaults and the first three shapes only. */
+  static const char *const knob[] = {"KFUSE_GEMM90", "KFUSE_GEMM90_STAGE", "KFUSE_GEMM90_BAND",
+                                     "KFUSE_GEMM90_BN", "KFUSE_GEMM90_INFLIGHT"};
+  static const char *const setting[3][5] = {
+      {"1", "1", "16", "0", "1"}, {"2", "1", "1", "0", "0"}, {"1", "0", "2", "128", "1"}};
+  int n_cl = gpu_small() ? 1 : 3;
   size_t n_shapes = gpu_small() ? 3 : sizeof shapes / sizeof shapes[0];
   for (int cl = 1; cl <= n_cl; cl++) {
-    kt_setenv("KFUSE_GEMM90", cl == 1 ? "1" : "2", 1);
+    for (int kn = 0; kn < 5; kn++) kt_setenv(knob[kn], setting[cl - 1][kn], 1);
     for (size_t si = 0; si < n_shapes; si++)
       for (int ti = 0; ti < 2; ti++)
         for (int e = 0; e < EPI_N; e++) {
+          if (cl > 1 && (si % 2 == 0 || ti == 1 || e == EPI_RESIDUAL_RELU || e == EPI_CAST))
+            continue;
           int64_t m = shapes[si][0], n = shapes[si][1], k = shapes[si][2];
           kf_graph *g = product(m, n, k, types[ti], e);
           run_io io;
@@ -75,7 +92,7 @@ START_TEST(small_shapes_against_the_reference) {
           ck_assert(io_bound(g, &io));
           for (int mode = 0; mode < 3; mode += 2) {
             char what[128];
-            snprintf(what, sizeof what, "%lldx%lldx%lld %s %s mode %d cluster %d", (long long)m,
+            snprintf(what, sizeof what, "%lldx%lldx%lld %s %s mode %d setting %d", (long long)m,
                      (long long)n, (long long)k, kf_dtype_name(types[ti]), epi_name[e], mode, cl);
             kf_options o;
             kf_options_init(&o);
@@ -98,10 +115,51 @@ START_TEST(small_shapes_against_the_reference) {
           kf_graph_destroy(g);
         }
   }
-  kt_unsetenv("KFUSE_GEMM90");
+  for (int kn = 0; kn < 5; kn++) kt_unsetenv(knob[kn]);
   kt_unsetenv("KFUSE_MATMUL");
   printf("gemm90 small: %d of %d runs within the reference's bound\n", runs - bad, runs);
   print_worst("gemm90 small");
+  ck_assert_int_eq(bad, 0);
+}
+END_TEST
+
+/* Outputs whose address is not 16-byte aligned (2 and 4 bytes past it):
+ * the staged stores copy them element by element, still every element
+ * within the reference's bound. The operands stay aligned (the copy
+ * engine's reads need it). */
+START_TEST(unaligned_outputs) {
+  if (!G_sm90) return;
+  static const int epis[2] = {EPI_BIAS_GELU_TANH, EPI_TWO};
+  static const size_t offs[2] = {2, 4};
+  int bad = 0;
+  kt_setenv("KFUSE_MATMUL", "template", 1);
+  for (int i = 0; i < 2; i++) {
+    kf_graph *g = product(300, 520, 136, KF_BF16, epis[i]);
+    G_offset = offs[i]; /* every allocation starts this far past its base */
+    run_io io;
+    io_setup(g, &io, 900 + (uint64_t)i);
+    for (int k = 0; k < io.n_in; k++) io.din[k].data = (char *)io.din[k].data - offs[i];
+    ck_assert(io_bound(g, &io));
+    char what[96];
+    snprintf(what, sizeof what, "300x520x136 bf16 %s, outputs %zu bytes past 16", epi_name[epis[i]],
+             offs[i]);
+    kf_plan *plan = NULL;
+    ck_assert_msg(kf_compile(G_ctx, g, NULL, &plan) == KF_OK, "%s: %s", what, kf_ctx_errmsg(G_ctx));
+    ck_assert_msg(on_template(plan), "%s: not on the sm_90 template", what);
+    io_poison(&io);
+    kf_status st = kf_plan_run(plan, io.din, io.n_in, io.dout, io.n_out, NULL);
+    ck_assert_msg(st == KF_OK, "%s: run failed: %s", what, kf_plan_errmsg(plan));
+    io_fetch(&io);
+    kf_plan_destroy(plan);
+    int b = io_check(g, &io, what);
+    if (b) show_bad(&io, 520);
+    bad += b;
+    for (int k = 0; k < io.n_in; k++) io.din[k].data = (char *)io.din[k].data + offs[i];
+    io_free(&io);
+    G_offset = 0;
+    kf_graph_destroy(g);
+  }
+  kt_unsetenv("KFUSE_MATMUL");
   ck_assert_int_eq(bad, 0);
 }
 END_TEST
@@ -159,6 +217,7 @@ static Suite *make_suite(void) {
   TCase *tc = tcase_create("gemm90");
   tcase_set_timeout(tc, 600);
   tcase_add_test(tc, small_shapes_against_the_reference);
+  tcase_add_test(tc, unaligned_outputs);
   tcase_add_test(tc, large_shapes_match_the_library);
   suite_add_tcase(s, tc);
   return s;
