@@ -1,13 +1,14 @@
 /* gemm_sm90.c - the part function of a matmul kernel on Hopper: wgmma fed
  * by TMA through a ring of shared-memory stages, warp-specialized and
  * persistent (templates/gemm_sm90.cu), with the pointwise epilogue fused. */
+#include "codegen/gemm_sm90.h"
+
 #include <stdio.h>
 #include <string.h>
 
 #include "codegen/buf.h"
 #include "codegen/cg_internal.h"
 #include "codegen/expr.h"
-#include "codegen/gemm_sm90.h"
 #include "codegen/matmul.h"
 #include "codegen/part.h"
 #include "codegen/template.h"
@@ -105,7 +106,7 @@ kf_status cg_plan_gemm90(cg_emit_args *a) {
   p->min_blocks = 1; /* setmaxnreg needs the register cap of (384, 1) */
   p->cluster = cl;
   cg_part_grid(p, groups * cl);
-  p->blocks -= p->blocks % (uint32_t)cl; /* whole clusters, at least one: */
+  p->blocks -= p->blocks % (uint32_t)cl;                  /* whole clusters, at least one: */
   if (p->blocks < (uint32_t)cl) p->blocks = (uint32_t)cl; /* any grid is correct */
   p->vblocks = p->blocks; /* the body strides over tile groups itself */
   p->persistent = true;
@@ -122,17 +123,16 @@ kf_status cg_plan_gemm90(cg_emit_args *a) {
   p->gemm90 = true;
   size_t es = kf_dtype_size(mm->dtype);
   p->tmaps[0] =
-      (cg_tmap){mm->args[0], A->dtype, {(uint64_t)k, (uint64_t)m}, (uint64_t)k * es, {BK, BM}};
+      (cg_tmap){mm->args[0], A->dtype, {(uint64_t)k, (uint64_t)m}, {(uint64_t)k * es}, {BK, BM}, 2};
   p->tmaps[1] =
-      (cg_tmap){mm->args[1], B->dtype, {(uint64_t)n, (uint64_t)k}, (uint64_t)n * es, {64, BK}};
+      (cg_tmap){mm->args[1], B->dtype, {(uint64_t)n, (uint64_t)k}, {(uint64_t)n * es}, {64, BK}, 2};
   p->n_tmaps = 2;
   snprintf(p->decisions, sizeof p->decisions,
            "matmul: %lldx%lldx%lld on the sm_90 template (wgmma m64n%dk16, TMA with the 128-byte "
            "swizzle, tile %dx%dx%d, %d stages, 1 producer + 2 consumer warpgroups, clusters of %d, "
            "persistent over %lld tiles), %s index",
            (long long)m, (long long)n, (long long)k, bn, BM, bn, BK, ns, cl,
-           (long long)(groups * cl),
-           p->index64 ? "64-bit" : "32-bit");
+           (long long)(groups * cl), p->index64 ? "64-bit" : "32-bit");
   return KF_OK;
 }
 
@@ -214,7 +214,8 @@ kf_status cg_emit_gemm90(cg_emit_args *a) {
   if (gen.failed) {
     snprintf(a->err, a->errsize, "%s: %s", a->k->name, gen.err);
     st = gen.status;
-  } else if (!cg_fill(a->out, "gemm_sm90.cu", holes, (int)(sizeof holes / sizeof holes[0]), a->err,
+  } else if (!cg_fill(a->out, "sm90_common.cu", NULL, 0, a->err, a->errsize) ||
+             !cg_fill(a->out, "gemm_sm90.cu", holes, (int)(sizeof holes / sizeof holes[0]), a->err,
                       a->errsize)) {
     st = KF_ERR_INTERNAL;
   }
