@@ -3,13 +3,13 @@
  * injected on demand (fake_driver.h). Installed through rt_driver_override;
  * built with the tests, not into libkfuse.
  * Not thread-safe: one test drives it at a time. */
-#include "fake_driver.h"
-
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "fake_driver.h"
 
 /* Fake handles are small integers above a base, one range per kind, so a
  * log line can name them ("s2", "e5") and a stray handle is recognizable. */
@@ -73,9 +73,7 @@ static int hkind(const void *h) {
   return (int)((v - HBASE) >> 16);
 }
 
-static int hid(const void *h) {
-  return (int)(((uintptr_t)h - HBASE) & 0xffff);
-}
+static int hid(const void *h) { return (int)(((uintptr_t)h - HBASE) & 0xffff); }
 
 /* A handle's log name: "s2", "0" for NULL, hex for a foreign value. */
 static const char *hname(const void *h, char *buf, size_t size) {
@@ -121,10 +119,10 @@ static CUresult injected(const char *entry) {
   return CUDA_SUCCESS;
 }
 
-#define INJECT(entry)                  \
-  do {                                 \
-    CUresult r_ = injected(entry);     \
-    if (r_ != CUDA_SUCCESS) return r_; \
+#define INJECT(entry)                    \
+  do {                                   \
+    CUresult r_ = injected(entry);       \
+    if (r_ != CUDA_SUCCESS) return r_;   \
   } while (0)
 
 /* The comma-separated pointer arguments of a launch. Every kfuse kernel
@@ -162,24 +160,12 @@ static CUresult f_DriverGetVersion(int *v) {
 
 static CUresult f_GetErrorName(CUresult r, const char **s) {
   switch (r) {
-    case CUDA_ERROR_OUT_OF_MEMORY:
-      *s = "CUDA_ERROR_OUT_OF_MEMORY";
-      break;
-    case CUDA_ERROR_ILLEGAL_ADDRESS:
-      *s = "CUDA_ERROR_ILLEGAL_ADDRESS";
-      break;
-    case CUDA_ERROR_LAUNCH_FAILED:
-      *s = "CUDA_ERROR_LAUNCH_FAILED";
-      break;
-    case CUDA_ERROR_INVALID_VALUE:
-      *s = "CUDA_ERROR_INVALID_VALUE";
-      break;
-    case CUDA_ERROR_NO_DEVICE:
-      *s = "CUDA_ERROR_NO_DEVICE";
-      break;
-    default:
-      *s = "CUDA_ERROR_FAKE";
-      break;
+    case CUDA_ERROR_OUT_OF_MEMORY: *s = "CUDA_ERROR_OUT_OF_MEMORY"; break;
+    case CUDA_ERROR_ILLEGAL_ADDRESS: *s = "CUDA_ERROR_ILLEGAL_ADDRESS"; break;
+    case CUDA_ERROR_LAUNCH_FAILED: *s = "CUDA_ERROR_LAUNCH_FAILED"; break;
+    case CUDA_ERROR_INVALID_VALUE: *s = "CUDA_ERROR_INVALID_VALUE"; break;
+    case CUDA_ERROR_NO_DEVICE: *s = "CUDA_ERROR_NO_DEVICE"; break;
+    default: *s = "CUDA_ERROR_FAKE"; break;
   }
   return CUDA_SUCCESS;
 }
@@ -216,27 +202,13 @@ static CUresult f_DeviceTotalMem(size_t *bytes, CUdevice d) {
 static CUresult f_DeviceGetAttribute(int *v, CUdevice_attribute a, CUdevice d) {
   (void)d;
   switch (a) {
-    case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR:
-      *v = 9;
-      break;
-    case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR:
-      *v = 0;
-      break;
-    case CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT:
-      *v = F.sm_count ? F.sm_count : 132;
-      break;
-    case CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR:
-      *v = 2048;
-      break;
-    case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN:
-      *v = 232448;
-      break;
-    case CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE:
-      *v = 52428800;
-      break;
-    default:
-      *v = 0;
-      break;
+    case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR: *v = 9; break;
+    case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR: *v = 0; break;
+    case CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT: *v = F.sm_count ? F.sm_count : 132; break;
+    case CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR: *v = 2048; break;
+    case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN: *v = 232448; break;
+    case CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE: *v = 52428800; break;
+    default: *v = 0; break;
   }
   return CUDA_SUCCESS;
 }
@@ -316,9 +288,7 @@ static CUresult drop(const void *h, int kind, const char *call) {
   return CUDA_SUCCESS;
 }
 
-static CUresult f_ModuleUnload(CUmodule m) {
-  return drop(m, K_MODULE, "ModuleUnload");
-}
+static CUresult f_ModuleUnload(CUmodule m) { return drop(m, K_MODULE, "ModuleUnload"); }
 
 static CUresult f_ModuleGetFunction(CUfunction *f, CUmodule m, const char *name) {
   INJECT("ModuleGetFunction");
@@ -385,21 +355,11 @@ static const fake_rule *rule_for(CUfunction f) {
 static CUresult f_FuncGetAttribute(int *v, CUfunction_attribute a, CUfunction f) {
   const fake_rule *r = rule_for(f);
   switch (a) {
-    case CU_FUNC_ATTRIBUTE_NUM_REGS:
-      *v = r->regs;
-      break;
-    case CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES:
-      *v = r->local;
-      break;
-    case CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES:
-      *v = r->smem;
-      break;
-    case CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK:
-      *v = 1024;
-      break;
-    default:
-      *v = 0;
-      break;
+    case CU_FUNC_ATTRIBUTE_NUM_REGS: *v = r->regs; break;
+    case CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES: *v = r->local; break;
+    case CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES: *v = r->smem; break;
+    case CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK: *v = 1024; break;
+    default: *v = 0; break;
   }
   return CUDA_SUCCESS;
 }
@@ -519,9 +479,7 @@ static CUresult f_StreamCreateWithPriority(CUstream *s, unsigned int flags, int 
   return CUDA_SUCCESS;
 }
 
-static CUresult f_StreamDestroy(CUstream s) {
-  return drop(s, K_STREAM, "StreamDestroy");
-}
+static CUresult f_StreamDestroy(CUstream s) { return drop(s, K_STREAM, "StreamDestroy"); }
 
 static CUresult f_StreamSynchronize(CUstream s) {
   char b[32];
@@ -568,9 +526,7 @@ static CUresult f_EventCreate(CUevent *e, unsigned int flags) {
   return CUDA_SUCCESS;
 }
 
-static CUresult f_EventDestroy(CUevent e) {
-  return drop(e, K_EVENT, "EventDestroy");
-}
+static CUresult f_EventDestroy(CUevent e) { return drop(e, K_EVENT, "EventDestroy"); }
 
 static CUresult f_EventRecord(CUevent e, CUstream s) {
   char b[32], c[32];
@@ -609,8 +565,8 @@ static CUresult launch(CUfunction f, unsigned gx, unsigned bx, unsigned smem, CU
 }
 
 static CUresult f_LaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
-                               unsigned by, unsigned bz, unsigned smem, CUstream s, void **params,
-                               void **extra) {
+                               unsigned by, unsigned bz, unsigned smem, CUstream s,
+                               void **params, void **extra) {
   (void)gy, (void)gz, (void)by, (void)bz, (void)extra;
   return launch(f, gx, bx, smem, s, params, false);
 }
@@ -646,8 +602,8 @@ static CUresult f_GraphAddKernelNode(CUgraphNode *n, CUgraph g, const CUgraphNod
   *n = mk(K_NODE);
   F.live[K_NODE]--; /* nodes die with their graph */
   logf_("GraphAddKernelNode %s fn=%s grid=%u block=%u smem=%u deps=%s args=%s",
-        hname(*n, b, sizeof b), fname(p->func), p->gridDimX, p->blockDimX, p->sharedMemBytes, d,
-        args_str(p->kernelParams, a, sizeof a));
+        hname(*n, b, sizeof b), fname(p->func), p->gridDimX, p->blockDimX, p->sharedMemBytes,
+        d, args_str(p->kernelParams, a, sizeof a));
   return CUDA_SUCCESS;
 }
 
@@ -704,9 +660,7 @@ static CUresult f_GraphExecChildGraphNodeSetParams(CUgraphExec x, CUgraphNode n,
 
 static CUresult f_GraphExecDestroy(CUgraphExec x) { return drop(x, K_EXEC, "GraphExecDestroy"); }
 
-static CUresult f_GraphDestroy(CUgraph g) {
-  return drop(g, K_GRAPH, "GraphDestroy");
-}
+static CUresult f_GraphDestroy(CUgraph g) { return drop(g, K_GRAPH, "GraphDestroy"); }
 
 /* ---- the table and the test controls ----------------------------------------- */
 
@@ -787,16 +741,13 @@ void rt_fake_reset(void) {
   F.devices = 1;
 }
 
-int rt_fake_count(void) {
-  return F.n_lines;
-}
-const char *rt_fake_line(int i) {
-  return i >= 0 && i < F.n_lines ? F.lines[i] : NULL;
-}
+int rt_fake_count(void) { return F.n_lines; }
+const char *rt_fake_line(int i) { return i >= 0 && i < F.n_lines ? F.lines[i] : NULL; }
 
 int rt_fake_find(int from, const char *prefix, const char *needle) {
   for (int i = from < 0 ? 0 : from; i < F.n_lines; i++)
-    if (strncmp(F.lines[i], prefix, strlen(prefix)) == 0 && (!needle || strstr(F.lines[i], needle)))
+    if (strncmp(F.lines[i], prefix, strlen(prefix)) == 0 &&
+        (!needle || strstr(F.lines[i], needle)))
       return i;
   return -1;
 }
@@ -819,12 +770,8 @@ void rt_fake_set_devices(int n) {
   F.configured = true;
   F.devices = n;
 }
-void rt_fake_set_capturing(bool on) {
-  F.capturing = on;
-}
-void rt_fake_set_sm_count(int n) {
-  F.sm_count = n;
-}
+void rt_fake_set_capturing(bool on) { F.capturing = on; }
+void rt_fake_set_sm_count(int n) { F.sm_count = n; }
 
 void rt_fake_set_elapsed_ms(float ms) { F.elapsed_ms = ms; }
 
@@ -836,8 +783,8 @@ size_t rt_fake_bytes_allocated(void) {
 }
 
 int rt_fake_live_objects(void) {
-  return F.live[K_MODULE] + F.live[K_STREAM] + F.live[K_EVENT] + F.live[K_GRAPH] + F.live[K_EXEC] +
-         F.live[K_CTX];
+  return F.live[K_MODULE] + F.live[K_STREAM] + F.live[K_EVENT] + F.live[K_GRAPH] +
+         F.live[K_EXEC] + F.live[K_CTX];
 }
 
 void rt_fake_add_device_range(CUdeviceptr base, size_t bytes) {

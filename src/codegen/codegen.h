@@ -39,8 +39,8 @@ typedef struct cg_target {
  * kernel parameter is a pointer: shapes are compile-time constants of the
  * source, so a graph with other shapes is another kernel. */
 typedef struct cg_param {
-  int32_t value; /* the graph value the pointer addresses */
-  bool written;  /* the kernel stores to it */
+  int32_t value;  /* the graph value the pointer addresses */
+  bool written;   /* the kernel stores to it */
 } cg_param;
 
 /* A tensor-map parameter of a launch (the Hopper kernels' TMA operands:
@@ -62,8 +62,8 @@ typedef struct cg_tmap {
 /* The generated code of one launch (one plan launch: a kernel, or a
  * horizontal pack of several). */
 typedef struct cg_launch_src {
-  char *source;   /* complete CUDA C translation unit, NUL-terminated */
-  char entry[64]; /* extern "C" __global__ function name */
+  char *source;        /* complete CUDA C translation unit, NUL-terminated */
+  char entry[64];      /* extern "C" __global__ function name */
   cg_param *params;
   int32_t n_params;
   uint32_t grid;       /* blocks (1-D grid) */
