@@ -13,6 +13,7 @@
  * attention launch. Skips (exit 77) without a GPU. */
 #include "../attn_graphs.h"
 #include "../knob_env.h"
+#include "fuser/attention_decode.h"
 #include "gpu_util.h"
 #include "planted.h"
 
@@ -52,10 +53,18 @@ static int64_t compare_all(const void *got, const void *want, kf_dtype dt, int64
   return bad;
 }
 
+/* The kernel a plan must hold: the Hopper one (sm90), the decode one (at
+ * most FUSE_DECODE_MAX_QUERIES queries), else the mma.sync one. */
+static const char *kernel_marker(const attn_spec *s, bool sm90) {
+  if (s->sq <= FUSE_DECODE_MAX_QUERIES) return "attention: decode";
+  return sm90 ? "flash on sm_90" : "flash (mma.sync";
+}
+
 /* Runs s against the reference; sm90: whether the plan must be the
- * Hopper kernel (else the mma.sync one). A Hopper kernel over an operand
+ * Hopper kernel where it is not a decode. A Hopper kernel over an operand
  * off 16-byte alignment must fail clearly instead. */
 static void run_case(const attn_spec *s, size_t offset, bool sm90, const char *what) {
+  if (s->sq <= FUSE_DECODE_MAX_QUERIES) sm90 = false;
   kf_graph *g = attn_build(s);
   kf_options opt;
   kf_options_init(&opt);
@@ -63,8 +72,8 @@ static void run_case(const attn_spec *s, size_t offset, bool sm90, const char *w
   ck_assert_msg(kf_compile(G_ctx, g, &opt, &plan) == KF_OK, "%s: %s", what, kf_ctx_errmsg(G_ctx));
   ck_assert_msg(kf_plan_num_launches(plan) == 1 && plan_has(plan, "attention: "),
                 "%s: not one attention launch", what);
-  ck_assert_msg(plan_has(plan, sm90 ? "flash on sm_90" : "flash (mma.sync"),
-                "%s: not the %s kernel", what, sm90 ? "sm_90" : "mma.sync");
+  const char *marker = kernel_marker(s, sm90);
+  ck_assert_msg(plan_has(plan, marker), "%s: not the kernel of '%s'", what, marker);
   G_offset = offset;
   run_io io;
   io_setup(g, &io, 4242);
