@@ -20,10 +20,11 @@ typedef struct attn_spec {
   bool scores_out;  /* the scores are an output too */
   int axis;         /* the softmax's axis (-1) */
   int modifier;     /* 1: tanh soft-cap 30 tanh(s / 30); 2: + a bias input [1, H, Sq, Sk] */
+  bool bshd;        /* q, k and v stored [B, S, H, D], read as [B, H, S, D] (no GQA) */
 } attn_spec;
 
 static inline attn_spec attn_base(void) {
-  attn_spec s = {KF_BF16, 2, 4, 4, 40, 72, 64, false, 0, 0, true, false, -1, 0};
+  attn_spec s = {KF_BF16, 2, 4, 4, 40, 72, 64, false, 0, 0, true, false, -1, 0, false};
   return s;
 }
 
@@ -59,9 +60,18 @@ static inline kf_graph *attn_build(const attn_spec *s) {
   ck_assert_int_eq(kf_graph_create(NULL, &g), KF_OK);
   int64_t hk = s->gqa_reshape || s->hk == s->h ? s->hk : 1;
   int64_t qs[4] = {s->b, s->h, s->sq, s->d}, ks[4] = {s->b, hk, s->sk, s->d};
-  kf_value q = kf_input(g, "q", s->dt, 4, qs);
-  kf_value k = attn_heads(g, s, kf_input(g, "k", s->dt, 4, ks), s->sk);
-  kf_value v = attn_heads(g, s, kf_input(g, "v", s->dt, 4, ks), s->sk);
+  kf_value q, k, v;
+  if (s->bshd) {
+    int swap[4] = {0, 2, 1, 3};
+    int64_t q2[4] = {s->b, s->sq, s->h, s->d}, k2[4] = {s->b, s->sk, s->h, s->d};
+    q = kf_transpose(g, kf_input(g, "q", s->dt, 4, q2), swap);
+    k = kf_transpose(g, kf_input(g, "k", s->dt, 4, k2), swap);
+    v = kf_transpose(g, kf_input(g, "v", s->dt, 4, k2), swap);
+  } else {
+    q = kf_input(g, "q", s->dt, 4, qs);
+    k = attn_heads(g, s, kf_input(g, "k", s->dt, 4, ks), s->sk);
+    v = attn_heads(g, s, kf_input(g, "v", s->dt, 4, ks), s->sk);
+  }
   int perm[4] = {0, 1, 3, 2};
   kf_value sc = kf_matmul(g, q, kf_transpose(g, k, perm));
   if (s->scores_out) kf_set_output(g, sc);

@@ -326,13 +326,21 @@ static CUresult f_TensorMapEncodeTiled(CUtensorMap *map, CUtensorMapDataType typ
                                        CUtensorMapFloatOOBfill fill) {
   (void)elem, (void)il, (void)l2, (void)fill;
   INJECT("TensorMapEncodeTiled");
-  if (rank != 2 || (uintptr_t)addr % 16 || (uintptr_t)map % _Alignof(CUtensorMap))
+  if (rank < 2 || rank > 3 || (uintptr_t)addr % 16 || (uintptr_t)map % _Alignof(CUtensorMap))
     return CUDA_ERROR_INVALID_VALUE;
   memset(map, 0, sizeof *map);
   map->opaque[0] = (cuuint64_t)(uintptr_t)addr;
-  logf_("TensorMapEncodeTiled type=%d addr=%#llx dims=%llux%llu stride=%llu box=%ux%u swizzle=%d",
+  if (rank == 2)
+    logf_("TensorMapEncodeTiled type=%d addr=%#llx dims=%llux%llu stride=%llu box=%ux%u swizzle=%d",
+          (int)type, (unsigned long long)(uintptr_t)addr, (unsigned long long)dims[0],
+          (unsigned long long)dims[1], (unsigned long long)strides[0], box[0], box[1], (int)sw);
+  else
+    logf_(
+        "TensorMapEncodeTiled type=%d addr=%#llx dims=%llux%llux%llu stride=%llux%llu "
+        "box=%ux%ux%u swizzle=%d",
         (int)type, (unsigned long long)(uintptr_t)addr, (unsigned long long)dims[0],
-        (unsigned long long)dims[1], (unsigned long long)strides[0], box[0], box[1], (int)sw);
+        (unsigned long long)dims[1], (unsigned long long)dims[2], (unsigned long long)strides[0],
+        (unsigned long long)strides[1], box[0], box[1], box[2], (int)sw);
   return CUDA_SUCCESS;
 }
 

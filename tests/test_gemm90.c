@@ -58,12 +58,12 @@ START_TEST(takes_16bit_products) {
         /* A [m, k]: boxes of 64 K x 128 rows; B [k, n]: 64 N x 64 K */
         ck_assert_uint_eq(src.tmaps[0].dims[0], (uint64_t)k);
         ck_assert_uint_eq(src.tmaps[0].dims[1], (uint64_t)m);
-        ck_assert_uint_eq(src.tmaps[0].stride, (uint64_t)k * 2);
+        ck_assert_uint_eq(src.tmaps[0].strides[0], (uint64_t)k * 2);
         ck_assert_uint_eq(src.tmaps[0].box[0], 64);
         ck_assert_uint_eq(src.tmaps[0].box[1], 128);
         ck_assert_uint_eq(src.tmaps[1].dims[0], (uint64_t)n);
         ck_assert_uint_eq(src.tmaps[1].dims[1], (uint64_t)k);
-        ck_assert_uint_eq(src.tmaps[1].stride, (uint64_t)n * 2);
+        ck_assert_uint_eq(src.tmaps[1].strides[0], (uint64_t)n * 2);
         /* KFUSE_GEMM90=2 (the second pass): clusters of 2 blocks along M (B
          * multicast) where there are 2 tile rows */
         int64_t tm = (m + 127) / 128, cl = tm > 1 && pass == 1 ? 2 : 1;

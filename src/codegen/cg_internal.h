@@ -142,7 +142,8 @@ typedef struct cg_part {
   bool gemm90;         /* a matmul part on the Hopper template: takes the
                           tensor maps tmaps (cg_launch_src.tmaps) */
   bool gemm80;         /* a matmul part on the mma.sync template */
-  cg_tmap tmaps[2];
+  bool flash90;        /* an attention part on the Hopper kernel (takes tmaps too) */
+  cg_tmap tmaps[CG_MAX_TMAPS];
   int n_tmaps;
   char decisions[512]; /* for the header comment */
 } cg_part;

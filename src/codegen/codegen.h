@@ -43,17 +43,20 @@ typedef struct cg_param {
   bool written;   /* the kernel stores to it */
 } cg_param;
 
-/* A tensor-map parameter of a launch (the Hopper matmul's TMA operands):
- * the runtime encodes it with cuTensorMapEncodeTiled from the bound
- * address of parameter `value` each time the addresses are bound, and
- * passes it by value after the pointers. Always 2-D, dense, 128-byte
- * swizzle, elements past the tensor read as zeros. */
+/* A tensor-map parameter of a launch (the Hopper kernels' TMA operands:
+ * the sm_90 matmul's and the sm_90 attention's): the runtime encodes it
+ * with cuTensorMapEncodeTiled from the bound address of parameter `value`
+ * each time the addresses are bound, and passes it by value after the
+ * pointers. 2-D or 3-D, 128-byte swizzle, elements past the tensor read
+ * as zeros. */
+#define CG_MAX_TMAPS 3
 typedef struct cg_tmap {
-  int32_t value;    /* the graph value (one of the launch's params) */
-  kf_dtype dtype;   /* its elements' */
-  uint64_t dims[2]; /* elements, innermost first */
-  uint64_t stride;  /* bytes between consecutive rows (dims[0] elements) */
-  uint32_t box[2];  /* the box one copy brings, innermost first */
+  int32_t value;       /* the graph value (one of the launch's params) */
+  kf_dtype dtype;      /* its elements' */
+  uint64_t dims[3];    /* elements, innermost first */
+  uint64_t strides[2]; /* bytes between consecutive indices of dims 1 and 2 */
+  uint32_t box[3];     /* the box one copy brings, innermost first */
+  int rank;            /* 2 or 3 */
 } cg_tmap;
 
 /* The generated code of one launch (one plan launch: a kernel, or a
@@ -95,10 +98,11 @@ typedef struct cg_launch_src {
   bool library;
   /* Tensor maps after the pointer parameters (`const __grid_constant__
    * kf_tmap kf_tm<i>`), in order. */
-  cg_tmap tmaps[2];
+  cg_tmap tmaps[CG_MAX_TMAPS];
   int n_tmaps;
   /* Compiled for the arch-specific target (sm_90a rather than sm_90):
-   * the source uses wgmma and setmaxnreg. */
+   * the source uses wgmma and setmaxnreg (the sm_90 matmul and
+   * attention kernels). */
   bool arch_specific;
   /* Blocks per thread block cluster (__cluster_dims__ in the source), 0 or
    * 1 for none: a persistent launch's grid stays a multiple of it. */

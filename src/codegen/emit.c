@@ -126,7 +126,7 @@ static void emit_route(const cg_part *parts, int n, cg_buf *out) {
     uint32_t end = start + parts[i].blocks;
     char bid[32];
     snprintf(bid, sizeof bid, n == 1 ? "blockIdx.x" : "blockIdx.x - %uu", start);
-    if (parts[i].gemm90) cg_puts(&args, ", kf_tm0, kf_tm1");
+    for (int m = 0; m < parts[i].n_tmaps; m++) cg_printf(&args, ", kf_tm%d", m);
     const char *a = cg_use(out, &args);
     if (n == 1) {
       cg_puts(out, "  ");
@@ -249,7 +249,7 @@ static kf_status emit_parts(const kf_graph *g, const cg_target *t, cg_part *part
   }
   out->persistent = n == 1 && parts[0].persistent;
   if (n == 1) out->smem_bytes = parts[0].smem;
-  if (n == 1 && parts[0].gemm90) {
+  if (n == 1 && (parts[0].gemm90 || parts[0].flash90)) {
     memcpy(out->tmaps, parts[0].tmaps, sizeof out->tmaps);
     out->n_tmaps = parts[0].n_tmaps;
     out->arch_specific = true;

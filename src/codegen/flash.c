@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "codegen/expr.h"
+#include "codegen/flash90.h"
 #include "codegen/index_ctx.h"
 #include "codegen/matmul.h"
 #include "codegen/part.h"
@@ -34,6 +35,8 @@ kf_status cg_plan_flash(cg_emit_args *a) {
     snprintf(a->err, a->errsize, "%s: an attention kernel shares its launch", a->k->name);
     return KF_ERR_INTERNAL;
   }
+  char why[160] = "";
+  if (cg_flash90_fits(a, why, sizeof why)) return cg_plan_flash90(a);
   p->threads = 128;
   p->smem = smem_bytes(at);
   if ((int)p->smem > a->t->max_smem_per_block) {
@@ -58,6 +61,10 @@ kf_status cg_plan_flash(cg_emit_args *a) {
            "m16n8k16, 64 queries x %d keys a tile, cp.async double buffer, online softmax)%s",
            (long long)at->batch, (long long)at->sq, (long long)at->sk, (long long)at->d,
            tile_keys(at), at->causal ? ", causal tile skipping" : "");
+  if (why[0]) { /* on sm_90: why the Hopper kernel did not take it */
+    size_t used = strlen(p->decisions);
+    snprintf(p->decisions + used, sizeof p->decisions - used, "; not the sm_90 kernel: %s", why);
+  }
   return KF_OK;
 }
 
@@ -140,18 +147,27 @@ static void modifier(cg_gen *gen, const cg_emit_args *a, const char *fn, cg_buf 
   cg_buf_free(&decls);
 }
 
+void cg_flash_helpers(cg_gen *gen, const cg_emit_args *a, cg_buf *pre, int32_t stored[3]) {
+  const fuse_attn *at = &a->k->attn;
+  const char *fn = a->part->fn;
+  const ir_node *m1 = &a->g->nodes[at->mm1], *m2 = &a->g->nodes[at->mm2];
+  stored[0] = row_struct(gen, fn, "QR", m1, at->q, false, pre);
+  stored[1] = row_struct(gen, fn, "KR", m1, at->kt, true, pre);
+  stored[2] = row_struct(gen, fn, "VR", m2, at->v, false, pre);
+  modifier(gen, a, fn, pre);
+}
+
 kf_status cg_emit_flash(cg_emit_args *a) {
+  if (a->part->flash90) return cg_emit_flash90(a);
   const fuse_attn *at = &a->k->attn;
   const kf_graph *g = a->g;
   cg_part *p = a->part;
-  const ir_node *m1 = &g->nodes[at->mm1], *m2 = &g->nodes[at->mm2];
   cg_buf pre = {0}, params = {0}, args = {0};
   cg_gen gen;
   cg_gen_init(&gen, g, a->k, &pre, "long long");
-  int32_t sq = row_struct(&gen, p->fn, "QR", m1, at->q, false, &pre);
-  int32_t sk = row_struct(&gen, p->fn, "KR", m1, at->kt, true, &pre);
-  int32_t sv = row_struct(&gen, p->fn, "VR", m2, at->v, false, &pre);
-  modifier(&gen, a, p->fn, &pre);
+  int32_t st3[3];
+  cg_flash_helpers(&gen, a, &pre, st3);
+  int32_t sq = st3[0], sk = st3[1], sv = st3[2];
   cg_param_decls(g, p, &params);
   cg_param_args(p, &args);
   char qn[16], kn[16], vn[16], on[16], qr[112], kr[112], vr[112];

@@ -5,13 +5,21 @@
 #define KF_CG_FLASH_H
 
 #include "codegen/cg_internal.h"
+#include "codegen/expr.h"
 
-/* Plans an FK_ATTENTION part: 128 threads, a block per 64 queries of a
- * head, its shared memory. KF_ERR_UNSUPPORTED before sm_80 (mma.sync of
+/* Plans an FK_ATTENTION part: the sm_90 kernel where cg_flash90_fits
+ * takes it (flash90.c), else 128 threads, a block per 64 queries of a
+ * head, its shared memory, and on sm_90 the reason in the part's
+ * decisions. KF_ERR_UNSUPPORTED before sm_80 (mma.sync of
  * bf16), above the target's shared memory, or not alone in its launch. */
 kf_status cg_plan_flash(cg_emit_args *a);
 /* Emits the planned part: the modifier and row-offset helpers, then the
  * template. */
 kf_status cg_emit_flash(cg_emit_args *a);
+/* The helpers both attention kernels call, into pre: <fn>_QR, <fn>_KR,
+ * <fn>_VR (row(bt, r): the element offset of row r of head bt of q, k, v
+ * in the stored tensor) and <fn>_mod (the modifier chain at one score);
+ * stored[0..2]: the stored values of q, k and v (kernel parameters). */
+void cg_flash_helpers(cg_gen *gen, const cg_emit_args *a, cg_buf *pre, int32_t stored[3]);
 
 #endif

@@ -198,9 +198,9 @@ kf_status cg_plan_gemm90(cg_emit_args *a) {
   p->gemm90 = true;
   size_t es = kf_dtype_size(mm->dtype);
   p->tmaps[0] =
-      (cg_tmap){mm->args[0], A->dtype, {(uint64_t)k, (uint64_t)m}, (uint64_t)k * es, {BK, BM}};
+      (cg_tmap){mm->args[0], A->dtype, {(uint64_t)k, (uint64_t)m}, {(uint64_t)k * es}, {BK, BM}, 2};
   p->tmaps[1] =
-      (cg_tmap){mm->args[1], B->dtype, {(uint64_t)n, (uint64_t)k}, (uint64_t)n * es, {64, BK}};
+      (cg_tmap){mm->args[1], B->dtype, {(uint64_t)n, (uint64_t)k}, {(uint64_t)n * es}, {64, BK}, 2};
   p->n_tmaps = 2;
   snprintf(p->decisions, sizeof p->decisions,
            "matmul: %lldx%lldx%lld on the sm_90 template (wgmma m64n%dk16, TMA with the 128-byte "
@@ -385,7 +385,8 @@ kf_status cg_emit_gemm90(cg_emit_args *a) {
   if (gen.failed) {
     snprintf(a->err, a->errsize, "%s: %s", a->k->name, gen.err);
     st = gen.status;
-  } else if (!cg_fill(a->out, "gemm_sm90.cu", holes, (int)(sizeof holes / sizeof holes[0]), a->err,
+  } else if (!cg_fill(a->out, "sm90_common.cu", NULL, 0, a->err, a->errsize) ||
+             !cg_fill(a->out, "gemm_sm90.cu", holes, (int)(sizeof holes / sizeof holes[0]), a->err,
                       a->errsize)) {
     st = KF_ERR_INTERNAL;
   }

@@ -109,9 +109,9 @@ typedef struct rt_launch {
    * again only when that address changes (tmap_addr: the last one). */
   int cluster; /* blocks per cluster (cg_launch_src.cluster): grids keep to multiples */
   int n_tmaps;
-  cg_tmap tmap_desc[2];
-  int tmap_param[2];
-  CUdeviceptr tmap_addr[2];
+  cg_tmap tmap_desc[CG_MAX_TMAPS];
+  int tmap_param[CG_MAX_TMAPS];
+  CUdeviceptr tmap_addr[CG_MAX_TMAPS];
   CUtensorMap *tmaps; /* aligned as CUtensorMap (128 bytes), inside tmap_mem */
   void *tmap_mem;
 } rt_launch;

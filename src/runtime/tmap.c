@@ -10,7 +10,7 @@
 kf_status rt_tmap_setup(rt_plan *plan, rt_launch *l, const cg_launch_src *src) {
   l->n_tmaps = 0;
   if (src->n_tmaps <= 0) return KF_OK;
-  if (src->n_tmaps > 2 || src->packed_params)
+  if (src->n_tmaps > CG_MAX_TMAPS || src->packed_params)
     return rt_plan_error(plan, KF_ERR_INTERNAL, "%s: %d tensor maps", l->entry, src->n_tmaps);
   /* CUtensorMap's own alignment (128 bytes in CUDA 13's cuda.h; the
    * driver wants at least 64) */
@@ -48,12 +48,14 @@ kf_status rt_tmap_encode(rt_plan *plan, const rt_driver *d, rt_launch *l) {
     if (a % 16)
       return rt_plan_error(plan, KF_ERR_INVALID_ARG,
                            "%s: operand %%%d at %#llx is not 16-byte aligned, which the sm_90 "
-                           "matmul's copy engine needs (KFUSE_MATMUL=library, or aligned memory)",
+                           "kernels' copy engine needs (KFUSE_MATMUL=library for a matmul, "
+                           "KFUSE_ATTN90=0 for attention, or aligned memory)",
                            l->entry, (int)t->value, (unsigned long long)a);
-    cuuint64_t dims[2] = {t->dims[0], t->dims[1]}, strides[1] = {t->stride};
-    cuuint32_t box[2] = {t->box[0], t->box[1]}, elem[2] = {1, 1};
+    cuuint64_t dims[3] = {t->dims[0], t->dims[1], t->dims[2]};
+    cuuint64_t strides[2] = {t->strides[0], t->strides[1]};
+    cuuint32_t box[3] = {t->box[0], t->box[1], t->box[2]}, elem[3] = {1, 1, 1};
     CUresult r = d->TensorMapEncodeTiled(
-        &l->tmaps[i], map_type(t->dtype), 2, (void *)a, dims, strides, box, elem,
+        &l->tmaps[i], map_type(t->dtype), (cuuint32_t)t->rank, (void *)a, dims, strides, box, elem,
         CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
         CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
     if (r != CUDA_SUCCESS) {

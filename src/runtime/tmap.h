@@ -1,6 +1,7 @@
-/* tmap.h - tensor-map parameters of a launch (the Hopper matmul's TMA
- * operands): set up at load, encoded with cuTensorMapEncodeTiled from the
- * bound addresses at each bind. */
+/* tmap.h - tensor-map parameters of a launch (the TMA operands of the
+ * Hopper matmul and attention kernels, 2-D or 3-D): set up at load,
+ * encoded with cuTensorMapEncodeTiled from the bound addresses at each
+ * bind. */
 #ifndef KF_RUNTIME_TMAP_H
 #define KF_RUNTIME_TMAP_H
 

@@ -1,5 +1,7 @@
-/* test_gpu_attention.c - the flash attention kernel on a real GPU against
- * the CPU reference at small shapes: no mask, a boolean mask, causal masks
+/* test_gpu_attention.c - the flash attention kernels on a real GPU against
+ * the CPU reference at small shapes (on an sm_90 GPU the Hopper kernel for
+ * what it takes, and every case again with KFUSE_ATTN90=0 on the mma.sync
+ * kernel): no mask, a boolean mask, causal masks
  * from iota (with offsets, and in the negated where form), grouped-query
  * and multi-query heads, a tanh soft-cap and an added bias, odd lengths,
  * queries and keys of different lengths (a decode-like 1 x 300), head dims
@@ -10,8 +12,12 @@
  * so it is not bit-identical to the unfused graph. Each plan must be one
  * attention launch. Skips (exit 77) without a GPU. */
 #include "../attn_graphs.h"
+#include "../knob_env.h"
+#include "fuser/attention_decode.h"
 #include "gpu_util.h"
 #include "planted.h"
+
+static bool G_sm90;
 
 /* docs/attention.md: |got - want| <= tol + tol |want| per element; two
  * units in the last place near 1 of the output dtype. */
@@ -47,7 +53,18 @@ static int64_t compare_all(const void *got, const void *want, kf_dtype dt, int64
   return bad;
 }
 
-static void run_case(const attn_spec *s, size_t offset, const char *what) {
+/* The kernel a plan must hold: the Hopper one (sm90), the decode one (at
+ * most FUSE_DECODE_MAX_QUERIES queries), else the mma.sync one. */
+static const char *kernel_marker(const attn_spec *s, bool sm90) {
+  if (s->sq <= FUSE_DECODE_MAX_QUERIES) return "attention: decode";
+  return sm90 ? "flash on sm_90" : "flash (mma.sync";
+}
+
+/* Runs s against the reference; sm90: whether the plan must be the
+ * Hopper kernel where it is not a decode. A Hopper kernel over an operand
+ * off 16-byte alignment must fail clearly instead. */
+static void run_case(const attn_spec *s, size_t offset, bool sm90, const char *what) {
+  if (s->sq <= FUSE_DECODE_MAX_QUERIES) sm90 = false;
   kf_graph *g = attn_build(s);
   kf_options opt;
   kf_options_init(&opt);
@@ -55,6 +72,8 @@ static void run_case(const attn_spec *s, size_t offset, const char *what) {
   ck_assert_msg(kf_compile(G_ctx, g, &opt, &plan) == KF_OK, "%s: %s", what, kf_ctx_errmsg(G_ctx));
   ck_assert_msg(kf_plan_num_launches(plan) == 1 && plan_has(plan, "attention: "),
                 "%s: not one attention launch", what);
+  const char *marker = kernel_marker(s, sm90);
+  ck_assert_msg(plan_has(plan, marker), "%s: not the kernel of '%s'", what, marker);
   G_offset = offset;
   run_io io;
   io_setup(g, &io, 4242);
@@ -63,11 +82,16 @@ static void run_case(const attn_spec *s, size_t offset, const char *what) {
   ck_assert_msg(st == KF_OK, "%s: reference: %s", what, kf_graph_errmsg(g));
   io_poison(&io);
   st = kf_plan_run(plan, io.din, io.n_in, io.dout, io.n_out, NULL);
-  ck_assert_msg(st == KF_OK, "%s: run: %s", what, kf_plan_errmsg(plan));
-  io_fetch(&io);
-  int64_t n = kf_value_numel(g, kf_graph_output(g, 0));
-  int64_t bad = compare_all(io.hout[0].data, io.href[0].data, s->dt, n, what);
-  ck_assert_msg(bad == 0, "%s: %lld of %lld elements off", what, (long long)bad, (long long)n);
+  if (sm90 && offset % 16) {
+    ck_assert_msg(st == KF_ERR_INVALID_ARG && strstr(kf_plan_errmsg(plan), "16-byte aligned"),
+                  "%s: %s", what, kf_plan_errmsg(plan));
+  } else {
+    ck_assert_msg(st == KF_OK, "%s: run: %s", what, kf_plan_errmsg(plan));
+    io_fetch(&io);
+    int64_t n = kf_value_numel(g, kf_graph_output(g, 0));
+    int64_t bad = compare_all(io.hout[0].data, io.href[0].data, s->dt, n, what);
+    ck_assert_msg(bad == 0, "%s: %lld of %lld elements off", what, (long long)bad, (long long)n);
+  }
   io_free(&io);
   G_offset = 0;
   kf_plan_destroy(plan);
@@ -82,32 +106,69 @@ typedef struct gcase {
   int64_t shift;
   bool mqa, hand;
   size_t offset;
+  bool bshd, keys64; /* [B, S, H, D] operands; KFUSE_ATTN90_KEYS=64 */
 } gcase;
 
 static const gcase CASES[] = {
-    {"bf16 d64 none", KF_BF16, 4, 4, 64, 64, 64, 0, 0, 0, false, false, 0},
-    {"f16 d64 none odd", KF_F16, 4, 4, 37, 77, 64, 0, 0, 0, false, false, 0},
-    {"bf16 d128 bool odd", KF_BF16, 2, 2, 93, 131, 128, 1, 0, 0, false, false, 0},
-    {"f16 d128 causal", KF_F16, 2, 2, 200, 200, 128, 2, 0, 0, false, false, 0},
-    {"bf16 d64 causal shift", KF_BF16, 2, 2, 70, 150, 64, 2, 0, 80, false, true, 0},
-    {"f16 d64 causal negated", KF_F16, 2, 2, 129, 129, 64, 3, 0, 0, false, false, 0},
-    {"bf16 d128 gqa causal", KF_BF16, 8, 2, 96, 96, 128, 2, 0, 0, false, false, 0},
-    {"f16 d64 mqa", KF_F16, 8, 1, 48, 100, 64, 0, 0, 0, true, false, 0},
-    {"bf16 d64 softcap", KF_BF16, 2, 2, 64, 192, 64, 0, 1, 0, false, false, 0},
-    {"f16 d128 bias", KF_F16, 2, 2, 50, 66, 128, 0, 2, 0, false, true, 0},
-    {"bf16 d256 causal", KF_BF16, 2, 2, 80, 80, 256, 2, 0, 0, false, false, 0},
-    {"f16 d256 none", KF_F16, 2, 2, 33, 65, 256, 0, 0, 0, false, false, 0},
-    {"bf16 d128 decode 1x300", KF_BF16, 4, 4, 1, 300, 128, 0, 0, 0, false, false, 0},
-    {"f16 d64 unaligned", KF_F16, 2, 2, 40, 72, 64, 1, 0, 0, false, false, 2},
+    {"bf16 d64 none", KF_BF16, 4, 4, 64, 64, 64, 0, 0, 0, false, false, 0, false, false},
+    {"f16 d64 none odd", KF_F16, 4, 4, 37, 77, 64, 0, 0, 0, false, false, 0, false, false},
+    {"bf16 d128 bool odd", KF_BF16, 2, 2, 93, 131, 128, 1, 0, 0, false, false, 0, false, false},
+    {"f16 d128 causal", KF_F16, 2, 2, 200, 200, 128, 2, 0, 0, false, false, 0, false, false},
+    {"bf16 d64 causal shift", KF_BF16, 2, 2, 70, 150, 64, 2, 0, 80, false, true, 0, false, false},
+    {"f16 d64 causal negated", KF_F16, 2, 2, 129, 129, 64, 3, 0, 0, false, false, 0, false, false},
+    {"bf16 d128 gqa causal", KF_BF16, 8, 2, 96, 96, 128, 2, 0, 0, false, false, 0, false, false},
+    {"f16 d64 mqa", KF_F16, 8, 1, 48, 100, 64, 0, 0, 0, true, false, 0, false, false},
+    {"bf16 d64 softcap", KF_BF16, 2, 2, 64, 192, 64, 0, 1, 0, false, false, 0, false, false},
+    {"f16 d128 bias", KF_F16, 2, 2, 50, 66, 128, 0, 2, 0, false, true, 0, false, false},
+    {"bf16 d256 causal", KF_BF16, 2, 2, 80, 80, 256, 2, 0, 0, false, false, 0, false, false},
+    {"f16 d256 none", KF_F16, 2, 2, 33, 65, 256, 0, 0, 0, false, false, 0, false, false},
+    {"bf16 d128 decode 1x300", KF_BF16, 4, 4, 1, 300, 128, 0, 0, 0, false, false, 0, false, false},
+    {"f16 d64 unaligned", KF_F16, 2, 2, 40, 72, 64, 1, 0, 0, false, false, 2, false, false},
+    /* many key tiles (the sm_90 kernel's ring wraps), several query tiles */
+    {"bf16 d128 gqa causal long", KF_BF16, 4, 2, 300, 1000, 128, 2, 0, 700, false, false, 0, false,
+     false},
+    {"f16 d64 long", KF_F16, 2, 2, 257, 1100, 64, 0, 0, 0, false, false, 0, false, false},
+    {"f16 d128 bool long", KF_F16, 2, 2, 130, 500, 128, 1, 0, 0, false, false, 0, false, false},
+    {"bf16 d128 causal 512", KF_BF16, 2, 2, 512, 512, 128, 2, 0, 0, false, false, 0, false, false},
+    {"f16 d64 causal 640 hand", KF_F16, 2, 2, 640, 640, 64, 3, 0, 0, false, true, 0, false, false},
+    {"bf16 d128 softcap keys64", KF_BF16, 2, 2, 200, 333, 128, 0, 1, 0, false, false, 0, false,
+     true},
+    {"f16 d128 bias keys64 causal", KF_F16, 2, 2, 150, 150, 128, 2, 2, 0, false, true, 0, false,
+     true},
+    /* a head's rows H rows apart: the mma.sync kernel on sm_90 too */
+    {"bf16 d64 bshd", KF_BF16, 4, 4, 100, 130, 64, 0, 0, 0, false, false, 0, true, false},
 };
+enum { N_CASES = (int)(sizeof CASES / sizeof CASES[0]) };
 
-START_TEST(against_reference) {
-  const gcase *c = &CASES[_i];
+/* Whether the sm_90 kernel takes the case (flash90.c's rules). */
+static bool takes90(const gcase *c) {
+  return (c->d == 64 || c->d == 128) && !c->bshd;
+}
+
+static void run_gcase(const gcase *c, bool attn90) {
   attn_spec s = attn_base();
   s.dt = c->dt, s.h = c->h, s.hk = c->hk, s.sq = c->sq, s.sk = c->sk, s.d = c->d;
   s.mask = c->mask, s.modifier = c->modifier, s.shift = c->shift, s.hand = c->hand;
-  s.gqa_reshape = !c->mqa;
-  run_case(&s, c->offset, c->what);
+  s.gqa_reshape = !c->mqa, s.bshd = c->bshd;
+  kt_setenv("KFUSE_ATTN90", attn90 ? "1" : "0", 1);
+  if (c->keys64) kt_setenv("KFUSE_ATTN90_KEYS", "64", 1);
+  char what[96];
+  snprintf(what, sizeof what, "%s%s", c->what, attn90 ? "" : " (KFUSE_ATTN90=0)");
+  run_case(&s, c->offset, attn90 && G_sm90 && takes90(c), what);
+  kt_unsetenv("KFUSE_ATTN90_KEYS");
+  kt_unsetenv("KFUSE_ATTN90");
+}
+
+/* Every case as the defaults plan it (on sm_90 the Hopper kernel where it
+ * takes the case). */
+START_TEST(against_reference) {
+  run_gcase(&CASES[_i], true);
+}
+END_TEST
+
+/* On an sm_90 GPU, every case again on the mma.sync kernel. */
+START_TEST(mma_kernel_on_sm90) {
+  if (G_sm90) run_gcase(&CASES[_i], false);
 }
 END_TEST
 
@@ -120,10 +181,13 @@ START_TEST(worst) {
 END_TEST
 
 static Suite *make_suite(void) {
+  kf_device_info info;
+  G_sm90 = kf_device_query(G_ctx, 0, &info) == KF_OK && info.cc_major == 9 && info.cc_minor == 0;
   Suite *s = suite_create("gpu_attention");
   TCase *tc = tcase_create("attention");
   tcase_set_timeout(tc, 300);
-  tcase_add_loop_test(tc, against_reference, 0, (int)(sizeof CASES / sizeof CASES[0]));
+  tcase_add_loop_test(tc, against_reference, 0, N_CASES);
+  tcase_add_loop_test(tc, mma_kernel_on_sm90, 0, N_CASES);
   tcase_add_test(tc, worst);
   suite_add_tcase(s, tc);
   return s;
