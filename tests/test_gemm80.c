@@ -218,7 +218,7 @@ START_TEST(others_keep_the_simple_kernel) {
   ck_assert_ptr_nonnull(strstr(src.source, "not tensor cores"));
   cg_launch_src_free(&src);
   kf_graph_destroy(g);
-  kt_unsetenv("KFUSE_GEMM80");
+  kt_setenv("KFUSE_GEMM80", "1", 1);
   /* relu(a) @ b: a prologue the template does not compute */
   ck_assert_int_eq(kf_graph_create(NULL, &g), KF_OK);
   int64_t s[2] = {64, 64};
@@ -238,6 +238,8 @@ START_TEST(others_keep_the_simple_kernel) {
 END_TEST
 
 static Suite *make_suite(void) {
+  /* off by default until it has run on a GPU (docs/matmul.md) */
+  kt_setenv("KFUSE_GEMM80", "1", 1);
   Suite *s = suite_create("gemm80");
   TCase *tc = tcase_create("gemm80");
   tcase_set_timeout(tc, 240);

@@ -160,6 +160,8 @@ START_TEST(every_example_passes) {
 END_TEST
 
 static Suite *make_suite(void) {
+  /* the mma.sync template's planted bug needs it on (off by default) */
+  kt_setenv("KFUSE_GEMM80", "1", 1);
   Suite *s = suite_create("gpu_check");
   TCase *tc = tcase_create("gpu");
   tcase_set_timeout(tc, 1800);

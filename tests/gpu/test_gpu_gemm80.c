@@ -142,6 +142,8 @@ START_TEST(large_shapes_match_the_library) {
 END_TEST
 
 static Suite *make_suite(void) {
+  /* off by default until this suite has passed on a GPU (docs/matmul.md) */
+  kt_setenv("KFUSE_GEMM80", "1", 1);
   int cc = 0;
   kf_device_info info;
   if (kf_device_query(G_ctx, 0, &info) == KF_OK) cc = info.cc_major * 10 + info.cc_minor;
