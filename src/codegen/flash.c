@@ -8,7 +8,7 @@
 
 #include "codegen/expr.h"
 #include "codegen/flash90.h"
-#include "codegen/index_ctx.h"
+#include "codegen/flash_gen.h"
 #include "codegen/matmul.h"
 #include "codegen/part.h"
 #include "codegen/template.h"
@@ -68,93 +68,14 @@ kf_status cg_plan_flash(cg_emit_args *a) {
   return KF_OK;
 }
 
-/* Follows the layout ops of the kernel from value v at context c down to
- * the stored tensor (the recognizer admitted only ops that keep the last
- * axis whole); its value index, c then its context. */
-static int32_t stored(cg_gen *gen, int32_t v, cg_ctx *c) {
-  const kf_graph *g = gen->g;
-  while (cg_in_kernel(gen->k, v)) {
-    const ir_node *n = &g->nodes[v], *x = &g->nodes[n->args[0]];
-    cg_ctx next;
-    if (n->op == IR_OP_TRANSPOSE) {
-      cg_ctx_transpose(gen, c, x->rank, x->shape, n->perm, &next);
-    } else if (n->op == IR_OP_BROADCAST_TO) {
-      cg_ctx_broadcast(gen, c, x->rank, x->shape, &next);
-    } else if (n->op == IR_OP_RESHAPE) {
-      cg_buf lin = {0};
-      cg_ctx_lin_s(c, &lin);
-      cg_ctx_linear(&next, x->rank, x->shape, "", VC_GATHER);
-      cg_ctx_put(gen, &next, -1, lin.s ? lin.s : "0");
-      if (lin.oom) cg_gen_oom(gen);
-      cg_buf_free(&lin);
-    } else {
-      cg_gen_fail(gen, "operand node %d (%s) is not a layout op", (int)v, ir_ops[n->op].name);
-      return v;
-    }
-    *c = next;
-    v = n->args[0];
-  }
-  return v;
-}
-
-/* "struct <fn>_<tag> { row(bt, r): element offset of row r }" for operand
- * v of product mm (k: read through its transpose, rows are columns). */
-static int32_t row_struct(cg_gen *gen, const char *fn, const char *tag, const ir_node *mm,
-                          int32_t v, bool cols, cg_buf *out) {
-  cg_buf body = {0};
-  gen->code = &body;
-  gen->indent = 4;
-  cg_gen_reset_memo(gen);
-  cg_ctx c;
-  cg_matmul_operand_ctx(mm, &gen->g->nodes[v], cols ? "0" : "r", cols ? "r" : "0", &c);
-  int32_t s = stored(gen, v, &c);
-  cg_buf lin = {0};
-  cg_ctx_lin_s(&c, &lin);
-  cg_printf(out,
-            "struct %s_%s {\n  static KF_INLINE long long row(long long bt, long long r) {\n"
-            "    (void)bt;\n%s    return %s;\n  }\n};\n",
-            fn, tag, body.s ? body.s : "", lin.s ? lin.s : "0");
-  if (lin.oom || body.oom) cg_gen_oom(gen);
-  cg_buf_free(&lin);
-  cg_buf_free(&body);
-  return s;
-}
-
-/* "<fn>_mod(acc, bt, qi, ki, params)": the chain's value x at one score. */
-static void modifier(cg_gen *gen, const cg_emit_args *a, const char *fn, cg_buf *out) {
-  const fuse_attn *at = &a->k->attn;
-  const ir_node *x = &a->g->nodes[at->x];
-  cg_buf body = {0}, decls = {0};
-  gen->code = &body;
-  gen->indent = 2;
-  cg_gen_reset_memo(gen);
-  /* the f32 accumulator; the binding rounds it to the product's dtype
-   * before any use, as the graph rounds the product */
-  cg_gen_bind(gen, at->mm1, NULL, "kf_acc");
-  cg_ctx c;
-  int bounds[4] = {0, x->rank - 2, x->rank - 1, x->rank};
-  const char *vars[3] = {"bt", "qi", "ki"};
-  cg_ctx_groups(&c, x->rank, x->shape, 3, bounds, vars, VC_GATHER);
-  char name[160];
-  cg_gen_value(gen, at->x, &c, name, sizeof name);
-  cg_param_decls(a->g, a->part, &decls);
-  cg_printf(out,
-            "KF_INLINE float %s_mod(float kf_acc, long long bt, long long qi, long long ki, "
-            "%s) {\n  (void)bt, (void)qi, (void)ki;\n%s  return (float)%s;\n}\n",
-            fn, decls.s ? decls.s : "", body.s ? body.s : "", name);
-  if (body.oom || decls.oom) cg_gen_oom(gen);
-  cg_buf_free(&body);
-  cg_buf_free(&decls);
-}
-
 void cg_flash_helpers(cg_gen *gen, const cg_emit_args *a, cg_buf *pre, int32_t stored[3]) {
   const fuse_attn *at = &a->k->attn;
   const char *fn = a->part->fn;
   const ir_node *m1 = &a->g->nodes[at->mm1], *m2 = &a->g->nodes[at->mm2];
-  stored[0] = row_struct(gen, fn, "QR", m1, at->q, false, pre);
-  stored[1] = row_struct(gen, fn, "KR", m1, at->kt, true, pre);
-  stored[2] = row_struct(gen, fn, "VR", m2, at->v, false, pre);
-  modifier(gen, a, fn, pre);
+  stored[0] = cg_flash_row_struct(gen, fn, "QR", m1, at->q, false, pre);
+  stored[1] = cg_flash_row_struct(gen, fn, "KR", m1, at->kt, true, pre);
+  stored[2] = cg_flash_row_struct(gen, fn, "VR", m2, at->v, false, pre);
+  cg_flash_modifier(gen, a, fn, pre);
 }
 
 kf_status cg_emit_flash(cg_emit_args *a) {

@@ -1,8 +1,6 @@
 /* flash_gen.c - what the attention kernels share in their generated
  * source: where each operand's rows lie (a struct with row(bt, r)) and the
- * score modifier (the graph's chain between the products, per element).
- * flash.c keeps private copies of the same two functions until it is
- * moved onto these (the prefill kernel is being rewritten in parallel). */
+ * score modifier (the graph's chain between the products, per element). */
 #include "codegen/flash_gen.h"
 
 #include <stdio.h>
