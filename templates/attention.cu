@@ -12,75 +12,6 @@
 // Holes: fn, BID, params, args, T, BF, D, BN, SQ, SK, BATCH, QT, CAUSAL,
 // COFF, q, k, v, o, QR, KR, VR.
 
-#ifndef KF_FA_HELPERS
-#define KF_FA_HELPERS
-KF_INLINE unsigned kf_fa_saddr(const void *p) {
-  return (unsigned)__cvta_generic_to_shared(p);
-}
-// Rows [r0, r0 + ROWS) of an operand (row r of batch entry bt starts at
-// R::row(bt, r)) into a swizzled [ROWS][D] tile; rows past n are zeros.
-template <class R, typename T, int ROWS, int D>
-KF_INLINE void kf_fa_load(T *s, const T *__restrict__ g, long long bt, long long r0, long long n,
-                          bool al) {
-  constexpr int DC = D / 8;
-  for (int i = threadIdx.x; i < ROWS * DC; i += 128) {
-    const int row = i / DC, ch = i % DC;
-    T *dst = s + row * D + ((ch ^ (row & 7)) * 8);
-    const long long r = r0 + row;
-    if (al) {
-      const T *src = r < n ? g + R::row(bt, r) + ch * 8 : g;
-      asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(kf_fa_saddr(dst)),
-                   "l"(src), "r"(r < n ? 16 : 0)
-                   : "memory");
-    } else {
-      for (int e = 0; e < 8; e++) dst[e] = r < n ? g[R::row(bt, r) + ch * 8 + e] : T{0};
-    }
-  }
-}
-KF_INLINE void kf_fa_commit() {
-  asm volatile("cp.async.commit_group;" ::: "memory");
-}
-template <int N>
-KF_INLINE void kf_fa_wait() {
-  asm volatile("cp.async.wait_group %0;" ::"n"(N) : "memory");
-}
-KF_INLINE void kf_fa_ldm4(unsigned (&r)[4], const void *p) {
-  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];"
-               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-               : "r"(kf_fa_saddr(p)));
-}
-KF_INLINE void kf_fa_ldm4t(unsigned (&r)[4], const void *p) {
-  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];"
-               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-               : "r"(kf_fa_saddr(p)));
-}
-// c += a b for one m16n8k16 tile (row-major a, column-major b).
-template <bool BF>
-KF_INLINE void kf_fa_mma(float (&c)[4], const unsigned (&a)[4], unsigned b0, unsigned b1) {
-  if (BF)
-    asm volatile(
-        "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, "
-        "{%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"
-        : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
-        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-  else
-    asm volatile(
-        "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, "
-        "{%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"
-        : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
-        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-}
-// Two floats as a pair of 16-bit values, lo in the low half.
-template <bool BF>
-KF_INLINE unsigned kf_fa_pack(float lo, float hi) {
-  unsigned r;
-  if (BF)
-    asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
-  else
-    asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
-  return r;
-}
-#endif
 
 KF_INLINE void {{fn}}({{BID}} bid, {{params}}) {
   typedef {{T}} T;
@@ -101,12 +32,12 @@ KF_INLINE void {{fn}}({{BID}} bid, {{params}}) {
   long long kend = SK;
   if ({{CAUSAL}}) kend = q0 + BM + ({{COFF}}) < SK ? q0 + BM + ({{COFF}}) : SK;
   const int nt = kend > 0 ? (int)((kend + BN - 1) / BN) : 0;
-  kf_fa_load<{{QR}}, T, BM, D>(qs, {{q}}, bt, q0, SQ, al);
+  kf_m80_rows<{{QR}}, T, BM, D, 128>(qs, {{q}}, bt, q0, SQ, al);
   if (nt > 0) {
-    kf_fa_load<{{KR}}, T, BN, D>(ks, {{k}}, bt, 0, SK, al);
-    kf_fa_load<{{VR}}, T, BN, D>(vs, {{v}}, bt, 0, SK, al);
+    kf_m80_rows<{{KR}}, T, BN, D, 128>(ks, {{k}}, bt, 0, SK, al);
+    kf_m80_rows<{{VR}}, T, BN, D, 128>(vs, {{v}}, bt, 0, SK, al);
   }
-  kf_fa_commit();
+  kf_m80_commit();
   float o[DB][4];
 #pragma unroll
   for (int i = 0; i < DB; i++) o[i][0] = o[i][1] = o[i][2] = o[i][3] = 0.0f;
@@ -115,11 +46,11 @@ KF_INLINE void {{fn}}({{BID}} bid, {{params}}) {
     const int cur = j & 1;
     if (j + 1 < nt) {
       const long long n0 = (long long)(j + 1) * BN;
-      kf_fa_load<{{KR}}, T, BN, D>(ks + (cur ^ 1) * BN * D, {{k}}, bt, n0, SK, al);
-      kf_fa_load<{{VR}}, T, BN, D>(vs + (cur ^ 1) * BN * D, {{v}}, bt, n0, SK, al);
+      kf_m80_rows<{{KR}}, T, BN, D, 128>(ks + (cur ^ 1) * BN * D, {{k}}, bt, n0, SK, al);
+      kf_m80_rows<{{VR}}, T, BN, D, 128>(vs + (cur ^ 1) * BN * D, {{v}}, bt, n0, SK, al);
     }
-    kf_fa_commit();
-    kf_fa_wait<1>();
+    kf_m80_commit();
+    kf_m80_wait<1>();
     __syncthreads();
     const T *kb = ks + cur * BN * D, *vb = vs + cur * BN * D;
     float s[NB][4];
@@ -130,15 +61,15 @@ KF_INLINE void {{fn}}({{BID}} bid, {{params}}) {
       unsigned a[4];
       {
         const int row = warp * 16 + (lane & 7) + ((lane >> 3) & 1) * 8, ch = kk * 2 + (lane >> 4);
-        kf_fa_ldm4(a, qs + row * D + ((ch ^ (row & 7)) * 8));
+        kf_m80_ldm4(a, qs + row * D + ((ch ^ (row & 7)) * 8));
       }
 #pragma unroll
       for (int nb = 0; nb < NB; nb += 2) {
         unsigned b[4];
         const int row = nb * 8 + (lane & 7) + (lane >> 4) * 8, ch = kk * 2 + ((lane >> 3) & 1);
-        kf_fa_ldm4(b, kb + row * D + ((ch ^ (row & 7)) * 8));
-        kf_fa_mma<BF>(s[nb], a, b[0], b[1]);
-        kf_fa_mma<BF>(s[nb + 1], a, b[2], b[3]);
+        kf_m80_ldm4(b, kb + row * D + ((ch ^ (row & 7)) * 8));
+        kf_m80_mma<BF>(s[nb], a, b[0], b[1]);
+        kf_m80_mma<BF>(s[nb + 1], a, b[2], b[3]);
       }
     }
     // the modifier chain per score; keys and queries past the end are -inf
@@ -180,22 +111,22 @@ KF_INLINE void {{fn}}({{BID}} bid, {{params}}) {
     }
 #pragma unroll
     for (int kk = 0; kk < BN / 16; kk++) {
-      const unsigned a[4] = {kf_fa_pack<BF>(s[2 * kk][0], s[2 * kk][1]),
-                             kf_fa_pack<BF>(s[2 * kk][2], s[2 * kk][3]),
-                             kf_fa_pack<BF>(s[2 * kk + 1][0], s[2 * kk + 1][1]),
-                             kf_fa_pack<BF>(s[2 * kk + 1][2], s[2 * kk + 1][3])};
+      const unsigned a[4] = {kf_m80_pack<BF>(s[2 * kk][0], s[2 * kk][1]),
+                             kf_m80_pack<BF>(s[2 * kk][2], s[2 * kk][3]),
+                             kf_m80_pack<BF>(s[2 * kk + 1][0], s[2 * kk + 1][1]),
+                             kf_m80_pack<BF>(s[2 * kk + 1][2], s[2 * kk + 1][3])};
 #pragma unroll
       for (int dn = 0; dn < DB; dn += 2) {
         unsigned b[4];
         const int row = kk * 16 + (lane & 7) + ((lane >> 3) & 1) * 8, ch = dn + (lane >> 4);
-        kf_fa_ldm4t(b, vb + row * D + ((ch ^ (row & 7)) * 8));
-        kf_fa_mma<BF>(o[dn], a, b[0], b[1]);
-        kf_fa_mma<BF>(o[dn + 1], a, b[2], b[3]);
+        kf_m80_ldm4t(b, vb + row * D + ((ch ^ (row & 7)) * 8));
+        kf_m80_mma<BF>(o[dn], a, b[0], b[1]);
+        kf_m80_mma<BF>(o[dn + 1], a, b[2], b[3]);
       }
     }
     __syncthreads();  // the next iteration refills the buffer just read
   }
-  kf_fa_wait<0>();
+  kf_m80_wait<0>();
   float inv[2];
 #pragma unroll
   for (int r = 0; r < 2; r++) {

@@ -18,76 +18,6 @@
 // Holes: fn, BID, params, args, T, BF, D, SQ, SK, KEND, G, M, WM, WK,
 // STAGES, CL, q, k, v, o, QR, KR, VR.
 
-#ifndef KF_FD_HELPERS
-#define KF_FD_HELPERS
-KF_INLINE unsigned kf_fd_saddr(const void *p) {
-  return (unsigned)__cvta_generic_to_shared(p);
-}
-// Rows [r0, r0 + ROWS) of an operand (row r of batch entry bt at
-// R::row(bt, r)) into a [ROWS][D] tile swizzled by 16-byte chunk; rows at
-// or past n are zeros (v's zeros keep 0 * garbage out of the product).
-template <class R, typename T, int ROWS, int D, int NT>
-KF_INLINE void kf_fd_load(T *s, const T *__restrict__ g, long long bt, long long r0, long long n,
-                          bool al) {
-  constexpr int DC = D / 8;
-  for (int i = threadIdx.x; i < ROWS * DC; i += NT) {
-    const int row = i / DC, ch = i % DC;
-    T *dst = s + row * D + ((ch ^ (row & 7)) * 8);
-    const long long r = r0 + row;
-    if (al) {
-      const T *src = r < n ? g + R::row(bt, r) + ch * 8 : g;
-      asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(kf_fd_saddr(dst)),
-                   "l"(src), "r"(r < n ? 16 : 0)
-                   : "memory");
-    } else {
-      for (int e = 0; e < 8; e++) dst[e] = r < n ? g[R::row(bt, r) + ch * 8 + e] : T{0};
-    }
-  }
-}
-KF_INLINE void kf_fd_commit() {
-  asm volatile("cp.async.commit_group;" ::: "memory");
-}
-template <int N>
-KF_INLINE void kf_fd_wait() {
-  asm volatile("cp.async.wait_group %0;" ::"n"(N) : "memory");
-}
-KF_INLINE void kf_fd_ldm4(unsigned (&r)[4], const void *p) {
-  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];"
-               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-               : "r"(kf_fd_saddr(p)));
-}
-KF_INLINE void kf_fd_ldm4t(unsigned (&r)[4], const void *p) {
-  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];"
-               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-               : "r"(kf_fd_saddr(p)));
-}
-// c += a b for one m16n8k16 tile (row-major a, column-major b).
-template <bool BF>
-KF_INLINE void kf_fd_mma(float (&c)[4], const unsigned (&a)[4], unsigned b0, unsigned b1) {
-  if (BF)
-    asm volatile(
-        "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, "
-        "{%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"
-        : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
-        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-  else
-    asm volatile(
-        "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, "
-        "{%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"
-        : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
-        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-}
-// Two floats as a pair of 16-bit values, lo in the low half.
-template <bool BF>
-KF_INLINE unsigned kf_fd_pack(float lo, float hi) {
-  unsigned r;
-  if (BF)
-    asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
-  else
-    asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
-  return r;
-}
-#endif
 
 KF_INLINE void {{fn}}({{BID}} bid, {{params}}) {
   typedef {{T}} T;
@@ -120,7 +50,7 @@ KF_INLINE void {{fn}}({{BID}} bid, {{params}}) {
     const long long bt = bt0 + row / SQ, qi = row % SQ;
     if (al) {
       const T *src = row < M ? {{q}} + {{QR}}::row(bt, qi) + ch * 8 : {{q}};
-      asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(kf_fd_saddr(dst)),
+      asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(kf_m80_saddr(dst)),
                    "l"(src), "r"(row < M ? 16 : 0)
                    : "memory");
     } else {
@@ -130,26 +60,26 @@ KF_INLINE void {{fn}}({{BID}} bid, {{params}}) {
 #pragma unroll
   for (int st = 0; st < STAGES - 1; st++) {
     if (s0 + st < s1) {
-      kf_fd_load<{{KR}}, T, KS, D, NT>(ks + st * KS * D, {{k}}, bt0, (s0 + st) * KS, KEND, al);
-      kf_fd_load<{{VR}}, T, KS, D, NT>(vs + st * KS * D, {{v}}, bt0, (s0 + st) * KS, KEND, al);
+      kf_m80_rows<{{KR}}, T, KS, D, NT>(ks + st * KS * D, {{k}}, bt0, (s0 + st) * KS, KEND, al);
+      kf_m80_rows<{{VR}}, T, KS, D, NT>(vs + st * KS * D, {{v}}, bt0, (s0 + st) * KS, KEND, al);
     }
-    kf_fd_commit();
+    kf_m80_commit();
   }
   float o[DB][4];
 #pragma unroll
   for (int i = 0; i < DB; i++) o[i][0] = o[i][1] = o[i][2] = o[i][3] = 0.0f;
   float mrow[2] = {-KF_INF, -KF_INF}, lrow[2] = {0.0f, 0.0f};
   for (long long sj = s0; sj < s1; sj++) {
-    kf_fd_wait<STAGES - 2>();
+    kf_m80_wait<STAGES - 2>();
     __syncthreads();  // step sj landed for all; the buffer of step sj - 1 is free
     {
       const long long nx = sj + STAGES - 1;
       const int nb = (int)((nx - s0) % STAGES);
       if (nx < s1) {
-        kf_fd_load<{{KR}}, T, KS, D, NT>(ks + nb * KS * D, {{k}}, bt0, nx * KS, KEND, al);
-        kf_fd_load<{{VR}}, T, KS, D, NT>(vs + nb * KS * D, {{v}}, bt0, nx * KS, KEND, al);
+        kf_m80_rows<{{KR}}, T, KS, D, NT>(ks + nb * KS * D, {{k}}, bt0, nx * KS, KEND, al);
+        kf_m80_rows<{{VR}}, T, KS, D, NT>(vs + nb * KS * D, {{v}}, bt0, nx * KS, KEND, al);
       }
-      kf_fd_commit();
+      kf_m80_commit();
     }
     const int cur = (int)((sj - s0) % STAGES);
     const T *kb = ks + cur * KS * D + wk * 16 * D, *vb = vs + cur * KS * D + wk * 16 * D;
@@ -161,12 +91,12 @@ KF_INLINE void {{fn}}({{BID}} bid, {{params}}) {
       unsigned a[4], b[4];
       {
         const int row = wm * 16 + (lane & 7) + ((lane >> 3) & 1) * 8, ch = kk * 2 + (lane >> 4);
-        kf_fd_ldm4(a, qs + row * D + ((ch ^ (row & 7)) * 8));
+        kf_m80_ldm4(a, qs + row * D + ((ch ^ (row & 7)) * 8));
       }
       const int row = (lane & 7) + (lane >> 4) * 8, ch = kk * 2 + ((lane >> 3) & 1);
-      kf_fd_ldm4(b, kb + row * D + ((ch ^ (row & 7)) * 8));
-      kf_fd_mma<BF>(s[0], a, b[0], b[1]);
-      kf_fd_mma<BF>(s[1], a, b[2], b[3]);
+      kf_m80_ldm4(b, kb + row * D + ((ch ^ (row & 7)) * 8));
+      kf_m80_mma<BF>(s[0], a, b[0], b[1]);
+      kf_m80_mma<BF>(s[1], a, b[2], b[3]);
     }
     // the modifier chain per score; rows past M and keys past KEND are -inf
     const long long k0 = sj * KS + wk * 16;
@@ -209,18 +139,18 @@ KF_INLINE void {{fn}}({{BID}} bid, {{params}}) {
       o[i][0] *= scale[0], o[i][1] *= scale[0];
       o[i][2] *= scale[1], o[i][3] *= scale[1];
     }
-    const unsigned a[4] = {kf_fd_pack<BF>(s[0][0], s[0][1]), kf_fd_pack<BF>(s[0][2], s[0][3]),
-                           kf_fd_pack<BF>(s[1][0], s[1][1]), kf_fd_pack<BF>(s[1][2], s[1][3])};
+    const unsigned a[4] = {kf_m80_pack<BF>(s[0][0], s[0][1]), kf_m80_pack<BF>(s[0][2], s[0][3]),
+                           kf_m80_pack<BF>(s[1][0], s[1][1]), kf_m80_pack<BF>(s[1][2], s[1][3])};
 #pragma unroll
     for (int dn = 0; dn < DB; dn += 2) {
       unsigned b[4];
       const int row = (lane & 7) + ((lane >> 3) & 1) * 8, ch = dn + (lane >> 4);
-      kf_fd_ldm4t(b, vb + row * D + ((ch ^ (row & 7)) * 8));
-      kf_fd_mma<BF>(o[dn], a, b[0], b[1]);
-      kf_fd_mma<BF>(o[dn + 1], a, b[2], b[3]);
+      kf_m80_ldm4t(b, vb + row * D + ((ch ^ (row & 7)) * 8));
+      kf_m80_mma<BF>(o[dn], a, b[0], b[1]);
+      kf_m80_mma<BF>(o[dn + 1], a, b[2], b[3]);
     }
   }
-  kf_fd_wait<0>();
+  kf_m80_wait<0>();
   __syncthreads();  // the ring is free: it holds the partials from here
   // this warp's share: rows wm * 16 + g (+ 8), its keys' max, sum, output
 #pragma unroll

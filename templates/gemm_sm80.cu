@@ -27,9 +27,6 @@
 // AT, BT, AAL, BAL, LDA, LDB, pa, pb, AOFF, BOFF, epilogue.
 #ifndef KF_G80_COMMON
 #define KF_G80_COMMON
-KF_INLINE unsigned kf_g80_saddr(const void *p) {
-  return (unsigned)__cvta_generic_to_shared(p);
-}
 // The chunk a row's 16-byte chunk ch is stored at: rows of 4 chunks (64 B)
 // xor bits 1-2 of the row, rows of 8 or more xor bits 0-2.
 template <int CPR>
@@ -50,7 +47,7 @@ KF_INLINE void kf_g80_tile(unsigned short *s, const unsigned short *__restrict__
     if (AL && al) {
       const bool in = gr < re && gc < ce;
       const unsigned short *src = in ? g + (long long)gr * ld + gc : g;
-      asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(kf_g80_saddr(dst)),
+      asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(kf_m80_saddr(dst)),
                    "l"(src), "r"(in ? 16 : 0)
                    : "memory");
     } else {
@@ -64,32 +61,6 @@ KF_INLINE void kf_g80_tile(unsigned short *s, const unsigned short *__restrict__
       *(uint4 *)dst = make_uint4(w[0], w[1], w[2], w[3]);
     }
   }
-}
-KF_INLINE void kf_g80_ldm4(unsigned (&r)[4], const void *p) {
-  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];"
-               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-               : "r"(kf_g80_saddr(p)));
-}
-KF_INLINE void kf_g80_ldm4t(unsigned (&r)[4], const void *p) {
-  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];"
-               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-               : "r"(kf_g80_saddr(p)));
-}
-// c += a b for one m16n8k16 tile (a row-major, b column-major fragments).
-template <bool BF>
-KF_INLINE void kf_g80_mma(float (&c)[4], const unsigned (&a)[4], unsigned b0, unsigned b1) {
-  if (BF)
-    asm volatile(
-        "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, "
-        "{%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"
-        : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
-        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-  else
-    asm volatile(
-        "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, "
-        "{%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"
-        : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
-        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
 }
 // The element-by-element copy of a tile whose rows are not whole chunks,
 // in two halves: kf_g80_fetch loads this thread's 2 chunks into registers,
@@ -219,11 +190,11 @@ KF_INLINE void {{fn}}({{BID}} bid, {{params}}) {
         if (AT) { /* [32][128]: rows k, M-contiguous */
           const int r = kk * 16 + (lane & 7) + (lane >> 4) * 8;
           const int ch = (wm * 64 + mi * 16) / 8 + ((lane >> 3) & 1);
-          kf_g80_ldm4t(a[mi], as + r * 128 + kf_g80_sw<16>(r, ch) * 8);
+          kf_m80_ldm4t(a[mi], as + r * 128 + kf_g80_sw<16>(r, ch) * 8);
         } else { /* [128][32]: rows m, K-contiguous */
           const int r = wm * 64 + mi * 16 + (lane & 7) + ((lane >> 3) & 1) * 8;
           const int ch = kk * 2 + (lane >> 4);
-          kf_g80_ldm4(a[mi], as + r * 32 + kf_g80_sw<4>(r, ch) * 8);
+          kf_m80_ldm4(a[mi], as + r * 32 + kf_g80_sw<4>(r, ch) * 8);
         }
       }
 #pragma unroll
@@ -232,17 +203,17 @@ KF_INLINE void {{fn}}({{BID}} bid, {{params}}) {
         const int nb = wn * 32 + nj * 16;
         if (BT) { /* [128][32]: rows n, K-contiguous */
           const int r = nb + (lane & 7) + (lane >> 4) * 8, ch = kk * 2 + ((lane >> 3) & 1);
-          kf_g80_ldm4(t, bs + r * 32 + kf_g80_sw<4>(r, ch) * 8);
+          kf_m80_ldm4(t, bs + r * 32 + kf_g80_sw<4>(r, ch) * 8);
         } else { /* [32][128]: rows k, N-contiguous */
           const int r = kk * 16 + (lane & 7) + ((lane >> 3) & 1) * 8, ch = nb / 8 + (lane >> 4);
-          kf_g80_ldm4t(t, bs + r * 128 + kf_g80_sw<16>(r, ch) * 8);
+          kf_m80_ldm4t(t, bs + r * 128 + kf_g80_sw<16>(r, ch) * 8);
         }
         b[2 * nj][0] = t[0], b[2 * nj][1] = t[1], b[2 * nj + 1][0] = t[2], b[2 * nj + 1][1] = t[3];
       }
 #pragma unroll
       for (int mi = 0; mi < 4; mi++)
 #pragma unroll
-        for (int ni = 0; ni < 4; ni++) kf_g80_mma<BF>(d[mi][ni], a[mi], b[ni][0], b[ni][1]);
+        for (int ni = 0; ni < 4; ni++) kf_m80_mma<BF>(d[mi][ni], a[mi], b[ni][0], b[ni][1]);
     }
     /* the stage refilled is not read before kb + ST - 1, past barriers */
     if (more) cp.put(next);

@@ -133,7 +133,8 @@ kf_status cg_emit_flash(cg_emit_args *a) {
   if (gen.failed) {
     snprintf(a->err, a->errsize, "%s: %s", a->k->name, gen.err);
     st = gen.status;
-  } else if (!cg_fill(a->out, "attention.cu", holes, (int)(sizeof holes / sizeof holes[0]), a->err,
+  } else if (!cg_fill(a->out, "sm80_common.cu", NULL, 0, a->err, a->errsize) ||
+             !cg_fill(a->out, "attention.cu", holes, (int)(sizeof holes / sizeof holes[0]), a->err,
                       a->errsize)) {
     st = KF_ERR_INTERNAL;
   }

@@ -197,7 +197,8 @@ kf_status cg_emit_flash_decode(cg_emit_args *a) {
   if (gen.failed) {
     snprintf(a->err, a->errsize, "%s: %s", a->k->name, gen.err);
     s = gen.status;
-  } else if (!cg_fill(a->out, "attention_decode.cu", holes, (int)(sizeof holes / sizeof holes[0]),
+  } else if (!cg_fill(a->out, "sm80_common.cu", NULL, 0, a->err, a->errsize) ||
+             !cg_fill(a->out, "attention_decode.cu", holes, (int)(sizeof holes / sizeof holes[0]),
                       a->err, a->errsize)) {
     s = KF_ERR_INTERNAL;
   }

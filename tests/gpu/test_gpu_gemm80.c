@@ -35,7 +35,7 @@ static kf_graph *product(int64_t batch, int64_t m, int64_t n, int64_t k, bool wb
 /* Whether launch 0 of the plan is the mma.sync template (its source says). */
 static bool on_template(kf_plan *plan) {
   char *src = kf_plan_source(plan, 0, NULL);
-  bool yes = src && strstr(src, "kf_g80_mma<BF>");
+  bool yes = src && strstr(src, "kf_g80_tile<");
   kf_free(src);
   return yes;
 }
