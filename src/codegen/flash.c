@@ -25,16 +25,8 @@ static uint32_t smem_bytes(const fuse_attn *at) {
 kf_status cg_plan_flash(cg_emit_args *a) {
   const fuse_attn *at = &a->k->attn;
   cg_part *p = a->part;
-  int cc = a->t->cc_major * 10 + a->t->cc_minor;
-  if (cc < 80) {
-    snprintf(a->err, a->errsize, "%s: the attention kernel needs sm_80 or later (target sm_%d)",
-             a->k->name, cc);
-    return KF_ERR_UNSUPPORTED;
-  }
-  if (!p->alone) {
-    snprintf(a->err, a->errsize, "%s: an attention kernel shares its launch", a->k->name);
-    return KF_ERR_INTERNAL;
-  }
+  kf_status ok = cg_flash_part_check(a);
+  if (ok != KF_OK) return ok;
   char why[160] = "";
   if (cg_flash90_fits(a, why, sizeof why)) return cg_plan_flash90(a);
   p->threads = 128;
@@ -43,7 +35,7 @@ kf_status cg_plan_flash(cg_emit_args *a) {
     snprintf(a->err, a->errsize,
              "%s: the attention kernel needs %u bytes of shared memory, sm_%d "
              "has %d",
-             a->k->name, p->smem, cc, a->t->max_smem_per_block);
+             a->k->name, p->smem, a->t->cc_major * 10 + a->t->cc_minor, a->t->max_smem_per_block);
     return KF_ERR_UNSUPPORTED;
   }
   cg_part_grid(p, at->batch * cg_ceil_div(at->sq, 64));
@@ -68,16 +60,6 @@ kf_status cg_plan_flash(cg_emit_args *a) {
   return KF_OK;
 }
 
-void cg_flash_helpers(cg_gen *gen, const cg_emit_args *a, cg_buf *pre, int32_t stored[3]) {
-  const fuse_attn *at = &a->k->attn;
-  const char *fn = a->part->fn;
-  const ir_node *m1 = &a->g->nodes[at->mm1], *m2 = &a->g->nodes[at->mm2];
-  stored[0] = cg_flash_row_struct(gen, fn, "QR", m1, at->q, false, pre);
-  stored[1] = cg_flash_row_struct(gen, fn, "KR", m1, at->kt, true, pre);
-  stored[2] = cg_flash_row_struct(gen, fn, "VR", m2, at->v, false, pre);
-  cg_flash_modifier(gen, a, fn, pre);
-}
-
 kf_status cg_emit_flash(cg_emit_args *a) {
   if (a->part->flash90) return cg_emit_flash90(a);
   const fuse_attn *at = &a->k->attn;
@@ -88,17 +70,10 @@ kf_status cg_emit_flash(cg_emit_args *a) {
   cg_gen_init(&gen, g, a->k, &pre, "long long");
   int32_t st3[3];
   cg_flash_helpers(&gen, a, &pre, st3);
-  int32_t sq = st3[0], sk = st3[1], sv = st3[2];
   cg_param_decls(g, p, &params);
   cg_param_args(p, &args);
-  char qn[16], kn[16], vn[16], on[16], qr[112], kr[112], vr[112];
-  snprintf(qn, sizeof qn, "p%d", (int)sq);
-  snprintf(kn, sizeof kn, "p%d", (int)sk);
-  snprintf(vn, sizeof vn, "p%d", (int)sv);
-  snprintf(on, sizeof on, "p%d", (int)at->out);
-  snprintf(qr, sizeof qr, "%s_QR", p->fn);
-  snprintf(kr, sizeof kr, "%s_KR", p->fn);
-  snprintf(vr, sizeof vr, "%s_VR", p->fn);
+  cg_flash_names nm;
+  cg_flash_names_of(p, at, st3, &nm);
   char d[16], bn[16], sqs[32], sks[32], bat[32], qt[32], coff[32];
   snprintf(d, sizeof d, "%lld", (long long)at->d);
   snprintf(bn, sizeof bn, "%d", tile_keys(at));
@@ -122,13 +97,13 @@ kf_status cg_emit_flash(cg_emit_args *a) {
                      {"QT", qt},
                      {"CAUSAL", at->causal ? "true" : "false"},
                      {"COFF", coff},
-                     {"q", qn},
-                     {"k", kn},
-                     {"v", vn},
-                     {"o", on},
-                     {"QR", qr},
-                     {"KR", kr},
-                     {"VR", vr}};
+                     {"q", nm.q},
+                     {"k", nm.k},
+                     {"v", nm.v},
+                     {"o", nm.o},
+                     {"QR", nm.qr},
+                     {"KR", nm.kr},
+                     {"VR", nm.vr}};
   kf_status st = KF_OK;
   if (gen.failed) {
     snprintf(a->err, a->errsize, "%s: %s", a->k->name, gen.err);

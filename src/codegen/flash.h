@@ -16,10 +16,5 @@ kf_status cg_plan_flash(cg_emit_args *a);
 /* Emits the planned part: the modifier and row-offset helpers, then the
  * template. */
 kf_status cg_emit_flash(cg_emit_args *a);
-/* The helpers both attention kernels call, into pre: <fn>_QR, <fn>_KR,
- * <fn>_VR (row(bt, r): the element offset of row r of head bt of q, k, v
- * in the stored tensor) and <fn>_mod (the modifier chain at one score);
- * stored[0..2]: the stored values of q, k and v (kernel parameters). */
-void cg_flash_helpers(cg_gen *gen, const cg_emit_args *a, cg_buf *pre, int32_t stored[3]);
 
 #endif

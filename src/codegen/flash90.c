@@ -8,6 +8,7 @@
 
 #include "codegen/expr.h"
 #include "codegen/flash.h"
+#include "codegen/flash_gen.h"
 #include "codegen/part.h"
 #include "codegen/template.h"
 

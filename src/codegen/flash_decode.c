@@ -85,16 +85,8 @@ bool cg_flash_decode_takes(const cg_emit_args *a) {
 kf_status cg_plan_flash_decode(cg_emit_args *a) {
   const fuse_attn *at = &a->k->attn;
   cg_part *p = a->part;
-  int cc = a->t->cc_major * 10 + a->t->cc_minor;
-  if (cc < 80) {
-    snprintf(a->err, a->errsize, "%s: the attention kernel needs sm_80 or later (target sm_%d)",
-             a->k->name, cc);
-    return KF_ERR_UNSUPPORTED;
-  }
-  if (!p->alone) {
-    snprintf(a->err, a->errsize, "%s: an attention kernel shares its launch", a->k->name);
-    return KF_ERR_INTERNAL;
-  }
+  kf_status ok = cg_flash_part_check(a);
+  if (ok != KF_OK) return ok;
   fd_cfg c;
   cfg_of(a, &c);
   p->threads = (uint32_t)(32 * c.wm * c.wk);
@@ -102,7 +94,7 @@ kf_status cg_plan_flash_decode(cg_emit_args *a) {
   if ((int)p->smem > a->t->max_smem_per_block) {
     snprintf(a->err, a->errsize,
              "%s: the decode attention kernel needs %u bytes of shared memory, sm_%d has %d",
-             a->k->name, p->smem, cc, a->t->max_smem_per_block);
+             a->k->name, p->smem, a->t->cc_major * 10 + a->t->cc_minor, a->t->max_smem_per_block);
     return KF_ERR_UNSUPPORTED;
   }
   cg_part_grid(p, c.dec.pairs * c.cl);
@@ -138,26 +130,17 @@ kf_status cg_emit_flash_decode(cg_emit_args *a) {
   const fuse_attn *at = &a->k->attn;
   const kf_graph *g = a->g;
   cg_part *p = a->part;
-  const ir_node *m1 = &g->nodes[at->mm1], *m2 = &g->nodes[at->mm2];
   fd_cfg c;
   cfg_of(a, &c);
   cg_buf pre = {0}, params = {0}, args = {0};
   cg_gen gen;
   cg_gen_init(&gen, g, a->k, &pre, "long long");
-  int32_t sq = cg_flash_row_struct(&gen, p->fn, "QR", m1, at->q, false, &pre);
-  int32_t sk = cg_flash_row_struct(&gen, p->fn, "KR", m1, at->kt, true, &pre);
-  int32_t sv = cg_flash_row_struct(&gen, p->fn, "VR", m2, at->v, false, &pre);
-  cg_flash_modifier(&gen, a, p->fn, &pre);
+  int32_t st3[3];
+  cg_flash_helpers(&gen, a, &pre, st3);
   cg_param_decls(g, p, &params);
   cg_param_args(p, &args);
-  char qn[16], kn[16], vn[16], on[16], qr[112], kr[112], vr[112];
-  snprintf(qn, sizeof qn, "p%d", (int)sq);
-  snprintf(kn, sizeof kn, "p%d", (int)sk);
-  snprintf(vn, sizeof vn, "p%d", (int)sv);
-  snprintf(on, sizeof on, "p%d", (int)at->out);
-  snprintf(qr, sizeof qr, "%s_QR", p->fn);
-  snprintf(kr, sizeof kr, "%s_KR", p->fn);
-  snprintf(vr, sizeof vr, "%s_VR", p->fn);
+  cg_flash_names nm;
+  cg_flash_names_of(p, at, st3, &nm);
   char d[16], sqs[32], sks[32], ke[32], gs[32], ms[32], wm[24], wk[24], st[24], cl[24];
   num(d, sizeof d, at->d, "");
   num(sqs, sizeof sqs, at->sq, "LL");
@@ -186,13 +169,13 @@ kf_status cg_emit_flash_decode(cg_emit_args *a) {
                      {"WK", wk},
                      {"STAGES", st},
                      {"CL", cl},
-                     {"q", qn},
-                     {"k", kn},
-                     {"v", vn},
-                     {"o", on},
-                     {"QR", qr},
-                     {"KR", kr},
-                     {"VR", vr}};
+                     {"q", nm.q},
+                     {"k", nm.k},
+                     {"v", nm.v},
+                     {"o", nm.o},
+                     {"QR", nm.qr},
+                     {"KR", nm.kr},
+                     {"VR", nm.vr}};
   kf_status s = KF_OK;
   if (gen.failed) {
     snprintf(a->err, a->errsize, "%s: %s", a->k->name, gen.err);

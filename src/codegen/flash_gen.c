@@ -89,3 +89,38 @@ void cg_flash_modifier(cg_gen *gen, const cg_emit_args *a, const char *fn, cg_bu
   cg_buf_free(&body);
   cg_buf_free(&decls);
 }
+
+void cg_flash_helpers(cg_gen *gen, const cg_emit_args *a, cg_buf *pre, int32_t stored[3]) {
+  const fuse_attn *at = &a->k->attn;
+  const char *fn = a->part->fn;
+  const ir_node *m1 = &a->g->nodes[at->mm1], *m2 = &a->g->nodes[at->mm2];
+  stored[0] = cg_flash_row_struct(gen, fn, "QR", m1, at->q, false, pre);
+  stored[1] = cg_flash_row_struct(gen, fn, "KR", m1, at->kt, true, pre);
+  stored[2] = cg_flash_row_struct(gen, fn, "VR", m2, at->v, false, pre);
+  cg_flash_modifier(gen, a, fn, pre);
+}
+
+void cg_flash_names_of(const cg_part *p, const fuse_attn *at, const int32_t stored[3],
+                       cg_flash_names *n) {
+  snprintf(n->q, sizeof n->q, "p%d", (int)stored[0]);
+  snprintf(n->k, sizeof n->k, "p%d", (int)stored[1]);
+  snprintf(n->v, sizeof n->v, "p%d", (int)stored[2]);
+  snprintf(n->o, sizeof n->o, "p%d", (int)at->out);
+  snprintf(n->qr, sizeof n->qr, "%s_QR", p->fn);
+  snprintf(n->kr, sizeof n->kr, "%s_KR", p->fn);
+  snprintf(n->vr, sizeof n->vr, "%s_VR", p->fn);
+}
+
+kf_status cg_flash_part_check(cg_emit_args *a) {
+  int cc = a->t->cc_major * 10 + a->t->cc_minor;
+  if (cc < 80) {
+    snprintf(a->err, a->errsize, "%s: the attention kernel needs sm_80 or later (target sm_%d)",
+             a->k->name, cc);
+    return KF_ERR_UNSUPPORTED;
+  }
+  if (!a->part->alone) {
+    snprintf(a->err, a->errsize, "%s: an attention kernel shares its launch", a->k->name);
+    return KF_ERR_INTERNAL;
+  }
+  return KF_OK;
+}

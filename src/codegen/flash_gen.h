@@ -16,4 +16,21 @@ int32_t cg_flash_row_struct(cg_gen *gen, const char *fn, const char *tag, const 
  * rounded to the product's dtype. */
 void cg_flash_modifier(cg_gen *gen, const cg_emit_args *a, const char *fn, cg_buf *out);
 
+/* The parameter and row-struct names of an attention part's operands. */
+typedef struct cg_flash_names {
+  char q[16], k[16], v[16], o[16], qr[112], kr[112], vr[112];
+} cg_flash_names;
+/* The helpers both attention kernels call, into pre: <fn>_QR, <fn>_KR,
+ * <fn>_VR (row(bt, r): the element offset of row r of head bt of q, k, v
+ * in the stored tensor) and <fn>_mod (the modifier chain at one score);
+ * stored[0..2]: the stored values of q, k and v (kernel parameters). */
+void cg_flash_helpers(cg_gen *gen, const cg_emit_args *a, cg_buf *pre, int32_t stored[3]);
+/* The names of q, k, v (the stored values the row structs read), the
+ * output and the row structs of part p. */
+void cg_flash_names_of(const cg_part *p, const fuse_attn *at, const int32_t stored[3],
+                       cg_flash_names *n);
+/* KF_OK when the target and the part can take an attention kernel (sm_80
+ * or later, alone in its launch); else the error, its message in a->err. */
+kf_status cg_flash_part_check(cg_emit_args *a);
+
 #endif
