@@ -143,6 +143,7 @@ typedef struct cg_part {
                           tensor maps tmaps (cg_launch_src.tmaps) */
   bool gemm80;         /* a matmul part on the mma.sync template */
   bool flash90;        /* an attention part on the Hopper kernel (takes tmaps too) */
+  bool flash_decode;   /* an attention part on the split-key decode kernel */
   cg_tmap tmaps[CG_MAX_TMAPS];
   int n_tmaps;
   char decisions[512]; /* for the header comment */

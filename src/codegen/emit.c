@@ -10,7 +10,6 @@
 #include "codegen/emit.h"
 #include "codegen/expr.h"
 #include "codegen/flash.h"
-#include "codegen/flash_decode.h"
 #include "codegen/hpack.h"
 #include "codegen/matmul.h"
 #include "codegen/part.h"
@@ -37,8 +36,7 @@ static kf_status plan_part(cg_emit_args *a) {
     case FK_ROW: return cg_plan_row(a);
     case FK_REDUCE: return cg_plan_reduce(a);
     case FK_MATMUL: return cg_plan_matmul(a);
-    case FK_ATTENTION: /* few queries: the split-key decode kernel */
-      return cg_flash_decode_takes(a) ? cg_plan_flash_decode(a) : cg_plan_flash(a);
+    case FK_ATTENTION: return cg_plan_flash(a);
   }
   snprintf(a->err, a->errsize, "%s: unknown kernel kind %d", a->k->name, (int)a->k->kind);
   return KF_ERR_UNSUPPORTED;
@@ -50,8 +48,7 @@ kf_status cg_emit_part(cg_emit_args *a) {
     case FK_ROW: return cg_emit_row(a);
     case FK_REDUCE: return cg_emit_reduce(a);
     case FK_MATMUL: return cg_emit_matmul(a);
-    case FK_ATTENTION:
-      return cg_flash_decode_takes(a) ? cg_emit_flash_decode(a) : cg_emit_flash(a);
+    case FK_ATTENTION: return cg_emit_flash(a);
   }
   return KF_ERR_UNSUPPORTED;
 }

@@ -8,6 +8,7 @@
 
 #include "codegen/expr.h"
 #include "codegen/flash90.h"
+#include "codegen/flash_decode.h"
 #include "codegen/flash_gen.h"
 #include "codegen/matmul.h"
 #include "codegen/part.h"
@@ -27,6 +28,8 @@ kf_status cg_plan_flash(cg_emit_args *a) {
   cg_part *p = a->part;
   kf_status ok = cg_flash_part_check(a);
   if (ok != KF_OK) return ok;
+  /* few queries: the split-key decode kernel, chosen here once */
+  if (cg_flash_decode_takes(a)) return cg_plan_flash_decode(a);
   char why[160] = "";
   if (cg_flash90_fits(a, why, sizeof why)) return cg_plan_flash90(a);
   p->threads = 128;
@@ -62,6 +65,7 @@ kf_status cg_plan_flash(cg_emit_args *a) {
 
 kf_status cg_emit_flash(cg_emit_args *a) {
   if (a->part->flash90) return cg_emit_flash90(a);
+  if (a->part->flash_decode) return cg_emit_flash_decode(a);
   const fuse_attn *at = &a->k->attn;
   const kf_graph *g = a->g;
   cg_part *p = a->part;

@@ -87,6 +87,7 @@ kf_status cg_plan_flash_decode(cg_emit_args *a) {
   cg_part *p = a->part;
   kf_status ok = cg_flash_part_check(a);
   if (ok != KF_OK) return ok;
+  p->flash_decode = true;
   fd_cfg c;
   cfg_of(a, &c);
   p->threads = (uint32_t)(32 * c.wm * c.wk);
