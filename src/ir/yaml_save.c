@@ -44,8 +44,9 @@ static void fmt_number(char *buf, size_t size, double v, kf_dtype dt, bool round
     return;
   }
   /* The loader takes an integer constant beyond 2^53 only in plain digits
-   * (ir_yl_exact_int), so such a value is never written with an exponent. */
-  if (fabs(v) >= 9007199254740992.0 && fabs(v) < 9223372036854775808.0 && v == floor(v) &&
+   * (ir_yl_exact_int), so such a value is never written with an exponent;
+   * nor is -2^63, whose shortest text would round out of the i64 range. */
+  if (fabs(v) >= 9007199254740992.0 && fabs(v) <= 9223372036854775808.0 && v == floor(v) &&
       (dt == KF_I32 || dt == KF_I64)) {
     snprintf(buf, size, "%.0f", v);
     return;
