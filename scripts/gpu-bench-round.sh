@@ -22,8 +22,7 @@ OUT=${OUT:-$root/out}
 mkdir -p "$OUT"
 [ -f build-gpu/env.sh ] || { echo "gpu-bench-round: build first (scripts/gpu-verify.sh)" >&2; exit 1; }
 # shellcheck disable=SC1091 # written by gpu-check.sh
-. build-gpu/env.sh
-export KFUSE_LIB=$root/build-gpu/libkfuse.so PYTHONPATH=$root/python${PYTHONPATH:+:$PYTHONPATH}
+. build-gpu/env.sh # also KFUSE_LIB and PYTHONPATH for the Python benches
 
 step() { # step LOG CMD...: echo the command, run it, note its status
   local log=$1

@@ -15,6 +15,7 @@
 #include "ir/ir.h"
 #include "ir/names.h"
 #include "ir/ops.h"
+#include "ir/yaml_scalar.h"
 #include "ir/yaml_tree.h"
 
 typedef core_str sbuf;
@@ -43,11 +44,9 @@ static void fmt_number(char *buf, size_t size, double v, kf_dtype dt, bool round
     snprintf(buf, size, v < 0 ? "-.inf" : ".inf");
     return;
   }
-  /* The loader takes an integer constant beyond 2^53 only in plain digits
-   * (ir_yl_exact_int), so such a value is never written with an exponent;
-   * nor is -2^63, whose shortest text would round out of the i64 range. */
-  if (fabs(v) >= 9007199254740992.0 && fabs(v) <= 9223372036854775808.0 && v == floor(v) &&
-      (dt == KF_I32 || dt == KF_I64)) {
+  /* Such a constant loads only from plain digits, and -2^63's shortest text
+   * (-9.2234e+18, which rounds to it) would be out of the i64 range. */
+  if (ir_yl_digits_only(v, dt) && fabs(v) <= 9223372036854775808.0 && v == floor(v)) {
     snprintf(buf, size, "%.0f", v);
     return;
   }

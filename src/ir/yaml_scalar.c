@@ -147,8 +147,12 @@ bool ir_yl_number(ir_yload *L, const ir_ynode *n, const char *what, double *out)
   return true;
 }
 
+bool ir_yl_digits_only(double v, kf_dtype dt) {
+  return (dt == KF_I32 || dt == KF_I64) && fabs(v) >= 9007199254740992.0;
+}
+
 bool ir_yl_exact_int(ir_yload *L, const ir_ynode *n, const char *what, double v, kf_dtype dt) {
-  if ((dt != KF_I32 && dt != KF_I64) || !(fabs(v) >= 9007199254740992.0)) return true;
+  if (!ir_yl_digits_only(v, dt)) return true;
   if (fabs(v) >= 9223372036854775808.0) return true; /* out of range: kf_scalar says so */
   const char *s = ir_ytext(L->doc, n);
   errno = 0;

@@ -35,6 +35,10 @@ bool ir_yl_is_number(const ir_yload *L, const ir_ynode *n, double *out);
  * KF_ERR_PARSE. Other dtypes and smaller values pass (kf_scalar applies the
  * rest of the literal rule). */
 bool ir_yl_exact_int(ir_yload *L, const ir_ynode *n, const char *what, double v, kf_dtype dt);
+/* The rule ir_yl_exact_int applies, shared with the saver (which writes such
+ * a value in plain digits): an integer dtype and a magnitude of 2^53 or more,
+ * where a double no longer holds every integer. */
+bool ir_yl_digits_only(double v, kf_dtype dt);
 /* A plain scalar that starts like a number (digit, sign or dot): no name can. */
 bool ir_yl_looks_numeric(const ir_yload *L, const ir_ynode *n);
 /* A name's syntax and length; reports and returns false when bad. */
