@@ -76,9 +76,11 @@ START_TEST(small_shapes_against_the_reference) {
       for (int e = 0; e < EPI_N; e++) {
         const int64_t *s = shapes[si];
         kf_graph *g = product(s[0], s[1], s[2], s[3], s[4] != 0, types[ti], e);
-        /* every third case with each tensor 2 bytes off its allocation:
-         * the element-by-element copy instead of cp.async */
-        G_offset = (si + (size_t)e) % 3 == 2 ? 2 : 0;
+        /* every third case with each tensor off its 16-byte alignment:
+         * the element-by-element copy instead of cp.async. One element of
+         * the widest tensor (the f32 output of the cast), since a tensor
+         * off its element alignment is refused at run time. */
+        G_offset = (si + (size_t)e) % 3 == 2 ? (e == EPI_CAST ? 4 : 2) : 0;
         run_io io;
         io_setup(g, &io, 5 + si * 13 + (size_t)ti * 3 + (size_t)e);
         ck_assert(io_bound(g, &io));
@@ -112,6 +114,7 @@ START_TEST(large_shapes_match_the_library) {
   static const int64_t shapes[][4] = {
       {1, 4095, 4097, 1000}, {8, 512, 1024, 768}, {1, 4096, 4096, 4096}};
   int n = gpu_small() ? 1 : 3, bad = 0;
+  G_offset = 0; /* the suite does not fork: a failed case before may have left it set */
   kt_setenv("KFUSE_GEMM90", "0", 1);
   for (int si = 0; si < n; si++) {
     const int64_t *s = shapes[si];
@@ -125,7 +128,8 @@ START_TEST(large_shapes_match_the_library) {
     kf_plan *lp = NULL;
     ck_assert_int_eq(kf_compile(G_ctx, g, NULL, &lp), KF_OK);
     io_poison(&io);
-    ck_assert_int_eq(kf_plan_run(lp, io.din, io.n_in, io.dout, io.n_out, NULL), KF_OK);
+    kf_status st = kf_plan_run(lp, io.din, io.n_in, io.dout, io.n_out, NULL);
+    ck_assert_msg(st == KF_OK, "%s: the library plan failed: %s", what, kf_plan_errmsg(lp));
     io_fetch(&io);
     kf_plan_destroy(lp);
     io_keep_as_reference(&io);
