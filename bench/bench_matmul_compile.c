@@ -105,6 +105,12 @@ static int measure(const char *name, build_fn build, const char *mode, const cha
          name, mode, what, t1 - t0, t2 - t1, t3 - t2, t3 - t1, kf_plan_num_launches(plan),
          (unsigned long long)cs.misses, (unsigned long long)cs.disk_hits,
          (unsigned long long)cs.mem_hits, kf_cache_dir(ctx));
+  /* where the load's time went: the choice's counters (kf_plan_describe) */
+  char *desc = kf_plan_describe(plan, KF_FORMAT_JSON);
+  const char *mc = desc ? strstr(desc, "\"matmul_choice\"") : NULL;
+  const char *end = mc ? strchr(mc, '}') : NULL;
+  if (end) printf("    %.*s}\n", (int)(end - mc), mc);
+  kf_free(desc);
   kf_plan_destroy(plan);
   kf_graph_destroy(g);
   kf_ctx_destroy(ctx);
