@@ -91,7 +91,7 @@ START_TEST(logsumexp_expansion) {
   EXPANDS(1, "max sub exp sum log add const abs eq where reshape");
   ck_assert_uint_eq(node(1)->axes, 0x2);
   ck_assert(node(1)->keepdim && node(4)->keepdim); /* the softmax's max and sum */
-  ck_assert_int_eq(node(6)->args[0], 1); /* m + log(s) */
+  ck_assert_int_eq(node(6)->args[0], 1);           /* m + log(s) */
   ck_assert_int_eq(node(6)->args[1], 5);
   ck_assert(isinf(node(7)->value) && node(7)->value > 0);
   ck_assert_int_eq(node(10)->args[1], 1); /* |m| == inf: m itself */

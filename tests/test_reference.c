@@ -83,11 +83,15 @@ START_TEST(logsumexp_against_long_double) {
     for (int i = 0; i < n; i++) {
       long double m = -INFINITY, s = 0;
       for (int j = 0; j < len; j++) {
-        double v = axis == 1 ? in[j * C + i] : axis == 0 ? in[i * C + j] : ref_get(&INS[1], i * C + j);
+        double v = axis == 1   ? in[j * C + i]
+                   : axis == 0 ? in[i * C + j]
+                               : ref_get(&INS[1], i * C + j);
         if (v > m) m = v;
       }
       for (int j = 0; j < len; j++) {
-        double v = axis == 1 ? in[j * C + i] : axis == 0 ? in[i * C + j] : ref_get(&INS[1], i * C + j);
+        double v = axis == 1   ? in[j * C + i]
+                   : axis == 0 ? in[i * C + j]
+                               : ref_get(&INS[1], i * C + j);
         s += expl(v - m);
       }
       double want = (double)(m + logl(s)), got = ref_get(&OUTS[axis], i);

@@ -144,8 +144,7 @@ kf_status cg_emit_flash_decode(cg_emit_args *a) {
   cg_flash_names nm;
   cg_flash_names_of(p, at, st3, &nm);
   char lse[192]; /* every block of a cluster merges all shares: the first writes */
-  cg_flash_lse(a, &pre, "rank == 0", "(bt0 + r / SQ) * SQ + r % SQ", "mall", "l", lse,
-               sizeof lse);
+  cg_flash_lse(a, &pre, "rank == 0", "(bt0 + r / SQ) * SQ + r % SQ", "mall", "l", lse, sizeof lse);
   char d[16], sqs[32], sks[32], ke[32], gs[32], ms[32], wm[24], wk[24], st[24], cl[24];
   num(d, sizeof d, at->d, "");
   num(sqs, sizeof sqs, at->sq, "LL");

@@ -220,8 +220,8 @@ static bool lse_at(am *s, fuse_attn *o, int32_t lg) {
   if (!nd(s, tail)->is_output && nd(s, tail)->uses == 0) return false;
   if (sum != o->sum) { /* a second copy over the same values: its nodes join */
     if (x != o->x && !add(s, x)) return false;
-    if (!add(s, mx) || !add_row_path(s, nd(s, sub)->args[1], mx) || !add(s, sub) ||
-        !add(s, e) || !add(s, sum))
+    if (!add(s, mx) || !add_row_path(s, nd(s, sub)->args[1], mx) || !add(s, sub) || !add(s, e) ||
+        !add(s, sum))
       return false;
   }
   if (!add_row_path(s, sv, sum) || !add(s, lg) || !add_row_path(s, ma, mx) || !add(s, sm))

@@ -609,7 +609,7 @@ static bool seed_attention(vstate *s, int32_t p) {
   for (int32_t i = 0; i < n; i++) {
     s->cand[i] = nodes[i];
     s->cand_copy[i] = 0;
-      s->cand_out[i] = nodes[i] == p || nodes[i] == a.lse;
+    s->cand_out[i] = nodes[i] == p || nodes[i] == a.lse;
   }
   fuse_set set = {s->cand, s->cand_copy, s->cand_out, n};
   fuse_shape_info info;
@@ -653,8 +653,8 @@ static bool find_late_attention(vstate *s) {
   int32_t nodes[FUSE_ATTN_MAX_NODES], n = 0;
   fuse_attn a;
   for (int32_t p = 0; p < g->n_nodes; p++) {
-    if (g->nodes[p].op != IR_OP_MATMUL ||
-        !fuse_attn_find(g, p, &a, nodes, &n, NULL, NULL, 0) || nodes[n - 1] == p)
+    if (g->nodes[p].op != IR_OP_MATMUL || !fuse_attn_find(g, p, &a, nodes, &n, NULL, NULL, 0) ||
+        nodes[n - 1] == p)
       continue;
     s->attn_at[nodes[n - 1]] = p;
     s->attn_at[p] = -2 - nodes[n - 1];
