@@ -527,8 +527,11 @@ bool fuse_attn_fits(const fuse_attn *a, char *why, size_t whysize) {
   else if (a->x_dtype == KF_F64)
     fail = "the softmax is computed in f64 (the kernel's is f32)";
   else if (a->lse >= 0 && a->lse_dtype != KF_F32 && a->lse_dtype != KF_F16 &&
-           a->lse_dtype != KF_BF16)
-    fail = "the logsumexp is written as f64 (the kernel writes f32, f16 or bf16)";
+           a->lse_dtype != KF_BF16) {
+    snprintf(b, sizeof b, "the logsumexp is written as %s (the kernel writes f32, f16 or bf16)",
+             kf_dtype_name(a->lse_dtype));
+    fail = b;
+  }
   else if (a->d != a->dv) {
     snprintf(b, sizeof b, "head dims differ (q and k %lld, v %lld)", (long long)a->d,
              (long long)a->dv);
