@@ -239,7 +239,7 @@ KF_INLINE void {{fn}}({{BID}} bid, {{params}}) {
       wt[r * SPL + sp] = w;
       l += w * KF_FD_PART(pl + (sp % WK) * MP + r, sp / WK);
     }
-    for (int sp = 0; sp < SPL; sp++) wt[r * SPL + sp] /= l;
+    for (int sp = 0; sp < SPL; sp++) wt[r * SPL + sp] /= l;{{lse}}
   }
   __syncthreads();
   // this block's slice of the group's outputs, merged from every share
