@@ -51,16 +51,8 @@ static inline kf_value attn_softmax_hand_ms(kf_graph *g, kf_value x, kf_value *m
 }
 
 static inline kf_value attn_softmax_hand(kf_graph *g, kf_value x) {
-  int last = -1;
-  const ir_node *n = &g->nodes[x];
-  int64_t col[KF_MAX_RANK];
-  memcpy(col, n->shape, sizeof col);
-  col[n->rank - 1] = 1;
-  int rank = n->rank;
-  kf_value m = kf_reshape(g, kf_max(g, x, 1, &last, false), rank, col);
-  kf_value e = kf_exp(g, kf_sub(g, x, m));
-  kf_value s = kf_sum(g, e, 1, &last, true);
-  return kf_div(g, e, s);
+  kf_value m, s;
+  return attn_softmax_hand_ms(g, x, &m, &s);
 }
 
 /* k or v of hk heads as the h heads of q. */
