@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ir/shape.h"
+
 enum { ATTN_MEMO = 4 * FUSE_ATTN_MAX_NODES };
 
 typedef struct am {
@@ -63,12 +65,6 @@ static bool read_inside(const am *s, int32_t v) {
     for (int a = 0; a < m->nargs; a++) inside += m->args[a] == v;
   }
   return inside == nd(s, v)->uses && !nd(s, v)->is_output;
-}
-
-static int64_t numel_of(const ir_node *n) {
-  int64_t e = 1;
-  for (int d = 0; d < n->rank; d++) e *= n->shape[d];
-  return e;
 }
 
 static bool same_shape(const ir_node *a, const ir_node *b) {
@@ -205,9 +201,10 @@ static bool lse_at(am *s, fuse_attn *o, int32_t lg) {
   if (sm < 0 || nd(s, sm)->op != IR_OP_ADD) return false;
   int32_t ma = nd(s, sm)->args[nd(s, sm)->args[0] == lg ? 1 : 0];
   /* one value per row of x, in x's row order */
-  const ir_node *xn = nd(s, x);
-  if (row_find(s, ma, IR_OP_MAX) != mx ||
-      numel_of(nd(s, sm)) * xn->shape[xn->rank - 1] != numel_of(xn))
+  const ir_node *xn = nd(s, x), *smn = nd(s, sm);
+  int64_t rows = 0, all = 0;
+  if (row_find(s, ma, IR_OP_MAX) != mx || !ir_numel(smn->rank, smn->shape, &rows) ||
+      !ir_numel(xn->rank, xn->shape, &all) || rows * xn->shape[xn->rank - 1] != all)
     return false;
   int32_t tail = sm, w = sole_reader(s, sm);
   bool guard = w >= 0 && is_guard(s, w, ma, sm);
