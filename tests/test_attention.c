@@ -43,6 +43,13 @@ static const fuse_decision *decision(const fuse_plan *p, const char *rule, bool 
   return NULL;
 }
 
+/* p logged an attention decision (accepted or refused) saying text. */
+static void expect_decision(const fuse_plan *p, bool accepted, const char *text) {
+  const fuse_decision *d = decision(p, "attention", accepted);
+  ck_assert_ptr_nonnull(d);
+  ck_assert_msg(strstr(d->text, text) != NULL, "%s", d->text);
+}
+
 /* The plan of g: one attention kernel in one launch (or not), invariants held. */
 static fuse_plan *plan_of(const kf_graph *g, bool one) {
   fuse_plan *p = fz_plan(g);
@@ -155,13 +162,10 @@ static void refused(const attn_spec *s, const char *reason, bool logged) {
   if (found) ck_assert(!fuse_attn_fits(&a, why, sizeof why));
   ck_assert_msg(strstr(why, reason) != NULL, "reason '%s', wanted '%s'", why, reason);
   fuse_plan *p = plan_of(g, false);
-  const fuse_decision *d = decision(p, "attention", false);
-  if (logged) {
-    ck_assert_ptr_nonnull(d);
-    ck_assert_msg(strstr(d->text, reason) != NULL, "%s", d->text);
-  } else {
-    ck_assert_ptr_null(d);
-  }
+  if (logged)
+    expect_decision(p, false, reason);
+  else
+    ck_assert_ptr_null(decision(p, "attention", false));
   fuse_plan_free(p);
   kf_graph_destroy(g);
 }
@@ -212,9 +216,7 @@ START_TEST(takes_logsumexp) {
     ck_assert_int_eq(p->n_kernels, 1);
     ck_assert_int_eq(p->kernels[0].n_outputs, 2);
     ck_assert_int_eq(p->kernels[0].attn.lse, a.lse);
-    const fuse_decision *d = decision(p, "attention", true);
-    ck_assert_ptr_nonnull(d);
-    ck_assert_msg(strstr(d->text, "writing the logsumexp") != NULL, "%s", d->text);
+    expect_decision(p, true, "writing the logsumexp");
     fuse_plan_free(p);
     kf_graph_destroy(g);
   }
@@ -306,9 +308,7 @@ START_TEST(refuses_k_laid_out_transposed) {
   ck_assert(!fuse_attn_fits(&a, why, sizeof why));
   ck_assert_msg(strstr(why, "k is laid out transposed") != NULL, "%s", why);
   fuse_plan *p = plan_of(g, false);
-  const fuse_decision *d = decision(p, "attention", false);
-  ck_assert_ptr_nonnull(d);
-  ck_assert_msg(strstr(d->text, "k is laid out transposed") != NULL, "%s", d->text);
+  expect_decision(p, false, "k is laid out transposed");
   fuse_plan_free(p);
   kf_graph_destroy(g);
 }
