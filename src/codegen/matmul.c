@@ -32,7 +32,14 @@ kf_status cg_plan_matmul(cg_emit_args *a) {
     snprintf(a->err, a->errsize, "%s: a matmul kernel without a matmul", a->k->name);
     return KF_ERR_UNSUPPORTED;
   }
-  if (cg_gemm90_fits(a, NULL, 0)) return cg_plan_gemm90(a);
+  char why[128] = "";
+  if (cg_gemm90_fits(a, why, sizeof why)) return cg_plan_gemm90(a);
+  if (a->k->paired) { /* the fuser pairs only for a target that takes them */
+    snprintf(a->err, a->errsize,
+             "%s: a paired product needs the sm_90 template (%s); plan it with KFUSE_GEMM_PAIR=0",
+             a->k->name, why);
+    return KF_ERR_UNSUPPORTED;
+  }
   if (cg_gemm80_fits(a, NULL, 0)) return cg_plan_gemm80(a);
   const ir_node *A = &a->g->nodes[mm->args[0]];
   int64_t m = mm->shape[mm->rank - 2], n = mm->shape[mm->rank - 1], k = A->shape[A->rank - 1];
