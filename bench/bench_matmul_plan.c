@@ -116,13 +116,17 @@ static int bench_one(const char *name, kf_graph *g, double flop, bool template_o
   if (st != KF_OK) return fprintf(stderr, "%s: %s\n", name, kf_plan_errmsg(plan)), 1;
   char *src = kf_plan_source(plan, 0, NULL); /* which kernel the first product runs as */
   const char *kind = !src                              ? ""
+                     : strstr(src, "(paired: ")        ? " [sm_90 template, paired]"
                      : strstr(src, "wgmma.mma_async")  ? " [sm_90 template]"
                      : strstr(src, "kf_g80_mma<BF>")   ? " [mma.sync template]"
                      : strstr(src, "not tensor cores") ? " [simple kernel]"
                                                        : "";
+  /* the plan as chosen says its kind too: a template plan is told apart
+   * from the library's by its paired kernel or a first launch that runs
+   * wgmma */
   printf("%s %-30s %8.3f ms %6.1f TFLOP/s  (%d launches)%s\n",
          template_only ? "  template" : "kfuse", name, r.ms_median, flop / r.ms_median / 1e9,
-         kf_plan_num_launches(plan), template_only ? kind : "");
+         kf_plan_num_launches(plan), kind);
   kf_free(src);
   char *text = kf_plan_describe(plan, KF_FORMAT_TEXT);
   for (char *p = text ? strstr(text, "matmul-choice") : NULL; p; p = NULL) {

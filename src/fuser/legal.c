@@ -396,7 +396,8 @@ static bool legal_two(fuse_legal_ctx *lc, const fuse_set *set, fuse_shape_info *
   for (int32_t i = 0; i < set->n && n < 2; i++)
     if (g->nodes[set->nodes[i]].op == IR_OP_MATMUL) mm[n++] = set->nodes[i];
   const ir_node *q = &g->nodes[mm[1]];
-  if (n != 2 || member(lc, q->args[0]) || member(lc, q->args[1]))
+  /* library calls take one product each: nothing to say about pairs */
+  if (n != 2 || member(lc, q->args[0]) || member(lc, q->args[1]) || lc->opt->matmul_library)
     return refuse(info, "one-matmul", "2 matmuls in one kernel");
   char why[192];
   if (!fuse_pair_fits(g, lc->opt, mm[0], mm[1], why, sizeof why))
