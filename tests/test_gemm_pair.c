@@ -4,8 +4,11 @@
  * sm_90a (two B maps, the second half of the tile from the second B). */
 #include "check_main.h"
 #include "codegen_util.h"
+#include "fake_driver.h"
+#include "fuser/legal.h"
 #include "kfuse.h"
 #include "knob_env.h"
+#include "pipeline/pipeline.h"
 
 /* The SwiGLU pattern out = silu(x @ wg) * (x @ wu) (+ r), with variants:
  * y_for_up reads the up product from another A, up_cols gives wu its own
@@ -19,10 +22,9 @@ typedef struct {
 
 static kf_ctx *ctx;
 
-static kf_graph *build(const swiglu *c) {
-  if (!ctx) ck_assert_int_eq(kf_ctx_create(&ctx), KF_OK);
+static kf_graph *build_in(kf_ctx *in, const swiglu *c) {
   kf_graph *g = NULL;
-  ck_assert_int_eq(kf_graph_create(ctx, &g), KF_OK);
+  ck_assert_int_eq(kf_graph_create(in, &g), KF_OK);
   int64_t xs[2] = {c->m, c->k}, ws[2] = {c->k, c->n},
           us[2] = {c->k, c->up_cols ? c->up_cols : c->n};
   int64_t os[2] = {c->m, c->n};
@@ -38,6 +40,11 @@ static kf_graph *build(const swiglu *c) {
   if (c->gate_out) kf_set_output(g, gate);
   ck_assert_msg(kf_graph_status(g) == KF_OK, "%s", kf_graph_errmsg(g));
   return g;
+}
+
+static kf_graph *build(const swiglu *c) {
+  if (!ctx) ck_assert_int_eq(kf_ctx_create(&ctx), KF_OK);
+  return build_in(ctx, c);
 }
 
 /* The plan of c for arch on template kernels, its text in *text. */
@@ -68,6 +75,10 @@ START_TEST(pairs_swiglu) {
   ck_assert_int_eq(kf_plan_num_kernels(p), 1);
   ck_assert_msg(strstr(text, "+ gemm-pair: paired product: gate and up share x"), "%s", text);
   ck_assert_msg(strstr(text, "a paired product (two B, one A)"), "%s", text);
+  char why[256] = "";
+  ck_assert_msg(fuse_kernel_legal(p->fuse, 0, why, sizeof why), "%s", why);
+  ck_assert(p->fuse->kernels[0].paired);
+  ck_assert_int_eq(p->fuse->kernels[0].n_epilogue, 3); /* silu, mul, the residual */
   char *json = kf_plan_describe(p, KF_FORMAT_JSON);
   ck_assert_ptr_nonnull(strstr(json, "\"paired\":true"));
   kf_free(json);
@@ -191,6 +202,54 @@ START_TEST(paired_kernel_compiles) {
 }
 END_TEST
 
+#define DEV ((CUdeviceptr)0x300000000ull)
+
+/* On the fake driver (an sm_90 device): the paired plan, fused for the
+ * device's arch, encodes three maps (A, then each B with the same dims and
+ * boxes) from the bound addresses and passes them after the pointers. */
+START_TEST(runtime_passes_three_maps) {
+  kt_setenv("KFUSE_MATMUL", "template", 1);
+  rt_fake_reset();
+  rt_driver_override(rt_fake_driver());
+  rt_fake_add_device_range(DEV, 1 << 24);
+  kf_ctx *fc = NULL;
+  ck_assert_int_eq(kf_ctx_create(&fc), KF_OK);
+  swiglu c = {KF_BF16, 300, 520, 136, false, false, false, 0};
+  kf_graph *g = build_in(fc, &c);
+  kf_plan *plan = NULL;
+  ck_assert_int_eq(kf_plan_create(fc, g, NULL, &plan), KF_OK);
+  ck_assert_int_eq(kf_plan_num_kernels(plan), 1);
+  kf_tensor tin[3] = {{(void *)(uintptr_t)DEV, KF_BF16, 2, {300, 136}},
+                      {(void *)(uintptr_t)(DEV + 0x100000), KF_BF16, 2, {136, 520}},
+                      {(void *)(uintptr_t)(DEV + 0x200000), KF_BF16, 2, {136, 520}}};
+  kf_tensor tout[1] = {{(void *)(uintptr_t)(DEV + 0x300000), KF_BF16, 2, {300, 520}}};
+  kf_status st = kf_plan_run(plan, tin, 3, tout, 1, NULL);
+  ck_assert_msg(st == KF_OK, "%s", kf_plan_errmsg(plan));
+  ck_assert_int_eq(rt_fake_count_prefix("TensorMapEncodeTiled"), 3);
+  int i = rt_fake_find(0, "TensorMapEncodeTiled", "addr=0x300000000 ");
+  ck_assert_int_ge(i, 0);
+  ck_assert_ptr_nonnull(strstr(rt_fake_line(i), "dims=136x300 stride=272 box=64x128 swizzle=3"));
+  for (int b = 1; b <= 2; b++) {
+    char addr[48];
+    snprintf(addr, sizeof addr, "addr=0x3%08x ", 0x100000 * b);
+    i = rt_fake_find(0, "TensorMapEncodeTiled", addr);
+    ck_assert_msg(i >= 0, "no map of %s", addr);
+    ck_assert_ptr_nonnull(strstr(rt_fake_line(i), "dims=520x136 stride=1040 box=64x64 swizzle=3"));
+  }
+  i = rt_fake_find(0, "LaunchKernel", "block=384");
+  ck_assert_int_ge(i, 0);
+  ck_assert_msg(strstr(rt_fake_line(i), ",0x300000000,0x300100000,0x300200000"), "%s",
+                rt_fake_line(i));
+  kf_plan_destroy(plan);
+  kf_graph_destroy(g);
+  kf_ctx_destroy(fc);
+  ck_assert_msg(rt_fake_live_objects() == 0, "%d fake objects leaked", rt_fake_live_objects());
+  rt_driver_override(NULL);
+  rt_fake_reset();
+  kt_unsetenv("KFUSE_MATMUL");
+}
+END_TEST
+
 static Suite *make_suite(void) {
   Suite *s = suite_create("gemm_pair");
   TCase *tc = tcase_create("gemm_pair");
@@ -199,6 +258,7 @@ static Suite *make_suite(void) {
   tcase_add_test(tc, refusals_say_why);
   tcase_add_test(tc, library_plans_do_not_pair);
   tcase_add_test(tc, paired_kernel_compiles);
+  tcase_add_test(tc, runtime_passes_three_maps);
   suite_add_tcase(s, tc);
   return s;
 }

@@ -27,6 +27,7 @@ static const char *template_refuses(const kf_graph *g, const ir_node *mm) {
       k > INT32_MAX - 1024)
     return "a dimension out of range";
   if (k % 8 || n % 8) return "K or N not a multiple of 8";
+  if ((m + 127) / 128 * ((n + 63) / 64) > INT32_MAX) return "too many tiles";
   return NULL;
 }
 
