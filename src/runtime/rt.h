@@ -114,6 +114,15 @@ typedef struct rt_launch {
   CUdeviceptr tmap_addr[CG_MAX_TMAPS];
   CUtensorMap *tmaps; /* aligned as CUtensorMap (128 bytes), inside tmap_mem */
   void *tmap_mem;
+  /* A launch with tensor maps has a second form without them
+   * (runtime/fallback.c): the same kernel on the mma.sync path, compiled
+   * and loaded at the first run that brings an operand the copy engine
+   * cannot read (not 16-byte aligned), then run in place of this one
+   * (on_alt) by every run whose addresses need it. Only its kernel
+   * fields are used (entry ... occ); the schedule stays this launch's. */
+  struct rt_launch *alt;
+  bool on_alt;    /* this binding runs alt */
+  bool graph_alt; /* graph mode: the instantiated node runs alt */
 } rt_launch;
 
 struct rt_plan {
@@ -133,6 +142,10 @@ struct rt_plan {
    * pipeline: the pipeline hands it this. */
   kf_status (*load)(void *owner);
   void *owner;
+  /* Generates, compiles and loads (rt_fallback_load) launch L's form
+   * without tensor maps, for a run whose operands the copy engine cannot
+   * read; set by the pipeline like load. NULL: such a run is an error. */
+  kf_status (*fallback)(void *owner, int launch);
   /* loaded state */
   rt_state *state;
   bool loaded;

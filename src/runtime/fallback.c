@@ -1,0 +1,101 @@
+/* fallback.c - a launch's form without tensor maps: the sm_90 matmul and
+ * attention kernels read their operands through the copy engine (TMA),
+ * which needs 16-byte aligned addresses; a run that brings a view off that
+ * alignment runs the same launch generated for the mma.sync kernels
+ * instead (they check alignment themselves), loaded at the first such run
+ * and kept while the plan stays loaded. Aligned runs keep the sm_90
+ * kernel. */
+#include "runtime/fallback.h"
+
+#include <stdlib.h>
+
+#include "core/alloc.h"
+#include "core/log.h"
+#include "runtime/rt_plan.h"
+#include "runtime/tmap.h"
+
+bool rt_fallback_needed(const rt_launch *l) {
+  for (int i = 0; i < l->n_tmaps; i++)
+    if (l->args[l->tmap_param[i]] % 16) return true;
+  return false;
+}
+
+const rt_launch *rt_fallback_kernel(const rt_launch *l) {
+  return l->on_alt && l->alt ? l->alt : l;
+}
+
+/* The first misaligned tensor-map operand of l, for messages. */
+static int misaligned_map(const rt_launch *l) {
+  int i = 0;
+  while (i < l->n_tmaps - 1 && l->args[l->tmap_param[i]] % 16 == 0) i++;
+  return i;
+}
+
+/* Whether stream is capturing a CUDA Graph (asked only when something
+ * would be loaded; an error counts as capturing, as in launch.c). */
+static bool capturing(const rt_plan *plan, CUstream stream) {
+  CUstreamCaptureStatus cs = CU_STREAM_CAPTURE_STATUS_NONE;
+  CUresult r = plan->state->drv->StreamIsCapturing(stream, &cs);
+  return r != CUDA_SUCCESS || cs != CU_STREAM_CAPTURE_STATUS_NONE;
+}
+
+kf_status rt_fallback_take(rt_plan *plan, int L, CUstream stream) {
+  rt_launch *l = &plan->launches[L];
+  if (!l->alt) {
+    bool cap = plan->fallback && capturing(plan, stream);
+    int i = misaligned_map(l);
+    unsigned long long a = (unsigned long long)l->args[l->tmap_param[i]];
+    int v = (int)l->tmap_desc[i].value;
+    if (cap || !plan->fallback)
+      return rt_plan_error(plan, KF_ERR_INVALID_ARG,
+                           "%s: operand %%%d at %#llx is not 16-byte aligned, which the sm_90 "
+                           "kernel's copy engine needs, and its fallback kernel is not loaded%s",
+                           l->entry, v, a,
+                           cap ? "; nothing is compiled or loaded during a capture: run "
+                                       "the plan once with such addresses before capturing"
+                                     : "");
+    kf_status st = plan->fallback(plan->owner, L);
+    if (st != KF_OK) return st;
+    if (!l->alt)
+      return rt_plan_error(plan, KF_ERR_INTERNAL, "%s: the fallback kernel was not loaded",
+                           l->entry);
+    core_log(plan->ctx, KF_LOG_WARN, LOG_RUNTIME,
+             "%s: operand %%%d at %#llx is not 16-byte aligned, which the sm_90 kernel's copy "
+             "engine (TMA) needs: runs with such addresses take its form without tensor maps "
+             "(the mma.sync kernel, compiled and loaded now); aligned runs keep the sm_90 kernel",
+             l->entry, v, a);
+  }
+  l->on_alt = true;
+  return KF_OK;
+}
+
+kf_status rt_fallback_load(rt_plan *plan, int L, const rt_image *img) {
+  rt_launch *l = &plan->launches[L];
+  if (img->src->n_tmaps > 0 || img->src->library)
+    return rt_plan_error(plan, KF_ERR_INTERNAL, "%s: its fallback still reads tensor maps",
+                         l->entry);
+  rt_launch *alt = core_calloc(1, sizeof *alt);
+  if (!alt) return rt_plan_error(plan, KF_ERR_OUT_OF_MEMORY, "%s: out of memory", l->entry);
+  kf_status st = rt_plan_load_launch(plan, plan->state, alt, img);
+  if (st != KF_OK) {
+    l->alt = alt; /* freed at once: a later run tries again */
+    rt_fallback_free(plan->state->drv, l);
+    return st;
+  }
+  l->alt = alt;
+  return KF_OK;
+}
+
+void rt_fallback_free(const rt_driver *d, rt_launch *l) {
+  rt_launch *alt = l->alt;
+  if (!alt) return;
+  if (d && alt->mod) d->ModuleUnload(alt->mod);
+  free(alt->binds);
+  free(alt->args);
+  free(alt->argv);
+  rt_tmap_free(alt);
+  free(alt);
+  l->alt = NULL;
+  l->on_alt = false;
+  l->graph_alt = false;
+}
