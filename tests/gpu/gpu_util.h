@@ -324,6 +324,35 @@ static void io_free(run_io *io) {
   memset(io, 0, sizeof *io);
 }
 
+/* The library's warnings on G_ctx that contain a text, counted while
+ * watched (each printed, so a run's output shows them); unwatching gives
+ * the stderr logger back. The fallback tests count "not 16-byte aligned"
+ * (the sm_90 kernels' form without tensor maps, the library's candidates
+ * for misaligned operands). */
+static const char *G_watch_text;
+static int G_watch_hits;
+
+static inline void watch_log(void *user, kf_log_level level, const char *component,
+                             const char *msg) {
+  (void)user;
+  if (level > KF_LOG_WARN) return;
+  printf("log (%s): %s\n", component, msg);
+  if (G_watch_text && strstr(msg, G_watch_text)) G_watch_hits++;
+}
+
+static inline void watch_warnings(const char *text) {
+  G_watch_text = text;
+  G_watch_hits = 0;
+  kf_ctx_set_log(G_ctx, watch_log, NULL);
+}
+
+/* The count since watch_warnings. */
+static inline int unwatch_warnings(void) {
+  kf_ctx_set_log(G_ctx, NULL, NULL);
+  G_watch_text = NULL;
+  return G_watch_hits;
+}
+
 /* Compares every output with href (within the bound when io has one);
  * returns the number of bad outputs, printing each, and keeps the worst
  * errors per dtype. */
