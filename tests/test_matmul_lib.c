@@ -450,6 +450,63 @@ START_TEST(fallback_to_the_template) {
 }
 END_TEST
 
+/* cuBLASLt's heuristic assumes 256-byte aligned pointers unless told: a
+ * view less aligned than that gets candidates asked for its real
+ * alignments (the MIN_ALIGNMENT preferences; cuBLASLt's A is our w), once
+ * per set of alignments, running the algorithm the load chose where the
+ * new set has it; aligned runs keep the load's set. At most
+ * RT_LIB_ALIGN_SETS sets are kept (the oldest replaced). */
+START_TEST(misaligned_operands_ask_the_heuristic_again) {
+  flt_install();
+  open_plan(KF_MODE_PLAIN);
+  ck_assert_int_eq(kf_plan_load(plan), KF_OK);
+  for (int i = 0; i < 4; i++) ck_assert_uint_eq(flt.min_align[i], 256); /* the load's */
+  ck_assert_int_eq(run(NULL), KF_OK);
+  uint64_t chosen = flt.algo;
+  int asked = flt.heuristics;
+  /* x 4 bytes off */
+  tin[0].data = (void *)(uintptr_t)(DEV + 4);
+  ck_assert_msg(run(NULL) == KF_OK, "%s", kf_plan_errmsg(plan));
+  ck_assert_int_eq(flt.heuristics, asked + 1);
+  ck_assert_uint_eq(flt.min_align[0], 256); /* w */
+  ck_assert_uint_eq(flt.min_align[1], 4);   /* x */
+  ck_assert_uint_eq(flt.min_align[2], 256); /* C: D, in the workspace */
+  ck_assert_uint_eq(flt.min_align[3], 256);
+  ck_assert_ptr_eq(flt.a, tin[0].data);
+  ck_assert_uint_eq(flt.algo, chosen); /* the same algorithm, found in the new set */
+  /* again, and aligned: nothing asked */
+  ck_assert_int_eq(run(NULL), KF_OK);
+  tin[0].data = (void *)(uintptr_t)DEV;
+  ck_assert_int_eq(run(NULL), KF_OK);
+  ck_assert_int_eq(flt.heuristics, asked + 1);
+  ck_assert_uint_eq(flt.algo, chosen);
+  /* w 8 and 16 bytes off: a set each; then more sets than are kept */
+  tin[1].data = (void *)(uintptr_t)(DEV + 0x10008);
+  ck_assert_int_eq(run(NULL), KF_OK);
+  ck_assert_uint_eq(flt.min_align[0], 8);
+  ck_assert_uint_eq(flt.min_align[1], 256);
+  tin[1].data = (void *)(uintptr_t)(DEV + 0x10010);
+  ck_assert_int_eq(run(NULL), KF_OK);
+  ck_assert_uint_eq(flt.min_align[0], 16);
+  ck_assert_int_eq(flt.heuristics, asked + 3);
+  tin[1].data = (void *)(uintptr_t)(DEV + 0x10020);
+  ck_assert_int_eq(run(NULL), KF_OK);
+  tin[1].data = (void *)(uintptr_t)(DEV + 0x10040);
+  ck_assert_int_eq(run(NULL), KF_OK); /* the fifth set: the x-off one replaced */
+  ck_assert_int_eq(flt.heuristics, asked + 5);
+  tin[1].data = (void *)(uintptr_t)(DEV + 0x10008);
+  ck_assert_int_eq(run(NULL), KF_OK); /* still kept */
+  ck_assert_int_eq(flt.heuristics, asked + 5);
+  tin[1].data = (void *)(uintptr_t)(DEV + 0x10000);
+  tin[0].data = (void *)(uintptr_t)(DEV + 4);
+  ck_assert_int_eq(run(NULL), KF_OK); /* asked again */
+  ck_assert_int_eq(flt.heuristics, asked + 6);
+  ck_assert_uint_eq(flt.algo, chosen);
+  tin[0].data = (void *)(uintptr_t)DEV;
+  close_plan(); /* every set's descriptors released */
+}
+END_TEST
+
 /* The choice is timed at the first load (each candidate, the library plan,
  * the template plan), logged with the times, and kept in the disk cache:
  * the same graph's next load times nothing. */
@@ -683,6 +740,7 @@ static Suite *make_suite(void) {
   Suite *s = suite_create("matmul_lib");
   TCase *tc = tcase_create("match");
   tcase_add_test(tc, each_epilogue_maps);
+  tcase_add_test(tc, misaligned_operands_ask_the_heuristic_again);
   tcase_add_test(tc, layouts_and_batches_map);
   tcase_add_test(tc, the_rest_is_the_next_kernel);
   tcase_add_test(tc, mlp_silu_plans_onto_the_library);

@@ -134,8 +134,8 @@ static cublasStatus_t make_desc(rt_gemm_lt *p) {
     return st;
   if (p->g.bias) {
     /* The heuristic reads the bias pointer's alignment: a stand-in with
-     * the alignment every device allocation has, replaced at run time. */
-    const void *stand_in = (const void *)(uintptr_t)256;
+     * the alignment the candidates are for, replaced at run time. */
+    const void *stand_in = (const void *)(uintptr_t)p->align.bias;
     st = lt->MatmulDescSetAttribute(p->desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &stand_in,
                                     sizeof stand_in);
   }
@@ -157,6 +157,18 @@ static cublasStatus_t find_candidates(rt_gemm_lt *p, size_t workspace_max, int m
   if (st == CUBLAS_STATUS_SUCCESS)
     st = lt->MatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_REDUCTION_SCHEME_MASK,
                                           &schemes, sizeof schemes);
+  /* The pointers' real alignments: left at the default (256 bytes), the
+   * heuristic may pick an algorithm that faults on a view 2 bytes off.
+   * cuBLASLt's A is our B (D^T = B^T A^T). */
+  const struct {
+    cublasLtMatmulPreferenceAttributes_t attr;
+    uint32_t bytes;
+  } al[4] = {{CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, p->align.b},
+             {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, p->align.a},
+             {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, p->align.c},
+             {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, p->align.d}};
+  for (int i = 0; i < 4 && st == CUBLAS_STATUS_SUCCESS; i++)
+    st = lt->MatmulPreferenceSetAttribute(pref, al[i].attr, &al[i].bytes, sizeof al[i].bytes);
   int returned = 0;
   if (st == CUBLAS_STATUS_SUCCESS)
     st = lt->MatmulAlgoGetHeuristic(p->handle, p->desc, p->l_first, p->l_second, p->l_c, p->l_d,
@@ -170,11 +182,42 @@ static cublasStatus_t find_candidates(rt_gemm_lt *p, size_t workspace_max, int m
   return p->ncand > 0 ? CUBLAS_STATUS_SUCCESS : CUBLAS_STATUS_NOT_SUPPORTED;
 }
 
+/* The largest power of two up to RT_GEMM_LT_MAX_ALIGN dividing p (0: the
+ * most, an absent pointer asks nothing). */
+static uint32_t align_of(CUdeviceptr p) {
+  uint32_t a = 1;
+  while (a < RT_GEMM_LT_MAX_ALIGN && p % (2 * a) == 0) a *= 2;
+  return p ? a : RT_GEMM_LT_MAX_ALIGN;
+}
+
+void rt_gemm_lt_align_max(rt_gemm_align *out) {
+  uint32_t m = RT_GEMM_LT_MAX_ALIGN;
+  *out = (rt_gemm_align){m, m, m, m, m};
+}
+
+void rt_gemm_lt_align_of(const rt_gemm *g, const rt_gemm_args *args, rt_gemm_align *out) {
+  *out = (rt_gemm_align){.a = align_of(args->a),
+                         .b = align_of(args->b),
+                         .c = align_of(g->beta != 0.0f ? args->c : args->d),
+                         .d = align_of(args->d),
+                         .bias = g->bias ? align_of(args->bias) : RT_GEMM_LT_MAX_ALIGN};
+}
+
+bool rt_gemm_lt_takes(const rt_gemm_lt *p, const rt_gemm_align *al) {
+  const rt_gemm_align *w = &p->align;
+  return al->a >= w->a && al->b >= w->b && al->c >= w->c && al->d >= w->d &&
+         al->bias >= w->bias;
+}
+
 kf_status rt_gemm_lt_prepare(rt_gemm_lt *p, const rt_blaslt *lt, cublasLtHandle_t handle,
-                             const rt_gemm *g, size_t workspace_max, int max_candidates, char *err,
-                             size_t errsize) {
+                             const rt_gemm *g, const rt_gemm_align *align, size_t workspace_max,
+                             int max_candidates, char *err, size_t errsize) {
   memset(p, 0, sizeof *p);
   p->lt = lt, p->handle = handle, p->g = *g;
+  if (align)
+    p->align = *align;
+  else
+    rt_gemm_lt_align_max(&p->align);
   kf_status s = rt_gemm_lt_map(g, &p->map, err, errsize);
   if (s != KF_OK) return s;
   if (max_candidates < 1 || max_candidates > RT_GEMM_LT_MAX_CANDIDATES)

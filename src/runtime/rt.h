@@ -72,11 +72,21 @@ typedef fuse_occ rt_occ;
 /* A launch that is a library call (cg_launch_src.library): the prepared
  * product, which candidate runs, and where its operands are among the
  * launch's bound pointers (rt_launch.args). */
+/* Candidate sets a library call keeps for runs whose pointers are less
+ * aligned than the load's set assumes (lib_launch.c). */
+#define RT_LIB_ALIGN_SETS 4
+
 typedef struct rt_lib {
-  rt_gemm_lt p;
+  rt_gemm_lt p; /* prepared at load for pointers of the most alignment */
   int cand;
   int ia, ib, ibias, ic, id; /* indices into args; -1: absent */
   CUdeviceptr held_ws;       /* graph mode: the workspace the child graph was captured with */
+  /* Views off that alignment: the product prepared again with the real
+   * alignments as the heuristic's preferences, once per set of alignments
+   * (the oldest replaced when all are taken). */
+  rt_gemm_lt low[RT_LIB_ALIGN_SETS];
+  int n_low, next_low;
+  bool low_logged; /* the one warning the first of them gives */
 } rt_lib;
 
 typedef struct rt_launch {
