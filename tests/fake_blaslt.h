@@ -14,7 +14,7 @@
 static struct fake_lt {
   int handles, descs, layouts, prefs; /* live */
   int matmuls, heuristics;
-  uint32_t min_align[4]; /* the last preference's MIN_ALIGNMENT_{A,B,C,D}_BYTES (0: unset) */
+  uint32_t min_align[4];     /* the last preference's MIN_ALIGNMENT_{A,B,C,D}_BYTES (0: unset) */
   const void *bias_stand_in; /* the bias pointer the last heuristic saw */
   uint64_t algo;             /* the last matmul's algorithm (data[0]) */
   const void *a, *b, *c, *d, *bias, *ws;

@@ -310,8 +310,7 @@ END_TEST
 static int fallback_warnings;
 static char last_warning[1024];
 
-static void count_warnings(void *user, kf_log_level level, const char *component,
-                           const char *msg) {
+static void count_warnings(void *user, kf_log_level level, const char *component, const char *msg) {
   (void)user;
   if (level <= KF_LOG_WARN && strcmp(component, "runtime") == 0) {
     fallback_warnings++;

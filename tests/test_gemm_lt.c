@@ -329,7 +329,8 @@ START_TEST(prepare_and_run_through_the_table) {
   rt_gemm_lt p;
   char err[128];
   ck_assert_int_eq(
-      rt_gemm_lt_prepare(&p, lt, (cublasLtHandle_t)0x10, &g, NULL, 1 << 20, 8, err, sizeof err), KF_OK);
+      rt_gemm_lt_prepare(&p, lt, (cublasLtHandle_t)0x10, &g, NULL, 1 << 20, 8, err, sizeof err),
+      KF_OK);
   ck_assert_int_eq(p.ncand, 1); /* the failed and the too-large results dropped */
   ck_assert_uint_eq(fk.ws_max, 1 << 20);
   /* No split-K reduction in bf16: partial sums stay f32. */
@@ -375,14 +376,16 @@ START_TEST(prepare_and_run_through_the_table) {
   ck_assert_uint_eq(al.d, 256);
   fk.layouts = 0; /* the fake's per-layout records hold one product's */
   ck_assert_int_eq(
-      rt_gemm_lt_prepare(&p, lt, (cublasLtHandle_t)0x10, &g, NULL, 1 << 20, 8, err, sizeof err), KF_OK);
+      rt_gemm_lt_prepare(&p, lt, (cublasLtHandle_t)0x10, &g, NULL, 1 << 20, 8, err, sizeof err),
+      KF_OK);
   ck_assert(rt_gemm_lt_takes(&p, &al));
   rt_gemm_lt_align_of(&g, &odd, &al);
   ck_assert(!rt_gemm_lt_takes(&p, &al));
   rt_gemm_lt_release(&p);
   fk.layouts = 0;
   ck_assert_int_eq(
-      rt_gemm_lt_prepare(&p, lt, (cublasLtHandle_t)0x10, &g, &al, 1 << 20, 8, err, sizeof err), KF_OK);
+      rt_gemm_lt_prepare(&p, lt, (cublasLtHandle_t)0x10, &g, &al, 1 << 20, 8, err, sizeof err),
+      KF_OK);
   ck_assert_uint_eq(fk.min_align[0], 8); /* our B */
   ck_assert_uint_eq(fk.min_align[1], 2); /* our A */
   ck_assert_uint_eq(fk.min_align[2], 16);

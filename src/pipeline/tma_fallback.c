@@ -19,7 +19,8 @@
  * the sm_90 kernels turned off (the cache key follows the source). */
 static kf_status emit_without_maps(kf_plan *plan, int L, cg_program *prog) {
   cg_target t;
-  kf_status st = pl_plan_target(plan, NULL, false, "kf_plan_run", &t, prog->arch, sizeof prog->arch);
+  kf_status st =
+      pl_plan_target(plan, NULL, false, "kf_plan_run", &t, prog->arch, sizeof prog->arch);
   if (st != KF_OK) return st;
   core_knobs knobs = *plan->knobs;
   knobs.gemm90 = 0;
@@ -42,7 +43,8 @@ kf_status pl_tma_fallback(kf_plan *plan, int L) {
   if (!prog) return pl_plan_error(plan, KF_ERR_OUT_OF_MEMORY, "kf_plan_run: out of memory");
   kf_status st = emit_without_maps(plan, L, prog);
   char *err = st == KF_OK ? core_malloc(sizeof plan->errmsg) : NULL;
-  if (st == KF_OK && !err) st = pl_plan_error(plan, KF_ERR_OUT_OF_MEMORY, "kf_plan_run: out of memory");
+  if (st == KF_OK && !err)
+    st = pl_plan_error(plan, KF_ERR_OUT_OF_MEMORY, "kf_plan_run: out of memory");
   if (st == KF_OK && (st = rt_compile_program(plan->ctx, prog, err, sizeof plan->errmsg)) != KF_OK)
     pl_plan_error(plan, st, "%s", err);
   free(err);

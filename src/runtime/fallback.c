@@ -52,8 +52,8 @@ kf_status rt_fallback_take(rt_plan *plan, int L, CUstream stream) {
                            "kernel's copy engine needs, and its fallback kernel is not loaded%s",
                            l->entry, v, a,
                            cap ? "; nothing is compiled or loaded during a capture: run "
-                                       "the plan once with such addresses before capturing"
-                                     : "");
+                                 "the plan once with such addresses before capturing"
+                               : "");
     kf_status st = plan->fallback(plan->owner, L);
     if (st != KF_OK) return st;
     if (!l->alt)

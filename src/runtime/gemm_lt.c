@@ -205,8 +205,7 @@ void rt_gemm_lt_align_of(const rt_gemm *g, const rt_gemm_args *args, rt_gemm_ali
 
 bool rt_gemm_lt_takes(const rt_gemm_lt *p, const rt_gemm_align *al) {
   const rt_gemm_align *w = &p->align;
-  return al->a >= w->a && al->b >= w->b && al->c >= w->c && al->d >= w->d &&
-         al->bias >= w->bias;
+  return al->a >= w->a && al->b >= w->b && al->c >= w->c && al->d >= w->d && al->bias >= w->bias;
 }
 
 kf_status rt_gemm_lt_prepare(rt_gemm_lt *p, const rt_blaslt *lt, cublasLtHandle_t handle,

@@ -109,8 +109,10 @@ static kf_status low_set(rt_plan *rp, rt_launch *l, const rt_gemm_align *al, rt_
     }
     return st;
   }
-  if (slot == lib->n_low) lib->n_low++;
-  else lib->next_low = (lib->next_low + 1) % RT_LIB_ALIGN_SETS;
+  if (slot == lib->n_low)
+    lib->n_low++;
+  else
+    lib->next_low = (lib->next_low + 1) % RT_LIB_ALIGN_SETS;
   /* Off 16 bytes is a view most kernels cannot vectorize: worth a
    * warning; merely below 256 is common (row slices) and only info. */
   uint32_t least = al->a;

@@ -277,7 +277,8 @@ kf_status rt_plan_load_images(rt_plan *plan, const rt_image *images, int n) {
   rp->launches = core_calloc((size_t)n + 1, sizeof *rp->launches);
   if (!rp->launches) st = rt_plan_error(plan, KF_ERR_OUT_OF_MEMORY, "kf_plan_load: out of memory");
   rp->n_launches = rp->launches ? n : 0;
-  for (int i = 0; i < n && st == KF_OK; i++) st = rt_plan_load_launch(plan, rt, &rp->launches[i], &images[i]);
+  for (int i = 0; i < n && st == KF_OK; i++)
+    st = rt_plan_load_launch(plan, rt, &rp->launches[i], &images[i]);
   if (st == KF_OK) st = rt_schedule(plan, plan->options->streams);
   if (st == KF_OK) st = ensure_workspace(plan, rt);
   if (st == KF_OK) {

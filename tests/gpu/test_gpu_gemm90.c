@@ -238,9 +238,10 @@ START_TEST(unaligned_inputs_fall_back) {
         kf_graph_destroy(g);
       }
   kt_unsetenv("KFUSE_MATMUL");
-  printf("gemm90 unaligned inputs: %d of %d runs within the reference's bound; the fallback "
-         "taken in %d of %d plans\n",
-         runs - bad, runs, fell_back, plans);
+  printf(
+      "gemm90 unaligned inputs: %d of %d runs within the reference's bound; the fallback "
+      "taken in %d of %d plans\n",
+      runs - bad, runs, fell_back, plans);
   ck_assert_int_eq(bad, 0);
 }
 END_TEST

@@ -238,9 +238,8 @@ START_TEST(unaligned_operands_get_their_own_candidates) {
           watch_warnings("the heuristic asked again");
           for (int r = 0; r < 3; r++) {
             io_poison(order[r]);
-            kf_status st =
-                kf_plan_run(plan, order[r]->din, order[r]->n_in, order[r]->dout, order[r]->n_out,
-                            NULL);
+            kf_status st = kf_plan_run(plan, order[r]->din, order[r]->n_in, order[r]->dout,
+                                       order[r]->n_out, NULL);
             ck_assert_msg(st == KF_OK, "%s, run %d: %s", what, r, kf_plan_errmsg(plan));
             io_fetch(order[r]);
             bad += io_check(g, order[r], what);
@@ -259,9 +258,10 @@ START_TEST(unaligned_operands_get_their_own_candidates) {
         kf_graph_destroy(g);
       }
   kt_unsetenv("KFUSE_MATMUL");
-  printf("matmul_lib unaligned operands: %d of %d runs within the reference's bound; new "
-         "candidates asked for in %d of %d plans\n",
-         runs - bad, runs, warned, plans);
+  printf(
+      "matmul_lib unaligned operands: %d of %d runs within the reference's bound; new "
+      "candidates asked for in %d of %d plans\n",
+      runs - bad, runs, warned, plans);
   ck_assert_int_eq(bad, 0);
 }
 END_TEST
