@@ -62,7 +62,8 @@ kf_status rt_fallback_take(rt_plan *plan, int L, CUstream stream) {
     core_log(plan->ctx, KF_LOG_WARN, LOG_RUNTIME,
              "%s: operand %%%d at %#llx is not 16-byte aligned, which the sm_90 kernel's copy "
              "engine (TMA) needs: runs with such addresses take its form without tensor maps "
-             "(the mma.sync kernel, compiled and loaded now); aligned runs keep the sm_90 kernel",
+             "(as KFUSE_GEMM90=0 / KFUSE_ATTN90=0 plan it, compiled and loaded now); aligned "
+             "runs keep the sm_90 kernel",
              l->entry, v, a);
   }
   l->on_alt = true;
