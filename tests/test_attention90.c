@@ -215,8 +215,10 @@ START_TEST(misaligned_q_falls_back) {
   kf_tensor tin[8], tout[1];
   for (int i = 0; i <= n_in; i++) {
     kf_value v = i < n_in ? kf_graph_input(g, i) : kf_graph_output(g, 0);
-    kf_tensor t = {(void *)(uintptr_t)(DEV + ((CUdeviceptr)i << 20)), kf_value_dtype(g, v),
-                   kf_value_rank(g, v), {0}};
+    kf_tensor t = {(void *)(uintptr_t)(DEV + ((CUdeviceptr)i << 20)),
+                   kf_value_dtype(g, v),
+                   kf_value_rank(g, v),
+                   {0}};
     memcpy(t.shape, kf_value_shape(g, v), (size_t)t.rank * sizeof t.shape[0]);
     if (i < n_in)
       tin[i] = t;
