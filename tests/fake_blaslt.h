@@ -24,6 +24,7 @@ static struct fake_lt {
   int32_t compute;
   bool refuse_create;    /* cublasLtCreate fails: as if the library were absent */
   bool refuse_heuristic; /* no algorithm for any product */
+  bool refuse_low;       /* none for pointers asked for below 256-byte alignment */
 } flt;
 
 static size_t flt_version(void) {
@@ -105,9 +106,10 @@ static cublasStatus_t flt_heuristic(cublasLtHandle_t h, cublasLtMatmulDesc_t d,
   (void)h, (void)d, (void)a, (void)b, (void)c, (void)dd, (void)p;
   flt.heuristics++;
   flt.bias_stand_in = flt.bias;
-  int n = flt.refuse_heuristic ? 0 : req < 2 ? req : 2;
   /* less aligned pointers: the same two algorithms, in the other order */
-  bool low = flt.min_align[0] && flt.min_align[0] < 256;
+  bool low = false;
+  for (int i = 0; i < 4; i++) low = low || (flt.min_align[i] && flt.min_align[i] < 256);
+  int n = flt.refuse_heuristic || (low && flt.refuse_low) ? 0 : req < 2 ? req : 2;
   for (int i = 0; i < n; i++) {
     memset(&r[i], 0, sizeof r[i]);
     r[i].algo.data[0] = 1000 + (uint64_t)(low ? n - 1 - i : i);

@@ -507,6 +507,40 @@ START_TEST(misaligned_operands_ask_the_heuristic_again) {
 }
 END_TEST
 
+/* Where cuBLASLt has no algorithm for a run's alignments, that run takes
+ * the launch's template form (generated as kfuse's kernel, compiled and
+ * loaded then, one warning); aligned runs keep the library. Plain and
+ * graph mode (which rebuilds its graph when the launch changes form). */
+START_TEST(no_algorithm_for_the_alignment_runs_the_template) {
+  for (int mode = 0; mode < 2; mode++) {
+    flt_install();
+    flt.refuse_low = true;
+    open_plan(mode ? KF_MODE_GRAPH : KF_MODE_PLAIN);
+    ck_assert_int_eq(kf_plan_load(plan), KF_OK);
+    ck_assert_int_eq(plan->fuse->n_library, 1);
+    ck_assert_int_eq(run(NULL), KF_OK);
+    int calls = flt.matmuls, base = rt_fake_count();
+    const char *node = mode ? "GraphAddKernelNode" : "LaunchKernel";
+    ck_assert_int_eq(rt_fake_find(base, node, "matmul"), -1);
+    tin[0].data = (void *)(uintptr_t)(DEV + 4);
+    ck_assert_msg(run(NULL) == KF_OK, "%s", kf_plan_errmsg(plan));
+    ck_assert_int_eq(flt.matmuls, calls); /* not the library */
+    int i = rt_fake_find(base, node, "matmul");
+    ck_assert_msg(i >= 0, "no template launch");
+    ck_assert_msg(strstr(rt_fake_line(i), "0x300000004"), "%s", rt_fake_line(i));
+    int asked = flt.heuristics; /* the refusal is remembered */
+    tin[0].data = (void *)(uintptr_t)(DEV + 0x40004);
+    ck_assert_int_eq(run(NULL), KF_OK);
+    ck_assert_int_eq(flt.heuristics, asked);
+    ck_assert_int_eq(flt.matmuls, calls);
+    tin[0].data = (void *)(uintptr_t)DEV;
+    ck_assert_int_eq(run(NULL), KF_OK);
+    ck_assert_int_eq(flt.matmuls, calls + 1); /* the library again */
+    close_plan();
+  }
+}
+END_TEST
+
 /* The choice is timed at the first load (each candidate, the library plan,
  * the template plan), logged with the times, and kept in the disk cache:
  * the same graph's next load times nothing. */
@@ -741,6 +775,7 @@ static Suite *make_suite(void) {
   TCase *tc = tcase_create("match");
   tcase_add_test(tc, each_epilogue_maps);
   tcase_add_test(tc, misaligned_operands_ask_the_heuristic_again);
+  tcase_add_test(tc, no_algorithm_for_the_alignment_runs_the_template);
   tcase_add_test(tc, layouts_and_batches_map);
   tcase_add_test(tc, the_rest_is_the_next_kernel);
   tcase_add_test(tc, mlp_silu_plans_onto_the_library);

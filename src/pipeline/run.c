@@ -4,8 +4,8 @@
 
 #include <string.h>
 
+#include "pipeline/fallback_emit.h"
 #include "pipeline/pipeline.h"
-#include "pipeline/tma_fallback.h"
 #include "runtime/bench.h"
 #include "runtime/dlpack.h"
 #include "runtime/launch.h"
@@ -19,9 +19,9 @@ static kf_status load_owner(void *owner) {
   return kf_plan_load(owner);
 }
 
-/* The same for the form of a launch without tensor maps (fallback.c). */
+/* The same for a launch's fallback form (runtime/fallback.c). */
 static kf_status fallback_owner(void *owner, int launch) {
-  return pl_tma_fallback(owner, launch);
+  return pl_fallback_emit(owner, launch);
 }
 
 rt_plan *pl_rt_plan(kf_plan *plan) {

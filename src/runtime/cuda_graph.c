@@ -92,7 +92,7 @@ static kf_status build(rt_plan *plan) {
     /* Every node lists all its conflicts; redundant edges cost nothing at
      * replay time, as instantiation reduces them. */
     int nd = collect_deps(rp, L, deps, 0);
-    if (l->lib) {
+    if (l->lib && !l->on_alt) {
       st = add_library(plan, l, deps, nd);
       continue;
     }
@@ -147,7 +147,7 @@ static kf_status update(rt_plan *plan, bool *rebuild) {
     CUdeviceptr *held = rp->graph_args + off;
     off += (size_t)k->n_params;
     if (!l->node) continue;
-    if (l->lib) {
+    if (l->lib && !l->on_alt) {
       if (!library_moved(rp, l, held)) continue;
       kf_status st = update_library(plan, l, rebuild);
       if (st != KF_OK) return st;

@@ -1,12 +1,13 @@
-/* fallback.c - a launch's form without tensor maps: the sm_90 matmul and
- * attention kernels read their operands through the copy engine (TMA),
- * which needs 16-byte aligned addresses; a run that brings a view off that
- * alignment runs the same launch generated for the mma.sync kernels
- * instead (they check alignment themselves), loaded at the first such run
- * and kept while the plan stays loaded. Aligned runs keep the sm_90
- * kernel. */
+/* fallback.c - a launch's fallback form: the sm_90 matmul and attention
+ * kernels read their operands through the copy engine (TMA), which needs
+ * 16-byte aligned addresses, and cuBLASLt may have no algorithm for some
+ * alignments; a run that brings such a view runs the same launch
+ * generated for the mma.sync (or simple) kernels instead, which check
+ * alignment themselves, loaded at the first such run and kept while the
+ * plan stays loaded. Other runs keep the launch's own kernel. */
 #include "runtime/fallback.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "core/alloc.h"
@@ -24,11 +25,13 @@ const rt_launch *rt_fallback_kernel(const rt_launch *l) {
   return l->on_alt && l->alt ? l->alt : l;
 }
 
-/* The first misaligned tensor-map operand of l, for messages. */
-static int misaligned_map(const rt_launch *l) {
+void rt_fallback_why_maps(const rt_launch *l, char *why, size_t size) {
   int i = 0;
   while (i < l->n_tmaps - 1 && l->args[l->tmap_param[i]] % 16 == 0) i++;
-  return i;
+  snprintf(why, size,
+           "operand %%%d at %#llx is not 16-byte aligned, which the sm_90 kernel's copy engine "
+           "(TMA) needs",
+           (int)l->tmap_desc[i].value, (unsigned long long)l->args[l->tmap_param[i]]);
 }
 
 /* Whether stream is capturing a CUDA Graph (asked only when something
@@ -39,18 +42,13 @@ static bool capturing(const rt_plan *plan, CUstream stream) {
   return r != CUDA_SUCCESS || cs != CU_STREAM_CAPTURE_STATUS_NONE;
 }
 
-kf_status rt_fallback_take(rt_plan *plan, int L, CUstream stream) {
+kf_status rt_fallback_take(rt_plan *plan, int L, CUstream stream, const char *why) {
   rt_launch *l = &plan->launches[L];
   if (!l->alt) {
     bool cap = plan->fallback && capturing(plan, stream);
-    int i = misaligned_map(l);
-    unsigned long long a = (unsigned long long)l->args[l->tmap_param[i]];
-    int v = (int)l->tmap_desc[i].value;
     if (cap || !plan->fallback)
       return rt_plan_error(plan, KF_ERR_INVALID_ARG,
-                           "%s: operand %%%d at %#llx is not 16-byte aligned, which the sm_90 "
-                           "kernel's copy engine needs, and its fallback kernel is not loaded%s",
-                           l->entry, v, a,
+                           "%s: %s, and its fallback form is not loaded%s", l->entry, why,
                            cap ? "; nothing is compiled or loaded during a capture: run "
                                  "the plan once with such addresses before capturing"
                                : "");
@@ -60,11 +58,10 @@ kf_status rt_fallback_take(rt_plan *plan, int L, CUstream stream) {
       return rt_plan_error(plan, KF_ERR_INTERNAL, "%s: the fallback kernel was not loaded",
                            l->entry);
     core_log(plan->ctx, KF_LOG_WARN, LOG_RUNTIME,
-             "%s: operand %%%d at %#llx is not 16-byte aligned, which the sm_90 kernel's copy "
-             "engine (TMA) needs: runs with such addresses take its form without tensor maps "
-             "(as KFUSE_GEMM90=0 / KFUSE_ATTN90=0 plan it, compiled and loaded now); aligned "
-             "runs keep the sm_90 kernel",
-             l->entry, v, a);
+             "%s: %s: runs with such addresses take its fallback form (the kernel "
+             "KFUSE_GEMM90=0, KFUSE_ATTN90=0 and KFUSE_MATMUL=template plan, compiled and loaded "
+             "now); the others keep the launch's own kernel",
+             l->entry, why);
   }
   l->on_alt = true;
   return KF_OK;
@@ -73,8 +70,8 @@ kf_status rt_fallback_take(rt_plan *plan, int L, CUstream stream) {
 kf_status rt_fallback_load(rt_plan *plan, int L, const rt_image *img) {
   rt_launch *l = &plan->launches[L];
   if (img->src->n_tmaps > 0 || img->src->library)
-    return rt_plan_error(plan, KF_ERR_INTERNAL, "%s: its fallback still reads tensor maps",
-                         l->entry);
+    return rt_plan_error(plan, KF_ERR_INTERNAL,
+                         "%s: its fallback still reads tensor maps or calls a library", l->entry);
   rt_launch *alt = core_calloc(1, sizeof *alt);
   if (!alt) return rt_plan_error(plan, KF_ERR_OUT_OF_MEMORY, "%s: out of memory", l->entry);
   kf_status st = rt_plan_load_launch(plan, plan->state, alt, img);

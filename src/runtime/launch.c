@@ -323,22 +323,34 @@ static void bind_launch(rt_plan *plan, const rt_io *io, rt_launch *l) {
 
 /* Binds every launch. A launch that reads tensor maps is checked here,
  * before any map is encoded: an operand off 16-byte alignment, which the
- * copy engine cannot read, makes this run take the launch's form without
- * maps (fallback.c; compiled and loaded at the first such run, unless
- * the run's stream is capturing). */
+ * copy engine cannot read, makes this run take the launch's fallback form
+ * (fallback.c; compiled and loaded at the first such run, unless the
+ * run's stream is capturing). A library call gets the candidates its
+ * pointers' alignments need, or the same fallback where cuBLASLt has
+ * none. */
 static kf_status bind_io(rt_plan *plan, const rt_io *io, CUstream stream) {
   struct rt_plan *rp = plan;
+  char why[300];
   for (int L = 0; L < rp->n_launches; L++) {
     rt_launch *l = &rp->launches[L];
     bind_launch(plan, io, l);
     l->on_alt = false;
-    if (!l->n_tmaps) continue;
-    kf_status st;
-    if (rt_fallback_needed(l)) {
-      st = rt_fallback_take(plan, L, stream);
-      if (st == KF_OK) bind_launch(plan, io, l->alt);
-    } else {
+    kf_status st = KF_OK;
+    bool fall = false;
+    if (l->lib) {
+      /* the candidates for these pointers; none: the template form */
+      st = rt_lib_bind(plan, l, why, sizeof why);
+      fall = st == KF_ERR_UNSUPPORTED;
+      if (st != KF_OK && !fall) return rt_plan_error(plan, st, "%s: %s", l->entry, why);
+    } else if (l->n_tmaps && rt_fallback_needed(l)) {
+      rt_fallback_why_maps(l, why, sizeof why);
+      fall = true;
+    } else if (l->n_tmaps) {
       st = rt_tmap_encode(plan, rp->state->drv, l);
+    }
+    if (fall) {
+      st = rt_fallback_take(plan, L, stream, why);
+      if (st == KF_OK) bind_launch(plan, io, l->alt);
     }
     if (st != KF_OK) return st;
   }
@@ -372,7 +384,7 @@ kf_status rt_launch_one(rt_plan *plan, int i, CUstream stream, bool plain) {
   rt_launch *l = &plan->launches[i];
   const rt_driver *drv = plan->state->drv;
   if (l->grid == 0) return KF_OK; /* an empty tensor: nothing to do */
-  if (l->lib) return rt_lib_run(plan, l, stream);
+  if (l->lib && !l->on_alt) return rt_lib_run(plan, l, stream);
   const rt_launch *k = rt_fallback_kernel(l); /* the binding's form of the launch */
   /* Unwatched, a launch pays this one check (docs/performance.md). */
   bool span = rt_span_on();

@@ -60,6 +60,7 @@ kf_status rt_lib_prepare(rt_plan *rp, rt_state *rt, rt_launch *l, const fuse_ker
 
 void rt_lib_free(rt_launch *l) {
   if (!l->lib) return;
+  l->lib->bound = NULL;
   rt_gemm_lt_release(&l->lib->p);
   for (int i = 0; i < l->lib->n_low; i++) rt_gemm_lt_release(&l->lib->low[i]);
   free(l->lib);
@@ -85,7 +86,8 @@ static int same_algorithm(const rt_lib *lib, const rt_gemm_lt *q) {
 
 /* The candidates for pointers aligned as al, which lib->p's are not for:
  * a set kept for them, or one prepared now with al as the heuristic's
- * preferences (host calls only, so also while a stream is captured). */
+ * preferences (host calls only, so also while a stream is captured).
+ * KF_ERR_UNSUPPORTED (err says why) when cuBLASLt has none. */
 static kf_status low_set(rt_plan *rp, rt_launch *l, const rt_gemm_align *al, rt_gemm_lt **out,
                          char *err, size_t errsize) {
   rt_lib *lib = l->lib;
@@ -129,26 +131,51 @@ static kf_status low_set(rt_plan *rp, rt_launch *l, const rt_gemm_align *al, rt_
   return KF_OK;
 }
 
-kf_status rt_lib_run(rt_plan *rp, rt_launch *l, CUstream s) {
+/* The call's pointers as bound in l->args. */
+static rt_gemm_args call_args(const rt_plan *rp, const rt_launch *l) {
+  const rt_lib *lib = l->lib;
+  return (rt_gemm_args){.a = arg(l, lib->ia),
+                        .b = arg(l, lib->ib),
+                        .bias = arg(l, lib->ibias),
+                        .c = arg(l, lib->ic),
+                        .d = arg(l, lib->id),
+                        .workspace = rp->ws + (CUdeviceptr)rp->fuse->library_ws_offset,
+                        .workspace_size = (size_t)rp->fuse->options.library_ws_bytes};
+}
+
+kf_status rt_lib_bind(rt_plan *rp, rt_launch *l, char *err, size_t errsize) {
   rt_lib *lib = l->lib;
-  rt_gemm_args a = {.a = arg(l, lib->ia),
-                    .b = arg(l, lib->ib),
-                    .bias = arg(l, lib->ibias),
-                    .c = arg(l, lib->ic),
-                    .d = arg(l, lib->id),
-                    .workspace = rp->ws + (CUdeviceptr)rp->fuse->library_ws_offset,
-                    .workspace_size = (size_t)rp->fuse->options.library_ws_bytes};
-  char err[200];
+  rt_gemm_args a = call_args(rp, l);
   rt_gemm_align al;
   rt_gemm_lt_align_of(&lib->p.g, &a, &al);
-  rt_gemm_lt *p = &lib->p;
-  int cand = lib->cand;
-  kf_status st = KF_OK;
-  if (!rt_gemm_lt_takes(p, &al)) {
-    st = low_set(rp, l, &al, &p, err, sizeof err);
-    if (st == KF_OK) cand = same_algorithm(lib, p);
+  lib->bound = NULL;
+  if (rt_gemm_lt_takes(&lib->p, &al)) return KF_OK;
+  bool refused = false;
+  for (int i = 0; i < lib->n_refused && !refused; i++) refused = same_align(&lib->refused[i], &al);
+  rt_gemm_lt *q = NULL;
+  kf_status st = refused ? KF_ERR_UNSUPPORTED : low_set(rp, l, &al, &q, err, errsize);
+  if (st == KF_ERR_UNSUPPORTED && !refused) {
+    int slot = lib->n_refused < RT_LIB_ALIGN_SETS ? lib->n_refused++ : lib->next_refused++;
+    lib->next_refused %= RT_LIB_ALIGN_SETS;
+    lib->refused[slot] = al;
   }
-  if (st == KF_OK) st = rt_gemm_lt_run(p, cand, &a, s, err, sizeof err);
+  if (st == KF_ERR_UNSUPPORTED)
+    snprintf(err, errsize,
+             "cuBLASLt has no algorithm for operands aligned to a %u, b %u, c %u, d %u, bias %u "
+             "bytes",
+             al.a, al.b, al.c, al.d, al.bias);
+  if (st != KF_OK) return st;
+  lib->bound = q;
+  lib->bound_cand = same_algorithm(lib, q);
+  return KF_OK;
+}
+
+kf_status rt_lib_run(rt_plan *rp, rt_launch *l, CUstream s) {
+  rt_lib *lib = l->lib;
+  rt_gemm_args a = call_args(rp, l);
+  char err[200];
+  kf_status st = lib->bound ? rt_gemm_lt_run(lib->bound, lib->bound_cand, &a, s, err, sizeof err)
+                            : rt_gemm_lt_run(&lib->p, lib->cand, &a, s, err, sizeof err);
   if (st != KF_OK) return rt_plan_error(rp, st, "%s: %s", l->entry, err);
   return KF_OK;
 }

@@ -87,6 +87,15 @@ typedef struct rt_lib {
   rt_gemm_lt low[RT_LIB_ALIGN_SETS];
   int n_low, next_low;
   bool low_logged; /* the one warning the first of them gives */
+  /* Alignments the heuristic had no algorithm for (runs with them take
+   * the launch's fallback form without asking again), the oldest
+   * replaced. */
+  rt_gemm_align refused[RT_LIB_ALIGN_SETS];
+  int n_refused, next_refused;
+  /* This binding's set (rt_lib_bind): NULL for p (candidate cand), else
+   * one of low with its candidate low_cand. */
+  rt_gemm_lt *bound;
+  int bound_cand;
 } rt_lib;
 
 typedef struct rt_launch {
@@ -124,12 +133,14 @@ typedef struct rt_launch {
   CUdeviceptr tmap_addr[CG_MAX_TMAPS];
   CUtensorMap *tmaps; /* aligned as CUtensorMap (128 bytes), inside tmap_mem */
   void *tmap_mem;
-  /* A launch with tensor maps has a second form without them
-   * (runtime/fallback.c): the same kernel on the mma.sync path, compiled
-   * and loaded at the first run that brings an operand the copy engine
-   * cannot read (not 16-byte aligned), then run in place of this one
-   * (on_alt) by every run whose addresses need it. Only its kernel
-   * fields are used (entry ... occ); the schedule stays this launch's. */
+  /* A launch with tensor maps, or a library call, has a second form
+   * without them (runtime/fallback.c): the same kernel generated with the
+   * sm_90 templates and the library off, compiled and loaded at the first
+   * run that brings an operand its own path cannot take (not 16-byte
+   * aligned for the copy engine; no cuBLASLt algorithm for its
+   * alignments), then run in place of this one (on_alt) by every run
+   * whose addresses need it. Only its kernel fields are used (entry ...
+   * occ); the schedule stays this launch's. */
   struct rt_launch *alt;
   bool on_alt;    /* this binding runs alt */
   bool graph_alt; /* graph mode: the instantiated node runs alt */
@@ -152,9 +163,9 @@ struct rt_plan {
    * pipeline: the pipeline hands it this. */
   kf_status (*load)(void *owner);
   void *owner;
-  /* Generates, compiles and loads (rt_fallback_load) launch L's form
-   * without tensor maps, for a run whose operands the copy engine cannot
-   * read; set by the pipeline like load. NULL: such a run is an error. */
+  /* Generates, compiles and loads (rt_fallback_load) launch L's fallback
+   * form, for a run whose operands its own path cannot take; set by the
+   * pipeline like load. NULL: such a run is an error. */
   kf_status (*fallback)(void *owner, int launch);
   /* loaded state */
   rt_state *state;
