@@ -327,8 +327,9 @@ static void io_free(run_io *io) {
 /* The library's warnings on G_ctx that contain a text, counted while
  * watched (each printed, so a run's output shows them); unwatching gives
  * the stderr logger back. The fallback tests count "not 16-byte aligned"
- * (the sm_90 kernels' form without tensor maps) and "the heuristic asked
- * again" (cuBLASLt's candidates for misaligned operands). */
+ * (the sm_90 kernels' form without tensor maps) and "aligned to a "
+ * (cuBLASLt's candidates for misaligned operands, or the template form
+ * where it has none). */
 static const char *G_watch_text;
 static int G_watch_hits;
 
