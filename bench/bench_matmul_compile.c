@@ -2,18 +2,24 @@
  * template kernel (bf16 4096^3 + bias + tanh-GELU with KFUSE_MATMUL=template)
  * and a graph of 8 products with their epilogues (4 MLP layers of distinct
  * widths, so no two kernels are alike), each under KFUSE_MATMUL=auto,
- * library and template. Every measurement has a new context and an empty
- * disk cache folder, so nothing is reused; it times kf_compile (plan,
- * codegen, NVRTC) and kf_plan_load (modules, the library's candidates, the
- * timed choice) apart. Needs a GPU (the load); a second run in the same
- * folder times the warm disk cache.
+ * library and template. Each measurement runs in a new process (so nothing
+ * of an earlier one is reused: not the in-memory kernel cache, not NVRTC's
+ * or the driver's start-up, not cuBLASLt's load) with an empty disk cache
+ * folder, then once more in another new process over the same folder (the
+ * warm disk cache). It times kf_compile (plan, codegen, NVRTC) and
+ * kf_plan_load (modules, the library's candidates, the timed choice) apart;
+ * "total" is what a user's first compile in a process costs. Needs a GPU
+ * (the load). The compile threads follow the process's CPU set, so
+ * `taskset -c 14,15` measures a 2-core machine.
  *
  *     build/bench/bench_matmul_compile [--reps N] */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "core/knobs.h"
 #include "kfuse.h"
@@ -62,55 +68,94 @@ static kf_graph *big_one(kf_ctx *ctx) {
   return one_product(ctx, 4096, 4096, 4096);
 }
 
-/* One cold measurement: a new context, KFUSE_MATMUL=mode, the disk cache in
- * a new folder. Returns 0 when it compiled and loaded. */
-static int measure(const char *name, build_fn build, const char *mode, int rep) {
-  char dir[] = "/tmp/kfuse-bmc-XXXXXX";
-  if (!mkdtemp(dir)) return fprintf(stderr, "mkdtemp failed\n"), 1;
+/* One measurement in this process: a new context, KFUSE_MATMUL=mode, the
+ * disk cache in dir. Returns 0 when it compiled and loaded, 77 without a
+ * GPU. */
+static int measure(const char *name, build_fn build, const char *mode, const char *dir,
+                   const char *what) {
   setenv("KFUSE_CACHE_DIR", dir, 1);
   setenv("KFUSE_MATMUL", mode, 1);
   core_knobs_reload();
+  double t0 = now_ms();
   kf_ctx *ctx = NULL;
   if (kf_ctx_create(&ctx) != KF_OK) return 1;
+  int n = 0;
+  if (kf_device_count(ctx, &n) != KF_OK || n == 0) {
+    printf("SKIP: no GPU: %s\n", kf_ctx_errmsg(ctx));
+    return 77;
+  }
   kf_graph *g = build(ctx);
   if (kf_graph_status(g) != KF_OK) return fprintf(stderr, "%s: %s\n", name, kf_graph_errmsg(g)), 1;
   kf_plan *plan = NULL;
-  double t0 = now_ms();
-  kf_status st = kf_compile(ctx, g, NULL, &plan);
   double t1 = now_ms();
-  if (st == KF_OK) st = kf_plan_load(plan);
+  kf_status st = kf_compile(ctx, g, NULL, &plan);
   double t2 = now_ms();
+  if (st == KF_OK) st = kf_plan_load(plan);
+  double t3 = now_ms();
   if (st != KF_OK) {
     fprintf(stderr, "%s %s: %s\n", name, mode, plan ? kf_plan_errmsg(plan) : kf_ctx_errmsg(ctx));
     return 1;
   }
-  printf("%-34s %-8s rep %d  compile %8.1f ms  load %8.1f ms  total %8.1f ms  (%d launches)\n",
-         name, mode, rep, t1 - t0, t2 - t1, t2 - t0, kf_plan_num_launches(plan));
+  /* what the caches gave: compiled (misses), from disk, from memory */
+  kf_cache_stats cs;
+  memset(&cs, 0, sizeof cs);
+  kf_ctx_cache_stats(ctx, &cs);
+  printf("%-30s %-8s %-10s  start %6.1f ms  compile %7.1f ms  load %7.1f ms  total %7.1f ms"
+         "  (%d launches; kernels compiled %llu, disk %llu, memory %llu; %s)\n",
+         name, mode, what, t1 - t0, t2 - t1, t3 - t2, t3 - t1, kf_plan_num_launches(plan),
+         (unsigned long long)cs.misses, (unsigned long long)cs.disk_hits,
+         (unsigned long long)cs.mem_hits, kf_cache_dir(ctx));
+  /* where the load's time went: the choice's counters (kf_plan_describe) */
+  char *desc = kf_plan_describe(plan, KF_FORMAT_JSON);
+  const char *mc = desc ? strstr(desc, "\"matmul_choice\"") : NULL;
+  const char *end = mc ? strchr(mc, '}') : NULL;
+  if (end) printf("    %.*s}\n", (int)(end - mc), mc);
+  kf_free(desc);
   kf_plan_destroy(plan);
   kf_graph_destroy(g);
   kf_ctx_destroy(ctx);
-  char cmd[64];
-  snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-  return system(cmd) == 0 ? 0 : 1;
+  return 0;
+}
+
+/* measure() in a child process; its exit status. The parent never starts
+ * CUDA, so every child starts it afresh. */
+static int in_child(const char *name, build_fn build, const char *mode, const char *dir,
+                    const char *what) {
+  fflush(stdout);
+  pid_t pid = fork();
+  if (pid < 0) return fprintf(stderr, "fork failed\n"), 1;
+  if (pid == 0) {
+    int rc = measure(name, build, mode, dir, what);
+    fflush(stdout);
+    _exit(rc);
+  }
+  int status = 0;
+  if (waitpid(pid, &status, 0) < 0 || !WIFEXITED(status)) return 1;
+  return WEXITSTATUS(status);
 }
 
 int main(int argc, char **argv) {
   int reps = argc > 2 && strcmp(argv[1], "--reps") == 0 ? atoi(argv[2]) : 2;
-  kf_ctx *probe = NULL;
-  int n = 0;
-  if (kf_ctx_create(&probe) != KF_OK) return 1;
-  if (kf_device_count(probe, &n) != KF_OK || n == 0) {
-    printf("SKIP: no GPU: %s\n", kf_ctx_errmsg(probe));
-    kf_ctx_destroy(probe);
-    return 77;
-  }
-  kf_ctx_destroy(probe);
   static const char *const modes[] = {"auto", "library", "template"};
+  static const struct {
+    const char *name;
+    build_fn build;
+    int first_mode, n_modes;
+  } graphs[] = {{"bf16 4096^3 + bias + gelu_tanh", big_one, 2, 1},
+                {"8 products (4 MLP layers)", eight_products, 0, 3}};
   int bad = 0;
-  for (int r = 0; r < reps; r++) {
-    bad += measure("bf16 4096^3 + bias + gelu_tanh", big_one, "template", r);
-    for (int m = 0; m < 3; m++)
-      bad += measure("8 products (4 MLP layers)", eight_products, modes[m], r);
-  }
+  for (int r = 0; r < reps; r++)
+    for (size_t gi = 0; gi < sizeof graphs / sizeof graphs[0]; gi++)
+      for (int m = graphs[gi].first_mode; m < graphs[gi].first_mode + graphs[gi].n_modes; m++) {
+        char dir[] = "/tmp/kfuse-bmc-XXXXXX";
+        if (!mkdtemp(dir)) return fprintf(stderr, "mkdtemp failed\n"), 1;
+        int rc = in_child(graphs[gi].name, graphs[gi].build, modes[m], dir, "cold");
+        if (rc == 77) return 77;
+        if (rc == 0) rc = in_child(graphs[gi].name, graphs[gi].build, modes[m], dir, "warm disk");
+        bad += rc != 0;
+        char cmd[64];
+        snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+        bad += system(cmd) != 0;
+      }
   return bad ? 1 : 0;
 }

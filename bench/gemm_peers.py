@@ -4,7 +4,10 @@ bias+GELU epilogue), torch.compile of bias + tanh-GELU and of the SwiGLU
 MLP (+ residual), on the same shapes, random bf16 data, median of
 CUDA-event timings after warm-up.
 
-    python3 bench/gemm_peers.py [--quick]
+    python3 bench/gemm_peers.py [--quick] [--autotune]
+
+--autotune adds torch.compile(mode="max-autotune") of bias + tanh-GELU
+(issue 20's peer; its autotuning takes a minute or more per shape).
 """
 import statistics
 import sys
@@ -44,6 +47,10 @@ def main():
         f = torch.compile(lambda a, b, bias: torch.nn.functional.gelu(a @ b + bias,
                                                                       approximate="tanh"))
         report(f"torch.compile mm+gelu {z}^3", flop, median_ms(lambda: f(a, b, bias)))
+        if "--autotune" in sys.argv:
+            fa = torch.compile(lambda a, b, bias: torch.nn.functional.gelu(
+                a @ b + bias, approximate="tanh"), mode="max-autotune")
+            report(f"max-autotune mm+gelu {z}^3", flop, median_ms(lambda: fa(a, b, bias)))
     swiglu = torch.compile(lambda x, wg, wu, wd: x + (torch.nn.functional.silu(x @ wg) *
                                                       (x @ wu)) @ wd)
     for t, h, i in ((2048, 4096, 11008),) if quick else ((2048, 4096, 11008), (8192, 4096, 14336)):

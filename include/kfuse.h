@@ -408,6 +408,14 @@ KF_API kf_value kf_iota(kf_graph *g, kf_dtype dtype, int rank, const int64_t *sh
  * and bias (KF_NONE when absent) of the last axis's length. */
 KF_API kf_value kf_softmax(kf_graph *g, kf_value x, int axis);
 KF_API kf_value kf_log_softmax(kf_graph *g, kf_value x, int axis);
+/* logsumexp: log(sum(exp(x))) along `axis`, that axis removed from the
+ * shape (torch.logsumexp with keepdim false), computed stably as
+ * m + log(sum(exp(x - m))) with m the max; a slice that is all -inf gives
+ * -inf, one holding +inf gives +inf (not NaN). Half-precision x gives a
+ * half result, as the other composites; for an f32 result from half
+ * scores pass kf_cast(x, KF_F32). Over the last axis of attention scores
+ * it is the flash kernel's second output (docs/attention.md). */
+KF_API kf_value kf_logsumexp(kf_graph *g, kf_value x, int axis);
 KF_API kf_value kf_layernorm(kf_graph *g, kf_value x, kf_value weight, kf_value bias,
                              double eps);
 KF_API kf_value kf_rmsnorm(kf_graph *g, kf_value x, kf_value weight, double eps);

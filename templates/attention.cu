@@ -133,7 +133,7 @@ KF_INLINE void {{fn}}({{BID}} bid, {{params}}) {
     float l = lrow[r];
     l += __shfl_xor_sync(0xffffffffu, l, 1);
     l += __shfl_xor_sync(0xffffffffu, l, 2);
-    inv[r] = 1.0f / l;  // 0 for a row with no visible key: NaN, as the graph's softmax
+    inv[r] = 1.0f / l;{{lse}}  // 0 for a row with no visible key: NaN, as the graph's softmax
   }
 #pragma unroll
   for (int i = 0; i < DB; i++)

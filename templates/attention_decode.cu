@@ -8,7 +8,8 @@
 // memory (CL 1: one block takes all the keys). Inside a block, {{WM}}
 // warps split the rows (16 each) and {{WK}} warps the keys of each step
 // (16 each); k and v tiles come by cp.async (16-byte copies, zero-filled
-// past the end) through a ring of {{STAGES}} stages. Each warp keeps an
+// past the end; each row's offset computed once, by one lane) through a
+// ring of {{STAGES}} stages. Each warp keeps an
 // online softmax (running max, sum and un-normalized output in f32); at the
 // end every (block, warp) share writes its partial max, sum and output to
 // shared memory and the cluster merges them with the log-sum-exp
@@ -18,6 +19,57 @@
 // Holes: fn, BID, params, args, T, BF, D, SQ, SK, KEND, G, M, WM, WK,
 // STAGES, CL, q, k, v, o, QR, KR, VR.
 
+#ifndef KF_FD_LOAD
+#define KF_FD_LOAD
+// One step's rows [r0, r0 + KS) of k and of v (row r of batch entry bt at
+// KR::row(bt, r), VR::row(bt, r)) into [KS][D] tiles swizzled by 16-byte
+// chunk; rows at or past n are zeros (v's zeros keep 0 * garbage out of the
+// product). Each warp takes RPW of the 2 KS rows; each of its lanes
+// computes one row's offset (the generated row function: 64-bit divisions
+// of the layout chain) and the lanes copying that row's chunks take it by
+// shuffle, so the address arithmetic is paid once per row, not per copy.
+template <class KR, class VR, typename T, int KS, int D, int NW, bool AL>
+KF_INLINE void kf_fd_load_kv1(T *ks, T *vs, const T *__restrict__ kg, const T *__restrict__ vg,
+                              long long bt, long long r0, long long n) {
+  constexpr int DC = D / 8, R2 = 2 * KS, RPW = (R2 + NW - 1) / NW, ROUNDS = (RPW * DC + 31) / 32;
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  long long off = 0;
+  {
+    const int row = warp * RPW + lane, rr = row % KS;
+    if (lane < RPW && row < R2 && r0 + rr < n)
+      off = row < KS ? KR::row(bt, r0 + rr) : VR::row(bt, r0 + rr);
+  }
+#pragma unroll
+  for (int j = 0; j < ROUNDS; j++) {
+    const int c = j * 32 + lane, lr = c / DC < RPW ? c / DC : RPW - 1, ch = c % DC;
+    const long long o = __shfl_sync(0xffffffffu, off, lr);
+    const int row = warp * RPW + lr;
+    if (c >= RPW * DC || row >= R2) continue;
+    const bool isv = row >= KS;
+    const int rr = isv ? row - KS : row;
+    T *dst = (isv ? vs : ks) + rr * D + ((ch ^ (rr & 7)) * 8);
+    const T *g = isv ? vg : kg;
+    const bool in = r0 + rr < n;
+    if (AL) {
+      const T *src = in ? g + o + ch * 8 : g;
+      asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(kf_m80_saddr(dst)),
+                   "l"(src), "r"(in ? 16 : 0)
+                   : "memory");
+    } else {
+      for (int e = 0; e < 8; e++) dst[e] = in ? g[o + ch * 8 + e] : T{0};
+    }
+  }
+}
+// The copies (al: every tensor 16-byte aligned), or element loads.
+template <class KR, class VR, typename T, int KS, int D, int NW>
+KF_INLINE void kf_fd_load_kv(T *ks, T *vs, const T *__restrict__ kg, const T *__restrict__ vg,
+                             long long bt, long long r0, long long n, bool al) {
+  if (al)
+    kf_fd_load_kv1<KR, VR, T, KS, D, NW, true>(ks, vs, kg, vg, bt, r0, n);
+  else
+    kf_fd_load_kv1<KR, VR, T, KS, D, NW, false>(ks, vs, kg, vg, bt, r0, n);
+}
+#endif
 
 KF_INLINE void {{fn}}({{BID}} bid, {{params}}) {
   typedef {{T}} T;
@@ -60,8 +112,8 @@ KF_INLINE void {{fn}}({{BID}} bid, {{params}}) {
 #pragma unroll
   for (int st = 0; st < STAGES - 1; st++) {
     if (s0 + st < s1) {
-      kf_m80_rows<{{KR}}, T, KS, D, NT>(ks + st * KS * D, {{k}}, bt0, (s0 + st) * KS, KEND, al);
-      kf_m80_rows<{{VR}}, T, KS, D, NT>(vs + st * KS * D, {{v}}, bt0, (s0 + st) * KS, KEND, al);
+      kf_fd_load_kv<{{KR}}, {{VR}}, T, KS, D, NT / 32>(ks + st * KS * D, vs + st * KS * D, {{k}},
+                                                     {{v}}, bt0, (s0 + st) * KS, KEND, al);
     }
     kf_m80_commit();
   }
@@ -76,8 +128,8 @@ KF_INLINE void {{fn}}({{BID}} bid, {{params}}) {
       const long long nx = sj + STAGES - 1;
       const int nb = (int)((nx - s0) % STAGES);
       if (nx < s1) {
-        kf_m80_rows<{{KR}}, T, KS, D, NT>(ks + nb * KS * D, {{k}}, bt0, nx * KS, KEND, al);
-        kf_m80_rows<{{VR}}, T, KS, D, NT>(vs + nb * KS * D, {{v}}, bt0, nx * KS, KEND, al);
+        kf_fd_load_kv<{{KR}}, {{VR}}, T, KS, D, NT / 32>(ks + nb * KS * D, vs + nb * KS * D, {{k}},
+                                                       {{v}}, bt0, nx * KS, KEND, al);
       }
       kf_m80_commit();
     }
@@ -187,7 +239,7 @@ KF_INLINE void {{fn}}({{BID}} bid, {{params}}) {
       wt[r * SPL + sp] = w;
       l += w * KF_FD_PART(pl + (sp % WK) * MP + r, sp / WK);
     }
-    for (int sp = 0; sp < SPL; sp++) wt[r * SPL + sp] /= l;
+    for (int sp = 0; sp < SPL; sp++) wt[r * SPL + sp] /= l;{{lse}}
   }
   __syncthreads();
   // this block's slice of the group's outputs, merged from every share

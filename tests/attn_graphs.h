@@ -21,24 +21,38 @@ typedef struct attn_spec {
   int axis;         /* the softmax's axis (-1) */
   int modifier;     /* 1: tanh soft-cap 30 tanh(s / 30); 2: + a bias input [1, H, Sq, Sk] */
   bool bshd;        /* q, k and v stored [B, S, H, D], read as [B, H, S, D] (no GQA) */
+  /* a logsumexp of the softmax's scores, the second output: 0 none;
+   * 1 kf_logsumexp(cast(x, f32)) built before the second product; 2
+   * kf_logsumexp(x) (x's dtype); 3 add(m, log(s)) of the hand-written
+   * softmax's own max and sum (needs hand); 4 as 1, built after the
+   * second product; 5 over the queries (axis -2: refused); 6 as 1, then
+   * cast to f64 (a consumer of L) */
+  int lse;
 } attn_spec;
 
 static inline attn_spec attn_base(void) {
-  attn_spec s = {KF_BF16, 2, 4, 4, 40, 72, 64, false, 0, 0, true, false, -1, 0, false};
+  attn_spec s = {KF_BF16, 2, 4, 4, 40, 72, 64, false, 0, 0, true, false, -1, 0, false, 0};
   return s;
 }
 
-static inline kf_value attn_softmax_hand(kf_graph *g, kf_value x) {
+/* The hand-written softmax; *m and *s: its row max (re-broadcast by a
+ * reshape) and sum, [..., Sq, 1]. */
+static inline kf_value attn_softmax_hand_ms(kf_graph *g, kf_value x, kf_value *m, kf_value *s) {
   int last = -1;
   const ir_node *n = &g->nodes[x];
   int64_t col[KF_MAX_RANK];
   memcpy(col, n->shape, sizeof col);
   col[n->rank - 1] = 1;
   int rank = n->rank;
-  kf_value m = kf_reshape(g, kf_max(g, x, 1, &last, false), rank, col);
-  kf_value e = kf_exp(g, kf_sub(g, x, m));
-  kf_value s = kf_sum(g, e, 1, &last, true);
-  return kf_div(g, e, s);
+  *m = kf_reshape(g, kf_max(g, x, 1, &last, false), rank, col);
+  kf_value e = kf_exp(g, kf_sub(g, x, *m));
+  *s = kf_sum(g, e, 1, &last, true);
+  return kf_div(g, e, *s);
+}
+
+static inline kf_value attn_softmax_hand(kf_graph *g, kf_value x) {
+  kf_value m, s;
+  return attn_softmax_hand_ms(g, x, &m, &s);
 }
 
 /* k or v of hk heads as the h heads of q. */
@@ -94,9 +108,23 @@ static inline kf_graph *attn_build(const attn_spec *s) {
   } else if (s->mask == 3) {
     x = kf_where(g, kf_lt(g, attn_iota(g, s, 0), attn_iota(g, s, 1)), ninf, x);
   }
-  kf_value p = s->hand ? attn_softmax_hand(g, kf_cast(g, x, KF_F32)) : kf_softmax(g, x, s->axis);
+  kf_value lse = KF_NONE, p;
+  if (s->lse == 3) {
+    ck_assert(s->hand);
+    kf_value m, sum;
+    p = attn_softmax_hand_ms(g, kf_cast(g, x, KF_F32), &m, &sum);
+    lse = kf_add(g, m, kf_log(g, sum));
+  } else {
+    p = s->hand ? attn_softmax_hand(g, kf_cast(g, x, KF_F32)) : kf_softmax(g, x, s->axis);
+  }
+  if (s->lse == 1) lse = kf_logsumexp(g, kf_cast(g, x, KF_F32), -1);
+  if (s->lse == 2) lse = kf_logsumexp(g, x, -1);
   if (s->hand) p = kf_cast(g, p, s->dt);
   kf_set_output(g, kf_matmul(g, p, v));
+  if (s->lse == 4) lse = kf_logsumexp(g, kf_cast(g, x, KF_F32), -1);
+  if (s->lse == 5) lse = kf_logsumexp(g, kf_cast(g, x, KF_F32), -2);
+  if (s->lse == 6) lse = kf_cast(g, kf_logsumexp(g, kf_cast(g, x, KF_F32), -1), KF_F64);
+  if (lse != KF_NONE) kf_set_output(g, lse);
   ck_assert_msg(kf_graph_status(g) == KF_OK, "%s", kf_graph_errmsg(g));
   return g;
 }

@@ -43,6 +43,13 @@ static const fuse_decision *decision(const fuse_plan *p, const char *rule, bool 
   return NULL;
 }
 
+/* p logged an attention decision (accepted or refused) saying text. */
+static void expect_decision(const fuse_plan *p, bool accepted, const char *text) {
+  const fuse_decision *d = decision(p, "attention", accepted);
+  ck_assert_ptr_nonnull(d);
+  ck_assert_msg(strstr(d->text, text) != NULL, "%s", d->text);
+}
+
 /* The plan of g: one attention kernel in one launch (or not), invariants held. */
 static fuse_plan *plan_of(const kf_graph *g, bool one) {
   fuse_plan *p = fz_plan(g);
@@ -155,13 +162,10 @@ static void refused(const attn_spec *s, const char *reason, bool logged) {
   if (found) ck_assert(!fuse_attn_fits(&a, why, sizeof why));
   ck_assert_msg(strstr(why, reason) != NULL, "reason '%s', wanted '%s'", why, reason);
   fuse_plan *p = plan_of(g, false);
-  const fuse_decision *d = decision(p, "attention", false);
-  if (logged) {
-    ck_assert_ptr_nonnull(d);
-    ck_assert_msg(strstr(d->text, reason) != NULL, "%s", d->text);
-  } else {
-    ck_assert_ptr_null(d);
-  }
+  if (logged)
+    expect_decision(p, false, reason);
+  else
+    ck_assert_ptr_null(decision(p, "attention", false));
   fuse_plan_free(p);
   kf_graph_destroy(g);
 }
@@ -179,6 +183,88 @@ START_TEST(refusals_with_reasons) {
   s = attn_base();
   s.axis = -2; /* the softmax over the queries: not the pattern, not logged */
   refused(&s, "is not a softmax", false);
+}
+END_TEST
+
+/* A logsumexp of the softmax's scores joins the match as its second
+ * output, in each form (docs/attention.md): one kernel writing o and L. */
+START_TEST(takes_logsumexp) {
+  static const struct {
+    int lse;
+    bool hand, guard;
+    kf_dtype dt;
+  } cases[] = {{1, false, true, KF_F32},
+               {2, false, true, KF_BF16},
+               {3, true, false, KF_F32},
+               {4, false, true, KF_F32},
+               {1, true, true, KF_F32}};
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    attn_spec s = attn_base();
+    s.lse = cases[i].lse, s.hand = cases[i].hand;
+    s.mask = 2; /* causal: the match keeps its causal structure */
+    kf_graph *g = attn_build(&s);
+    fuse_attn a;
+    int32_t n;
+    char why[256] = "";
+    ck_assert_msg(find(g, &a, &n, why), "case %zu: %s", i, why);
+    ck_assert_int_eq(a.lse, kf_graph_output(g, 1));
+    ck_assert_int_eq(a.lse_dtype, cases[i].dt);
+    ck_assert_int_eq(a.lse_guard, cases[i].guard);
+    ck_assert(a.causal);
+    ck_assert_msg(fuse_attn_fits(&a, why, sizeof why), "%s", why);
+    fuse_plan *p = plan_of(g, true);
+    ck_assert_int_eq(p->n_kernels, 1);
+    ck_assert_int_eq(p->kernels[0].n_outputs, 2);
+    ck_assert_int_eq(p->kernels[0].attn.lse, a.lse);
+    expect_decision(p, true, "writing the logsumexp");
+    fuse_plan_free(p);
+    kf_graph_destroy(g);
+  }
+}
+END_TEST
+
+/* A logsumexp the kernel cannot write: over another axis (it reads the
+ * scores outside the pattern: no flash kernel, every op in kernels of
+ * its own kinds), or in f64 (the fit says so). */
+START_TEST(refuses_logsumexp) {
+  attn_spec s = attn_base();
+  s.lse = 5;
+  refused(&s, "read outside the pattern or is an output", true);
+  s = attn_base();
+  s.lse = 1;
+  kf_graph *g = attn_build(&s);
+  fuse_attn a;
+  int32_t n;
+  char why[256] = "";
+  ck_assert_msg(find(g, &a, &n, why), "%s", why);
+  a.lse_dtype = KF_F64;
+  ck_assert(!fuse_attn_fits(&a, why, sizeof why));
+  ck_assert_msg(strstr(why, "the logsumexp is written as f64") != NULL, "%s", why);
+  kf_graph_destroy(g);
+}
+END_TEST
+
+/* L read by another op (here a cast to f64) is written by the flash
+ * kernel and read back from memory by that op's kernel. */
+START_TEST(logsumexp_with_a_consumer) {
+  attn_spec s = attn_base();
+  s.lse = 6;
+  kf_graph *g = attn_build(&s);
+  fuse_attn a;
+  int32_t n;
+  char why[256] = "";
+  ck_assert_msg(find(g, &a, &n, why), "%s", why);
+  ck_assert_int_eq(a.lse_dtype, KF_F32);
+  ck_assert_int_eq(g->nodes[kf_graph_output(g, 1)].args[0], a.lse);
+  fuse_plan *p = fz_plan(g);
+  ck_assert_ptr_nonnull(p);
+  ck_assert_msg(fz_check_plan(g, p, why, sizeof why), "%s", why);
+  ck_assert_int_eq(p->n_kernels, 2);
+  ck_assert_int_eq(p->n_launches, 2);
+  ck_assert_int_eq(p->kernels[p->kernel_of[a.lse]].kind, FK_ATTENTION);
+  ck_assert_int_ne(p->kernel_of[kf_graph_output(g, 1)], p->kernel_of[a.lse]);
+  fuse_plan_free(p);
+  kf_graph_destroy(g);
 }
 END_TEST
 
@@ -222,9 +308,7 @@ START_TEST(refuses_k_laid_out_transposed) {
   ck_assert(!fuse_attn_fits(&a, why, sizeof why));
   ck_assert_msg(strstr(why, "k is laid out transposed") != NULL, "%s", why);
   fuse_plan *p = plan_of(g, false);
-  const fuse_decision *d = decision(p, "attention", false);
-  ck_assert_ptr_nonnull(d);
-  ck_assert_msg(strstr(d->text, "k is laid out transposed") != NULL, "%s", d->text);
+  expect_decision(p, false, "k is laid out transposed");
   fuse_plan_free(p);
   kf_graph_destroy(g);
 }
@@ -287,6 +371,8 @@ static void compile_for(const attn_spec *s, const char *arch) {
   ck_assert_int_eq(src.block, 128);
   ck_assert_int_eq(src.smem_bytes, (64 + 4 * (s->d > 128 ? 32 : 64)) * s->d * 2);
   nvrtcProgram prog;
+  /* the logsumexp variant calls its store; the default has none */
+  ck_assert((strstr(src.source, "_lse(") != NULL) == (s->lse != 0));
   ck_assert_int_eq(nvrtcCreateProgram(&prog, src.source, "attn.cu", 0, NULL, NULL), NVRTC_SUCCESS);
   char gpu[64];
   snprintf(gpu, sizeof gpu, "--gpu-architecture=%s", arch);
@@ -313,8 +399,8 @@ static void compile_for(const attn_spec *s, const char *arch) {
 /* Every variant of the kernel (dtypes, head dims, masks, GQA, modifiers,
  * odd and unequal lengths) compiles for sm_80 and sm_90a. */
 START_TEST(nvrtc_every_variant) {
-  attn_spec v[6];
-  for (int i = 0; i < 6; i++) v[i] = attn_base();
+  attn_spec v[8];
+  for (int i = 0; i < 8; i++) v[i] = attn_base();
   v[0].d = 128, v[0].sq = v[0].sk = 2048, v[0].h = v[0].hk = 16; /* the bench shape */
   v[1].dt = KF_F16, v[1].mask = 1, v[1].sq = 37, v[1].sk = 77;   /* bool mask, odd */
   v[2].d = 256, v[2].mask = 2;                                   /* causal */
@@ -324,6 +410,10 @@ START_TEST(nvrtc_every_variant) {
   v[4].h = 8, v[4].hk = 1, v[4].gqa_reshape = false, v[4].modifier = 1, v[4].sq = 21,
   v[4].sk = 300;
   v[5].dt = KF_F16, v[5].d = 256, v[5].modifier = 2, v[5].hand = true; /* bias */
+  /* the logsumexp output: f32 of kf_logsumexp, causal, odd; the hand-written
+   * m + log(s) */
+  v[6].dt = KF_F16, v[6].mask = 2, v[6].sq = 37, v[6].sk = 77, v[6].lse = 1;
+  v[7].d = 128, v[7].hand = true, v[7].lse = 3;
   const char *arch[2] = {"sm_80", "sm_90a"};
   const char *only = getenv("KFUSE_ATTN_ARCHS"); /* the sanitizer runs: sm_90a */
   if (!only || strstr(only, arch[_i % 2])) compile_for(&v[_i / 2], arch[_i % 2]);
@@ -352,6 +442,9 @@ static Suite *make_suite(void) {
   tcase_add_test(tc, causal_from_iota);
   tcase_add_test(tc, grouped_and_multi_query);
   tcase_add_test(tc, refusals_with_reasons);
+  tcase_add_test(tc, takes_logsumexp);
+  tcase_add_test(tc, refuses_logsumexp);
+  tcase_add_test(tc, logsumexp_with_a_consumer);
   tcase_add_test(tc, refuses_k_laid_out_transposed);
   tcase_add_test(tc, side_value_from_another_kernel);
   tcase_add_test(tc, match_is_exact);
@@ -359,7 +452,7 @@ static Suite *make_suite(void) {
   suite_add_tcase(s, tc);
   TCase *tn = tcase_create("nvrtc");
   tcase_set_timeout(tn, 300);
-  tcase_add_loop_test(tn, nvrtc_every_variant, 0, 12);
+  tcase_add_loop_test(tn, nvrtc_every_variant, 0, 16);
   tcase_add_test(tn, below_sm80_is_a_clear_error);
   suite_add_tcase(s, tn);
   return s;

@@ -122,6 +122,8 @@ static void compile(const attn_spec *s, const core_knobs *kn) {
   ck_assert_msg(emit(s, "sm_90a", kn, &src, err, sizeof err) == KF_OK, "%s", err);
   ck_assert_msg(is_sm90(&src), "not the sm_90 kernel: %.300s", strstr(src.source, "decisions"));
   nvrtcProgram prog;
+  /* the logsumexp variant calls its store; the default has none */
+  ck_assert((strstr(src.source, "_lse(") != NULL) == (s->lse != 0));
   ck_assert_int_eq(nvrtcCreateProgram(&prog, src.source, "attn90.cu", 0, NULL, NULL),
                    NVRTC_SUCCESS);
   const char *opts[] = {"--gpu-architecture=sm_90a", "--std=c++17", "--ptxas-options=-v"};
@@ -145,7 +147,7 @@ static void compile(const attn_spec *s, const core_knobs *kn) {
 }
 
 /* Head dims 64 and 128, f16 and bf16, the masks and modifiers; at 128
- * both tile widths (KFUSE_ATTN90_KEYS). */
+ * both tile widths (KFUSE_ATTN90_KEYS); the logsumexp output. */
 START_TEST(nvrtc_sm90a) {
   attn_spec s = attn_base();
   core_knobs kn = *core_knobs_quiet();
@@ -166,6 +168,12 @@ START_TEST(nvrtc_sm90a) {
       break;
     case 4:
       s.d = 128, s.modifier = 2, s.hand = true, s.mask = 3;
+      break;
+    case 6: /* the logsumexp output, f32 and in the scores' dtype */
+      s.dt = KF_F16, s.mask = 2, s.sq = 37, s.sk = 77, s.lse = 1;
+      break;
+    case 7:
+      s.d = 128, s.mask = 1, s.lse = 2;
       break;
     default:
       s.d = 128, s.mask = 2;
@@ -260,7 +268,7 @@ static Suite *make_suite(void) {
   suite_add_tcase(s, tc);
   TCase *tn = tcase_create("nvrtc");
   tcase_set_timeout(tn, 300);
-  tcase_add_loop_test(tn, nvrtc_sm90a, 0, 6);
+  tcase_add_loop_test(tn, nvrtc_sm90a, 0, 8);
   tcase_add_test(tn, misaligned_q_falls_back);
   suite_add_tcase(s, tn);
   return s;

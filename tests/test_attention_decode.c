@@ -154,6 +154,8 @@ static void compile_for(const attn_spec *s, const char *arch) {
   fuse_plan *p;
   emit_for(s, arch, &src, &g, &p);
   nvrtcProgram prog;
+  /* the logsumexp variant calls its store; the default has none */
+  ck_assert((strstr(src.source, "_lse(") != NULL) == (s->lse != 0));
   ck_assert_int_eq(nvrtcCreateProgram(&prog, src.source, "decode.cu", 0, NULL, NULL),
                    NVRTC_SUCCESS);
   char gpu[64];
@@ -182,7 +184,7 @@ static void compile_for(const attn_spec *s, const char *arch) {
 /* The variants: GQA and MQA, 1, 7 and 16 queries (16, 28 and 64 rows),
  * head dims 64, 128 and 256, f16 and bf16, a mask, a soft-cap, causal. */
 START_TEST(nvrtc_every_variant) {
-  attn_spec v[6];
+  attn_spec v[8];
   v[0] = decode_spec(32, 8, 1, 4096, 128);
   v[0].b = 16;
   v[1] = decode_spec(32, 8, 7, 5000, 64);
@@ -195,6 +197,10 @@ START_TEST(nvrtc_every_variant) {
   v[4].gqa_reshape = false, v[4].dt = KF_F16;
   v[5] = decode_spec(4, 4, 3, 777, 128);
   v[5].dt = KF_F16, v[5].hand = true;
+  v[6] = decode_spec(32, 8, 1, 4096, 128); /* the logsumexp output, f32 */
+  v[6].lse = 1;
+  v[7] = decode_spec(8, 2, 5, 333, 64); /* in f16, causal */
+  v[7].dt = KF_F16, v[7].mask = 2, v[7].shift = 300, v[7].lse = 2;
   const char *arch[2] = {"sm_80", "sm_90a"};
   const char *only = getenv("KFUSE_ATTN_ARCHS"); /* the sanitizer runs: sm_90a */
   if (!only || strstr(only, arch[_i % 2])) compile_for(&v[_i / 2], arch[_i % 2]);
@@ -210,7 +216,7 @@ static Suite *make_suite(void) {
   suite_add_tcase(s, tc);
   TCase *tn = tcase_create("nvrtc");
   tcase_set_timeout(tn, 300);
-  tcase_add_loop_test(tn, nvrtc_every_variant, 0, 12);
+  tcase_add_loop_test(tn, nvrtc_every_variant, 0, 16);
   suite_add_tcase(s, tn);
   return s;
 }

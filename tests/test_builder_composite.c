@@ -84,6 +84,36 @@ START_TEST(log_softmax_expansion) {
 }
 END_TEST
 
+START_TEST(logsumexp_expansion) {
+  kf_value x = IN("x", KF_F32, 2, 3, 8);
+  kf_value y = kf_logsumexp(G, x, 1);
+  HAS(y, KF_F32, 2, 8);
+  EXPANDS(1, "max sub exp sum log add const abs eq where reshape");
+  ck_assert_uint_eq(node(1)->axes, 0x2);
+  ck_assert(node(1)->keepdim && node(4)->keepdim); /* the softmax's max and sum */
+  ck_assert_int_eq(node(6)->args[0], 1);           /* m + log(s) */
+  ck_assert_int_eq(node(6)->args[1], 5);
+  ck_assert(isinf(node(7)->value) && node(7)->value > 0);
+  ck_assert_int_eq(node(10)->args[1], 1); /* |m| == inf: m itself */
+  ck_assert_int_eq(node(10)->args[2], 6);
+  fresh_graph();
+  x = IN("x", KF_BF16, 4, 3);
+  y = kf_logsumexp(G, x, -1);
+  HAS(y, KF_BF16, 4);
+  EXPANDS(1, "cast max sub exp sum log add const abs eq where cast reshape");
+  fresh_graph();
+  x = IN("x", KF_F64, 5);
+  HAS0(kf_logsumexp(G, x, 0), KF_F64); /* rank 0 */
+  fresh_graph();
+  x = IN("x", KF_I32, 3, 4);
+  FAILS(kf_logsumexp(G, x, -1), KF_ERR_DTYPE, "node %1 (logsumexp)", "floating", "i32");
+  fresh_graph();
+  x = IN("x", KF_F32, 3, 4);
+  FAILS(kf_logsumexp(G, x, 2), KF_ERR_INVALID_ARG, "node %1 (logsumexp)", "axis 2", "-2..1");
+  ck_assert_int_eq(kf_graph_num_values(G), 1);
+}
+END_TEST
+
 START_TEST(layernorm_f32) {
   kf_value x = IN("x", KF_F32, 2, 3, 8), w = IN("w", KF_F32, 8), b = IN("b", KF_F32, 8);
   kf_value y = kf_layernorm(G, x, w, b, 1e-5);
@@ -196,6 +226,7 @@ static Suite *make_suite(void) {
   tcase_add_test(tc, softmax_f32);
   tcase_add_test(tc, softmax_bf16);
   tcase_add_test(tc, log_softmax_expansion);
+  tcase_add_test(tc, logsumexp_expansion);
   tcase_add_test(tc, layernorm_f32);
   tcase_add_test(tc, layernorm_bf16);
   tcase_add_test(tc, rmsnorm_expansion);

@@ -734,10 +734,11 @@ START_TEST(choice_is_kept_in_memory) {
 }
 END_TEST
 
-/* The compile also compiles the template plan's kernels (auto, a device,
- * no choice on record), so that the load's choice finds them in the
- * memory cache: the load compiles nothing (it used to compile the
- * template plan by NVRTC on the loading thread, one plan after another). */
+/* The compile also compiles the template plan (auto, a device, no choice
+ * on record) and keeps it for the load's choice: the load compiles nothing
+ * and plans nothing again (it used to compile the template plan by NVRTC
+ * on the loading thread, then to plan and emit it again from the memory
+ * cache). */
 START_TEST(the_template_is_compiled_ahead) {
   for (int mode = 0; mode < 2; mode++) {
     cache_open();
@@ -749,6 +750,9 @@ START_TEST(the_template_is_compiled_ahead) {
     ck_assert_int_eq(kf_plan_load(plan), KF_OK);
     ck_assert_int_eq(kf_ctx_cache_stats(ctx, &b), KF_OK);
     ck_assert_uint_eq(b.misses, a.misses); /* nothing compiled at the load */
+    /* nor looked up: the template plan compiled ahead is the one timed,
+     * not planned and emitted again */
+    ck_assert_uint_eq(b.mem_hits, a.mem_hits);
     /* auto: the template kernel was compiled (a miss) at the compile */
     ck_assert_uint_eq(a.misses, mode ? 0 : 1);
     describes(KF_FORMAT_TEXT, mode ? "template not timed: library" : "template 0.200 ms: library");

@@ -44,6 +44,65 @@ START_TEST(log_softmax_hand_values) {
 }
 END_TEST
 
+/* Stable: a row near 1000 (exp overflows f64 past 709) is the row near 1
+ * shifted; a row of -inf (all masked) is -inf and one holding +inf is
+ * +inf, where m + log(sum(exp(x - m))) alone is NaN; NaN stays NaN. */
+START_TEST(logsumexp_hand_values) {
+  kf_value x = IN("x", KF_F64, 5, 3);
+  kf_value y = kf_logsumexp(G, x, -1);
+  ck_assert_int_eq(kf_value_rank(G, y), 1);
+  ref_out(y);
+  double out[5];
+  RUN(out, (double[]){1, 2, 3, 1001, 1002, 1003, -INFINITY, -INFINITY, -INFINITY, -INFINITY, 0,
+                      INFINITY, 1, NAN, 2});
+  const double l = 3.4076059644443806; /* log(e + e^2 + e^3) */
+  EXPECT(out, 1e-15, l, 1000 + l, -INFINITY, INFINITY, NAN);
+}
+END_TEST
+
+/* Random f32 and bf16 values, both axes, against the sum in long double
+ * (the reference rounds each node to f32; the bf16 result once more). */
+START_TEST(logsumexp_against_long_double) {
+  enum { R = 6, C = 37 };
+  kf_value x = IN("x", KF_F32, R, C), h = IN("h", KF_BF16, R, C);
+  ref_out(kf_logsumexp(G, x, 1));
+  ref_out(kf_logsumexp(G, x, 0));
+  ref_out(kf_logsumexp(G, h, -1));
+  double in[R * C], hb[R * C];
+  unsigned seed = 7;
+  for (int i = 0; i < R * C; i++) {
+    seed = seed * 1103515245u + 12345u;
+    in[i] = (float)(((double)(seed >> 8) / (1 << 24)) * 40.0 - 20.0);
+    hb[i] = in[i];
+  }
+  ref_bind(0, in);
+  ref_bind(1, hb);
+  ck_assert_int_eq(ref_exec(), KF_OK);
+  for (int axis = 0; axis < 3; axis++) {
+    int n = axis == 1 ? C : R, len = axis == 1 ? R : C;
+    for (int i = 0; i < n; i++) {
+      long double m = -INFINITY, s = 0;
+      for (int j = 0; j < len; j++) {
+        double v = axis == 1   ? in[j * C + i]
+                   : axis == 0 ? in[i * C + j]
+                               : ref_get(&INS[1], i * C + j);
+        if (v > m) m = v;
+      }
+      for (int j = 0; j < len; j++) {
+        double v = axis == 1   ? in[j * C + i]
+                   : axis == 0 ? in[i * C + j]
+                               : ref_get(&INS[1], i * C + j);
+        s += expl(v - m);
+      }
+      double want = (double)(m + logl(s)), got = ref_get(&OUTS[axis], i);
+      double tol = axis == 2 ? 1.0 / 128 : 1e-6; /* bf16: half an ulp, relative */
+      ck_assert_msg(fabs(got - want) <= tol * fabs(want) + 1e-6, "axis %d row %d: %.9g, want %.9g",
+                    axis, i, got, want);
+    }
+  }
+}
+END_TEST
+
 /* [1,2,3,4]: mean 2.5, variance 1.25, so (x - 2.5) / sqrt(1.25). */
 START_TEST(layernorm_hand_values) {
   kf_value x = IN("x", KF_F64, 2, 4), w = IN("w", KF_F64, 4), b = IN("b", KF_F64, 4);
@@ -328,6 +387,8 @@ static Suite *make_suite(void) {
   tcase_add_test(tc, softmax_hand_values);
   tcase_add_test(tc, softmax_axis0_bf16);
   tcase_add_test(tc, log_softmax_hand_values);
+  tcase_add_test(tc, logsumexp_hand_values);
+  tcase_add_test(tc, logsumexp_against_long_double);
   tcase_add_test(tc, layernorm_hand_values);
   tcase_add_test(tc, layernorm_eps_constant_row);
   tcase_add_test(tc, rmsnorm_hand_values);

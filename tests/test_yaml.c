@@ -274,8 +274,15 @@ START_TEST(attribute_defaults_and_checks) {
       "  - {name: c, op: clamp, args: [x], max: 1}\n"
       "  - {name: r, op: reshape, args: [x], shape: [6, -1]}\n"
       "  - {name: ls, op: log_softmax, args: [x], axis: 0}\n"
-      "outputs: [s, c, r, ls]\n");
+      "  - {name: lse, op: logsumexp, args: [x], axis: 1}\n"
+      "  - {name: lsd, op: logsumexp, args: [x]}\n"
+      "outputs: [s, c, r, ls, lse, lsd]\n");
   kf_value s = kf_graph_find(g, "s"), c = kf_graph_find(g, "c"), r = kf_graph_find(g, "r");
+  /* logsumexp drops its axis (default -1) */
+  kf_value lse = kf_graph_find(g, "lse"), lsd = kf_graph_find(g, "lsd");
+  ck_assert_int_eq(kf_value_rank(g, lse), 2);
+  ck_assert_int_eq(kf_value_shape(g, lse)[1], 4);
+  ck_assert_int_eq(kf_value_shape(g, lsd)[1], 3);
   ck_assert_int_eq(kf_value_rank(g, s), 0);
   ck_assert_int_eq(g->nodes[s].axes, 7);
   ck_assert(g->nodes[c].lo < -1e300 && g->nodes[c].hi == 1.0);

@@ -330,6 +330,51 @@ void cli_tolerance(kf_dtype dtype, double *rtol, double *atol) {
   }
 }
 
+/* The JSON string at p (just past its opening quote) equals text: names
+ * are compared as written, so a name holding a quote or a backslash (which
+ * the JSON escapes) never matches. */
+static bool json_str_is(const char *p, const char *text) {
+  size_t n = strlen(text);
+  return strncmp(p, text, n) == 0 && p[n] == '"';
+}
+
+/* The first string of the JSON array of key in [p, end), copied into out
+ * (empty if none); whether name is one of its strings. */
+static bool json_list_has(const char *p, const char *end, const char *key, const char *name,
+                          char *first, size_t size) {
+  if (first) first[0] = 0;
+  const char *a = strstr(p, key);
+  if (!a || a >= end) return false;
+  bool found = false;
+  for (const char *q = a + strlen(key); *q && *q != ']'; q++) {
+    if (*q != '"') continue;
+    const char *close = strchr(q + 1, '"');
+    if (!close) break;
+    if (first && !first[0]) snprintf(first, size, "%.*s", (int)(close - q - 1), q + 1);
+    found = found || json_str_is(q + 1, name);
+    q = close;
+  }
+  return found;
+}
+
+bool cli_attention_tolerance(const kf_graph *g, const char *plan_json, const char *name,
+                             double *tol) {
+  static const char kind[] = "\"kind\":\"attention\"";
+  for (const char *p = plan_json ? strstr(plan_json, kind) : NULL; p; p = strstr(p + 1, kind)) {
+    /* this kernel's fields run to the next kernel's kind */
+    const char *end = strstr(p + 1, "\"kind\":");
+    if (!end) end = p + strlen(p);
+    char q[256];
+    json_list_has(p, end, "\"inputs\":[", "", q, sizeof q);
+    if (!json_list_has(p, end, "\"outputs\":[", name, NULL, 0)) continue;
+    kf_value qv = q[0] ? kf_graph_find(g, q) : -1;
+    bool f16 = qv >= 0 && kf_value_dtype(g, qv) == KF_F16;
+    *tol = f16 ? 0x1p-9 : 0x1p-6; /* an unknown q: the wider, bf16's */
+    return true;
+  }
+  return false;
+}
+
 /* Integers compared exactly, as int64 (a double loses bits past 2^53). */
 static bool int_equal(const kf_host_tensor *a, const kf_host_tensor *b, size_t i) {
   if (a->dtype == KF_I64) return ((const int64_t *)a->data)[i] == ((const int64_t *)b->data)[i];

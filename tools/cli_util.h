@@ -91,6 +91,16 @@ double cli_elem(const kf_host_tensor *t, size_t i);
  * 2e-2/1e-2; integers and bool exact. */
 void cli_tolerance(kf_dtype dtype, double *rtol, double *atol);
 
+/* The tolerance of attention's numerical contract (docs/attention.md): a
+ * flash kernel reorders the softmax, so what it writes (the output and the
+ * logsumexp) is not the graph's bit for bit, and may differ by
+ * |got - want| <= tol + tol |want|, tol 2^-9 for f16 and 2^-6 for bf16
+ * q/k/v (the dtype of the kernel's first input, q). True with *tol set
+ * when a kernel of kind attention in plan_json (kf_plan_describe's JSON)
+ * writes the value named name; false otherwise. */
+bool cli_attention_tolerance(const kf_graph *g, const char *plan_json, const char *name,
+                             double *tol);
+
 typedef struct cli_cmp {
   double max_abs, max_rel; /* over elements where both are finite or equal */
   int64_t bad;             /* elements outside the tolerance */

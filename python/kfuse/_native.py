@@ -191,6 +191,7 @@ for _n, _r, _a in [
     ("kf_concat", _V, (_P, _I, ctypes.POINTER(_V), _I)), ("kf_gather", _V, (_P, _V, _V, _I)),
     ("kf_iota", _V, (_P, _I, _I, _I64P, _I)),
     ("kf_softmax", _V, (_P, _V, _I)), ("kf_log_softmax", _V, (_P, _V, _I)),
+    ("kf_logsumexp", _V, (_P, _V, _I)),
     ("kf_layernorm", _V, (_P, _V, _V, _V, _D)), ("kf_rmsnorm", _V, (_P, _V, _V, _D)),
     ("kf_matmul", _V, (_P, _V, _V)),
     ("kf_graph_run_reference", _I, (_P, ctypes.POINTER(_HostTensor), _I,

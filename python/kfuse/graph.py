@@ -239,6 +239,9 @@ class Graph:
     def log_softmax(self, x, axis=-1):
         return self._made("kf_log_softmax", _lib.kf_log_softmax(self.h, self._v(x), int(axis)))
 
+    def logsumexp(self, x, axis=-1):
+        return self._made("kf_logsumexp", _lib.kf_logsumexp(self.h, self._v(x), int(axis)))
+
     def layernorm(self, x, weight=None, bias=None, eps=1e-5):
         w = -1 if weight is None else self._v(weight)
         b = -1 if bias is None else self._v(bias)

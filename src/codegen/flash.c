@@ -53,9 +53,10 @@ kf_status cg_plan_flash(cg_emit_args *a) {
   p->vec_bytes = 16;
   snprintf(p->decisions, sizeof p->decisions,
            "attention: %lld heads x %lld queries x %lld keys, head dim %lld: flash (mma.sync "
-           "m16n8k16, 64 queries x %d keys a tile, cp.async double buffer, online softmax)%s",
+           "m16n8k16, 64 queries x %d keys a tile, cp.async double buffer, online softmax)%s%s",
            (long long)at->batch, (long long)at->sq, (long long)at->sk, (long long)at->d,
-           tile_keys(at), at->causal ? ", causal tile skipping" : "");
+           tile_keys(at), at->causal ? ", causal tile skipping" : "",
+           at->lse >= 0 ? ", writing the logsumexp" : "");
   if (why[0]) { /* on sm_90: why the Hopper kernel did not take it */
     size_t used = strlen(p->decisions);
     snprintf(p->decisions + used, sizeof p->decisions - used, "; not the sm_90 kernel: %s", why);
@@ -78,6 +79,9 @@ kf_status cg_emit_flash(cg_emit_args *a) {
   cg_param_args(p, &args);
   cg_flash_names nm;
   cg_flash_names_of(p, at, st3, &nm);
+  char lse[192];
+  cg_flash_lse(a, &pre, "t4 == 0 && q0 + warp * 16 + g + r * 8 < SQ",
+               "bt * SQ + q0 + warp * 16 + g + r * 8", "mrow[r]", "l", lse, sizeof lse);
   char d[16], bn[16], sqs[32], sks[32], bat[32], qt[32], coff[32];
   snprintf(d, sizeof d, "%lld", (long long)at->d);
   snprintf(bn, sizeof bn, "%d", tile_keys(at));
@@ -107,7 +111,8 @@ kf_status cg_emit_flash(cg_emit_args *a) {
                      {"o", nm.o},
                      {"QR", nm.qr},
                      {"KR", nm.kr},
-                     {"VR", nm.vr}};
+                     {"VR", nm.vr},
+                     {"lse", lse}};
   kf_status st = KF_OK;
   if (gen.failed) {
     snprintf(a->err, a->errsize, "%s: %s", a->k->name, gen.err);

@@ -139,10 +139,11 @@ kf_status cg_plan_flash90(cg_emit_args *a) {
            "attention: %lld heads x %lld queries x %lld keys, head dim %lld: flash on sm_90 "
            "(wgmma m64n%dk16 and m64n%lldk16, p from registers; TMA with the 128-byte swizzle; "
            "%d queries x %d keys a tile, %d stages; 1 producer + 2 consumer warpgroups; the next "
-           "tile's scores issued before this tile's softmax)%s",
+           "tile's scores issued before this tile's softmax)%s%s",
            (long long)at->batch, (long long)at->sq, (long long)at->sk, (long long)at->d,
            tile_keys(a), (long long)at->d, BM, tile_keys(a), ns,
-           at->causal ? ", causal tile skipping" : "");
+           at->causal ? ", causal tile skipping" : "",
+           at->lse >= 0 ? ", writing the logsumexp" : "");
   return KF_OK;
 }
 
@@ -197,6 +198,9 @@ kf_status cg_emit_flash90(cg_emit_args *a) {
   char on[16], qr[112], kr[112], vr[112], d[16], bn[16], ns[16];
   char sqs[32], sks[32], bat[32], qt[32], coff[32];
   snprintf(on, sizeof on, "p%d", (int)at->out);
+  char lse[192];
+  cg_flash_lse(a, &pre, "t4 == 0 && qrow + 8 * r < SQ", "bt * SQ + qrow + 8 * r", "mrow[r]", "l",
+               lse, sizeof lse);
   snprintf(qr, sizeof qr, "%s_QR", p->fn);
   snprintf(kr, sizeof kr, "%s_KR", p->fn);
   snprintf(vr, sizeof vr, "%s_VR", p->fn);
@@ -226,7 +230,8 @@ kf_status cg_emit_flash90(cg_emit_args *a) {
                      {"QR", qr},
                      {"KR", kr},
                      {"VR", vr},
-                     {"wgmma", cg_use(a->out, &mma)}};
+                     {"wgmma", cg_use(a->out, &mma)},
+                     {"lse", lse}};
   kf_status st = KF_OK;
   if (gen.failed) {
     snprintf(a->err, a->errsize, "%s: %s", a->k->name, gen.err);

@@ -116,10 +116,11 @@ kf_status cg_plan_flash_decode(cg_emit_args *a) {
            "attention: decode, %lld heads x %lld queries x %lld keys (%lld visible), head dim "
            "%lld: %lld heads a block (%lld rows, %d warps on rows x %d on keys), keys split "
            "over %d block%s of a cluster, %d-stage cp.async ring of %d keys, merged by "
-           "log-sum-exp through distributed shared memory",
+           "log-sum-exp through distributed shared memory%s",
            (long long)at->batch, (long long)at->sq, (long long)at->sk, (long long)c.kend,
            (long long)at->d, (long long)c.dec.group, (long long)c.dec.rows, c.wm, c.wk, c.cl,
-           c.cl == 1 ? "" : "s", c.stages, 16 * c.wk);
+           c.cl == 1 ? "" : "s", c.stages, 16 * c.wk,
+           at->lse >= 0 ? ", writing the logsumexp" : "");
   return KF_OK;
 }
 
@@ -142,6 +143,8 @@ kf_status cg_emit_flash_decode(cg_emit_args *a) {
   cg_param_args(p, &args);
   cg_flash_names nm;
   cg_flash_names_of(p, at, st3, &nm);
+  char lse[192]; /* every block of a cluster merges all shares: the first writes */
+  cg_flash_lse(a, &pre, "rank == 0", "(bt0 + r / SQ) * SQ + r % SQ", "mall", "l", lse, sizeof lse);
   char d[16], sqs[32], sks[32], ke[32], gs[32], ms[32], wm[24], wk[24], st[24], cl[24];
   num(d, sizeof d, at->d, "");
   num(sqs, sizeof sqs, at->sq, "LL");
@@ -176,7 +179,8 @@ kf_status cg_emit_flash_decode(cg_emit_args *a) {
                      {"o", nm.o},
                      {"QR", nm.qr},
                      {"KR", nm.kr},
-                     {"VR", nm.vr}};
+                     {"VR", nm.vr},
+                     {"lse", lse}};
   kf_status s = KF_OK;
   if (gen.failed) {
     snprintf(a->err, a->errsize, "%s: %s", a->k->name, gen.err);

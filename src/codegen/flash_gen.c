@@ -124,3 +124,21 @@ kf_status cg_flash_part_check(cg_emit_args *a) {
   }
   return KF_OK;
 }
+
+void cg_flash_lse(const cg_emit_args *a, cg_buf *pre, const char *cond, const char *row,
+                  const char *m, const char *l, char *call, size_t callsize) {
+  const fuse_attn *at = &a->k->attn;
+  call[0] = '\0';
+  if (at->lse < 0) return;
+  const char *fn = a->part->fn;
+  int id = (int)at->lse;
+  cg_printf(pre,
+            "// the logsumexp of query row `row`: m + log(l), m the row's max score, l its sum\n"
+            "// of exp(score - m); a max of +-inf (-inf: no visible key) gives %s\n"
+            "KF_INLINE void %s_lse(long long row, float m, float l, %s *__restrict__ p%d) {\n"
+            "  kf_st(p%d + row, fabsf(m) == KF_INF ? %s : m + logf(l));\n}\n",
+            at->lse_guard ? "itself, as kf_logsumexp does" : "NaN, as the graph's m + log(s)", fn,
+            cg_storage_type(at->lse_dtype), id, id,
+            at->lse_guard ? "m" : "__int_as_float(0x7fffffff)");
+  snprintf(call, callsize, "\n    if (%s) %s_lse(%s, %s, %s, p%d);", cond, fn, row, m, l, id);
+}

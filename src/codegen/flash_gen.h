@@ -29,6 +29,16 @@ void cg_flash_helpers(cg_gen *gen, const cg_emit_args *a, cg_buf *pre, int32_t s
  * output and the row structs of part p. */
 void cg_flash_names_of(const cg_part *p, const fuse_attn *at, const int32_t stored[3],
                        cg_flash_names *n);
+/* The logsumexp output of part a (a->k->attn.lse >= 0): appends to pre
+ * "<fn>_lse(row, m, l, out)", which stores m + log(l) (a max of +-inf:
+ * itself when the graph guards it, as kf_logsumexp does, else NaN) as
+ * element `row` of the output, and writes to call the text of the
+ * templates' `lse` hole: a statement that calls it when C expression cond
+ * holds, for row `row`, the row's max m and sum l (expressions of the
+ * template). Without a logsumexp both stay empty, so the default sources
+ * are as they were. */
+void cg_flash_lse(const cg_emit_args *a, cg_buf *pre, const char *cond, const char *row,
+                  const char *m, const char *l, char *call, size_t callsize);
 /* KF_OK when the target and the part can take an attention kernel (sm_80
  * or later, alone in its launch); else the error, its message in a->err. */
 kf_status cg_flash_part_check(cg_emit_args *a);

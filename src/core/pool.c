@@ -3,6 +3,7 @@
 #include "core/pool.h"
 
 #include <pthread.h>
+#include <sched.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -28,7 +29,16 @@ struct core_pool {
   pthread_t *threads;
 };
 
+/* The cores this process may run on: under taskset or a container's CPU
+ * set, more threads than that only take turns on the same cores (a
+ * compile pool of 16 threads pinned to 2 cores compiles no faster than 2,
+ * and each waiting compile holds its memory). */
 int core_cpu_count(void) {
+  cpu_set_t set;
+  if (sched_getaffinity(0, sizeof set, &set) == 0) {
+    int n = CPU_COUNT(&set);
+    if (n >= 1) return n;
+  }
   long n = sysconf(_SC_NPROCESSORS_ONLN);
   return n < 1 ? 1 : (int)n;
 }

@@ -21,7 +21,8 @@ int core_pool_size(const core_pool *pool);
  * batches on one pool at once. */
 void core_pool_for(core_pool *pool, int n, void (*fn)(void *arg, int i), void *arg);
 
-/* Online cores (at least 1). */
+/* The cores this process may run on (its affinity mask; else the online
+ * cores; at least 1). */
 int core_cpu_count(void);
 
 #endif

@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ir/shape.h"
+
 enum { ATTN_MEMO = 4 * FUSE_ATTN_MAX_NODES };
 
 typedef struct am {
@@ -19,6 +21,7 @@ typedef struct am {
   int32_t memo_v[ATTN_MEMO], memo_r[ATTN_MEMO];
   int32_t n_memo;
   bool full;
+  bool overflow; /* add() found no room */
   char *why;
   size_t whysize;
 } am;
@@ -46,8 +49,10 @@ static bool has(const am *s, int32_t v) {
 
 static bool add(am *s, int32_t v) {
   if (has(s, v)) return true;
-  if (s->n >= FUSE_ATTN_MAX_NODES)
+  if (s->n >= FUSE_ATTN_MAX_NODES) {
+    s->overflow = true;
     return no(s, "more than %d nodes in the pattern", FUSE_ATTN_MAX_NODES);
+  }
   s->nodes[s->n++] = v;
   return true;
 }
@@ -85,17 +90,26 @@ static bool reduces_last(const am *s, int32_t v, ir_op op) {
 /* The reduction under a per-row value as an operand of sub or div reads
  * it: the reduction itself (keepdim), or it re-broadcast by reshape or
  * broadcast_to (keepdim false written by hand); the layout nodes join. */
-static int32_t row_value(am *s, int32_t v, ir_op op) {
+static int32_t row_find(const am *s, int32_t v, ir_op op) {
   int32_t cur = v;
   for (int i = 0; i < 3 && !reduces_last(s, cur, op); i++) {
     const ir_node *n = nd(s, cur);
     if (n->op != IR_OP_RESHAPE && n->op != IR_OP_BROADCAST_TO) return -1;
     cur = n->args[0];
   }
-  if (!reduces_last(s, cur, op)) return -1;
-  for (int32_t u = v; u != cur; u = nd(s, u)->args[0])
-    if (!add(s, u)) return -1;
-  return cur;
+  return reduces_last(s, cur, op) ? cur : -1;
+}
+
+/* The layout nodes between v and its reduction r (row_find) join. */
+static bool add_row_path(am *s, int32_t v, int32_t r) {
+  for (int32_t u = v; u != r; u = nd(s, u)->args[0])
+    if (!add(s, u)) return false;
+  return true;
+}
+
+static int32_t row_value(am *s, int32_t v, ir_op op) {
+  int32_t r = row_find(s, v, op);
+  return r >= 0 && add_row_path(s, v, r) ? r : -1;
 }
 
 /* mm's first operand as [cast] div(e, sum(e)), e = exp(sub(x, max(x))). */
@@ -125,6 +139,113 @@ static bool softmax(am *s, int32_t mm, fuse_attn *o, bool *seen) {
   o->x = x, o->max = mx, o->sum = sum, o->div = p;
   o->x_dtype = nd(s, x)->dtype;
   return add(s, p) && add(s, sum) && add(s, e) && add(s, sub) && add(s, mx);
+}
+
+/* ---- the logsumexp ----------------------------------------------------- */
+
+/* The one node reading v (through one operand slot) when v is no output;
+ * -1 else. */
+static int32_t sole_reader(const am *s, int32_t v) {
+  const ir_node *n = nd(s, v);
+  if (n->uses != 1 || n->is_output) return -1;
+  for (int32_t u = v + 1; u < s->g->n_nodes; u++)
+    for (int a = 0; a < nd(s, u)->nargs; a++)
+      if (nd(s, u)->args[a] == v) return u;
+  return -1;
+}
+
+/* Whether a and b hold the same values: one node, or the same cast of one
+ * operand (kf_softmax and kf_logsumexp each widen half scores by a cast
+ * of their own). */
+static bool same_values(const am *s, int32_t a, int32_t b) {
+  if (a == b) return true;
+  const ir_node *x = nd(s, a), *y = nd(s, b);
+  return x->op == IR_OP_CAST && y->op == IR_OP_CAST && x->dtype == y->dtype &&
+         x->args[0] == y->args[0];
+}
+
+static bool is_pos_inf(const am *s, int32_t v) {
+  const ir_node *n = nd(s, v);
+  return n->op == IR_OP_CONST && isinf(n->value) && n->value > 0;
+}
+
+/* w = where(eq(abs(ma), +inf), ma, sum): kf_logsumexp's guard, which keeps
+ * a row max of +-inf as the result. */
+static bool is_guard(const am *s, int32_t w, int32_t ma, int32_t sum) {
+  const ir_node *n = nd(s, w);
+  if (n->op != IR_OP_WHERE || n->args[1] != ma || n->args[2] != sum) return false;
+  const ir_node *c = nd(s, n->args[0]);
+  if (c->op != IR_OP_EQ) return false;
+  for (int i = 0; i < 2; i++) {
+    const ir_node *ab = nd(s, c->args[i]);
+    if (ab->op == IR_OP_ABS && ab->args[0] == ma && is_pos_inf(s, c->args[1 - i])) return true;
+  }
+  return false;
+}
+
+/* The logsumexp whose log is lg: log(S) with S = sum(exp(x' - M)) over
+ * the last axis, M = max(x'), x' the softmax's x or the same values
+ * (S and M the softmax's own, or a second copy), then M + log(S),
+ * [the guard], [a cast], [a reshape]. Joins its nodes and fills o->lse;
+ * false (nothing joined) when lg is not one. */
+static bool lse_at(am *s, fuse_attn *o, int32_t lg) {
+  int32_t sv = nd(s, lg)->args[0], sum = row_find(s, sv, IR_OP_SUM);
+  if (sum < 0) return false;
+  int32_t e = nd(s, sum)->args[0];
+  if (nd(s, e)->op != IR_OP_EXP || nd(s, nd(s, e)->args[0])->op != IR_OP_SUB) return false;
+  int32_t sub = nd(s, e)->args[0], x = nd(s, sub)->args[0];
+  int32_t mx = row_find(s, nd(s, sub)->args[1], IR_OP_MAX);
+  if (mx < 0 || nd(s, mx)->args[0] != x || !same_values(s, x, o->x)) return false;
+  if ((sum == o->sum) != (mx == o->max)) return false;
+  int32_t sm = sole_reader(s, lg);
+  if (sm < 0 || nd(s, sm)->op != IR_OP_ADD) return false;
+  int32_t ma = nd(s, sm)->args[nd(s, sm)->args[0] == lg ? 1 : 0];
+  /* one value per row of x, in x's row order */
+  const ir_node *xn = nd(s, x), *smn = nd(s, sm);
+  int64_t rows = 0, all = 0;
+  if (row_find(s, ma, IR_OP_MAX) != mx || !ir_numel(smn->rank, smn->shape, &rows) ||
+      !ir_numel(xn->rank, xn->shape, &all) || rows * xn->shape[xn->rank - 1] != all)
+    return false;
+  int32_t tail = sm, w = sole_reader(s, sm);
+  bool guard = w >= 0 && is_guard(s, w, ma, sm);
+  if (guard) tail = w;
+  for (int step = 0; step < 2; step++) { /* [a cast], then [a reshape] */
+    int32_t r = sole_reader(s, tail);
+    ir_op want = step == 0 ? IR_OP_CAST : IR_OP_RESHAPE;
+    if (r >= 0 && nd(s, r)->op == want) tail = r;
+  }
+  if (!nd(s, tail)->is_output && nd(s, tail)->uses == 0) return false;
+  if (sum != o->sum) { /* a second copy over the same values: its nodes join */
+    if (x != o->x && !add(s, x)) return false;
+    if (!add(s, mx) || !add_row_path(s, nd(s, sub)->args[1], mx) || !add(s, sub) || !add(s, e) ||
+        !add(s, sum))
+      return false;
+  }
+  if (!add_row_path(s, sv, sum) || !add(s, lg) || !add_row_path(s, ma, mx) || !add(s, sm))
+    return false;
+  if (guard) {
+    const ir_node *c = nd(s, nd(s, w)->args[0]);
+    int32_t ab = nd(s, c->args[0])->op == IR_OP_ABS ? c->args[0] : c->args[1];
+    if (!add(s, ab) || !add(s, nd(s, w)->args[0]) || !add(s, w)) return false;
+  }
+  for (int32_t u = tail, stop = guard ? w : sm; u != stop; u = nd(s, u)->args[0])
+    if (!add(s, u)) return false;
+  o->lse = tail;
+  o->lse_dtype = nd(s, tail)->dtype;
+  o->lse_guard = guard;
+  return true;
+}
+
+/* A logsumexp over the softmax's scores, if the graph holds one. */
+static bool lse(am *s, fuse_attn *o) {
+  o->lse = -1;
+  for (int32_t v = 0; v < s->g->n_nodes; v++)
+    if (nd(s, v)->op == IR_OP_LOG && !has(s, v)) {
+      int32_t before = s->n;
+      if (lse_at(s, o, v)) return true;
+      if (s->n != before || s->overflow) return false; /* out of room: add() said why */
+    }
+  return true;
 }
 
 /* ---- the score chain -------------------------------------------------- */
@@ -346,9 +467,10 @@ static bool find(am *s, int32_t mm, fuse_attn *o, bool *seen) {
   memset(o, 0, sizeof *o);
   o->out = o->mm2 = mm;
   if (nd(s, mm)->op != IR_OP_MATMUL) return no(s, "%%%d is not a product", (int)mm);
-  if (!add(s, mm) || !softmax(s, mm, o, seen) || !chain(s, o) || !operands(s, o)) return false;
+  if (!add(s, mm) || !softmax(s, mm, o, seen) || !lse(s, o) || !chain(s, o) || !operands(s, o))
+    return false;
   for (int32_t i = 0; i < s->n; i++)
-    if (s->nodes[i] != mm && !read_inside(s, s->nodes[i]))
+    if (s->nodes[i] != mm && s->nodes[i] != o->lse && !read_inside(s, s->nodes[i]))
       return no(s, "%%%d is read outside the pattern or is an output", (int)s->nodes[i]);
   causal(s, o);
   qsort(s->nodes, (size_t)s->n, sizeof *s->nodes, cmp_i32);
@@ -401,6 +523,12 @@ bool fuse_attn_fits(const fuse_attn *a, char *why, size_t whysize) {
     fail = "q, k and v are not f16 or bf16 (the kernel's tensor-core products take those)";
   else if (a->x_dtype == KF_F64)
     fail = "the softmax is computed in f64 (the kernel's is f32)";
+  else if (a->lse >= 0 && a->lse_dtype != KF_F32 && a->lse_dtype != KF_F16 &&
+           a->lse_dtype != KF_BF16) {
+    snprintf(b, sizeof b, "the logsumexp is written as %s (the kernel writes f32, f16 or bf16)",
+             kf_dtype_name(a->lse_dtype));
+    fail = b;
+  }
   else if (a->d != a->dv) {
     snprintf(b, sizeof b, "head dims differ (q and k %lld, v %lld)", (long long)a->d,
              (long long)a->dv);

@@ -37,6 +37,14 @@ typedef struct fuse_attn {
   bool causal;
   int64_t causal_off;
   int32_t n_chain; /* pointwise nodes between the scores and x, x included */
+  /* The logsumexp of x over the last axis, written beside out: -1 none,
+   * else the value written ([..., Sq] in any shape of those elements,
+   * contiguous: element bt * sq + query), of lse_dtype. lse_guard: the
+   * graph's form keeps a row max of +-inf as the result (kf_logsumexp: -inf
+   * for a row with no visible key); without it such a row is NaN. */
+  int32_t lse;
+  kf_dtype lse_dtype;
+  bool lse_guard;
 } fuse_attn;
 
 /* Whether mm (a matmul node) is the second product of an attention
@@ -47,8 +55,11 @@ typedef struct fuse_attn {
  * come through layout ops (reshape, broadcast_to, transposes of batch axes:
  * grouped-query heads) that keep their last axis whole; the chain may hold
  * any pointwise op, with side operands from memory or computed from
- * constants and iota. Every value but mm is read only inside the match and
- * is not a graph output. On success *out describes it and nodes[0..*n)
+ * constants and iota. A logsumexp of x over the last axis (as
+ * kf_logsumexp builds it, over x or over the same cast of x's operand, or
+ * m + log(s) of the softmax's own max and sum) joins as the second value
+ * written (out->lse). Every value but mm and the logsumexp is read only
+ * inside the match and is not a graph output. On success *out describes it and nodes[0..*n)
  * (capacity FUSE_ATTN_MAX_NODES) lists its nodes, ascending. false with
  * the reason in why; *softmax_seen tells whether mm read a softmax at all
  * (whether the refusal is worth a line in the decision log). */

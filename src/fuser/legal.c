@@ -331,7 +331,8 @@ static bool legal_pointwise(fuse_legal_ctx *lc, const fuse_set *set, fuse_shape_
 }
 
 /* Two products are one kernel only as attention (attention.h) that the
- * flash kernel takes, whole, writing only its output; on refusal the
+ * flash kernel takes, whole, writing only its output (and its
+ * logsumexp, when the match has one); on refusal the
  * caller gives the usual one-matmul reason (the vertical pass logs why a
  * pattern did not fuse, rule "attention"). */
 static bool legal_attention(fuse_legal_ctx *lc, const fuse_set *set, fuse_shape_info *info,
@@ -340,7 +341,9 @@ static bool legal_attention(fuse_legal_ctx *lc, const fuse_set *set, fuse_shape_
   if (!fuse_attn_match(lc->g, set->nodes, set->n, &a, NULL, 0) || !fuse_attn_fits(&a, NULL, 0))
     return false;
   for (int32_t i = 0; i < set->n; i++)
-    if ((set->copy && set->copy[i]) || set->is_out[i] != (set->nodes[i] == a.out)) return false;
+    if ((set->copy && set->copy[i]) ||
+        set->is_out[i] != (set->nodes[i] == a.out || set->nodes[i] == a.lse))
+      return false;
   info->kind = FK_ATTENTION;
   info->anchor = a.out;
   if (roles) memset(roles, FUSE_ROLE_FULL, (size_t)set->n);

@@ -40,6 +40,10 @@ typedef struct vstate {
   int32_t *cand;    /* candidate nodes, ascending */
   uint8_t *cand_copy, *cand_out;
   int32_t *stack, *from;
+  /* attention whose logsumexp ends past its second product is seeded at
+   * the match's last node, before the walk reaches (and places) any of
+   * its nodes: attn_at[last] is the product, attn_at[product] -2 */
+  int32_t *attn_at;
   bool oom;
 } vstate;
 
@@ -141,6 +145,7 @@ static void vstate_free(vstate *s) {
   free(s->cand_out);
   free(s->stack);
   free(s->from);
+  free(s->attn_at);
   free(s->use_start);
   free(s->use_list);
   fuse_legal_free(&s->lc);
@@ -604,7 +609,7 @@ static bool seed_attention(vstate *s, int32_t p) {
   for (int32_t i = 0; i < n; i++) {
     s->cand[i] = nodes[i];
     s->cand_copy[i] = 0;
-    s->cand_out[i] = nodes[i] == p;
+    s->cand_out[i] = nodes[i] == p || nodes[i] == a.lse;
   }
   fuse_set set = {s->cand, s->cand_copy, s->cand_out, n};
   fuse_shape_info info;
@@ -613,21 +618,58 @@ static bool seed_attention(vstate *s, int32_t p) {
                 info.rule[0] ? info.why : "not as one kernel");
     return false;
   }
-  int32_t gid = new_group(s, p);
+  int32_t gid = new_group(s, nodes[n - 1]); /* the match's last node: p, or its logsumexp's */
   for (int32_t i = n - 2; i >= 0 && !s->oom; i--) {
     group_push(s, &s->groups[gid], nodes[i], false);
     s->group_of[nodes[i]] = gid;
   }
+  char b3[96] = "", b4[64];
+  if (a.lse >= 0)
+    snprintf(b3, sizeof b3, ", writing the logsumexp %s beside it", lbl(s, a.lse, b4, sizeof b4));
   fuse_decide(s->plan, true, "attention",
               "%s: attention of %d nodes (%lld x %lld queries, %lld keys, head dim %lld%s) in one "
-              "flash kernel: the %s of scores stay on chip",
+              "flash kernel%s: the %s of scores stay on chip",
               b1, (int)n, (long long)a.batch, (long long)a.sq, (long long)a.sk, (long long)a.d,
-              a.causal ? ", causal: key tiles past the diagonal skipped" : "",
+              a.causal ? ", causal: key tiles past the diagonal skipped" : "", b3,
               fuse_fmt_bytes(b2, sizeof b2, fuse_bytes(&s->g->nodes[a.mm1])));
   fuse_attn_decode dec; /* which kernel: codegen asks the same question */
   bool decode = fuse_attn_decode_pick(s->g, &a, nodes, n, &dec, why, sizeof why);
   fuse_decide(s->plan, decode, "attention-decode", "%s: %s", b1, why);
   return true;
+}
+
+/* Attention whose match ends past its second product (a logsumexp built
+ * after it) is seeded when the walk reaches the match's last node: the
+ * walk would otherwise place those nodes in kernels of their own first.
+ * Only a graph with a log can hold one; others keep attn_at NULL. */
+static bool find_late_attention(vstate *s) {
+  const kf_graph *g = s->g;
+  bool any_log = false;
+  for (int32_t v = 0; v < g->n_nodes && !any_log; v++) any_log = g->nodes[v].op == IR_OP_LOG;
+  if (!any_log) return true;
+  s->attn_at = core_malloc((size_t)g->n_nodes * sizeof *s->attn_at);
+  if (!s->attn_at) return false;
+  for (int32_t v = 0; v < g->n_nodes; v++) s->attn_at[v] = -1;
+  int32_t nodes[FUSE_ATTN_MAX_NODES], n = 0;
+  fuse_attn a;
+  for (int32_t p = 0; p < g->n_nodes; p++) {
+    if (g->nodes[p].op != IR_OP_MATMUL || !fuse_attn_find(g, p, &a, nodes, &n, NULL, NULL, 0) ||
+        nodes[n - 1] == p)
+      continue;
+    s->attn_at[nodes[n - 1]] = p;
+    s->attn_at[p] = -2 - nodes[n - 1];
+  }
+  return true;
+}
+
+/* The product to seed attention from at node p, or -1: p itself (a
+ * product), or the product of a match that ends at p; a product whose
+ * match ends later was tried there, unless that node was dead. */
+static int32_t attention_seed(vstate *s, int32_t p) {
+  int32_t at = s->attn_at ? s->attn_at[p] : -1;
+  if (at >= 0) return at;
+  if (s->g->nodes[p].op != IR_OP_MATMUL) return -1;
+  return at < -1 && s->live[-2 - at] ? -1 : p;
 }
 
 /* ---- the pass ----------------------------------------------------------- */
@@ -689,7 +731,7 @@ kf_status fuse_vertical(fuse_plan *plan, char *err, size_t errsize) {
   vstate s;
   const kf_graph *g = plan->graph;
   int32_t *C = core_malloc((size_t)(g->n_nodes > 0 ? g->n_nodes : 1) * sizeof *C);
-  bool ok = vstate_init(&s, plan) && C;
+  bool ok = vstate_init(&s, plan) && C && (!plan->options.fusion || find_late_attention(&s));
   if (ok && !plan->options.fusion)
     fuse_decide(plan, false, "fusion-off",
                 "fusion disabled (KFUSE_NO_FUSION=1 or --no-fusion): every op is its own kernel");
@@ -703,7 +745,8 @@ kf_status fuse_vertical(fuse_plan *plan, char *err, size_t errsize) {
       plan->n_dead++;
       continue;
     }
-    if (plan->options.fusion && nd->op == IR_OP_MATMUL && seed_attention(&s, p)) {
+    int32_t seed = plan->options.fusion ? attention_seed(&s, p) : -1;
+    if (seed >= 0 && seed_attention(&s, seed)) {
       ok = !s.oom;
       continue;
     }

@@ -79,6 +79,33 @@ kf_value kf_log_softmax(kf_graph *g, kf_value x, int axis) {
   return narrow(g, kf_sub(g, d, kf_log(g, s)), dt);
 }
 
+/* The expansion keeps max(x) keepdim and sum(exp(x - max)) as softmax has
+ * them, so a row kernel pairs them into one online pass (row_online.c)
+ * and the attention recognizer reads them as the flash kernel's running
+ * max and sum (fuser/attention.c). The where makes a row of -inf (all
+ * masked) -inf and a row holding +inf +inf, where m + log(s) alone is
+ * -inf - -inf = NaN; torch.logsumexp gives the same. */
+kf_value kf_logsumexp(kf_graph *g, kf_value x, int axis) {
+  if (!ir_bld_live(g)) return KF_NONE;
+  int ax;
+  if (!check_x(g, "logsumexp", x, axis, &ax)) return KF_NONE;
+  const ir_node *nx = &g->nodes[x];
+  kf_dtype dt = nx->dtype;
+  int64_t shape[KF_MAX_RANK];
+  int rank = 0;
+  for (int d = 0; d < nx->rank; d++)
+    if (d != ax) shape[rank++] = nx->shape[d];
+  kf_value xc = widen(g, x);
+  kf_value m = kf_max(g, xc, 1, &ax, true);
+  kf_value e = kf_exp(g, kf_sub(g, xc, m));
+  kf_value s = kf_sum(g, e, 1, &ax, true);
+  kf_value y = kf_add(g, m, kf_log(g, s));
+  if (m == KF_NONE) return KF_NONE; /* out of memory, already recorded */
+  kf_value inf = kf_scalar(g, INFINITY, g->nodes[m].dtype);
+  y = kf_where(g, kf_eq(g, kf_abs(g, m), inf), m, y);
+  return kf_reshape(g, narrow(g, y, dt), rank, shape);
+}
+
 /* y * rsqrt(ms + eps), the normalization step shared by both norms. */
 static kf_value scale_by_rsqrt(kf_graph *g, kf_value y, kf_value ms, double eps) {
   if (ms == KF_NONE) return KF_NONE; /* out of memory, already recorded */

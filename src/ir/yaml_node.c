@@ -352,6 +352,7 @@ static kf_value build_other(ir_yload *L, nodespec *s) {
     case IR_OP_BROADCAST_TO: return kf_broadcast_to(g, v[0], s->nlist, s->list);
     case IR_OP_SOFTMAX: return kf_softmax(g, v[0], (int)s->axis);
     case IR_OP_LOG_SOFTMAX: return kf_log_softmax(g, v[0], (int)s->axis);
+    case IR_OP_LOGSUMEXP: return kf_logsumexp(g, v[0], (int)s->axis);
     case IR_OP_LAYERNORM:
       return kf_layernorm(g, v[0], s->nargs > 1 ? v[1] : KF_NONE, s->nargs > 2 ? v[2] : KF_NONE,
                           s->eps);

@@ -96,9 +96,17 @@ static void record_what(kf_plan *plan, char *what, size_t size) {
   record_what_of(plan, rp ? rp->state : NULL, what, size);
 }
 
+/* The template plan compiled ahead (NULL if none), now the caller's. */
+static kf_plan *take_ahead(kf_plan *plan) {
+  kf_plan *tmp = plan->ahead;
+  plan->ahead = NULL;
+  return tmp;
+}
+
 void pl_matmul_precompile(kf_plan *plan) {
   rt_state *rt = NULL;
   plan->ahead_ms = 0;
+  pl_scratch_free(take_ahead(plan)); /* an earlier compile's */
   char err[512] = "", what[600], rec[2048];
   if (!plan->fuse || plan->fuse->n_library == 0 || plan->knobs->matmul != RT_MATMUL_AUTO ||
       rt_state_get(plan->ctx, &rt) != KF_OK || !rt)
@@ -116,7 +124,11 @@ void pl_matmul_precompile(kf_plan *plan) {
   if (st != KF_OK)
     core_log(plan->ctx, KF_LOG_DEBUG, LOG_RUNTIME,
              "matmul: the template plan was not compiled ahead: %s", err);
-  pl_scratch_free(tmp);
+  /* kept for the load's timing: planning and emitting it again there cost
+   * as much as its compile did (the kernels come from memory, the rest
+   * does not) */
+  plan->ahead = st == KF_OK ? tmp : NULL;
+  if (st != KF_OK) pl_scratch_free(tmp);
 }
 
 static void set_candidate(kf_plan *plan, rt_plan *rp, int L, int c) {
@@ -217,8 +229,8 @@ static void fit_list(const char *list, size_t room, char *out, size_t size) {
 /* The template plan's time, loaded on its own; < 0 when it cannot run. */
 static kf_status time_template(kf_plan *plan, kf_plan **out, double *ms) {
   char err[512] = "";
-  kf_plan *tmp = NULL;
-  kf_status st = variant(plan, false, &tmp, err, sizeof err);
+  kf_plan *tmp = take_ahead(plan); /* compiled ahead at the plan's compile, if it was */
+  kf_status st = tmp ? KF_OK : variant(plan, false, &tmp, err, sizeof err);
   *ms = -1;
   if (tmp && st == KF_OK) st = kf_plan_load(tmp);
   if (tmp && st == KF_OK) st = rt_lib_time(pl_rt_plan(tmp), -1, REPS, ms, 1);
@@ -260,11 +272,13 @@ static bool use_record(kf_plan *plan, const char *what, fuse_mm_choice *r) {
     return true;
   }
   char err[512];
-  kf_plan *tmp = NULL;
-  double t0 = now_ms();
-  kf_status st = variant(plan, false, &tmp, err, sizeof err);
-  plan->ahead_ms = now_ms() - t0;
-  if (st != KF_OK) return false; /* time again */
+  kf_plan *tmp = take_ahead(plan); /* a record written since the compile: its plan is ready */
+  if (!tmp) { /* compiled here, and counted as compiled ahead */
+    double t0 = now_ms();
+    kf_status st = variant(plan, false, &tmp, err, sizeof err);
+    plan->ahead_ms = now_ms() - t0;
+    if (st != KF_OK) return false; /* time again */
+  }
   pl_scratch_adopt(plan, tmp);
   fuse_gemm_note(plan->fuse, false, text);
   return true;
@@ -366,15 +380,17 @@ kf_status pl_matmul_choose(kf_plan *plan, bool *reload) {
   record_what(plan, what, sizeof what);
   bool had_library = plan->fuse->n_library > 0;
   fuse_mm_choice cached = r;
+  kf_status st = KF_OK;
+  rt_plan *rp;
   if (use_record(plan, what, &cached)) {
     *reload = had_library && plan->fuse->n_library == 0;
     set_result(plan, cached, t0);
-    return KF_OK;
+  } else if ((rp = pl_rt_plan(plan)) != NULL) {
+    st = choose(plan, rp, what, &r, reload);
+    if (st == KF_OK) set_result(plan, r, t0);
   }
-  rt_plan *rp = pl_rt_plan(plan);
-  if (!rp) return KF_OK;
-  kf_status st = choose(plan, rp, what, &r, reload);
-  if (st == KF_OK) set_result(plan, r, t0);
+  /* not timed (on record, "cannot win", "cannot pay"): not needed */
+  pl_scratch_free(take_ahead(plan));
   return st;
 }
 

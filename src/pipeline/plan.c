@@ -14,6 +14,7 @@
 #include "fuser/render.h"
 #include "ir/graph.h"
 #include "ir/ir.h"
+#include "pipeline/scratch_plan.h"
 #include "pipeline/pipeline.h"
 #include "runtime/lib_launch.h"
 #include "runtime/nvtx.h"
@@ -122,6 +123,7 @@ kf_status kf_plan_create(kf_ctx *ctx, const kf_graph *g, const kf_options *opt, 
 
 void kf_plan_destroy(kf_plan *plan) {
   if (!plan) return;
+  pl_scratch_free(plan->ahead);
   rt_plan_free(plan->rt);
   cg_program_free(plan->code);
   fuse_plan_free(plan->fuse);

@@ -11,9 +11,13 @@
  * poisoned with NaN first, within the documented attention tolerance
  * (docs/attention.md): fused attention reorders the softmax's arithmetic,
  * so it is not bit-identical to the unfused graph. Each plan must be one
- * attention launch. Skips (exit 77) without a GPU. */
+ * attention launch. The cases named "lse" also write the logsumexp of
+ * the scores (f32 or the scores' dtype; causal with rows that see no key:
+ * -inf), checked the same way, every element (attn_lse_check.h). Skips
+ * (exit 77) without a GPU. */
 #include "../attn_graphs.h"
 #include "../knob_env.h"
+#include "attn_lse_check.h"
 #include "fuser/attention_decode.h"
 #include "gpu_util.h"
 #include "planted.h"
@@ -71,6 +75,7 @@ static void run_compare(kf_graph *g, kf_plan *plan, run_io *io, const attn_spec 
   int64_t n = kf_value_numel(g, kf_graph_output(g, 0));
   int64_t bad = compare_all(io->hout[0].data, io->href[0].data, s->dt, n, what);
   ck_assert_msg(bad == 0, "%s: %lld of %lld elements off", what, (long long)bad, (long long)n);
+  attn_lse_check(g, io, s->dt, what);
 }
 
 /* Runs s against the reference; sm90: whether the plan must be the
@@ -98,6 +103,7 @@ static void run_case(const attn_spec *s, size_t offset, bool sm90, const char *w
   bool falls_back = sm90 && offset % 16;
   if (falls_back) watch_warnings("not 16-byte aligned");
   run_compare(g, plan, &io, s, what);
+  if (s->lse) ck_assert_msg(plan_has(plan, "writing the logsumexp"), "%s: no logsumexp", what);
   if (falls_back) {
     ck_assert_int_eq(kf_plan_set_mode(plan, KF_MODE_GRAPH), KF_OK);
     run_compare(g, plan, &io, s, what);
@@ -120,36 +126,63 @@ typedef struct gcase {
   bool mqa, hand;
   size_t offset;
   bool bshd, keys64; /* [B, S, H, D] operands; KFUSE_ATTN90_KEYS=64 */
+  int lse;           /* attn_spec.lse: the logsumexp output's form */
 } gcase;
 
 static const gcase CASES[] = {
-    {"bf16 d64 none", KF_BF16, 4, 4, 64, 64, 64, 0, 0, 0, false, false, 0, false, false},
-    {"f16 d64 none odd", KF_F16, 4, 4, 37, 77, 64, 0, 0, 0, false, false, 0, false, false},
-    {"bf16 d128 bool odd", KF_BF16, 2, 2, 93, 131, 128, 1, 0, 0, false, false, 0, false, false},
-    {"f16 d128 causal", KF_F16, 2, 2, 200, 200, 128, 2, 0, 0, false, false, 0, false, false},
-    {"bf16 d64 causal shift", KF_BF16, 2, 2, 70, 150, 64, 2, 0, 80, false, true, 0, false, false},
-    {"f16 d64 causal negated", KF_F16, 2, 2, 129, 129, 64, 3, 0, 0, false, false, 0, false, false},
-    {"bf16 d128 gqa causal", KF_BF16, 8, 2, 96, 96, 128, 2, 0, 0, false, false, 0, false, false},
-    {"f16 d64 mqa", KF_F16, 8, 1, 48, 100, 64, 0, 0, 0, true, false, 0, false, false},
-    {"bf16 d64 softcap", KF_BF16, 2, 2, 64, 192, 64, 0, 1, 0, false, false, 0, false, false},
-    {"f16 d128 bias", KF_F16, 2, 2, 50, 66, 128, 0, 2, 0, false, true, 0, false, false},
-    {"bf16 d256 causal", KF_BF16, 2, 2, 80, 80, 256, 2, 0, 0, false, false, 0, false, false},
-    {"f16 d256 none", KF_F16, 2, 2, 33, 65, 256, 0, 0, 0, false, false, 0, false, false},
-    {"bf16 d128 decode 1x300", KF_BF16, 4, 4, 1, 300, 128, 0, 0, 0, false, false, 0, false, false},
-    {"f16 d64 unaligned", KF_F16, 2, 2, 40, 72, 64, 1, 0, 0, false, false, 2, false, false},
+    {"bf16 d64 none", KF_BF16, 4, 4, 64, 64, 64, 0, 0, 0, false, false, 0, false, false, 0},
+    {"f16 d64 none odd", KF_F16, 4, 4, 37, 77, 64, 0, 0, 0, false, false, 0, false, false, 0},
+    {"bf16 d128 bool odd", KF_BF16, 2, 2, 93, 131, 128, 1, 0, 0, false, false, 0, false, false, 0},
+    {"f16 d128 causal", KF_F16, 2, 2, 200, 200, 128, 2, 0, 0, false, false, 0, false, false, 0},
+    {"bf16 d64 causal shift", KF_BF16, 2, 2, 70, 150, 64, 2, 0, 80, false, true, 0, false, false,
+     0},
+    {"f16 d64 causal negated", KF_F16, 2, 2, 129, 129, 64, 3, 0, 0, false, false, 0, false, false,
+     0},
+    {"bf16 d128 gqa causal", KF_BF16, 8, 2, 96, 96, 128, 2, 0, 0, false, false, 0, false, false, 0},
+    {"f16 d64 mqa", KF_F16, 8, 1, 48, 100, 64, 0, 0, 0, true, false, 0, false, false, 0},
+    {"bf16 d64 softcap", KF_BF16, 2, 2, 64, 192, 64, 0, 1, 0, false, false, 0, false, false, 0},
+    {"f16 d128 bias", KF_F16, 2, 2, 50, 66, 128, 0, 2, 0, false, true, 0, false, false, 0},
+    {"bf16 d256 causal", KF_BF16, 2, 2, 80, 80, 256, 2, 0, 0, false, false, 0, false, false, 0},
+    {"f16 d256 none", KF_F16, 2, 2, 33, 65, 256, 0, 0, 0, false, false, 0, false, false, 0},
+    {"bf16 d128 decode 1x300", KF_BF16, 4, 4, 1, 300, 128, 0, 0, 0, false, false, 0, false, false,
+     0},
+    {"f16 d64 unaligned", KF_F16, 2, 2, 40, 72, 64, 1, 0, 0, false, false, 2, false, false, 0},
     /* many key tiles (the sm_90 kernel's ring wraps), several query tiles */
     {"bf16 d128 gqa causal long", KF_BF16, 4, 2, 300, 1000, 128, 2, 0, 700, false, false, 0, false,
-     false},
-    {"f16 d64 long", KF_F16, 2, 2, 257, 1100, 64, 0, 0, 0, false, false, 0, false, false},
-    {"f16 d128 bool long", KF_F16, 2, 2, 130, 500, 128, 1, 0, 0, false, false, 0, false, false},
-    {"bf16 d128 causal 512", KF_BF16, 2, 2, 512, 512, 128, 2, 0, 0, false, false, 0, false, false},
-    {"f16 d64 causal 640 hand", KF_F16, 2, 2, 640, 640, 64, 3, 0, 0, false, true, 0, false, false},
+     false, 0},
+    {"f16 d64 long", KF_F16, 2, 2, 257, 1100, 64, 0, 0, 0, false, false, 0, false, false, 0},
+    {"f16 d128 bool long", KF_F16, 2, 2, 130, 500, 128, 1, 0, 0, false, false, 0, false, false, 0},
+    {"bf16 d128 causal 512", KF_BF16, 2, 2, 512, 512, 128, 2, 0, 0, false, false, 0, false, false,
+     0},
+    {"f16 d64 causal 640 hand", KF_F16, 2, 2, 640, 640, 64, 3, 0, 0, false, true, 0, false, false,
+     0},
     {"bf16 d128 softcap keys64", KF_BF16, 2, 2, 200, 333, 128, 0, 1, 0, false, false, 0, false,
-     true},
+     true, 0},
     {"f16 d128 bias keys64 causal", KF_F16, 2, 2, 150, 150, 128, 2, 2, 0, false, true, 0, false,
-     true},
+     true, 0},
     /* a head's rows H rows apart: the mma.sync kernel on sm_90 too */
-    {"bf16 d64 bshd", KF_BF16, 4, 4, 100, 130, 64, 0, 0, 0, false, false, 0, true, false},
+    {"bf16 d64 bshd", KF_BF16, 4, 4, 100, 130, 64, 0, 0, 0, false, false, 0, true, false, 0},
+    /* the logsumexp output: kf_logsumexp of the scores cast to f32 (1), in
+     * the scores' dtype (2), the hand-written m + log(s) (3), built after
+     * the product (4); shift -20: queries 0-19 see no key (o NaN, L -inf) */
+    {"lse f16 d64 odd", KF_F16, 4, 4, 37, 77, 64, 0, 0, 0, false, false, 0, false, false, 1},
+    {"lse bf16 d128 causal", KF_BF16, 2, 2, 200, 200, 128, 2, 0, 0, false, false, 0, false, false,
+     1},
+    {"lse f16 d128 causal shift -20 late", KF_F16, 2, 2, 130, 150, 128, 2, 0, -20, false, false, 0,
+     false, false, 4},
+    {"lse bf16 d64 bool half", KF_BF16, 2, 2, 93, 131, 64, 1, 0, 0, false, false, 0, false, false,
+     2},
+    {"lse f16 d64 hand shared", KF_F16, 2, 2, 70, 100, 64, 0, 0, 0, false, true, 0, false, false,
+     3},
+    {"lse bf16 d64 causal shift -20 hand", KF_BF16, 2, 2, 64, 64, 64, 2, 0, -20, false, true, 0,
+     false, false, 3},
+    {"lse f16 d256 none", KF_F16, 2, 2, 33, 65, 256, 0, 0, 0, false, false, 0, false, false, 1},
+    {"lse bf16 d128 gqa causal long", KF_BF16, 4, 2, 300, 1000, 128, 2, 0, 700, false, false, 0,
+     false, false, 1},
+    {"lse f16 d128 softcap keys64", KF_F16, 2, 2, 200, 333, 128, 0, 1, 0, false, false, 0, false,
+     true, 2},
+    {"lse bf16 d128 decode 1x300", KF_BF16, 4, 4, 1, 300, 128, 0, 0, 0, false, false, 0, false,
+     false, 1},
 };
 enum { N_CASES = (int)(sizeof CASES / sizeof CASES[0]) };
 
@@ -162,7 +195,7 @@ static void run_gcase(const gcase *c, bool attn90) {
   attn_spec s = attn_base();
   s.dt = c->dt, s.h = c->h, s.hk = c->hk, s.sq = c->sq, s.sk = c->sk, s.d = c->d;
   s.mask = c->mask, s.modifier = c->modifier, s.shift = c->shift, s.hand = c->hand;
-  s.gqa_reshape = !c->mqa, s.bshd = c->bshd;
+  s.gqa_reshape = !c->mqa, s.bshd = c->bshd, s.lse = c->lse;
   kt_setenv("KFUSE_ATTN90", attn90 ? "1" : "0", 1);
   if (c->keys64) kt_setenv("KFUSE_ATTN90_KEYS", "64", 1);
   char what[96];
@@ -190,6 +223,7 @@ START_TEST(worst) {
     if (G_worst[d] > 0)
       printf("attention worst |error| %s: %.3g (allowed %.3g + the same relative)\n",
              kf_dtype_name((kf_dtype)d), G_worst[d], attn_tol((kf_dtype)d));
+  if (G_lse_worst > 0) printf("attention logsumexp worst |error|: %.3g\n", G_lse_worst);
 }
 END_TEST
 

@@ -7,8 +7,12 @@
  * and the key splits forced to 1 (no cluster: the sm_80 form) and 8.
  * Every output element is checked, in outputs poisoned with NaN first,
  * within the attention tolerance of docs/attention.md. Each plan must be
- * one decode attention launch. Skips (exit 77) without a GPU. */
+ * one decode attention launch. The cases named "lse" also write the
+ * logsumexp of the scores, merged over the key split like the output,
+ * checked every element (attn_lse_check.h). Skips (exit 77) without a
+ * GPU. */
 #include "../attn_graphs.h"
+#include "attn_lse_check.h"
 #include "gpu_util.h"
 #include "planted.h"
 
@@ -53,24 +57,34 @@ typedef struct dcase {
   bool mqa;
   size_t offset;
   const char *split; /* KFUSE_ATTN_SPLIT, NULL: by the shape */
+  int lse;           /* attn_spec.lse */
+  int64_t shift;     /* causal: ge(qi + shift, ki) */
 } dcase;
 
 static const dcase CASES[] = {
-    {"bf16 d128 gqa 1x4096 (issue shape, b4)", KF_BF16, 4, 32, 8, 1, 4096, 128, 0, 0, 0, 0, NULL},
-    {"f16 d128 gqa 1x4096", KF_F16, 2, 32, 8, 1, 4096, 128, 0, 0, 0, 0, NULL},
-    {"bf16 d64 gqa 1x5000", KF_BF16, 1, 32, 8, 1, 5000, 64, 0, 0, 0, 0, NULL},
-    {"f16 d64 gqa 7x5000 mask", KF_F16, 1, 32, 8, 7, 5000, 64, 1, 0, 0, 0, NULL},
-    {"bf16 d128 gqa 16x100", KF_BF16, 2, 32, 8, 16, 100, 128, 0, 0, 0, 0, NULL},
-    {"f16 d128 gqa 7x1", KF_F16, 2, 32, 8, 7, 1, 128, 0, 0, 0, 0, NULL},
-    {"bf16 d64 mqa 1x1", KF_BF16, 2, 8, 1, 1, 1, 64, 0, 0, true, 0, NULL},
-    {"f16 d128 mqa 16x4096 softcap", KF_F16, 1, 8, 1, 16, 4096, 128, 0, 1, true, 0, NULL},
-    {"bf16 d64 mqa 7x100 softcap", KF_BF16, 2, 16, 1, 7, 100, 64, 0, 1, true, 0, NULL},
-    {"bf16 d128 gqa 16x5000 causal", KF_BF16, 1, 8, 2, 16, 5000, 128, 2, 0, 0, 0, NULL},
-    {"f16 d64 plain 1x5000", KF_F16, 2, 4, 4, 1, 5000, 64, 0, 0, 0, 0, NULL},
-    {"bf16 d256 gqa 7x777", KF_BF16, 1, 8, 2, 7, 777, 256, 0, 0, 0, 0, NULL},
-    {"f16 d128 gqa 1x4096 split 1", KF_F16, 2, 32, 8, 1, 4096, 128, 0, 0, 0, 0, "1"},
-    {"bf16 d64 gqa 7x5000 split 8", KF_BF16, 1, 32, 8, 7, 5000, 64, 1, 0, 0, 0, "8"},
-    {"f16 d64 gqa 1x100 unaligned", KF_F16, 1, 32, 8, 1, 100, 64, 0, 0, 0, 2, NULL},
+    {"bf16 d128 gqa 1x4096 (issue shape, b4)", KF_BF16, 4, 32, 8, 1, 4096, 128, 0, 0, 0, 0, NULL, 0,
+     0},
+    {"f16 d128 gqa 1x4096", KF_F16, 2, 32, 8, 1, 4096, 128, 0, 0, 0, 0, NULL, 0, 0},
+    {"bf16 d64 gqa 1x5000", KF_BF16, 1, 32, 8, 1, 5000, 64, 0, 0, 0, 0, NULL, 0, 0},
+    {"f16 d64 gqa 7x5000 mask", KF_F16, 1, 32, 8, 7, 5000, 64, 1, 0, 0, 0, NULL, 0, 0},
+    {"bf16 d128 gqa 16x100", KF_BF16, 2, 32, 8, 16, 100, 128, 0, 0, 0, 0, NULL, 0, 0},
+    {"f16 d128 gqa 7x1", KF_F16, 2, 32, 8, 7, 1, 128, 0, 0, 0, 0, NULL, 0, 0},
+    {"bf16 d64 mqa 1x1", KF_BF16, 2, 8, 1, 1, 1, 64, 0, 0, true, 0, NULL, 0, 0},
+    {"f16 d128 mqa 16x4096 softcap", KF_F16, 1, 8, 1, 16, 4096, 128, 0, 1, true, 0, NULL, 0, 0},
+    {"bf16 d64 mqa 7x100 softcap", KF_BF16, 2, 16, 1, 7, 100, 64, 0, 1, true, 0, NULL, 0, 0},
+    {"bf16 d128 gqa 16x5000 causal", KF_BF16, 1, 8, 2, 16, 5000, 128, 2, 0, 0, 0, NULL, 0, 0},
+    {"f16 d64 plain 1x5000", KF_F16, 2, 4, 4, 1, 5000, 64, 0, 0, 0, 0, NULL, 0, 0},
+    {"bf16 d256 gqa 7x777", KF_BF16, 1, 8, 2, 7, 777, 256, 0, 0, 0, 0, NULL, 0, 0},
+    {"f16 d128 gqa 1x4096 split 1", KF_F16, 2, 32, 8, 1, 4096, 128, 0, 0, 0, 0, "1", 0, 0},
+    {"bf16 d64 gqa 7x5000 split 8", KF_BF16, 1, 32, 8, 7, 5000, 64, 1, 0, 0, 0, "8", 0, 0},
+    {"f16 d64 gqa 1x100 unaligned", KF_F16, 1, 32, 8, 1, 100, 64, 0, 0, 0, 2, NULL, 0, 0},
+    /* the logsumexp output (attn_spec.lse 1: f32, 2: the scores' dtype, 4:
+     * built after the product); shift -5: queries 0-4 of 7 see no key */
+    {"lse bf16 d128 gqa 1x4096", KF_BF16, 2, 32, 8, 1, 4096, 128, 0, 0, 0, 0, NULL, 1, 0},
+    {"lse f16 d64 gqa 7x5000 mask split 8", KF_F16, 1, 32, 8, 7, 5000, 64, 1, 0, 0, 0, "8", 2, 0},
+    {"lse bf16 d128 gqa 16x100 split 1", KF_BF16, 2, 32, 8, 16, 100, 128, 0, 0, 0, 0, "1", 4, 0},
+    {"lse f16 d64 7x5 causal shift -5", KF_F16, 2, 8, 2, 7, 5, 64, 2, 0, 0, 0, NULL, 1, -5},
+    {"lse bf16 d256 gqa 7x777", KF_BF16, 1, 8, 2, 7, 777, 256, 0, 0, 0, 0, NULL, 1, 0},
 };
 
 static void run_case(const attn_spec *s, size_t offset, const char *what) {
@@ -94,6 +108,8 @@ static void run_case(const attn_spec *s, size_t offset, const char *what) {
   int64_t n = kf_value_numel(g, kf_graph_output(g, 0));
   int64_t bad = compare_all(io.hout[0].data, io.href[0].data, s->dt, n, what);
   ck_assert_msg(bad == 0, "%s: %lld of %lld elements off", what, (long long)bad, (long long)n);
+  attn_lse_check(g, &io, s->dt, what);
+  if (s->lse) ck_assert_msg(plan_has(plan, "writing the logsumexp"), "%s: no logsumexp", what);
   io_free(&io);
   G_offset = 0;
   kf_plan_destroy(plan);
@@ -105,7 +121,7 @@ START_TEST(against_reference) {
   attn_spec s = attn_base();
   s.dt = c->dt, s.b = c->b, s.h = c->h, s.hk = c->hk, s.sq = c->sq, s.sk = c->sk, s.d = c->d;
   s.mask = c->mask, s.modifier = c->modifier;
-  s.gqa_reshape = !c->mqa;
+  s.gqa_reshape = !c->mqa, s.lse = c->lse, s.shift = c->shift;
   if (c->split) kt_setenv("KFUSE_ATTN_SPLIT", c->split, 1);
   run_case(&s, c->offset, c->what);
   if (c->split) kt_unsetenv("KFUSE_ATTN_SPLIT");
@@ -117,6 +133,7 @@ START_TEST(worst) {
     if (G_worst[d] > 0)
       printf("decode attention worst |error| %s: %.3g (allowed %.3g + the same relative)\n",
              kf_dtype_name((kf_dtype)d), G_worst[d], attn_tol((kf_dtype)d));
+  if (G_lse_worst > 0) printf("decode attention logsumexp worst |error|: %.3g\n", G_lse_worst);
 }
 END_TEST
 

@@ -51,7 +51,8 @@ class Builders(unittest.TestCase):
         # the C API's builders, one for one (kfuse.h's list)
         names = list(UNARY) + ["logical_not"] + list(BINARY) + list(COMPARE) + [
             "logical_and", "logical_or", "where", "clamp", "cast", "sum", "mean", "max", "min",
-            "reshape", "transpose", "broadcast_to", "softmax", "log_softmax", "layernorm",
+            "reshape", "transpose", "broadcast_to", "softmax", "log_softmax", "logsumexp",
+            "layernorm",
             "rmsnorm", "matmul", "input", "scalar", "output", "set_name", "slice", "concat",
             "gather", "iota"]
         for n in names:
@@ -213,6 +214,58 @@ class Builders(unittest.TestCase):
         r = d / np.sqrt((d * d).mean(-1, keepdims=True) + 1e-6)
         self.close(rms, r * w, tol=1e-5)
         self.close(rms0, r, tol=1e-5)
+
+    def test_logsumexp(self):
+        # stable (a row near 1000), a row of -inf is -inf, one holding +inf is +inf
+        a = rng(6).normal(0, 3, (5, 33)).astype(np.float32)
+        a[1] += 1000.0
+        a[2] = -np.inf
+        a[3, 7] = np.inf
+        g = kfuse.Graph()
+        x = g.input("x", "f32", a.shape)
+        g.output(g.logsumexp(x, -1), g.logsumexp(x, 0))
+        rows, cols = g.run_reference(a)
+        self.assertEqual(rows.shape, (5,))
+        self.assertEqual(cols.shape, (33,))
+        d = a.astype(np.float64)
+        with np.errstate(invalid="ignore", over="ignore"):
+            for got, axis in ((rows, -1), (cols, 0)):
+                m = d.max(axis, keepdims=True)
+                ms = np.where(np.isinf(m), 0.0, m)
+                want = np.squeeze(ms, axis) + np.log(np.exp(d - ms).sum(axis))
+                np.testing.assert_allclose(got.astype(np.float64), want, rtol=1e-6, atol=1e-6)
+        self.assertEqual(rows[2], -np.inf)
+        self.assertEqual(rows[3], np.inf)
+
+    def test_attention_logsumexp(self):
+        # the logsumexp of attention scores (f16 q k^T / 8, causal with queries
+        # 0-2 seeing no key) against numpy in float64 from the same rounded
+        # scores; one flash kernel would write it (test_attention.c)
+        sq, sk, dh = 9, 12, 64
+        q = rng(7).normal(0, 1, (2, sq, dh)).astype(np.float16)
+        k = rng(8).normal(0, 1, (2, sk, dh)).astype(np.float16)
+        v = rng(9).normal(0, 1, (2, sk, dh)).astype(np.float16)
+        g = kfuse.Graph()
+        qv, kv, vv = g.input("q", "f16", q.shape), g.input("k", "f16", k.shape), \
+            g.input("v", "f16", v.shape)
+        s = g.mul(g.matmul(qv, g.transpose(kv, [0, 2, 1])), g.scalar(0.125, "f16"))
+        vis = g.ge(g.add(g.iota("i32", [sq, sk], 0), g.scalar(-3, "i32")),
+                   g.iota("i32", [sq, sk], 1))
+        s = g.where(vis, s, g.scalar(-np.inf, "f16"))
+        g.output(g.matmul(g.softmax(s, -1), vv), g.logsumexp(g.cast(s, "f32"), -1))
+        _, lse = g.run_reference(q, k, v)
+        self.assertEqual(lse.dtype, np.float32)
+        sc = (np.matmul(q.astype(np.float64), k.astype(np.float64).transpose(0, 2, 1))
+              .astype(np.float16) * np.float16(0.125)).astype(np.float64)
+        qi, ki = np.meshgrid(np.arange(sq), np.arange(sk), indexing="ij")
+        sc = np.where(qi - 3 >= ki, sc, -np.inf)
+        m = sc.max(-1)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            want = m + np.log(np.exp(sc - np.where(np.isinf(m), 0, m)[..., None]).sum(-1))
+            want = np.where(np.isinf(m), m, want)
+        self.assertTrue(np.all(lse[:, :3] == -np.inf))
+        np.testing.assert_allclose(lse[:, 3:].astype(np.float64), want[:, 3:], rtol=1e-6,
+                                   atol=1e-6)
 
     def test_matmul(self):
         a = rng(6).normal(size=(2, 3, 5)).astype(np.float32)
