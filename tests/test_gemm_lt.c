@@ -243,6 +243,7 @@ static cublasStatus_t fk_layout_set(cublasLtMatrixLayout_t l, cublasLtMatrixLayo
 static cublasStatus_t fk_pref_create(cublasLtMatmulPreference_t *p) {
   *p = (cublasLtMatmulPreference_t)0x30;
   fk.prefs_live++;
+  memset(fk.min_align, 0, sizeof fk.min_align); /* 0: left at the default */
   return 0;
 }
 static cublasStatus_t fk_pref_destroy(cublasLtMatmulPreference_t p) {
@@ -358,10 +359,11 @@ START_TEST(prepare_and_run_through_the_table) {
   ck_assert_uint_eq(fk.mm_algo0, 1000);
   ck_assert_int_eq(rt_gemm_lt_run(&p, 1, &args, NULL, err, sizeof err), KF_ERR_INVALID_ARG);
   rt_gemm_lt_release(&p);
-  /* The load's set asks for 256-byte alignment everywhere (the bias
-   * stand-in too); a run's real alignments, from its pointers, ask for
-   * theirs (cuBLASLt's A is our B) and only such a set takes that run. */
-  for (int i = 0; i < 4; i++) ck_assert_uint_eq(fk.min_align[i], 256);
+  /* The load's set leaves the heuristic's alignment preferences at their
+   * default (256 bytes), the bias stand-in 256 too; a run's real
+   * alignments, from its pointers, ask for theirs (cuBLASLt's A is our B)
+   * and only such a set takes that run. */
+  for (int i = 0; i < 4; i++) ck_assert_uint_eq(fk.min_align[i], 0);
   ck_assert_ptr_eq(fk.bias_ptr, (const void *)0xC000); /* the last run's */
   rt_gemm_align al;
   rt_gemm_args odd = {.a = 0xA002, .b = 0xB008, .bias = 0xC004, .d = 0xD010};
@@ -394,6 +396,19 @@ START_TEST(prepare_and_run_through_the_table) {
   ck_assert(rt_gemm_lt_takes(&p, &al));
   rt_gemm_lt_align_of(&g, &args, &al);
   ck_assert(rt_gemm_lt_takes(&p, &al)); /* more aligned is fine */
+  rt_gemm_lt_release(&p);
+  /* Pointers more aligned than their rows: the heuristic is told what
+   * the rows keep (A's and B's pitch is 32 bf16, 64 bytes; D's 128). */
+  al = (rt_gemm_align){.a = 128, .b = 128, .c = 256, .d = 256, .bias = 256};
+  fk.layouts = 0;
+  ck_assert_int_eq(
+      rt_gemm_lt_prepare(&p, lt, (cublasLtHandle_t)0x10, &g, &al, 1 << 20, 8, err, sizeof err),
+      KF_OK);
+  ck_assert_uint_eq(fk.min_align[0], 64);
+  ck_assert_uint_eq(fk.min_align[1], 64);
+  ck_assert_uint_eq(fk.min_align[2], 128);
+  ck_assert_uint_eq(fk.min_align[3], 128);
+  ck_assert(rt_gemm_lt_takes(&p, &al));
   rt_gemm_lt_release(&p);
   ck_assert_int_eq(fk.layouts_live, 0);
   ck_assert_int_eq(fk.descs_live, 0);

@@ -5,10 +5,11 @@
  * A library call (cuBLASLt) is captured on a side stream into a child
  * graph node: its kernels are the library's, so the graph cannot be built
  * by hand there. New addresses for a library call capture it again and
- * replace the child in the instantiated graph; only a child the driver
- * will not take in place (its topology changed) rebuilds the graph, and so
- * does a launch that changes between its sm_90 kernel and its form
- * without tensor maps (fallback.c). */
+ * replace the child in the instantiated graph; a child the driver will not
+ * take in place (its topology changed) rebuilds the graph, and so do a
+ * library call whose binding runs another candidate set or algorithm
+ * (rt_lib_same_capture) and a launch that changes between its sm_90
+ * kernel and its form without tensor maps (fallback.c). */
 #include "runtime/cuda_graph.h"
 
 #include <stdlib.h>
@@ -148,6 +149,10 @@ static kf_status update(rt_plan *plan, bool *rebuild) {
     off += (size_t)k->n_params;
     if (!l->node) continue;
     if (l->lib && !l->on_alt) {
+      if (!rt_lib_same_capture(l)) {
+        *rebuild = true; /* another set or algorithm: never swapped in place */
+        break;
+      }
       if (!library_moved(rp, l, held)) continue;
       kf_status st = update_library(plan, l, rebuild);
       if (st != KF_OK) return st;

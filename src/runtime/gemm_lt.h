@@ -102,8 +102,11 @@ typedef struct rt_gemm_lt {
 
 /* Maps g, builds the descriptors and asks the heuristic for up to
  * max_candidates algorithms that fit in workspace_max bytes and take
- * pointers aligned as `align` says (the MIN_ALIGNMENT preferences; the
- * bias pointer's stand-in has the bias alignment). On failure
+ * pointers aligned as `align` says: the MIN_ALIGNMENT preferences, each
+ * lowered to what the matrix's row pitch and batch stride keep, and the
+ * bias pointer's stand-in with the bias alignment. align NULL (the most
+ * for every pointer, the load's set) leaves the preferences at the
+ * heuristic's default, which assumes that alignment. On failure
  * (KF_ERR_UNSUPPORTED when cuBLASLt cannot take it, KF_ERR_CUDA for a
  * library error) err holds why and p owns nothing. */
 kf_status rt_gemm_lt_prepare(rt_gemm_lt *p, const rt_blaslt *lt, cublasLtHandle_t handle,

@@ -131,6 +131,14 @@ static kf_status low_set(rt_plan *rp, rt_launch *l, const rt_gemm_align *al, rt_
   return KF_OK;
 }
 
+/* The candidate set this binding runs (rt_lib_bind) and its candidate. */
+static rt_gemm_lt *bound_set(rt_lib *lib) {
+  return lib->bound ? lib->bound : &lib->p;
+}
+static int bound_cand(const rt_lib *lib) {
+  return lib->bound ? lib->bound_cand : lib->cand;
+}
+
 /* The call's pointers as bound in l->args. */
 static rt_gemm_args call_args(const rt_plan *rp, const rt_launch *l) {
   const rt_lib *lib = l->lib;
@@ -174,8 +182,7 @@ kf_status rt_lib_run(rt_plan *rp, rt_launch *l, CUstream s) {
   rt_lib *lib = l->lib;
   rt_gemm_args a = call_args(rp, l);
   char err[200];
-  kf_status st = lib->bound ? rt_gemm_lt_run(lib->bound, lib->bound_cand, &a, s, err, sizeof err)
-                            : rt_gemm_lt_run(&lib->p, lib->cand, &a, s, err, sizeof err);
+  kf_status st = rt_gemm_lt_run(bound_set(lib), bound_cand(lib), &a, s, err, sizeof err);
   if (st != KF_OK) return rt_plan_error(rp, st, "%s: %s", l->entry, err);
   return KF_OK;
 }
@@ -194,6 +201,16 @@ kf_status rt_lib_capture(rt_plan *rp, rt_launch *l, CUstream s, CUgraph *child) 
   }
   if (r != CUDA_SUCCESS) return rt_fail(rp->ctx, rp, rp->state, r, "cuStreamEndCapture");
   *child = g;
-  l->lib->held_ws = rp->ws;
+  rt_lib *lib = l->lib;
+  lib->held_ws = rp->ws;
+  lib->held_align = bound_set(lib)->align;
+  lib->held_algo = bound_set(lib)->cand[bound_cand(lib)].algo;
   return KF_OK;
+}
+
+bool rt_lib_same_capture(const rt_launch *l) {
+  const rt_lib *lib = l->lib;
+  const rt_gemm_lt *q = lib->bound ? lib->bound : &lib->p;
+  return same_align(&lib->held_align, &q->align) &&
+         memcmp(&lib->held_algo, &q->cand[bound_cand(lib)].algo, sizeof lib->held_algo) == 0;
 }

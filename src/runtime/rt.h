@@ -81,6 +81,10 @@ typedef struct rt_lib {
   int cand;
   int ia, ib, ibias, ic, id; /* indices into args; -1: absent */
   CUdeviceptr held_ws;       /* graph mode: the workspace the child graph was captured with */
+  /* graph mode: the candidate set (by its alignments) and the algorithm
+   * the child graph was captured with (rt_lib_same_capture) */
+  rt_gemm_align held_align;
+  cublasLtMatmulAlgo_t held_algo;
   /* Views off that alignment: the product prepared again with the real
    * alignments as the heuristic's preferences, once per set of alignments
    * (the oldest replaced when all are taken). */

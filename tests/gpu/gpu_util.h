@@ -267,6 +267,10 @@ static void io_setup(kf_graph *g, run_io *io, uint64_t seed) {
 
 /* Fills every output with 0xff bytes (NaN for floats, -1, an invalid bool),
  * so an element the kernels never write cannot pass. */
+/* Poisons every output and waits for it: cuMemsetD8 runs on the legacy
+ * default stream, which a non-blocking stream does not wait for, so a
+ * plan (or a captured graph) launched on one right after could write its
+ * outputs before the poison lands and read as unwritten. */
 static void io_poison(run_io *io) {
   for (int j = 0; j < io->n_out; j++) {
     int64_t n = 1;
@@ -274,6 +278,7 @@ static void io_poison(run_io *io) {
     size_t bytes = (size_t)n * kf_dtype_size(io->dout[j].dtype);
     if (bytes) G_drv->MemsetD8((CUdeviceptr)(uintptr_t)io->dout[j].data, 0xff, bytes);
   }
+  dev_sync();
 }
 
 static void io_fetch(run_io *io) {
