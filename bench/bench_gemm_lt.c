@@ -59,7 +59,7 @@ static void bench_one(const rt_blaslt *lt, cublasLtHandle_t h, const char *name,
   fill_bf16(host, g.n, 3), D->MemcpyHtoD(args.bias, host, g.n * ds);
   rt_gemm_lt p;
   char err[256];
-  if (rt_gemm_lt_prepare(&p, lt, h, &g, args.workspace_size, 8, err, sizeof err) != KF_OK) {
+  if (rt_gemm_lt_prepare(&p, lt, h, &g, NULL, args.workspace_size, 8, err, sizeof err) != KF_OK) {
     printf("%-28s prepare failed: %s\n", name, err);
   } else {
     double flop = 2.0 * g.batch * g.m * g.n * g.k;

@@ -28,3 +28,23 @@ for (B, H, S, D, causal) in SHAPES:
     ms = timed(lambda: F.scaled_dot_product_attention(q, k, v, is_causal=causal))
     fl = 4 * B * H * S * S * D / (2 if causal else 1)
     print("sdpa B%d H%d S%d D%d causal=%d: %.3f ms %.0f TFLOP/s" % (B, H, S, D, causal, ms, fl / ms / 1e9))
+
+# Issue 22's soft-cap peer: FlexAttention (compiled) with the same score_mod
+# as bench_attention's softcap row: 30 tanh(s / 30) of the scaled scores.
+try:
+    from torch.nn.attention.flex_attention import flex_attention
+except ImportError as e:  # torch before 2.5
+    print("flex_attention: not available (%s)" % e)
+else:
+    flex = torch.compile(flex_attention)
+
+    def softcap(score, b, h, q_idx, kv_idx):
+        return 30.0 * torch.tanh(score / 30.0)
+
+    B, H, S, D = 2, 16, 2048, 128
+    q, k, v = (torch.randn(B, H, S, D, device="cuda", dtype=torch.bfloat16) for _ in range(3))
+    fl = 4 * B * H * S * S * D
+    for name, mod in (("softcap", softcap), ("no modifier", None)):
+        ms = timed(lambda: flex(q, k, v, score_mod=mod))
+        print("flex_attention B%d H%d S%d D%d %s: %.3f ms %.0f TFLOP/s" % (B, H, S, D, name, ms,
+                                                                          fl / ms / 1e9))

@@ -13,7 +13,10 @@
 
 static struct fake_lt {
   int handles, descs, layouts, prefs; /* live */
-  int matmuls;
+  int matmuls, heuristics;
+  uint32_t min_align[4];     /* the last preference's MIN_ALIGNMENT_{A,B,C,D}_BYTES (0: unset) */
+  const void *bias_stand_in; /* the bias pointer the last heuristic saw */
+  uint64_t algo;             /* the last matmul's algorithm (data[0]) */
   const void *a, *b, *c, *d, *bias, *ws;
   size_t ws_size;
   cudaStream_t stream;
@@ -21,6 +24,7 @@ static struct fake_lt {
   int32_t compute;
   bool refuse_create;    /* cublasLtCreate fails: as if the library were absent */
   bool refuse_heuristic; /* no algorithm for any product */
+  bool refuse_low;       /* none for pointers asked for below 256-byte alignment */
 } flt;
 
 static size_t flt_version(void) {
@@ -76,6 +80,7 @@ static cublasStatus_t flt_layout_set(cublasLtMatrixLayout_t l, cublasLtMatrixLay
 static cublasStatus_t flt_pref_create(cublasLtMatmulPreference_t *p) {
   *p = (cublasLtMatmulPreference_t)0x30;
   flt.prefs++;
+  memset(flt.min_align, 0, sizeof flt.min_align);
   return CUBLAS_STATUS_SUCCESS;
 }
 static cublasStatus_t flt_pref_destroy(cublasLtMatmulPreference_t p) {
@@ -86,7 +91,11 @@ static cublasStatus_t flt_pref_destroy(cublasLtMatmulPreference_t p) {
 static cublasStatus_t flt_pref_set(cublasLtMatmulPreference_t p,
                                    cublasLtMatmulPreferenceAttributes_t a, const void *v,
                                    size_t n) {
-  (void)p, (void)a, (void)v, (void)n;
+  (void)p, (void)n;
+  if (a == CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES) memcpy(&flt.min_align[0], v, 4);
+  if (a == CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES) memcpy(&flt.min_align[1], v, 4);
+  if (a == CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES) memcpy(&flt.min_align[2], v, 4);
+  if (a == CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES) memcpy(&flt.min_align[3], v, 4);
   return CUBLAS_STATUS_SUCCESS;
 }
 static cublasStatus_t flt_heuristic(cublasLtHandle_t h, cublasLtMatmulDesc_t d,
@@ -95,10 +104,15 @@ static cublasStatus_t flt_heuristic(cublasLtHandle_t h, cublasLtMatmulDesc_t d,
                                     cublasLtMatmulPreference_t p, int req,
                                     cublasLtMatmulHeuristicResult_t r[], int *ret) {
   (void)h, (void)d, (void)a, (void)b, (void)c, (void)dd, (void)p;
-  int n = flt.refuse_heuristic ? 0 : req < 2 ? req : 2;
+  flt.heuristics++;
+  flt.bias_stand_in = flt.bias;
+  /* less aligned pointers: the same two algorithms, in the other order */
+  bool low = false;
+  for (int i = 0; i < 4; i++) low = low || (flt.min_align[i] && flt.min_align[i] < 256);
+  int n = flt.refuse_heuristic || (low && flt.refuse_low) ? 0 : req < 2 ? req : 2;
   for (int i = 0; i < n; i++) {
     memset(&r[i], 0, sizeof r[i]);
-    r[i].algo.data[0] = 1000 + (uint64_t)i;
+    r[i].algo.data[0] = 1000 + (uint64_t)(low ? n - 1 - i : i);
     r[i].workspaceSize = 4096;
   }
   *ret = n;
@@ -110,8 +124,9 @@ static cublasStatus_t flt_matmul(cublasLtHandle_t h, cublasLtMatmulDesc_t d, con
                                  cublasLtMatrixLayout_t lc, void *D, cublasLtMatrixLayout_t ld,
                                  const cublasLtMatmulAlgo_t *algo, void *ws, size_t wss,
                                  cudaStream_t s) {
-  (void)h, (void)d, (void)al, (void)la, (void)lb, (void)be, (void)lc, (void)ld, (void)algo;
+  (void)h, (void)d, (void)al, (void)la, (void)lb, (void)be, (void)lc, (void)ld;
   flt.matmuls++;
+  flt.algo = algo->data[0];
   /* cuBLASLt's first operand is our B (runtime/gemm_lt.h). */
   flt.b = A, flt.a = B, flt.c = C, flt.d = D, flt.ws = ws, flt.ws_size = wss, flt.stream = s;
   return CUBLAS_STATUS_SUCCESS;

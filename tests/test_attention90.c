@@ -4,7 +4,8 @@
  * part's decisions; what it asks of the runtime (384 threads, its shared
  * memory, the grid, three 3-D tensor maps); and its sources compiled by
  * NVRTC for sm_90a at head dims 64 and 128, f16 and bf16, with masks and
- * modifiers, ptxas reporting no spills. */
+ * modifiers, ptxas reporting no spills; on the fake driver, a q view off
+ * 16-byte alignment runs the launch's form without tensor maps. */
 #include <nvrtc.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,6 +17,7 @@
 #include "codegen/emit.h"
 #include "codegen/target.h"
 #include "core/knobs.h"
+#include "fake_driver.h"
 #include "fuser/fuse.h"
 #include "fuser_util.h"
 
@@ -181,6 +183,83 @@ START_TEST(nvrtc_sm90a) {
 }
 END_TEST
 
+/* ---- misaligned q, k or v on the fake driver ----------------------------- */
+
+#define DEV ((CUdeviceptr)0x300000000ull)
+
+static int warned;
+
+static void count_warnings(void *user, kf_log_level level, const char *component, const char *msg) {
+  (void)user, (void)component;
+  if (level <= KF_LOG_WARN && strstr(msg, "not 16-byte aligned")) warned++;
+}
+
+/* The launches from line `from` on: with 384 threads (the Hopper kernel)
+ * and with another block size. */
+static void launches(int from, int *sm90, int *other) {
+  *sm90 = *other = 0;
+  for (int i = from; (i = rt_fake_find(i, "LaunchKernel", "")) >= 0; i++)
+    (strstr(rt_fake_line(i), "block=384 ") ? sm90 : other)[0]++;
+}
+
+/* A q view 2 bytes off its alignment: the run takes the launch's form
+ * without tensor maps, the mma.sync kernel (generated with KFUSE_ATTN90=0
+ * for this launch, compiled by NVRTC, loaded: one warning); aligned runs
+ * go back to the Hopper kernel. */
+START_TEST(misaligned_q_falls_back) {
+  rt_fake_reset();
+  rt_driver_override(rt_fake_driver());
+  rt_fake_add_device_range(DEV, 1 << 26);
+  kf_ctx *ctx = NULL;
+  ck_assert_int_eq(kf_ctx_create(&ctx), KF_OK);
+  kf_ctx_set_log(ctx, count_warnings, NULL);
+  warned = 0;
+  attn_spec sp = attn_base();
+  kf_graph *g = attn_build(&sp);
+  kf_plan *plan = NULL;
+  ck_assert_int_eq(kf_plan_create(ctx, g, NULL, &plan), KF_OK);
+  int n_in = kf_graph_num_inputs(g);
+  ck_assert_int_le(n_in, 8);
+  kf_tensor tin[8], tout[1];
+  for (int i = 0; i <= n_in; i++) {
+    kf_value v = i < n_in ? kf_graph_input(g, i) : kf_graph_output(g, 0);
+    kf_tensor t = {(void *)(uintptr_t)(DEV + ((CUdeviceptr)i << 20)),
+                   kf_value_dtype(g, v),
+                   kf_value_rank(g, v),
+                   {0}};
+    memcpy(t.shape, kf_value_shape(g, v), (size_t)t.rank * sizeof t.shape[0]);
+    if (i < n_in)
+      tin[i] = t;
+    else
+      tout[0] = t;
+  }
+  ck_assert_msg(kf_plan_run(plan, tin, n_in, tout, 1, NULL) == KF_OK, "%s", kf_plan_errmsg(plan));
+  int sm90, other;
+  launches(0, &sm90, &other);
+  ck_assert_int_eq(sm90, 1);
+  ck_assert_int_eq(other, 0);
+  int from = rt_fake_count();
+  tin[0].data = (char *)tin[0].data + 2;
+  ck_assert_msg(kf_plan_run(plan, tin, n_in, tout, 1, NULL) == KF_OK, "%s", kf_plan_errmsg(plan));
+  launches(from, &sm90, &other);
+  ck_assert_int_eq(sm90, 0);
+  ck_assert_int_eq(other, 1);
+  ck_assert_int_eq(warned, 1);
+  from = rt_fake_count();
+  tin[0].data = (char *)tin[0].data - 2;
+  ck_assert_int_eq(kf_plan_run(plan, tin, n_in, tout, 1, NULL), KF_OK);
+  launches(from, &sm90, &other);
+  ck_assert_int_eq(sm90, 1);
+  ck_assert_int_eq(other, 0);
+  kf_plan_destroy(plan);
+  kf_graph_destroy(g);
+  kf_ctx_destroy(ctx);
+  ck_assert_msg(rt_fake_live_objects() == 0, "%d fake objects leaked", rt_fake_live_objects());
+  rt_driver_override(NULL);
+  rt_fake_reset();
+}
+END_TEST
+
 static Suite *make_suite(void) {
   Suite *s = suite_create("attention90");
   TCase *tc = tcase_create("select");
@@ -190,6 +269,7 @@ static Suite *make_suite(void) {
   TCase *tn = tcase_create("nvrtc");
   tcase_set_timeout(tn, 300);
   tcase_add_loop_test(tn, nvrtc_sm90a, 0, 8);
+  tcase_add_test(tn, misaligned_q_falls_back);
   suite_add_tcase(s, tn);
   return s;
 }

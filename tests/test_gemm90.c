@@ -256,8 +256,7 @@ static int encodes(void) {
 /* relu(x @ w + bias), bf16 300x520x136, on template kernels: the maps are
  * encoded from the bound addresses (A: 136 x 300 elements in 64 x 128
  * boxes, B: 520 x 136 in 64 x 64, 128-byte swizzle), passed after the
- * pointers, encoded again only for an address that changed, and an
- * operand the copy engine cannot address is a clear error. */
+ * pointers, encoded again only for an address that changed. */
 START_TEST(runtime_encodes_tensor_maps) {
   kt_setenv("KFUSE_MATMUL", "template", 1);
   rt_fake_reset();
@@ -297,18 +296,174 @@ START_TEST(runtime_encodes_tensor_maps) {
   tin[0].data = (void *)(uintptr_t)(DEV + 0x400000);
   ck_assert_int_eq(kf_plan_run(plan, tin, 3, tout, 1, NULL), KF_OK);
   ck_assert_int_eq(encodes(), 3);
-  /* element-aligned but not 16-byte aligned */
-  tin[0].data = (void *)(uintptr_t)(DEV + 0x500002);
-  ck_assert_int_eq(kf_plan_run(plan, tin, 3, tout, 1, NULL), KF_ERR_INVALID_ARG);
-  ck_assert_msg(strstr(kf_plan_errmsg(plan), "not 16-byte aligned"), "%s", kf_plan_errmsg(plan));
-  tin[0].data = (void *)(uintptr_t)DEV;
-  ck_assert_int_eq(kf_plan_run(plan, tin, 3, tout, 1, NULL), KF_OK);
   kf_plan_destroy(plan);
   kf_graph_destroy(g);
   kf_ctx_destroy(ctx);
   ck_assert_msg(rt_fake_live_objects() == 0, "%d fake objects leaked", rt_fake_live_objects());
   rt_driver_override(NULL);
   rt_fake_reset();
+  kt_unsetenv("KFUSE_MATMUL");
+}
+END_TEST
+
+/* Warnings of the runtime, counted, the last one kept. */
+static int fallback_warnings;
+static char last_warning[1024];
+
+static void count_warnings(void *user, kf_log_level level, const char *component, const char *msg) {
+  (void)user;
+  if (level <= KF_LOG_WARN && strcmp(component, "runtime") == 0) {
+    fallback_warnings++;
+    snprintf(last_warning, sizeof last_warning, "%s", msg);
+  }
+}
+
+/* The launches logged from line `from` on with 384 threads (the sm_90
+ * kernel) and with another block size (its form without tensor maps). */
+static void count_launches(int from, const char *what, int *sm90, int *other) {
+  *sm90 = *other = 0;
+  for (int i = from; (i = rt_fake_find(i, what, "")) >= 0; i++)
+    (strstr(rt_fake_line(i), "block=384 ") ? sm90 : other)[0]++;
+}
+
+/* The plan of runtime_encodes_tensor_maps' graph on the fake driver. */
+static kf_plan *fake_plan(kf_ctx **ctx, kf_graph **g) {
+  rt_fake_reset();
+  rt_driver_override(rt_fake_driver());
+  rt_fake_add_device_range(DEV, 1 << 24);
+  ck_assert_int_eq(kf_ctx_create(ctx), KF_OK);
+  kf_ctx_set_log(*ctx, count_warnings, NULL);
+  fallback_warnings = 0;
+  ck_assert_int_eq(kf_graph_create(*ctx, g), KF_OK);
+  int64_t xs[2] = {300, 136}, ws[2] = {136, 520}, bs[1] = {520};
+  kf_value x = kf_input(*g, "x", KF_BF16, 2, xs), w = kf_input(*g, "w", KF_BF16, 2, ws);
+  kf_value y = kf_relu(*g, kf_add(*g, kf_matmul(*g, x, w), kf_input(*g, "bias", KF_BF16, 1, bs)));
+  kf_set_output(*g, y);
+  kf_plan *plan = NULL;
+  ck_assert_int_eq(kf_plan_create(*ctx, *g, NULL, &plan), KF_OK);
+  return plan;
+}
+
+static void fake_done(kf_plan *plan, kf_graph *g, kf_ctx *ctx) {
+  kf_plan_destroy(plan);
+  kf_graph_destroy(g);
+  kf_ctx_destroy(ctx);
+  ck_assert_msg(rt_fake_live_objects() == 0, "%d fake objects leaked", rt_fake_live_objects());
+  rt_driver_override(NULL);
+  rt_fake_reset();
+}
+
+/* An operand off 16-byte alignment (a view into a bigger buffer) cannot
+ * be read by the copy engine: the run takes the launch's form without
+ * tensor maps (generated with the sm_90 kernels off, compiled and loaded
+ * at the first such run, one warning), encodes no map for it, and an
+ * aligned run goes back to the sm_90 kernel with the module already
+ * loaded. Inputs 2 and 8 bytes off, in turn, and both. */
+START_TEST(misaligned_operands_fall_back) {
+  kt_setenv("KFUSE_MATMUL", "template", 1);
+  kf_ctx *ctx;
+  kf_graph *g;
+  kf_plan *plan = fake_plan(&ctx, &g);
+  kf_tensor tin[3] = {{(void *)(uintptr_t)DEV, KF_BF16, 2, {300, 136}},
+                      {(void *)(uintptr_t)(DEV + 0x100000), KF_BF16, 2, {136, 520}},
+                      {(void *)(uintptr_t)(DEV + 0x200000), KF_BF16, 1, {520}}};
+  kf_tensor tout[1] = {{(void *)(uintptr_t)(DEV + 0x300000), KF_BF16, 2, {300, 520}}};
+  ck_assert_msg(kf_plan_run(plan, tin, 3, tout, 1, NULL) == KF_OK, "%s", kf_plan_errmsg(plan));
+  int sm90, other, modules = rt_fake_count_prefix("ModuleLoadData");
+  count_launches(0, "LaunchKernel", &sm90, &other);
+  ck_assert_int_eq(sm90, 1);
+  ck_assert_int_eq(other, 0);
+  ck_assert_int_eq(fallback_warnings, 0);
+  /* x 2 bytes off: the fallback, its module loaded once, no map encoded */
+  int from = rt_fake_count(), maps = encodes();
+  tin[0].data = (void *)(uintptr_t)(DEV + 0x500002);
+  ck_assert_msg(kf_plan_run(plan, tin, 3, tout, 1, NULL) == KF_OK, "%s", kf_plan_errmsg(plan));
+  count_launches(from, "LaunchKernel", &sm90, &other);
+  ck_assert_int_eq(sm90, 0);
+  ck_assert_int_eq(other, 1);
+  ck_assert_int_eq(encodes(), maps);
+  ck_assert_int_eq(rt_fake_count_prefix("ModuleLoadData"), modules + 1);
+  int i = rt_fake_find(from, "LaunchKernel", "");
+  ck_assert_msg(strstr(rt_fake_line(i), "0x300500002"), "%s", rt_fake_line(i));
+  ck_assert_int_eq(fallback_warnings, 1);
+  ck_assert_msg(strstr(last_warning, "not 16-byte aligned") && strstr(last_warning, "0x300500002"),
+                "%s", last_warning);
+  /* w 8 bytes off too, then w alone: the same module, no new warning */
+  from = rt_fake_count();
+  tin[1].data = (void *)(uintptr_t)(DEV + 0x100008);
+  ck_assert_int_eq(kf_plan_run(plan, tin, 3, tout, 1, NULL), KF_OK);
+  tin[0].data = (void *)(uintptr_t)DEV;
+  ck_assert_int_eq(kf_plan_run(plan, tin, 3, tout, 1, NULL), KF_OK);
+  count_launches(from, "LaunchKernel", &sm90, &other);
+  ck_assert_int_eq(sm90, 0);
+  ck_assert_int_eq(other, 2);
+  ck_assert_int_eq(fallback_warnings, 1);
+  ck_assert_int_eq(rt_fake_count_prefix("ModuleLoadData"), modules + 1);
+  /* aligned again: the sm_90 kernel, its maps encoded for the new address */
+  from = rt_fake_count();
+  tin[1].data = (void *)(uintptr_t)(DEV + 0x100000);
+  tin[0].data = (void *)(uintptr_t)(DEV + 0x400000);
+  ck_assert_int_eq(kf_plan_run(plan, tin, 3, tout, 1, NULL), KF_OK);
+  count_launches(from, "LaunchKernel", &sm90, &other);
+  ck_assert_int_eq(sm90, 1);
+  ck_assert_int_eq(other, 0);
+  ck_assert_int_ge(rt_fake_find(from, "TensorMapEncodeTiled", "addr=0x300400000 "), 0);
+  fake_done(plan, g, ctx);
+  kt_unsetenv("KFUSE_MATMUL");
+}
+END_TEST
+
+/* Graph mode: a binding that moves a launch between its sm_90 kernel and
+ * its form without tensor maps rebuilds the graph (a node never replays
+ * the sm_90 kernel with an operand it cannot read); same-form address
+ * changes still update the node in place. During a capture the fallback
+ * is not compiled or loaded: a clear error until a run outside the
+ * capture has loaded it. */
+START_TEST(graph_mode_swaps_the_node) {
+  kt_setenv("KFUSE_MATMUL", "template", 1);
+  kf_ctx *ctx;
+  kf_graph *g;
+  kf_plan *plan = fake_plan(&ctx, &g);
+  ck_assert_int_eq(kf_plan_set_mode(plan, KF_MODE_GRAPH), KF_OK);
+  kf_tensor tin[3] = {{(void *)(uintptr_t)DEV, KF_BF16, 2, {300, 136}},
+                      {(void *)(uintptr_t)(DEV + 0x100000), KF_BF16, 2, {136, 520}},
+                      {(void *)(uintptr_t)(DEV + 0x200000), KF_BF16, 1, {520}}};
+  kf_tensor tout[1] = {{(void *)(uintptr_t)(DEV + 0x300000), KF_BF16, 2, {300, 520}}};
+  ck_assert_msg(kf_plan_run(plan, tin, 3, tout, 1, NULL) == KF_OK, "%s", kf_plan_errmsg(plan));
+  int sm90, other;
+  count_launches(0, "GraphAddKernelNode", &sm90, &other);
+  ck_assert_int_eq(sm90, 1);
+  ck_assert_int_eq(other, 0);
+  /* misaligned inside the caller's capture, fallback not loaded: refused */
+  rt_fake_set_capturing(true);
+  tin[0].data = (void *)(uintptr_t)(DEV + 0x500002);
+  ck_assert_int_eq(kf_plan_run(plan, tin, 3, tout, 1, NULL), KF_ERR_INVALID_ARG);
+  ck_assert_msg(strstr(kf_plan_errmsg(plan), "before capturing"), "%s", kf_plan_errmsg(plan));
+  rt_fake_set_capturing(false);
+  /* outside: the graph is rebuilt with the fallback's node */
+  int from = rt_fake_count(), inst = rt_fake_count_prefix("GraphInstantiate");
+  ck_assert_msg(kf_plan_run(plan, tin, 3, tout, 1, NULL) == KF_OK, "%s", kf_plan_errmsg(plan));
+  count_launches(from, "GraphAddKernelNode", &sm90, &other);
+  ck_assert_int_eq(sm90, 0);
+  ck_assert_int_eq(other, 1);
+  ck_assert_int_eq(rt_fake_count_prefix("GraphInstantiate"), inst + 1);
+  /* another misaligned x: updated in place */
+  from = rt_fake_count();
+  tin[0].data = (void *)(uintptr_t)(DEV + 0x600008);
+  ck_assert_int_eq(kf_plan_run(plan, tin, 3, tout, 1, NULL), KF_OK);
+  ck_assert_int_eq(rt_fake_count_prefix("GraphInstantiate"), inst + 1);
+  int i = rt_fake_find(from, "GraphExecKernelNodeSetParams", "0x300600008");
+  ck_assert_int_ge(i, 0);
+  /* aligned: rebuilt with the sm_90 kernel */
+  from = rt_fake_count();
+  tin[0].data = (void *)(uintptr_t)DEV;
+  ck_assert_int_eq(kf_plan_run(plan, tin, 3, tout, 1, NULL), KF_OK);
+  count_launches(from, "GraphAddKernelNode", &sm90, &other);
+  ck_assert_int_eq(sm90, 1);
+  ck_assert_int_eq(other, 0);
+  ck_assert_int_eq(rt_fake_count_prefix("GraphInstantiate"), inst + 2);
+  ck_assert_int_eq(fallback_warnings, 1);
+  fake_done(plan, g, ctx);
   kt_unsetenv("KFUSE_MATMUL");
 }
 END_TEST
@@ -323,6 +478,8 @@ static Suite *make_suite(void) {
   tcase_add_test(tc, stores_order_width_knobs);
   tcase_add_test(tc, capped_grid_keeps_a_cluster);
   tcase_add_test(tc, runtime_encodes_tensor_maps);
+  tcase_add_test(tc, misaligned_operands_fall_back);
+  tcase_add_test(tc, graph_mode_swaps_the_node);
   suite_add_tcase(s, tc);
   return s;
 }

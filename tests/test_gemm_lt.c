@@ -180,6 +180,7 @@ static struct fake_state {
   const void *bias_ptr;
   uint64_t ws_max;
   uint32_t schemes;
+  uint32_t min_align[4]; /* MIN_ALIGNMENT_{A,B,C,D}_BYTES */
   int heuristic_returns;
   const void *mm_a, *mm_b, *mm_c, *mm_d;
   uint64_t mm_algo0;
@@ -242,6 +243,7 @@ static cublasStatus_t fk_layout_set(cublasLtMatrixLayout_t l, cublasLtMatrixLayo
 static cublasStatus_t fk_pref_create(cublasLtMatmulPreference_t *p) {
   *p = (cublasLtMatmulPreference_t)0x30;
   fk.prefs_live++;
+  memset(fk.min_align, 0, sizeof fk.min_align); /* 0: left at the default */
   return 0;
 }
 static cublasStatus_t fk_pref_destroy(cublasLtMatmulPreference_t p) {
@@ -254,6 +256,9 @@ static cublasStatus_t fk_pref_set(cublasLtMatmulPreference_t p,
   (void)p, (void)n;
   if (a == CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES) memcpy(&fk.ws_max, v, 8);
   if (a == CUBLASLT_MATMUL_PREF_REDUCTION_SCHEME_MASK) memcpy(&fk.schemes, v, 4);
+  if (a >= CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES &&
+      a <= CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES)
+    memcpy(&fk.min_align[a - CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES], v, 4);
   return 0;
 }
 /* Three results: good, one that failed, one that needs too much workspace. */
@@ -325,7 +330,8 @@ START_TEST(prepare_and_run_through_the_table) {
   rt_gemm_lt p;
   char err[128];
   ck_assert_int_eq(
-      rt_gemm_lt_prepare(&p, lt, (cublasLtHandle_t)0x10, &g, 1 << 20, 8, err, sizeof err), KF_OK);
+      rt_gemm_lt_prepare(&p, lt, (cublasLtHandle_t)0x10, &g, NULL, 1 << 20, 8, err, sizeof err),
+      KF_OK);
   ck_assert_int_eq(p.ncand, 1); /* the failed and the too-large results dropped */
   ck_assert_uint_eq(fk.ws_max, 1 << 20);
   /* No split-K reduction in bf16: partial sums stay f32. */
@@ -353,13 +359,65 @@ START_TEST(prepare_and_run_through_the_table) {
   ck_assert_uint_eq(fk.mm_algo0, 1000);
   ck_assert_int_eq(rt_gemm_lt_run(&p, 1, &args, NULL, err, sizeof err), KF_ERR_INVALID_ARG);
   rt_gemm_lt_release(&p);
+  /* The load's set leaves the heuristic's alignment preferences at their
+   * default (256 bytes), the bias stand-in 256 too; a run's real
+   * alignments, from its pointers, ask for theirs (cuBLASLt's A is our B)
+   * and only such a set takes that run. */
+  for (int i = 0; i < 4; i++) ck_assert_uint_eq(fk.min_align[i], 0);
+  ck_assert_ptr_eq(fk.bias_ptr, (const void *)0xC000); /* the last run's */
+  rt_gemm_align al;
+  rt_gemm_args odd = {.a = 0xA002, .b = 0xB008, .bias = 0xC004, .d = 0xD010};
+  rt_gemm_lt_align_of(&g, &odd, &al);
+  ck_assert_uint_eq(al.a, 2);
+  ck_assert_uint_eq(al.b, 8);
+  ck_assert_uint_eq(al.c, 16); /* beta 0: C is D */
+  ck_assert_uint_eq(al.d, 16);
+  ck_assert_uint_eq(al.bias, 4);
+  rt_gemm_lt_align_of(&g, &args, &al);
+  ck_assert_uint_eq(al.a, 256); /* 0xA000: capped at 256 */
+  ck_assert_uint_eq(al.d, 256);
+  fk.layouts = 0; /* the fake's per-layout records hold one product's */
+  ck_assert_int_eq(
+      rt_gemm_lt_prepare(&p, lt, (cublasLtHandle_t)0x10, &g, NULL, 1 << 20, 8, err, sizeof err),
+      KF_OK);
+  ck_assert(rt_gemm_lt_takes(&p, &al));
+  rt_gemm_lt_align_of(&g, &odd, &al);
+  ck_assert(!rt_gemm_lt_takes(&p, &al));
+  rt_gemm_lt_release(&p);
+  fk.layouts = 0;
+  ck_assert_int_eq(
+      rt_gemm_lt_prepare(&p, lt, (cublasLtHandle_t)0x10, &g, &al, 1 << 20, 8, err, sizeof err),
+      KF_OK);
+  ck_assert_uint_eq(fk.min_align[0], 8); /* our B */
+  ck_assert_uint_eq(fk.min_align[1], 2); /* our A */
+  ck_assert_uint_eq(fk.min_align[2], 16);
+  ck_assert_uint_eq(fk.min_align[3], 16);
+  ck_assert_ptr_eq(fk.bias_ptr, (const void *)4); /* the stand-in the heuristic saw */
+  ck_assert(rt_gemm_lt_takes(&p, &al));
+  rt_gemm_lt_align_of(&g, &args, &al);
+  ck_assert(rt_gemm_lt_takes(&p, &al)); /* more aligned is fine */
+  rt_gemm_lt_release(&p);
+  /* Pointers more aligned than their rows: the heuristic is told what
+   * the rows keep (A's and B's pitch is 32 bf16, 64 bytes; D's 128). */
+  al = (rt_gemm_align){.a = 128, .b = 128, .c = 256, .d = 256, .bias = 256};
+  fk.layouts = 0;
+  ck_assert_int_eq(
+      rt_gemm_lt_prepare(&p, lt, (cublasLtHandle_t)0x10, &g, &al, 1 << 20, 8, err, sizeof err),
+      KF_OK);
+  ck_assert_uint_eq(fk.min_align[0], 64);
+  ck_assert_uint_eq(fk.min_align[1], 64);
+  ck_assert_uint_eq(fk.min_align[2], 128);
+  ck_assert_uint_eq(fk.min_align[3], 128);
+  ck_assert(rt_gemm_lt_takes(&p, &al));
+  rt_gemm_lt_release(&p);
   ck_assert_int_eq(fk.layouts_live, 0);
   ck_assert_int_eq(fk.descs_live, 0);
   ck_assert_int_eq(fk.prefs_live, 0);
   /* No algorithm at all: unsupported, with the reason, nothing held. */
   fk.heuristic_returns = 0;
+  fk.layouts = 0;
   ck_assert_int_eq(
-      rt_gemm_lt_prepare(&p, lt, (cublasLtHandle_t)0x10, &g, 1 << 20, 8, err, sizeof err),
+      rt_gemm_lt_prepare(&p, lt, (cublasLtHandle_t)0x10, &g, NULL, 1 << 20, 8, err, sizeof err),
       KF_ERR_UNSUPPORTED);
   ck_assert_ptr_nonnull(strstr(err, "heuristic"));
   ck_assert_int_eq(fk.layouts_live, 0);

@@ -157,8 +157,8 @@ START_TEST(library_plans_do_not_pair) {
 END_TEST
 
 /* The paired kernel: m64n(2 OW) wgmma, three maps (A, then each B with the
- * same dims and boxes), OW-wide output tiles; it compiles for sm_90a. A
- * plan made for sm_90 and emitted for sm_80 is a clear error. */
+ * same dims and boxes), OW-wide output tiles; it compiles for sm_90a. The
+ * same plan emitted for sm_80 is the simple kernel with a second B. */
 START_TEST(paired_kernel_compiles) {
   kt_setenv("KFUSE_MATMUL", "template", 1);
   static const int64_t shapes[][3] = {{300, 520, 136}, {1, 8, 8}, {129, 64, 1000}, {257, 136, 200}};
@@ -193,9 +193,20 @@ START_TEST(paired_kernel_compiles) {
         if (f) fputs(src, f), fclose(f);
       }
       kf_free(src);
-      ck_assert_ptr_null(kf_plan_source(p, 0, "sm_80"));
-      ck_assert_msg(strstr(kf_plan_errmsg(p), "a paired product needs the sm_90 template"), "%s",
-                    kf_plan_errmsg(p));
+      /* off the sm_90 template (another arch, or the fallback form for
+       * operands the copy engine cannot read): the simple kernel with two
+       * accumulators, the same buffers */
+      src = kf_plan_source(p, 0, "sm_80");
+      ck_assert_msg(src, "%s", kf_plan_errmsg(p));
+      ck_assert_ptr_null(strstr(src, "wgmma"));
+      ck_assert_ptr_nonnull(strstr(src, "paired (two B, one A), simple 16x16"));
+      ck_assert_ptr_nonnull(strstr(src, "kf_bs2[i][tx]"));
+      if (s < 2) {
+        snprintf(what, sizeof what, "pair simple %s %lldx%lldx%lld", d ? "f16" : "bf16",
+                 (long long)c.m, (long long)c.n, (long long)c.k);
+        ck_assert_msg(tu_nvrtc_arch(src, what, "sm_80") >= 0, "%s does not compile", what);
+      }
+      kf_free(src);
       done(p, g, text);
     }
   kt_unsetenv("KFUSE_MATMUL");
@@ -206,7 +217,8 @@ END_TEST
 
 /* On the fake driver (an sm_90 device): the paired plan, fused for the
  * device's arch, encodes three maps (A, then each B with the same dims and
- * boxes) from the bound addresses and passes them after the pointers. */
+ * boxes) from the bound addresses and passes them after the pointers; a
+ * misaligned B runs the form without maps. */
 START_TEST(runtime_passes_three_maps) {
   kt_setenv("KFUSE_MATMUL", "template", 1);
   rt_fake_reset();
@@ -240,6 +252,20 @@ START_TEST(runtime_passes_three_maps) {
   ck_assert_int_ge(i, 0);
   ck_assert_msg(strstr(rt_fake_line(i), ",0x300000000,0x300100000,0x300200000"), "%s",
                 rt_fake_line(i));
+  /* wu 2 bytes off: the launch's form without maps (the simple kernel, 256
+   * threads, the same pointers), no map encoded; aligned: paired again */
+  int from = rt_fake_count();
+  tin[2].data = (void *)(uintptr_t)(DEV + 0x500002);
+  ck_assert_msg(kf_plan_run(plan, tin, 3, tout, 1, NULL) == KF_OK, "%s", kf_plan_errmsg(plan));
+  ck_assert_int_eq(rt_fake_count_prefix("TensorMapEncodeTiled"), 3);
+  i = rt_fake_find(from, "LaunchKernel", "block=256");
+  ck_assert_msg(i >= 0, "no fallback launch");
+  ck_assert_msg(strstr(rt_fake_line(i), "0x300500002"), "%s", rt_fake_line(i));
+  ck_assert_int_lt(rt_fake_find(from, "LaunchKernel", "block=384"), 0);
+  from = rt_fake_count();
+  tin[2].data = (void *)(uintptr_t)(DEV + 0x200000);
+  ck_assert_int_eq(kf_plan_run(plan, tin, 3, tout, 1, NULL), KF_OK);
+  ck_assert_int_ge(rt_fake_find(from, "LaunchKernel", "block=384"), 0);
   kf_plan_destroy(plan);
   kf_graph_destroy(g);
   kf_ctx_destroy(fc);

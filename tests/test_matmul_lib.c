@@ -15,6 +15,7 @@
 #include "fuser/render.h"
 #include "pipeline/pipeline.h"
 #include "runtime/lib_launch.h"
+#include "runtime/lib_time.h"
 #include "runtime/rt.h"
 
 static kf_ctx *ctx;
@@ -478,6 +479,143 @@ START_TEST(the_template_plan_pairs_swiglu) {
 }
 END_TEST
 
+/* cuBLASLt's heuristic assumes 256-byte aligned pointers unless told: a
+ * view less aligned than that gets candidates asked for its real
+ * alignments (the MIN_ALIGNMENT preferences; cuBLASLt's A is our w), once
+ * per set of alignments, running the algorithm the load chose where the
+ * new set has it; aligned runs keep the load's set. At most
+ * RT_LIB_ALIGN_SETS sets are kept (the oldest replaced). */
+START_TEST(misaligned_operands_ask_the_heuristic_again) {
+  flt_install();
+  open_plan(KF_MODE_PLAIN);
+  ck_assert_int_eq(kf_plan_load(plan), KF_OK);
+  for (int i = 0; i < 4; i++) ck_assert_uint_eq(flt.min_align[i], 0); /* the load's: default */
+  ck_assert_int_eq(run(NULL), KF_OK);
+  uint64_t chosen = flt.algo;
+  int asked = flt.heuristics;
+  /* x 4 bytes off */
+  tin[0].data = (void *)(uintptr_t)(DEV + 4);
+  ck_assert_msg(run(NULL) == KF_OK, "%s", kf_plan_errmsg(plan));
+  ck_assert_int_eq(flt.heuristics, asked + 1);
+  /* each told what its rows keep: w's pitch is 48 f32 (192 bytes), D's
+   * too (C: D, in the workspace), x's 32 (128 bytes) */
+  ck_assert_uint_eq(flt.min_align[0], 64); /* w */
+  ck_assert_uint_eq(flt.min_align[1], 4);  /* x */
+  ck_assert_uint_eq(flt.min_align[2], 64);
+  ck_assert_uint_eq(flt.min_align[3], 64);
+  ck_assert_ptr_eq(flt.a, tin[0].data);
+  ck_assert_uint_eq(flt.algo, chosen); /* the same algorithm, found in the new set */
+  /* again, and aligned: nothing asked */
+  ck_assert_int_eq(run(NULL), KF_OK);
+  tin[0].data = (void *)(uintptr_t)DEV;
+  ck_assert_int_eq(run(NULL), KF_OK);
+  ck_assert_int_eq(flt.heuristics, asked + 1);
+  ck_assert_uint_eq(flt.algo, chosen);
+  /* w 8 and 16 bytes off: a set each; then more sets than are kept */
+  tin[1].data = (void *)(uintptr_t)(DEV + 0x10008);
+  ck_assert_int_eq(run(NULL), KF_OK);
+  ck_assert_uint_eq(flt.min_align[0], 8);
+  ck_assert_uint_eq(flt.min_align[1], 128); /* x at 256, its rows at 128 */
+  tin[1].data = (void *)(uintptr_t)(DEV + 0x10010);
+  ck_assert_int_eq(run(NULL), KF_OK);
+  ck_assert_uint_eq(flt.min_align[0], 16);
+  ck_assert_int_eq(flt.heuristics, asked + 3);
+  tin[1].data = (void *)(uintptr_t)(DEV + 0x10020);
+  ck_assert_int_eq(run(NULL), KF_OK);
+  tin[1].data = (void *)(uintptr_t)(DEV + 0x10040);
+  ck_assert_int_eq(run(NULL), KF_OK); /* the fifth set: the x-off one replaced */
+  ck_assert_int_eq(flt.heuristics, asked + 5);
+  tin[1].data = (void *)(uintptr_t)(DEV + 0x10008);
+  ck_assert_int_eq(run(NULL), KF_OK); /* still kept */
+  ck_assert_int_eq(flt.heuristics, asked + 5);
+  tin[1].data = (void *)(uintptr_t)(DEV + 0x10000);
+  tin[0].data = (void *)(uintptr_t)(DEV + 4);
+  ck_assert_int_eq(run(NULL), KF_OK); /* asked again */
+  ck_assert_int_eq(flt.heuristics, asked + 6);
+  ck_assert_uint_eq(flt.algo, chosen);
+  tin[0].data = (void *)(uintptr_t)DEV;
+  close_plan(); /* every set's descriptors released */
+}
+END_TEST
+
+/* Graph mode: a binding that runs another candidate set than the child
+ * graph was captured with (pointers off the load's alignment, or back)
+ * builds the graph again instead of swapping the child in place (another
+ * algorithm may launch kernels whose launch attributes an in-place update
+ * need not carry over); new addresses in the same set still swap the
+ * child. So does a candidate changed after the capture. */
+START_TEST(graph_mode_rebuilds_for_another_candidate_set) {
+  flt_install();
+  open_plan(KF_MODE_GRAPH);
+  ck_assert_int_eq(kf_plan_load(plan), KF_OK);
+  ck_assert_int_eq(run(NULL), KF_OK);
+  ck_assert_int_eq(rt_fake_count_prefix("GraphInstantiate"), 1);
+  /* x 4 bytes off: the new set's capture in a new graph */
+  tin[0].data = (void *)(uintptr_t)(DEV + 4);
+  ck_assert_msg(run(NULL) == KF_OK, "%s", kf_plan_errmsg(plan));
+  ck_assert_ptr_eq(flt.a, tin[0].data);
+  ck_assert_uint_eq(flt.min_align[1], 4); /* x, cuBLASLt's B */
+  ck_assert_int_eq(rt_fake_count_prefix("GraphInstantiate"), 2);
+  ck_assert_int_eq(rt_fake_count_prefix("GraphExecChildGraphNodeSetParams"), 0);
+  /* another x with the same alignments: the child swapped in place */
+  tin[0].data = (void *)(uintptr_t)(DEV + 0x40004);
+  ck_assert_int_eq(run(NULL), KF_OK);
+  ck_assert_ptr_eq(flt.a, tin[0].data);
+  ck_assert_int_eq(rt_fake_count_prefix("GraphInstantiate"), 2);
+  ck_assert_int_eq(rt_fake_count_prefix("GraphExecChildGraphNodeSetParams"), 1);
+  /* aligned again: the load's set, a new graph */
+  tin[0].data = (void *)(uintptr_t)DEV;
+  ck_assert_int_eq(run(NULL), KF_OK);
+  ck_assert_ptr_eq(flt.a, tin[0].data);
+  ck_assert_int_eq(rt_fake_count_prefix("GraphInstantiate"), 3);
+  ck_assert_int_eq(rt_fake_count_prefix("GraphExecChildGraphNodeSetParams"), 1);
+  /* the same tensors with another candidate: a new graph running it */
+  int L = 0;
+  while (!plan->rt->launches[L].lib) L++;
+  uint64_t was = flt.algo;
+  rt_lib_set_candidate(plan->rt, L, 1 - plan->rt->launches[L].lib->cand);
+  ck_assert_int_eq(run(NULL), KF_OK);
+  ck_assert_int_eq(rt_fake_count_prefix("GraphInstantiate"), 4);
+  ck_assert_uint_ne(flt.algo, was);
+  ck_assert_int_eq(rt_fake_count_prefix("GraphLaunch"), 5);
+  close_plan();
+}
+END_TEST
+
+/* Where cuBLASLt has no algorithm for a run's alignments, that run takes
+ * the launch's template form (generated as kfuse's kernel, compiled and
+ * loaded then, one warning); aligned runs keep the library. Plain and
+ * graph mode (which rebuilds its graph when the launch changes form). */
+START_TEST(no_algorithm_for_the_alignment_runs_the_template) {
+  for (int mode = 0; mode < 2; mode++) {
+    flt_install();
+    flt.refuse_low = true;
+    open_plan(mode ? KF_MODE_GRAPH : KF_MODE_PLAIN);
+    ck_assert_int_eq(kf_plan_load(plan), KF_OK);
+    ck_assert_int_eq(plan->fuse->n_library, 1);
+    ck_assert_int_eq(run(NULL), KF_OK);
+    int calls = flt.matmuls, base = rt_fake_count();
+    const char *node = mode ? "GraphAddKernelNode" : "LaunchKernel";
+    ck_assert_int_eq(rt_fake_find(base, node, "matmul"), -1);
+    tin[0].data = (void *)(uintptr_t)(DEV + 4);
+    ck_assert_msg(run(NULL) == KF_OK, "%s", kf_plan_errmsg(plan));
+    ck_assert_int_eq(flt.matmuls, calls); /* not the library */
+    int i = rt_fake_find(base, node, "matmul");
+    ck_assert_msg(i >= 0, "no template launch");
+    ck_assert_msg(strstr(rt_fake_line(i), "0x300000004"), "%s", rt_fake_line(i));
+    int asked = flt.heuristics; /* the refusal is remembered */
+    tin[0].data = (void *)(uintptr_t)(DEV + 0x40004);
+    ck_assert_int_eq(run(NULL), KF_OK);
+    ck_assert_int_eq(flt.heuristics, asked);
+    ck_assert_int_eq(flt.matmuls, calls);
+    tin[0].data = (void *)(uintptr_t)DEV;
+    ck_assert_int_eq(run(NULL), KF_OK);
+    ck_assert_int_eq(flt.matmuls, calls + 1); /* the library again */
+    close_plan();
+  }
+}
+END_TEST
+
 /* The choice is timed at the first load (each candidate, the library plan,
  * the template plan), logged with the times, and kept in the disk cache:
  * the same graph's next load times nothing. */
@@ -715,6 +853,9 @@ static Suite *make_suite(void) {
   Suite *s = suite_create("matmul_lib");
   TCase *tc = tcase_create("match");
   tcase_add_test(tc, each_epilogue_maps);
+  tcase_add_test(tc, misaligned_operands_ask_the_heuristic_again);
+  tcase_add_test(tc, no_algorithm_for_the_alignment_runs_the_template);
+  tcase_add_test(tc, graph_mode_rebuilds_for_another_candidate_set);
   tcase_add_test(tc, layouts_and_batches_map);
   tcase_add_test(tc, the_rest_is_the_next_kernel);
   tcase_add_test(tc, mlp_silu_plans_onto_the_library);

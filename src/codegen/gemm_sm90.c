@@ -48,19 +48,6 @@ static int64_t numel(const ir_node *n) {
   return e;
 }
 
-/* A paired kernel's second product (fuse_kernel.paired: the matmul after
- * the first, id in *id2), or NULL. */
-static const ir_node *second_matmul(const cg_emit_args *a, int32_t first, int32_t *id2) {
-  for (int i = 0; a->k->paired && i < a->k->n_nodes; i++) {
-    int32_t v = a->k->nodes[i];
-    if (v != first && a->g->nodes[v].op == IR_OP_MATMUL) {
-      *id2 = v;
-      return &a->g->nodes[v];
-    }
-  }
-  return NULL;
-}
-
 /* What a paired kernel's second product must share with the first: A, and
  * a B of the same shape and dtype read as it is stored; NULL when it does. */
 static const char *pair_refuses(const cg_emit_args *a, const ir_node *mm, const ir_node *m2) {
@@ -79,7 +66,7 @@ bool cg_gemm90_fits(const cg_emit_args *a, char *why, size_t size) {
   const ir_node *mm = cg_find_matmul(a, &id);
   const char *no = NULL;
   if (!mm) return false;
-  const ir_node *m2 = second_matmul(a, id, &id2);
+  const ir_node *m2 = cg_find_matmul2(a, id, &id2);
   if (a->k->paired && !m2) no = "a paired kernel without its second product";
   const ir_node *A = &a->g->nodes[mm->args[0]], *B = &a->g->nodes[mm->args[1]];
   int64_t m = mm->shape[mm->rank - 2], n = mm->shape[mm->rank - 1], k = A->shape[A->rank - 1];
@@ -225,7 +212,7 @@ kf_status cg_plan_gemm90(cg_emit_args *a) {
   plan_layout(a, bn0, ow0, &L);
   int bn = L.bn, ns = L.stages;
   int32_t id2 = -1;
-  const ir_node *m2 = second_matmul(a, id, &id2);
+  const ir_node *m2 = cg_find_matmul2(a, id, &id2);
   if (ns < 2) {
     snprintf(a->err, a->errsize, "%s: %d bytes of shared memory are too few for the sm_90 template",
              a->k->name, a->t->max_smem_per_block);
@@ -306,7 +293,7 @@ static void emit_epilogue(cg_gen *gen, const cg_emit_args *a, const ir_node *mm,
                           const layout *L) {
   int32_t id2 = -1;
   /* the second product is bound as the first is (rounded to its dtype) */
-  if (second_matmul(a, id, &id2)) cg_gen_bind(gen, id2, NULL, "acc2");
+  if (cg_find_matmul2(a, id, &id2)) cg_gen_bind(gen, id2, NULL, "acc2");
   if (!L->staged) {
     cg_matmul_epilogue(gen, a, mm, id, 12);
     return;

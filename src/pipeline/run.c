@@ -4,6 +4,7 @@
 
 #include <string.h>
 
+#include "pipeline/fallback_emit.h"
 #include "pipeline/pipeline.h"
 #include "runtime/bench.h"
 #include "runtime/dlpack.h"
@@ -16,6 +17,11 @@
  * which knows the plan only as its owner. */
 static kf_status load_owner(void *owner) {
   return kf_plan_load(owner);
+}
+
+/* The same for a launch's fallback form (runtime/fallback.c). */
+static kf_status fallback_owner(void *owner, int launch) {
+  return pl_fallback_emit(owner, launch);
 }
 
 rt_plan *pl_rt_plan(kf_plan *plan) {
@@ -35,6 +41,7 @@ rt_plan *pl_rt_plan(kf_plan *plan) {
   rp->errmsg = plan->errmsg;
   rp->errsize = sizeof plan->errmsg;
   rp->load = load_owner;
+  rp->fallback = fallback_owner;
   rp->owner = plan;
   return rp;
 }

@@ -5,19 +5,26 @@
  * A library call (cuBLASLt) is captured on a side stream into a child
  * graph node: its kernels are the library's, so the graph cannot be built
  * by hand there. New addresses for a library call capture it again and
- * replace the child in the instantiated graph; only a child the driver
- * will not take in place (its topology changed) rebuilds the graph. */
+ * replace the child in the instantiated graph; a child the driver will not
+ * take in place (its topology changed) rebuilds the graph, and so do a
+ * library call whose binding runs another candidate set or algorithm
+ * (rt_lib_same_capture) and a launch that changes between its sm_90
+ * kernel and its form without tensor maps (fallback.c). */
 #include "runtime/cuda_graph.h"
 
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/alloc.h"
+#include "runtime/fallback.h"
 #include "runtime/lib_launch.h"
 #include "runtime/rt.h"
 #include "runtime/rt_state.h"
 
-static CUDA_KERNEL_NODE_PARAMS_v2 node_params(const rt_launch *l) {
+/* Launch l's node as bound: its own kernel, or its form without tensor
+ * maps (fallback.c). */
+static CUDA_KERNEL_NODE_PARAMS_v2 node_params(const rt_launch *launch) {
+  const rt_launch *l = rt_fallback_kernel(launch);
   CUDA_KERNEL_NODE_PARAMS_v2 p;
   memset(&p, 0, sizeof p);
   p.func = l->fn;
@@ -68,7 +75,8 @@ static kf_status build(rt_plan *plan) {
   CUresult r = d->GraphCreate(&rp->cugraph, 0);
   if (r != CUDA_SUCCESS) return rt_fail(plan->ctx, plan, rp->state, r, "cuGraphCreate");
   size_t total = 0;
-  for (int L = 0; L < rp->n_launches; L++) total += (size_t)rp->launches[L].n_params;
+  for (int L = 0; L < rp->n_launches; L++)
+    total += (size_t)rt_fallback_kernel(&rp->launches[L])->n_params;
   rp->graph_args = core_calloc(total + 1, sizeof *rp->graph_args);
   CUgraphNode *deps = core_calloc((size_t)rp->n_launches + 1, sizeof *deps);
   kf_status st = rp->graph_args && deps ? KF_OK : KF_ERR_OUT_OF_MEMORY;
@@ -76,14 +84,16 @@ static kf_status build(rt_plan *plan) {
   size_t off = 0;
   for (int L = 0; L < rp->n_launches && st == KF_OK; L++) {
     rt_launch *l = &rp->launches[L];
-    memcpy(rp->graph_args + off, l->args, (size_t)l->n_params * sizeof *l->args);
-    off += (size_t)l->n_params;
+    const rt_launch *k = rt_fallback_kernel(l);
+    memcpy(rp->graph_args + off, k->args, (size_t)k->n_params * sizeof *k->args);
+    off += (size_t)k->n_params;
+    l->graph_alt = l->on_alt;
     l->node = NULL;
     if (l->grid == 0) continue;
     /* Every node lists all its conflicts; redundant edges cost nothing at
      * replay time, as instantiation reduces them. */
     int nd = collect_deps(rp, L, deps, 0);
-    if (l->lib) {
+    if (l->lib && !l->on_alt) {
       st = add_library(plan, l, deps, nd);
       continue;
     }
@@ -133,30 +143,47 @@ static kf_status update(rt_plan *plan, bool *rebuild) {
   size_t off = 0;
   for (int L = 0; L < rp->n_launches && !*rebuild; L++) {
     rt_launch *l = &rp->launches[L];
-    size_t bytes = (size_t)l->n_params * sizeof *l->args;
+    const rt_launch *k = rt_fallback_kernel(l); /* the form the node runs (same_forms) */
+    size_t bytes = (size_t)k->n_params * sizeof *k->args;
     CUdeviceptr *held = rp->graph_args + off;
-    off += (size_t)l->n_params;
+    off += (size_t)k->n_params;
     if (!l->node) continue;
-    if (l->lib) {
+    if (l->lib && !l->on_alt) {
+      if (!rt_lib_same_capture(l)) {
+        *rebuild = true; /* another set or algorithm: never swapped in place */
+        break;
+      }
       if (!library_moved(rp, l, held)) continue;
       kf_status st = update_library(plan, l, rebuild);
       if (st != KF_OK) return st;
     } else {
-      if (memcmp(held, l->args, bytes) == 0) continue;
+      if (memcmp(held, k->args, bytes) == 0) continue;
       CUDA_KERNEL_NODE_PARAMS_v2 p = node_params(l);
       CUresult r = d->GraphExecKernelNodeSetParams(rp->exec, l->node, &p);
       if (r != CUDA_SUCCESS)
         return rt_fail(plan->ctx, plan, rp->state, r, "cuGraphExecKernelNodeSetParams");
     }
-    memcpy(held, l->args, bytes);
+    memcpy(held, k->args, bytes);
     rp->graph_updates++;
   }
   return KF_OK;
 }
 
+/* Whether every launch runs the form its node was built with. A binding
+ * that swaps a launch to its form without tensor maps (or back) rebuilds
+ * the graph: the node's function, parameter count and shared memory
+ * change, and the sm_90 kernel must never be replayed with an operand
+ * its copy engine cannot read. */
+static bool same_forms(const rt_plan *rp) {
+  for (int L = 0; L < rp->n_launches; L++)
+    if (rp->launches[L].graph_alt != rp->launches[L].on_alt) return false;
+  return true;
+}
+
 kf_status rt_run_graph(rt_plan *plan, CUstream stream) {
   struct rt_plan *rp = plan;
   bool rebuild = false;
+  if (rp->exec && !same_forms(rp)) rt_graph_free(plan);
   kf_status st = rp->exec ? update(plan, &rebuild) : build(plan);
   if (st == KF_OK && rebuild) {
     rt_graph_free(plan);

@@ -134,11 +134,66 @@ static cublasStatus_t make_desc(rt_gemm_lt *p) {
     return st;
   if (p->g.bias) {
     /* The heuristic reads the bias pointer's alignment: a stand-in with
-     * the alignment every device allocation has, replaced at run time. */
-    const void *stand_in = (const void *)(uintptr_t)256;
+     * the alignment the candidates are for, replaced at run time. */
+    const void *stand_in = (const void *)(uintptr_t)p->align.bias;
     st = lt->MatmulDescSetAttribute(p->desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &stand_in,
                                     sizeof stand_in);
   }
+  return st;
+}
+
+/* The largest power of two up to RT_GEMM_LT_MAX_ALIGN dividing n (n 0:
+ * the most). */
+static uint32_t pow2_of(uint64_t n) {
+  uint32_t a = 1;
+  while (a < RT_GEMM_LT_MAX_ALIGN && n % (2 * (uint64_t)a) == 0) a *= 2;
+  return n ? a : RT_GEMM_LT_MAX_ALIGN;
+}
+
+/* How aligned every matrix of layout l can be from a base of `base`
+ * bytes' alignment: each row (column-major: column) starts ld elements
+ * after the last, each batch entry stride after the last. */
+static uint32_t matrix_align(uint32_t base, const rt_lt_layout *l, kf_dtype dt, int32_t batch) {
+  uint64_t es = kf_dtype_size(dt);
+  uint32_t a = base;
+  uint32_t pitch = pow2_of((uint64_t)l->ld * es);
+  if (l->cols > 1 && pitch < a) a = pitch;
+  uint32_t step = pow2_of((uint64_t)l->stride * es);
+  if (batch > 1 && l->stride && step < a) a = step;
+  return a;
+}
+
+/* The alignments a set prepared for p->align tells the heuristic: each
+ * pointer's, lowered to what its rows and batch entries keep (a base 16
+ * bytes aligned with a row pitch of 4097 bf16 elements has rows 2 bytes
+ * aligned). False for the load's set: the heuristic is told nothing. */
+static bool told_align(const rt_gemm_lt *p, rt_gemm_align *out) {
+  const rt_gemm_align *w = &p->align;
+  uint32_t m = RT_GEMM_LT_MAX_ALIGN;
+  if (w->a == m && w->b == m && w->c == m && w->d == m && w->bias == m) return false;
+  const rt_lt_map *map = &p->map;
+  *out = (rt_gemm_align){.a = matrix_align(w->a, &map->second, p->g.ab_type, map->batch),
+                         .b = matrix_align(w->b, &map->first, p->g.ab_type, map->batch),
+                         .c = matrix_align(w->c, &map->c, p->g.d_type, map->batch),
+                         .d = matrix_align(w->d, &map->d, p->g.d_type, map->batch),
+                         .bias = w->bias};
+  return true;
+}
+
+/* The MIN_ALIGNMENT preferences from al. cuBLASLt's A is our B (D^T =
+ * B^T A^T). */
+static cublasStatus_t tell_align(const rt_blaslt *lt, cublasLtMatmulPreference_t pref,
+                                 const rt_gemm_align *al) {
+  const struct {
+    cublasLtMatmulPreferenceAttributes_t attr;
+    uint32_t bytes;
+  } v[4] = {{CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, al->b},
+            {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, al->a},
+            {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, al->c},
+            {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, al->d}};
+  cublasStatus_t st = CUBLAS_STATUS_SUCCESS;
+  for (int i = 0; i < 4 && st == CUBLAS_STATUS_SUCCESS; i++)
+    st = lt->MatmulPreferenceSetAttribute(pref, v[i].attr, &v[i].bytes, sizeof v[i].bytes);
   return st;
 }
 
@@ -157,6 +212,14 @@ static cublasStatus_t find_candidates(rt_gemm_lt *p, size_t workspace_max, int m
   if (st == CUBLAS_STATUS_SUCCESS)
     st = lt->MatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_REDUCTION_SCHEME_MASK,
                                           &schemes, sizeof schemes);
+  /* A set for pointers less aligned than RT_GEMM_LT_MAX_ALIGN tells the
+   * heuristic their real alignments: left at its default (256 bytes), it
+   * may pick an algorithm that faults on a view 2 bytes off. The load's
+   * set (every pointer at the most) leaves the default, which assumes
+   * just that and is what ran on the H200 for every shape, odd leading
+   * dimensions included. */
+  rt_gemm_align told;
+  if (st == CUBLAS_STATUS_SUCCESS && told_align(p, &told)) st = tell_align(lt, pref, &told);
   int returned = 0;
   if (st == CUBLAS_STATUS_SUCCESS)
     st = lt->MatmulAlgoGetHeuristic(p->handle, p->desc, p->l_first, p->l_second, p->l_c, p->l_d,
@@ -170,11 +233,38 @@ static cublasStatus_t find_candidates(rt_gemm_lt *p, size_t workspace_max, int m
   return p->ncand > 0 ? CUBLAS_STATUS_SUCCESS : CUBLAS_STATUS_NOT_SUPPORTED;
 }
 
+/* A pointer's alignment (an absent pointer, 0, asks nothing). */
+static uint32_t align_of(CUdeviceptr p) {
+  return pow2_of(p);
+}
+
+void rt_gemm_lt_align_max(rt_gemm_align *out) {
+  uint32_t m = RT_GEMM_LT_MAX_ALIGN;
+  *out = (rt_gemm_align){m, m, m, m, m};
+}
+
+void rt_gemm_lt_align_of(const rt_gemm *g, const rt_gemm_args *args, rt_gemm_align *out) {
+  *out = (rt_gemm_align){.a = align_of(args->a),
+                         .b = align_of(args->b),
+                         .c = align_of(g->beta != 0.0f ? args->c : args->d),
+                         .d = align_of(args->d),
+                         .bias = g->bias ? align_of(args->bias) : RT_GEMM_LT_MAX_ALIGN};
+}
+
+bool rt_gemm_lt_takes(const rt_gemm_lt *p, const rt_gemm_align *al) {
+  const rt_gemm_align *w = &p->align;
+  return al->a >= w->a && al->b >= w->b && al->c >= w->c && al->d >= w->d && al->bias >= w->bias;
+}
+
 kf_status rt_gemm_lt_prepare(rt_gemm_lt *p, const rt_blaslt *lt, cublasLtHandle_t handle,
-                             const rt_gemm *g, size_t workspace_max, int max_candidates, char *err,
-                             size_t errsize) {
+                             const rt_gemm *g, const rt_gemm_align *align, size_t workspace_max,
+                             int max_candidates, char *err, size_t errsize) {
   memset(p, 0, sizeof *p);
   p->lt = lt, p->handle = handle, p->g = *g;
+  if (align)
+    p->align = *align;
+  else
+    rt_gemm_lt_align_max(&p->align);
   kf_status s = rt_gemm_lt_map(g, &p->map, err, errsize);
   if (s != KF_OK) return s;
   if (max_candidates < 1 || max_candidates > RT_GEMM_LT_MAX_CANDIDATES)

@@ -69,12 +69,30 @@ typedef struct rt_gemm_args {
 } rt_gemm_args;
 
 #define RT_GEMM_LT_MAX_CANDIDATES 8
+/* The most alignment a pointer is credited with, and what cuBLASLt's
+ * heuristic assumes unless told otherwise (its default preference). */
+#define RT_GEMM_LT_MAX_ALIGN 256u
+
+/* The byte alignments of one run's pointers (each a power of two up to
+ * RT_GEMM_LT_MAX_ALIGN), as the heuristic's preferences see them: the
+ * candidates prepared for one set run only with pointers at least that
+ * aligned. c is the pointer passed as C (D's when beta is 0). */
+typedef struct rt_gemm_align {
+  uint32_t a, b, c, d, bias;
+} rt_gemm_align;
+
+/* The alignments of args' pointers for product g (a NULL pointer, an
+ * absent operand: RT_GEMM_LT_MAX_ALIGN). Pure. */
+void rt_gemm_lt_align_of(const rt_gemm *g, const rt_gemm_args *args, rt_gemm_align *out);
+/* RT_GEMM_LT_MAX_ALIGN for every pointer: what a plan prepares at load. */
+void rt_gemm_lt_align_max(rt_gemm_align *out);
 
 /* A prepared product: descriptors and the heuristic's candidates, owned. */
 typedef struct rt_gemm_lt {
   const rt_blaslt *lt;
   cublasLtHandle_t handle; /* borrowed */
   rt_gemm g;
+  rt_gemm_align align; /* the pointers' alignments the candidates were asked for */
   rt_lt_map map;
   cublasLtMatmulDesc_t desc;
   cublasLtMatrixLayout_t l_first, l_second, l_c, l_d;
@@ -83,12 +101,20 @@ typedef struct rt_gemm_lt {
 } rt_gemm_lt;
 
 /* Maps g, builds the descriptors and asks the heuristic for up to
- * max_candidates algorithms that fit in workspace_max bytes. On failure
+ * max_candidates algorithms that fit in workspace_max bytes and take
+ * pointers aligned as `align` says: the MIN_ALIGNMENT preferences, each
+ * lowered to what the matrix's row pitch and batch stride keep, and the
+ * bias pointer's stand-in with the bias alignment. align NULL (the most
+ * for every pointer, the load's set) leaves the preferences at the
+ * heuristic's default, which assumes that alignment. On failure
  * (KF_ERR_UNSUPPORTED when cuBLASLt cannot take it, KF_ERR_CUDA for a
  * library error) err holds why and p owns nothing. */
 kf_status rt_gemm_lt_prepare(rt_gemm_lt *p, const rt_blaslt *lt, cublasLtHandle_t handle,
-                             const rt_gemm *g, size_t workspace_max, int max_candidates, char *err,
-                             size_t errsize);
+                             const rt_gemm *g, const rt_gemm_align *align, size_t workspace_max,
+                             int max_candidates, char *err, size_t errsize);
+/* Whether p's candidates take pointers aligned as `al` (each at least as
+ * aligned as p was prepared for). */
+bool rt_gemm_lt_takes(const rt_gemm_lt *p, const rt_gemm_align *al);
 void rt_gemm_lt_release(rt_gemm_lt *p);
 
 /* Enqueues the product with candidate i on stream s. bias and c are read

@@ -14,6 +14,7 @@
 #include "core/alloc.h"
 #include "ir/shape.h"
 #include "runtime/cuda_graph.h"
+#include "runtime/fallback.h"
 #include "runtime/lib_launch.h"
 #include "runtime/nvtx.h"
 #include "runtime/rt.h"
@@ -306,30 +307,59 @@ kf_status rt_validate(rt_plan *plan, rt_state *rt, const kf_tensor *in, int n_in
   return rt_validate_ex(plan, rt, in, n_in, out, n_out, true);
 }
 
-static kf_status bind_io(rt_plan *plan, const rt_io *io) {
+/* Each parameter of l from its buffer: the caller's tensors or the
+ * workspace. */
+static void bind_launch(rt_plan *plan, const rt_io *io, rt_launch *l) {
+  for (int p = 0; p < l->n_params; p++) {
+    const rt_bind *b = &l->binds[p];
+    if (b->home == HOME_INPUT)
+      l->args[p] = (CUdeviceptr)io_addr(io, b->index);
+    else if (b->home == HOME_OUTPUT)
+      l->args[p] = (CUdeviceptr)io_addr(io, io->n_in + b->index);
+    else
+      l->args[p] = plan->ws + (CUdeviceptr)b->offset;
+  }
+}
+
+/* Binds every launch. A launch that reads tensor maps is checked here,
+ * before any map is encoded: an operand off 16-byte alignment, which the
+ * copy engine cannot read, makes this run take the launch's fallback form
+ * (fallback.c; compiled and loaded at the first such run, unless the
+ * run's stream is capturing). A library call gets the candidates its
+ * pointers' alignments need, or the same fallback where cuBLASLt has
+ * none. */
+static kf_status bind_io(rt_plan *plan, const rt_io *io, CUstream stream) {
   struct rt_plan *rp = plan;
+  char why[300];
   for (int L = 0; L < rp->n_launches; L++) {
     rt_launch *l = &rp->launches[L];
-    for (int p = 0; p < l->n_params; p++) {
-      const rt_bind *b = &l->binds[p];
-      if (b->home == HOME_INPUT)
-        l->args[p] = (CUdeviceptr)io_addr(io, b->index);
-      else if (b->home == HOME_OUTPUT)
-        l->args[p] = (CUdeviceptr)io_addr(io, io->n_in + b->index);
-      else
-        l->args[p] = rp->ws + (CUdeviceptr)b->offset;
+    bind_launch(plan, io, l);
+    l->on_alt = false;
+    kf_status st = KF_OK;
+    bool fall = false;
+    if (l->lib) {
+      /* the candidates for these pointers; none: the template form */
+      st = rt_lib_bind(plan, l, why, sizeof why);
+      fall = st == KF_ERR_UNSUPPORTED;
+      if (st != KF_OK && !fall) return rt_plan_error(plan, st, "%s: %s", l->entry, why);
+    } else if (l->n_tmaps && rt_fallback_needed(l)) {
+      rt_fallback_why_maps(l, why, sizeof why);
+      fall = true;
+    } else if (l->n_tmaps) {
+      st = rt_tmap_encode(plan, rp->state->drv, l);
     }
-    if (l->n_tmaps) {
-      kf_status st = rt_tmap_encode(plan, rp->state->drv, l);
-      if (st != KF_OK) return st;
+    if (fall) {
+      st = rt_fallback_take(plan, L, stream, why);
+      if (st == KF_OK) bind_launch(plan, io, l->alt);
     }
+    if (st != KF_OK) return st;
   }
   return KF_OK;
 }
 
-kf_status rt_bind_args(rt_plan *plan, const kf_tensor *in, const kf_tensor *out) {
+kf_status rt_bind_args(rt_plan *plan, const kf_tensor *in, const kf_tensor *out, CUstream stream) {
   rt_io io = tensors_io("kf_plan_run", in, plan->graph->n_inputs, out, plan->graph->n_outputs);
-  return bind_io(plan, &io);
+  return bind_io(plan, &io, stream);
 }
 
 /* The launch may overlap the end of the kernel ahead of it in the stream;
@@ -354,24 +384,25 @@ kf_status rt_launch_one(rt_plan *plan, int i, CUstream stream, bool plain) {
   rt_launch *l = &plan->launches[i];
   const rt_driver *drv = plan->state->drv;
   if (l->grid == 0) return KF_OK; /* an empty tensor: nothing to do */
-  if (l->lib) return rt_lib_run(plan, l, stream);
+  if (l->lib && !l->on_alt) return rt_lib_run(plan, l, stream);
+  const rt_launch *k = rt_fallback_kernel(l); /* the binding's form of the launch */
   /* Unwatched, a launch pays this one check (docs/performance.md). */
   bool span = rt_span_on();
-  if (span) rt_span_pushf("launch %s", l->entry);
-  bool pdl = plain && l->pdl;
+  if (span) rt_span_pushf("launch %s", k->entry);
+  bool pdl = plain && k->pdl;
   CUresult r;
   if (pdl) {
     CUlaunchConfig cfg;
     CUlaunchAttribute attr;
-    rt_pdl_config(l, stream, &cfg, &attr);
-    r = drv->LaunchKernelEx(&cfg, l->fn, l->argv, NULL);
+    rt_pdl_config(k, stream, &cfg, &attr);
+    r = drv->LaunchKernelEx(&cfg, k->fn, k->argv, NULL);
   } else {
-    r = drv->LaunchKernel(l->fn, l->grid, 1, 1, l->block, 1, 1, l->smem, stream, l->argv, NULL);
+    r = drv->LaunchKernel(k->fn, k->grid, 1, 1, k->block, 1, 1, k->smem, stream, k->argv, NULL);
   }
   if (span) rt_span_pop();
   if (r != CUDA_SUCCESS) {
     char what[96];
-    snprintf(what, sizeof what, "%s(%s)", pdl ? "cuLaunchKernelEx" : "cuLaunchKernel", l->entry);
+    snprintf(what, sizeof what, "%s(%s)", pdl ? "cuLaunchKernelEx" : "cuLaunchKernel", k->entry);
     return rt_fail(plan->ctx, plan, plan->state, r, what);
   }
   return KF_OK;
@@ -419,7 +450,7 @@ static kf_status run_loaded(rt_plan *plan, rt_state *rt, const rt_io *io, CUstre
   if (!(rp->loaded && rp->loaded_code == plan->code)) st = plan->load(plan->owner);
   if (st == KF_OK) st = rt_plan_ready_workspace(plan, rt);
   if (st != KF_OK) return st;
-  if ((st = bind_io(plan, io)) != KF_OK) return st;
+  if ((st = bind_io(plan, io, stream)) != KF_OK) return st;
   switch (rp->mode) {
     case KF_MODE_STREAMS:
       return rt_run_streams(plan, stream);

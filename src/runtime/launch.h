@@ -22,8 +22,10 @@ kf_status rt_validate(rt_plan *plan, rt_state *rt, const kf_tensor *in, int n_in
 kf_status rt_validate_ex(rt_plan *plan, rt_state *rt, const kf_tensor *in, int n_in,
                          const kf_tensor *out, int n_out, bool ask_driver);
 /* Binds the parameters of every launch to these tensors (and encodes its
- * tensor maps; an error is on the plan). */
-kf_status rt_bind_args(rt_plan *plan, const kf_tensor *in, const kf_tensor *out);
+ * tensor maps, or takes its form without them for misaligned operands,
+ * loading it unless stream is capturing: fallback.c; an error is on the
+ * plan). */
+kf_status rt_bind_args(rt_plan *plan, const kf_tensor *in, const kf_tensor *out, CUstream stream);
 kf_status rt_run_plain(rt_plan *plan, CUstream stream);
 /* Launch i on stream. With plain (plain mode's order: each launch after the
  * kernel ahead of it in the stream), a launch marked rt_launch.pdl may

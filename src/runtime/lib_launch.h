@@ -21,10 +21,25 @@ kf_status rt_lib_handle(kf_ctx *ctx, rt_state *rt, char *err, size_t errsize);
 kf_status rt_lib_prepare(rt_plan *rp, rt_state *rt, rt_launch *l, const fuse_kernel *k, int cand,
                          char *err, size_t errsize);
 void rt_lib_free(rt_launch *l);
-/* Enqueues the library call of l on s, with the pointers bound in l->args. */
+/* Picks the candidates for the pointers bound in l->args: the load's, or
+ * (pointers less aligned than they assume) a set asked of the heuristic
+ * for their alignments, kept per set (one log line for the first).
+ * KF_ERR_UNSUPPORTED with the reason in err when cuBLASLt has no
+ * algorithm for them: the run takes the launch's template form
+ * (fallback.c). */
+kf_status rt_lib_bind(rt_plan *rp, rt_launch *l, char *err, size_t errsize);
+/* Enqueues the library call of l on s, with the pointers bound in l->args
+ * and the candidates rt_lib_bind picked. */
 kf_status rt_lib_run(rt_plan *rp, rt_launch *l, CUstream s);
 /* Captures the call into a new graph (*child, the caller's) on the side
- * stream s, for graph mode's child node; records the workspace it holds. */
+ * stream s, for graph mode's child node; records the workspace, the
+ * candidate set and the algorithm it holds. */
 kf_status rt_lib_capture(rt_plan *rp, rt_launch *l, CUstream s, CUgraph *child);
+/* Graph mode: whether this binding runs the candidate set and algorithm
+ * that l's child graph was captured with (rt_lib_capture). Where not, the
+ * graph is built again rather than the child swapped in place: another
+ * algorithm may launch other kernels with their own launch attributes
+ * (a cluster shape, say) that an in-place update need not carry over. */
+bool rt_lib_same_capture(const rt_launch *l);
 
 #endif

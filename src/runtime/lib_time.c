@@ -102,7 +102,7 @@ kf_status rt_lib_time(rt_plan *rp, int launch, int reps, double *ms, int max_ms)
   st = r == CUDA_SUCCESS ? rt_pool_streams(rp->ctx, rp, rt, 1, &stream)
                          : rt_fail(rp->ctx, rp, rt, r, "timing scratch (cuMemAlloc)");
   if (st == KF_OK) st = rt_plan_ready_workspace(rp, rt);
-  if (st == KF_OK) st = rt_bind_args(rp, s.in, s.out);
+  if (st == KF_OK) st = rt_bind_args(rp, s.in, s.out, stream);
   timed t = {rp, launch};
   rt_launch *l = launch >= 0 ? &rp->launches[launch] : NULL;
   int n = l && l->lib ? l->lib->p.ncand : 1, keep = l && l->lib ? l->lib->cand : 0;

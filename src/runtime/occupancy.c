@@ -30,10 +30,8 @@ static CUresult read_occ(const rt_driver *d, CUfunction fn, int block, unsigned 
   return r;
 }
 
-kf_status rt_occupancy_measure(rt_plan *plan, int i) {
-  struct rt_plan *rp = plan;
-  rt_state *rt = rp->state;
-  rt_launch *l = &rp->launches[i];
+kf_status rt_occupancy_measure(rt_plan *plan, rt_launch *l) {
+  rt_state *rt = plan->state;
   CUresult r =
       read_occ(rt->drv, l->fn, (int)l->block, l->smem, rt->info.max_threads_per_sm, &l->occ);
   return r == CUDA_SUCCESS ? KF_OK : rt_fail(plan->ctx, plan, rt, r, "cuOccupancyMaxActiveBlocks");

@@ -4,8 +4,9 @@
 
 #include "runtime/rt.h"
 
-/* Reads launch i's function attributes and occupancy into its occ. */
-kf_status rt_occupancy_measure(rt_plan *plan, int launch);
+/* Reads launch l's function attributes and occupancy into its occ (l:
+ * one of the plan's launches, or one's fallback form). */
+kf_status rt_occupancy_measure(rt_plan *plan, rt_launch *l);
 /* Each candidate's parts: loads, measures and unloads the launches of
  * (fp, code), a re-planned and compiled copy, that compute its home nodes;
  * keeps the part with the least occupancy in c->rec.lowest (rec.n_parts

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "core/alloc.h"
+#include "runtime/fallback.h"
 #include "runtime/launch.h"
 #include "runtime/rt.h"
 #include "runtime/rt_plan.h"
@@ -124,6 +125,7 @@ static kf_status read_back(prof_run *p, kf_profile *out) {
   out->n_launches = rp->n_launches;
   for (int L = 0; L < rp->n_launches; L++) {
     const rt_launch *l = &rp->launches[L];
+    const rt_launch *k = rt_fallback_kernel(l); /* the form this binding ran (fallback.c) */
     kf_launch_profile *lp = &out->launches[L];
     float a = 0, b = 0;
     CUresult r = p->d->EventElapsedTime(&a, p->t0, p->start[L]);
@@ -136,9 +138,9 @@ static kf_status read_back(prof_run *p, kf_profile *out) {
     lp->ms = b - a;
     lp->bytes = launch_bytes(fp, L);
     lp->gbps = lp->ms > 0 ? (double)lp->bytes / (lp->ms * 1e6) : 0;
-    lp->grid = l->grid, lp->block = l->block, lp->smem_bytes = l->smem;
-    lp->registers = l->occ.regs, lp->local_bytes = l->occ.local_bytes;
-    lp->blocks_per_sm = l->occ.blocks_per_sm, lp->occupancy = l->occ.occupancy;
+    lp->grid = k->grid, lp->block = k->block, lp->smem_bytes = k->smem;
+    lp->registers = k->occ.regs, lp->local_bytes = k->occ.local_bytes;
+    lp->blocks_per_sm = k->occ.blocks_per_sm, lp->occupancy = k->occ.occupancy;
     if (b > out->ms) out->ms = b;
     trace_launch(p, out, lp);
   }
@@ -148,12 +150,12 @@ static kf_status read_back(prof_run *p, kf_profile *out) {
 
 /* Loaded, validated, bound: what kf_plan_run does before launching. */
 static kf_status prepare(rt_plan *plan, rt_state *rt, const kf_tensor *in, int n_in,
-                         const kf_tensor *outs, int n_out) {
+                         const kf_tensor *outs, int n_out, CUstream stream) {
   struct rt_plan *rp = plan;
   kf_status st = rt_validate(plan, rt, in, n_in, outs, n_out);
   if (st == KF_OK && !(rp->loaded && rp->loaded_code == plan->code)) st = plan->load(plan->owner);
   if (st == KF_OK) st = rt_plan_ready_workspace(plan, rt);
-  if (st == KF_OK) st = rt_bind_args(plan, in, outs);
+  if (st == KF_OK) st = rt_bind_args(plan, in, outs, stream);
   return st;
 }
 
@@ -170,7 +172,7 @@ kf_status rt_plan_profile(rt_plan *plan, const kf_tensor *inputs, int n_inputs,
   kf_status st = rt_state_get(plan->ctx, &rt);
   if (st != KF_OK) return rt_plan_error(plan, st, "%s", kf_ctx_errmsg(plan->ctx));
   if ((st = rt_enter(plan->ctx, rt, &pushed)) != KF_OK) return st;
-  st = prepare(plan, rt, inputs, n_inputs, outputs, n_outputs);
+  st = prepare(plan, rt, inputs, n_inputs, outputs, n_outputs, (CUstream)stream);
   struct rt_plan *rp = plan;
   prof_run p = {.plan = plan, .d = rt->drv, .caller = (CUstream)stream};
   p.streams = rp->mode != KF_MODE_PLAIN && rp->n_streams > 1;

@@ -72,11 +72,34 @@ typedef fuse_occ rt_occ;
 /* A launch that is a library call (cg_launch_src.library): the prepared
  * product, which candidate runs, and where its operands are among the
  * launch's bound pointers (rt_launch.args). */
+/* Candidate sets a library call keeps for runs whose pointers are less
+ * aligned than the load's set assumes (lib_launch.c). */
+#define RT_LIB_ALIGN_SETS 4
+
 typedef struct rt_lib {
-  rt_gemm_lt p;
+  rt_gemm_lt p; /* prepared at load for pointers of the most alignment */
   int cand;
   int ia, ib, ibias, ic, id; /* indices into args; -1: absent */
   CUdeviceptr held_ws;       /* graph mode: the workspace the child graph was captured with */
+  /* graph mode: the candidate set (by its alignments) and the algorithm
+   * the child graph was captured with (rt_lib_same_capture) */
+  rt_gemm_align held_align;
+  cublasLtMatmulAlgo_t held_algo;
+  /* Views off that alignment: the product prepared again with the real
+   * alignments as the heuristic's preferences, once per set of alignments
+   * (the oldest replaced when all are taken). */
+  rt_gemm_lt low[RT_LIB_ALIGN_SETS];
+  int n_low, next_low;
+  bool low_logged; /* the one warning the first of them gives */
+  /* Alignments the heuristic had no algorithm for (runs with them take
+   * the launch's fallback form without asking again), the oldest
+   * replaced. */
+  rt_gemm_align refused[RT_LIB_ALIGN_SETS];
+  int n_refused, next_refused;
+  /* This binding's set (rt_lib_bind): NULL for p (candidate cand), else
+   * one of low with its candidate low_cand. */
+  rt_gemm_lt *bound;
+  int bound_cand;
 } rt_lib;
 
 typedef struct rt_launch {
@@ -114,6 +137,17 @@ typedef struct rt_launch {
   CUdeviceptr tmap_addr[CG_MAX_TMAPS];
   CUtensorMap *tmaps; /* aligned as CUtensorMap (128 bytes), inside tmap_mem */
   void *tmap_mem;
+  /* A launch with tensor maps, or a library call, has a second form
+   * without them (runtime/fallback.c): the same kernel generated with the
+   * sm_90 templates and the library off, compiled and loaded at the first
+   * run that brings an operand its own path cannot take (not 16-byte
+   * aligned for the copy engine; no cuBLASLt algorithm for its
+   * alignments), then run in place of this one (on_alt) by every run
+   * whose addresses need it. Only its kernel fields are used (entry ...
+   * occ); the schedule stays this launch's. */
+  struct rt_launch *alt;
+  bool on_alt;    /* this binding runs alt */
+  bool graph_alt; /* graph mode: the instantiated node runs alt */
 } rt_launch;
 
 struct rt_plan {
@@ -133,6 +167,10 @@ struct rt_plan {
    * pipeline: the pipeline hands it this. */
   kf_status (*load)(void *owner);
   void *owner;
+  /* Generates, compiles and loads (rt_fallback_load) launch L's fallback
+   * form, for a run whose operands its own path cannot take; set by the
+   * pipeline like load. NULL: such a run is an error. */
+  kf_status (*fallback)(void *owner, int launch);
   /* loaded state */
   rt_state *state;
   bool loaded;

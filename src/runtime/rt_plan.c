@@ -10,6 +10,7 @@
 #include "codegen/program.h"
 #include "core/alloc.h"
 #include "core/knobs.h"
+#include "runtime/fallback.h"
 #include "runtime/lib_launch.h"
 #include "runtime/occupancy.h"
 #include "runtime/rt.h"
@@ -42,6 +43,7 @@ static void release(struct rt_plan *rp) {
       if (rp->join_ev[s]) d->EventDestroy(rp->join_ev[s]);
     for (int i = 0; i < rp->n_launches; i++) {
       rt_lib_free(&rp->launches[i]);
+      rt_fallback_free(d, &rp->launches[i]);
       if (rp->launches[i].done) d->EventDestroy(rp->launches[i].done);
       if (rp->launches[i].mod) d->ModuleUnload(rp->launches[i].mod);
     }
@@ -49,6 +51,7 @@ static void release(struct rt_plan *rp) {
     if (pushed) d->CtxPopCurrent(NULL);
   }
   for (int i = 0; i < rp->n_launches; i++) {
+    rt_fallback_free(NULL, &rp->launches[i]); /* no driver: the memory */
     free(rp->launches[i].binds);
     free(rp->launches[i].args);
     free(rp->launches[i].argv);
@@ -250,6 +253,15 @@ static void set_l2_prefetch(rt_plan *plan, rt_state *rt, rt_launch *l) {
              (long long)resident);
 }
 
+kf_status rt_plan_load_launch(rt_plan *plan, rt_state *rt, rt_launch *l, const rt_image *img) {
+  kf_status st = load_one(plan, rt, l, img);
+  if (st != KF_OK || img->src->library) return st; /* a library call: no kernel of ours */
+  st = rt_occupancy_measure(plan, l);
+  if (st == KF_OK && img->src->persistent) fit_persistent(plan, rt, l);
+  if (st == KF_OK && img->src->l2_prefetch) set_l2_prefetch(plan, rt, l);
+  return st;
+}
+
 kf_status rt_plan_load_images(rt_plan *plan, const rt_image *images, int n) {
   rt_state *rt;
   bool pushed;
@@ -265,13 +277,8 @@ kf_status rt_plan_load_images(rt_plan *plan, const rt_image *images, int n) {
   rp->launches = core_calloc((size_t)n + 1, sizeof *rp->launches);
   if (!rp->launches) st = rt_plan_error(plan, KF_ERR_OUT_OF_MEMORY, "kf_plan_load: out of memory");
   rp->n_launches = rp->launches ? n : 0;
-  for (int i = 0; i < n && st == KF_OK; i++) {
-    st = load_one(plan, rt, &rp->launches[i], &images[i]);
-    if (images[i].src->library) continue; /* no kernel of ours to measure */
-    if (st == KF_OK) st = rt_occupancy_measure(plan, i);
-    if (st == KF_OK && images[i].src->persistent) fit_persistent(plan, rt, &rp->launches[i]);
-    if (st == KF_OK && images[i].src->l2_prefetch) set_l2_prefetch(plan, rt, &rp->launches[i]);
-  }
+  for (int i = 0; i < n && st == KF_OK; i++)
+    st = rt_plan_load_launch(plan, rt, &rp->launches[i], &images[i]);
   if (st == KF_OK) st = rt_schedule(plan, plan->options->streams);
   if (st == KF_OK) st = ensure_workspace(plan, rt);
   if (st == KF_OK) {

@@ -15,6 +15,12 @@ rt_plan *rt_plan_new(kf_run_mode mode);
  * workspace. Used by kf_plan_load with the compiler's images, and directly
  * by tests with fake ones. Errors recorded on the plan. */
 kf_status rt_plan_load_images(rt_plan *plan, const rt_image *images, int n);
+/* Loads one launch's image into l (module, function, bindings, tensor
+ * maps, or the library call), measures its occupancy and sizes what
+ * depends on it; the plan's launches, and a launch's fallback form
+ * (fallback.c). rt is the plan's state, entered. Errors on the plan; what
+ * l holds then is freed with the plan's launches. */
+kf_status rt_plan_load_launch(rt_plan *plan, rt_state *rt, rt_launch *l, const rt_image *img);
 /* Unloads modules, frees events, graph, workspace; keeps rt_plan. */
 void rt_plan_unload(rt_plan *plan);
 /* Releases a plan's runtime part (kf_plan_destroy); tolerates NULL. */

@@ -45,11 +45,11 @@ kf_status rt_tmap_encode(rt_plan *plan, const rt_driver *d, rt_launch *l) {
     CUdeviceptr a = l->args[l->tmap_param[i]];
     if (a == l->tmap_addr[i] && a) continue;
     const cg_tmap *t = &l->tmap_desc[i];
+    /* the bind takes the form without maps for these (fallback.c) */
     if (a % 16)
-      return rt_plan_error(plan, KF_ERR_INVALID_ARG,
+      return rt_plan_error(plan, KF_ERR_INTERNAL,
                            "%s: operand %%%d at %#llx is not 16-byte aligned, which the sm_90 "
-                           "kernels' copy engine needs (KFUSE_MATMUL=library for a matmul, "
-                           "KFUSE_ATTN90=0 for attention, or aligned memory)",
+                           "kernels' copy engine needs, and the run did not fall back",
                            l->entry, (int)t->value, (unsigned long long)a);
     cuuint64_t dims[3] = {t->dims[0], t->dims[1], t->dims[2]};
     cuuint64_t strides[2] = {t->strides[0], t->strides[1]};

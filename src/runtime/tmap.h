@@ -13,8 +13,9 @@
  * that is not a parameter) with the message on the plan. */
 kf_status rt_tmap_setup(rt_plan *plan, rt_launch *l, const cg_launch_src *src);
 /* Encodes each map of l whose address changed since it was last encoded.
- * An address the copy engine cannot take (not 16-byte aligned) is
- * KF_ERR_INVALID_ARG with the reason. */
+ * An address the copy engine cannot take (not 16-byte aligned) never gets
+ * here: the bind runs the launch's form without maps for it
+ * (fallback.c); should one, it is KF_ERR_INTERNAL with the reason. */
 kf_status rt_tmap_encode(rt_plan *plan, const rt_driver *d, rt_launch *l);
 /* Frees what rt_tmap_setup allocated; tolerates a launch without maps. */
 void rt_tmap_free(rt_launch *l);

@@ -267,6 +267,10 @@ static void io_setup(kf_graph *g, run_io *io, uint64_t seed) {
 
 /* Fills every output with 0xff bytes (NaN for floats, -1, an invalid bool),
  * so an element the kernels never write cannot pass. */
+/* Poisons every output and waits for it: cuMemsetD8 runs on the legacy
+ * default stream, which a non-blocking stream does not wait for, so a
+ * plan (or a captured graph) launched on one right after could write its
+ * outputs before the poison lands and read as unwritten. */
 static void io_poison(run_io *io) {
   for (int j = 0; j < io->n_out; j++) {
     int64_t n = 1;
@@ -274,6 +278,7 @@ static void io_poison(run_io *io) {
     size_t bytes = (size_t)n * kf_dtype_size(io->dout[j].dtype);
     if (bytes) G_drv->MemsetD8((CUdeviceptr)(uintptr_t)io->dout[j].data, 0xff, bytes);
   }
+  dev_sync();
 }
 
 static void io_fetch(run_io *io) {
@@ -322,6 +327,36 @@ static void io_free(run_io *io) {
   }
   free(io->hin), free(io->din), free(io->hout), free(io->href), free(io->dout), free(io->bound);
   memset(io, 0, sizeof *io);
+}
+
+/* The library's warnings on G_ctx that contain a text, counted while
+ * watched (each printed, so a run's output shows them); unwatching gives
+ * the stderr logger back. The fallback tests count "not 16-byte aligned"
+ * (the sm_90 kernels' form without tensor maps) and "aligned to a "
+ * (cuBLASLt's candidates for misaligned operands, or the template form
+ * where it has none). */
+static const char *G_watch_text;
+static int G_watch_hits;
+
+static inline void watch_log(void *user, kf_log_level level, const char *component,
+                             const char *msg) {
+  (void)user;
+  if (level > KF_LOG_WARN) return;
+  printf("log (%s): %s\n", component, msg);
+  if (G_watch_text && strstr(msg, G_watch_text)) G_watch_hits++;
+}
+
+static inline void watch_warnings(const char *text) {
+  G_watch_text = text;
+  G_watch_hits = 0;
+  kf_ctx_set_log(G_ctx, watch_log, NULL);
+}
+
+/* The count since watch_warnings. */
+static inline int unwatch_warnings(void) {
+  kf_ctx_set_log(G_ctx, NULL, NULL);
+  G_watch_text = NULL;
+  return G_watch_hits;
 }
 
 /* Compares every output with href (within the bound when io has one);

@@ -119,7 +119,8 @@ static void run_case(rt_gemm g, uint64_t seed) {
   G_drv->MemcpyHtoD(args.c, h.c, h.nd * ds);
   rt_gemm_lt p;
   char err[256];
-  kf_status s = rt_gemm_lt_prepare(&p, G_lt, G_handle, &g, args.workspace_size, 8, err, sizeof err);
+  kf_status s =
+      rt_gemm_lt_prepare(&p, G_lt, G_handle, &g, NULL, args.workspace_size, 8, err, sizeof err);
   ck_assert_msg(s == KF_OK, "prepare: %s", err);
   for (int i = 0; i < p.ncand; i++) {
     G_drv->MemsetD8(args.d, 0xff, h.nd * ds); /* NaN in every float dtype */
