@@ -213,6 +213,43 @@ START_TEST(paired_kernel_compiles) {
 }
 END_TEST
 
+/* A plan fused for sm_90 and compiled for sm_80 (its arch changed between
+ * the two: what a caller's second arch does) is fused again without pairs
+ * before code generation: two products, their reason logged. */
+START_TEST(compile_for_another_arch_unpairs) {
+  kt_setenv("KFUSE_MATMUL", "template", 1);
+  swiglu c = {KF_BF16, 64, 64, 64, false, false, false, 0};
+  kf_graph *g;
+  char *text;
+  kf_plan *p = plan_of(&c, "sm_90", &g, &text);
+  ck_assert_int_eq(kf_plan_num_kernels(p), 1);
+  p->options.arch = "sm_80";
+  ck_assert_msg(kf_plan_compile(p) == KF_OK, "%s", kf_plan_errmsg(p));
+  ck_assert_int_eq(kf_plan_num_kernels(p), 2);
+  ck_assert(!p->fuse->options.gemm_pair);
+  kf_free(text);
+  text = kf_plan_describe(p, KF_FORMAT_TEXT);
+  ck_assert_msg(strstr(text, "paired products off (the target is sm_80, not sm_90)"), "%s", text);
+  done(p, g, text);
+  /* a plan with nothing to pair is compiled as it was fused */
+  kf_graph *one = NULL;
+  ck_assert_int_eq(kf_graph_create(ctx, &one), KF_OK);
+  int64_t sh[2] = {64, 64};
+  kf_set_output(
+      one, kf_matmul(one, kf_input(one, "a", KF_BF16, 2, sh), kf_input(one, "b", KF_BF16, 2, sh)));
+  kf_options o;
+  kf_options_init(&o);
+  o.arch = "sm_90";
+  ck_assert_int_eq(kf_plan_create(ctx, one, &o, &p), KF_OK);
+  const fuse_plan *fused = p->fuse;
+  ck_assert_msg(kf_plan_compile(p) == KF_OK, "%s", kf_plan_errmsg(p));
+  ck_assert_ptr_eq(p->fuse, fused);
+  kf_plan_destroy(p);
+  kf_graph_destroy(one);
+  kt_unsetenv("KFUSE_MATMUL");
+}
+END_TEST
+
 #define DEV ((CUdeviceptr)0x300000000ull)
 
 /* On the fake driver (an sm_90 device): the paired plan, fused for the
@@ -285,6 +322,7 @@ static Suite *make_suite(void) {
   tcase_add_test(tc, library_plans_do_not_pair);
   tcase_add_test(tc, paired_kernel_compiles);
   tcase_add_test(tc, runtime_passes_three_maps);
+  tcase_add_test(tc, compile_for_another_arch_unpairs);
   suite_add_tcase(s, tc);
   return s;
 }

@@ -92,7 +92,7 @@ void pl_gemm_pair(kf_plan *plan, const cg_target *t, fuse_options *fo) {
     off = "KFUSE_GEMM_PAIR=0";
   else if (plan->knobs->gemm90 == 0)
     off = "KFUSE_GEMM90=0";
-  else if (!t && count_products(plan->graph) < 2)
+  else if (count_products(plan->graph) < 2)
     off = "fewer than two products";
   if (!off && !t) {
     char saved[sizeof plan->errmsg];
@@ -113,6 +113,7 @@ void pl_gemm_pair(kf_plan *plan, const cg_target *t, fuse_options *fo) {
 
 kf_status pl_gemm_pair_refit(kf_plan *plan, const cg_target *t) {
   fuse_options fo = plan->fuse->options;
+  if (fo.matmul_library) return KF_OK; /* library calls are never paired */
   pl_gemm_pair(plan, t, &fo);
   if (fo.gemm_pair == plan->fuse->options.gemm_pair) return KF_OK;
   bool had = false;
