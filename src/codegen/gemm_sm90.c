@@ -67,11 +67,10 @@ bool cg_gemm90_fits(const cg_emit_args *a, char *why, size_t size) {
   const char *no = NULL;
   if (!mm) return false;
   const ir_node *m2 = cg_find_matmul2(a, id, &id2);
-  if (a->k->paired && !m2) no = "a paired kernel without its second product";
   const ir_node *A = &a->g->nodes[mm->args[0]], *B = &a->g->nodes[mm->args[1]];
   int64_t m = mm->shape[mm->rank - 2], n = mm->shape[mm->rank - 1], k = A->shape[A->rank - 1];
-  if (no)
-    ;
+  if (a->k->paired && !m2)
+    no = "a paired kernel without its second product";
   else if (a->t->cc_major != 9 || a->t->cc_minor != 0)
     no = "not sm_90";
   else if (a->t->knobs && a->t->knobs->gemm90 == 0)
