@@ -5,16 +5,19 @@
  * fits, else the mma.sync template; KFUSE_GEMM90=0 gives every 16-bit
  * product to the mma.sync one), on issue 20's shapes: bf16 4096^3 and 8192^3
  * with bias + tanh-GELU, 8192^3 alone, the SwiGLU MLP (tokens 2048,
- * hidden 4096, intermediate 11008, + residual), the odd shapes. Prints
+ * hidden 4096, intermediate 11008; tokens 8192, intermediate 14336; +
+ * residual), the odd shapes. Prints
  * each plan's matmul decision (library or template, with times). Needs a
  * GPU; run bench/gemm_peers.py in the same call for torch's figures.
  *
  * With KFUSE_MATMUL=template set, each graph is timed once (the template
  * plan). --quick: 4096^3 and the smaller SwiGLU only; --odd: the odd shapes
  * alone; --square: the square products only (4096^3, and 8192^3 without
- * --quick), for A/B runs of the template's knobs.
+ * --quick), for A/B runs of the template's knobs; --swiglu: the two SwiGLU
+ * MLPs only (2048 and 8192 tokens), for A/B runs of KFUSE_GEMM_PAIR. A
+ * paired kernel is marked [sm_90 template, paired].
  *
- *     build/bench/bench_matmul_plan [--quick] [--odd] [--square] */
+ *     build/bench/bench_matmul_plan [--quick] [--odd] [--square] [--swiglu] */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -116,13 +119,17 @@ static int bench_one(const char *name, kf_graph *g, double flop, bool template_o
   if (st != KF_OK) return fprintf(stderr, "%s: %s\n", name, kf_plan_errmsg(plan)), 1;
   char *src = kf_plan_source(plan, 0, NULL); /* which kernel the first product runs as */
   const char *kind = !src                              ? ""
+                     : strstr(src, "(paired: ")        ? " [sm_90 template, paired]"
                      : strstr(src, "wgmma.mma_async")  ? " [sm_90 template]"
                      : strstr(src, "kf_g80_mma<BF>")   ? " [mma.sync template]"
                      : strstr(src, "not tensor cores") ? " [simple kernel]"
                                                        : "";
+  /* the plan as chosen says its kind too: a template plan is told apart
+   * from the library's by its paired kernel or a first launch that runs
+   * wgmma */
   printf("%s %-30s %8.3f ms %6.1f TFLOP/s  (%d launches)%s\n",
          template_only ? "  template" : "kfuse", name, r.ms_median, flop / r.ms_median / 1e9,
-         kf_plan_num_launches(plan), template_only ? kind : "");
+         kf_plan_num_launches(plan), kind);
   kf_free(src);
   char *text = kf_plan_describe(plan, KF_FORMAT_TEXT);
   for (char *p = text ? strstr(text, "matmul-choice") : NULL; p; p = NULL) {
@@ -137,6 +144,7 @@ static int bench_one(const char *name, kf_graph *g, double flop, bool template_o
 
 int main(int argc, char **argv) {
   bool quick = false, square = false, odd_only = false; /* odd_only: the odd shapes alone */
+  bool swiglu_only = false; /* the two SwiGLU rows alone (the paired product's A/B) */
   for (int i = 1; i < argc; i++) {
     if (strcmp(argv[i], "--quick") == 0)
       quick = true;
@@ -144,8 +152,11 @@ int main(int argc, char **argv) {
       square = true;
     else if (strcmp(argv[i], "--odd") == 0)
       odd_only = true;
+    else if (strcmp(argv[i], "--swiglu") == 0)
+      swiglu_only = true;
     else
-      return fprintf(stderr, "usage: bench_matmul_plan [--quick] [--odd] [--square]\n"), 2;
+      return fprintf(stderr, "usage: bench_matmul_plan [--quick] [--odd] [--square] [--swiglu]\n"),
+             2;
   }
   if (kf_ctx_create(&ctx) != KF_OK) return 1;
   int n = 0;
@@ -154,7 +165,7 @@ int main(int argc, char **argv) {
     return 77;
   }
   int bad = 0;
-  for (int64_t z = 4096; !odd_only && z <= (quick ? 4096 : 8192); z *= 2) {
+  for (int64_t z = 4096; !odd_only && !swiglu_only && z <= (quick ? 4096 : 8192); z *= 2) {
     char name[64];
     snprintf(name, sizeof name, "bf16 %lld^3 + bias + gelu_tanh", (long long)z);
     bad += bench(name, gemm(1, z, z, z, true), 2.0 * z * z * z);
@@ -170,7 +181,7 @@ int main(int argc, char **argv) {
                    3 * 2.0 * 8192 * 4096 * 14336);
     static const int64_t odd[4][4] = {
         {1, 4095, 4097, 1000}, {1, 33, 4096, 4096}, {1, 4096, 33, 4096}, {8, 512, 1024, 768}};
-    for (int i = 0; i < 4; i++) {
+    for (int i = 0; i < 4 && !swiglu_only; i++) {
       char name[64];
       snprintf(name, sizeof name, "b%lld %lldx%lldx%lld", (long long)odd[i][0],
                (long long)odd[i][1], (long long)odd[i][2], (long long)odd[i][3]);

@@ -34,9 +34,16 @@
 //   issued: with 1 the stage of k-block kb is released once kb + 1 is issued
 //   and kb has completed; with 0 as soon as kb has completed (the other
 //   consumer warpgroup's products fill the tensor cores meanwhile).
+// - Paired (PAIR 1): two products of one A (SwiGLU's gate and up). The
+//   first half of B's boxes comes from kf_tmb, the other half from kf_tmb2,
+//   at the same columns of the two B; the mainloop is unchanged, and the
+//   epilogue pairs accumulator column c with c + BN/2 (d[i] with
+//   d[i + NACC/2]: acc and acc2) into a tile of OW = BN/2 output columns.
+//   Unpaired, the output tile is the block tile (OW = BN) and kf_tmb2 is
+//   kf_tmb.
 // Holes: fn, BID, params, IDX, M, N, K, BM, BN, BK, STAGES, CL, GROUPS_M,
 // GROUPS, TILES_N, BAND, INFLIGHT, KBLOCKS, STAGE_BYTES, B_BYTES, NACC, STAGED, W,
-// wgmma, stage_decl, epilogue, copy_out.
+// PAIR, OW, TMB2, tmb2_param, acc2, wgmma, stage_decl, epilogue, copy_out.
 
 {{wgmma}}
 /* A consumer warp's release of a stage: one arrival on empty[s] of every
@@ -58,7 +65,7 @@ KF_INLINE void kf_tile_of(int t, int &mg, int &nt) {
   mg = first + r % rows;
   nt = r / rows;
 }
-KF_INLINE void {{fn}}({{BID}} bid, {{params}}, const kf_tmap &kf_tma, const kf_tmap &kf_tmb) {
+KF_INLINE void {{fn}}({{BID}} bid, {{params}}, const kf_tmap &kf_tma, const kf_tmap &kf_tmb{{tmb2_param}}) {
   (void)bid;
   extern __shared__ unsigned char kf_dsmem[];
   /* 1024-byte alignment: the swizzle pattern repeats every 8 rows of 128 B */
@@ -83,16 +90,16 @@ KF_INLINE void {{fn}}({{BID}} bid, {{params}}, const kf_tmap &kf_tma, const kf_t
   if (wg == 0) {
     asm volatile("setmaxnreg.dec.sync.aligned.u32 40;");
     if (tid == 0) {
-      asm volatile("prefetch.tensormap [%0];\n\tprefetch.tensormap [%1];" ::"l"(
+      asm volatile("prefetch.tensormap [%0];\n\tprefetch.tensormap [%1];\n\tprefetch.tensormap [%2];" ::"l"(
                        (unsigned long long)&kf_tma),
-                   "l"((unsigned long long)&kf_tmb)
+                   "l"((unsigned long long)&kf_tmb), "l"((unsigned long long)&{{TMB2}})
                    : "memory");
       int s = 0;
       unsigned ph = 0;
       for (int t = c0_; t < {{GROUPS}}; t += ncl) {
         int mg, nt;
         kf_tile_of(t, mg, nt);
-        const int m0 = (mg * {{CL}} + (int)rank) * {{BM}}, n0 = nt * {{BN}};
+        const int m0 = (mg * {{CL}} + (int)rank) * {{BM}}, n0 = nt * {{OW}};
         for (int kb = 0; kb < {{KBLOCKS}}; kb++) {
           kf_bar_wait(bars + 8 * ({{STAGES}} + s), ph ^ 1u);
           const unsigned full = bars + 8 * s, a = base + s * {{STAGE_BYTES}};
@@ -101,11 +108,14 @@ KF_INLINE void {{fn}}({{BID}} bid, {{params}}, const kf_tmap &kf_tma, const kf_t
 #pragma unroll
           for (int j = 0; j < {{BN}} / 64; j++) {
             const unsigned b = a + {{STAGE_BYTES}} - {{B_BYTES}} + j * {{BK}} * 128;
+            /* paired: the second half of the boxes from the second B */
+            const bool second = {{PAIR}} && j >= {{BN}} / 128;
+            const kf_tmap *tb = second ? &{{TMB2}} : &kf_tmb;
+            const int nb = n0 + 64 * (second ? j - {{BN}} / 128 : j);
             if ({{CL}} == 1)
-              kf_tma_2d(b, &kf_tmb, n0 + 64 * j, kb * {{BK}}, full);
+              kf_tma_2d(b, tb, nb, kb * {{BK}}, full);
             else if (j % {{CL}} == (int)rank)
-              kf_tma_2d_mc(b, &kf_tmb, n0 + 64 * j, kb * {{BK}}, full,
-                           (unsigned short)((1u << {{CL}}) - 1));
+              kf_tma_2d_mc(b, tb, nb, kb * {{BK}}, full, (unsigned short)((1u << {{CL}}) - 1));
           }
           if (++s == {{STAGES}}) s = 0, ph ^= 1u;
         }
@@ -119,7 +129,7 @@ KF_INLINE void {{fn}}({{BID}} bid, {{params}}, const kf_tmap &kf_tma, const kf_t
 {{stage_decl}}    for (int t = c0_; t < {{GROUPS}}; t += ncl) {
       int mg, nt;
       kf_tile_of(t, mg, nt);
-      const int m0 = (mg * {{CL}} + (int)rank) * {{BM}}, n0 = nt * {{BN}};
+      const int m0 = (mg * {{CL}} + (int)rank) * {{BM}}, n0 = nt * {{OW}};
       float d[{{NACC}}];
 #pragma unroll
       for (int i = 0; i < {{NACC}}; i++) d[i] = 0.0f;
@@ -154,7 +164,7 @@ KF_INLINE void {{fn}}({{BID}} bid, {{params}}, const kf_tmap &kf_tma, const kf_t
       (void)bt;
       const {{IDX}} r0 = m0 + cw * 64 + warp * 16 + lane / 4, c0 = n0 + 2 * (lane % 4);
 #pragma unroll
-      for (int c = 0; c < {{BN}} / {{W}}; c++) {
+      for (int c = 0; c < {{OW}} / {{W}}; c++) {
         /* the warpgroup's reads of the staging rows (last chunk) are done */
         if ({{STAGED}}) kf_wg_sync(cw);
 #pragma unroll
@@ -167,7 +177,7 @@ KF_INLINE void {{fn}}({{BID}} bid, {{params}}, const kf_tmap &kf_tma, const kf_t
           (void)lr, (void)lc;
           if (row < {{M}} && col < {{N}}) {
             const float acc = d[i];
-{{epilogue}}          }
+{{acc2}}{{epilogue}}          }
         }
         if ({{STAGED}}) {
           kf_wg_sync(cw); /* the chunk is in the staging rows */

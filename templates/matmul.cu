@@ -3,9 +3,12 @@
 // shared memory 16 columns of K at a time, accumulated in {{ACC}} (f32 for
 // f16/bf16/f32), with the operands' pointwise prologue applied on load and
 // the epilogue fused before the store. NOT YET AT TENSOR-CORE SPEED: it is
-// correct and general (batch broadcasting, any shape), not fast.
+// correct and general (batch broadcasting, any shape), not fast. A paired
+// product (two products of one A, docs/matmul.md) stages its second B in
+// kf_bs2 and accumulates it in acc2 (pair_decl, load_b2 and pair_acc; empty
+// otherwise): the form it takes off the sm_90 template.
 // Holes: fn, IDX, BATCH, M, N, K, MT, NT, ACC, LAUNCH, params, load_a,
-// load_b, epilogue.
+// load_b, pair_decl, load_b2, pair_acc, epilogue.
 KF_INLINE void {{fn}}({{BID}} bid, {{params}}) {
   if (threadIdx.x >= 256) return;
   __shared__ {{ACC}} kf_as[16][17];
@@ -16,7 +19,7 @@ KF_INLINE void {{fn}}({{BID}} bid, {{params}}) {
   const {{IDX}} row = rem / {{NT}} * 16 + ty, col = rem % {{NT}} * 16 + tx;
   (void)bt;
   {{ACC}} acc = ({{ACC}})0;
-  for ({{IDX}} k0 = 0; k0 < {{K}}; k0 += 16) {
+{{pair_decl}}  for ({{IDX}} k0 = 0; k0 < {{K}}; k0 += 16) {
     {
       const {{IDX}} ar = row, ak = k0 + tx;
       {{ACC}} v = ({{ACC}})0;
@@ -31,10 +34,10 @@ KF_INLINE void {{fn}}({{BID}} bid, {{params}}) {
 {{load_b}}      }
       kf_bs[ty][tx] = v;
     }
-    kf_sync<256, {{LAUNCH}}>();
+{{load_b2}}    kf_sync<256, {{LAUNCH}}>();
 #pragma unroll
     for (int i = 0; i < 16; i++) acc = kf_add(acc, kf_mul(kf_as[ty][i], kf_bs[i][tx]));
-    kf_sync<256, {{LAUNCH}}>();
+{{pair_acc}}    kf_sync<256, {{LAUNCH}}>();
   }
   if (row < {{M}} && col < {{N}}) {
 {{epilogue}}  }

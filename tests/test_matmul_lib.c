@@ -451,6 +451,34 @@ START_TEST(fallback_to_the_template) {
 }
 END_TEST
 
+/* The template plan that replaces the library's (here its fallback; the
+ * auto choice's template plan is built the same way, by variant) pairs
+ * SwiGLU's two products of one A into one kernel (docs/matmul.md). */
+static void describes(kf_format fmt, const char *want);
+
+START_TEST(the_template_plan_pairs_swiglu) {
+  flt_install();
+  flt.refuse_create = true;
+  rt_fake_reset();
+  rt_driver_override(rt_fake_driver());
+  rt_fake_add_device_range(DEV, 1 << 24);
+  open_graph();
+  kf_value x = in2("x", KF_BF16, M, K);
+  kf_value gate = kf_matmul(g, x, in2("wg", KF_BF16, K, NN));
+  kf_value up = kf_matmul(g, x, in2("wu", KF_BF16, K, NN));
+  kf_set_output(g, kf_mul(g, kf_silu(g, gate), up));
+  ck_assert_int_eq(kf_plan_create(ctx, g, NULL, &plan), KF_OK);
+  ck_assert_int_eq(plan->fuse->n_library, 2);
+  ck_assert(plan->fuse->options.gemm_pair); /* the fake device is an sm_90 */
+  ck_assert_int_eq(kf_plan_load(plan), KF_OK);
+  ck_assert_int_eq(plan->fuse->n_library, 0);
+  ck_assert_int_eq(plan->fuse->n_kernels, 1);
+  ck_assert(plan->fuse->kernels[0].paired);
+  describes(KF_FORMAT_TEXT, "paired product: ");
+  close_plan();
+}
+END_TEST
+
 /* cuBLASLt's heuristic assumes 256-byte aligned pointers unless told: a
  * view less aligned than that gets candidates asked for its real
  * alignments (the MIN_ALIGNMENT preferences; cuBLASLt's A is our w), once
@@ -839,6 +867,7 @@ static Suite *make_suite(void) {
   tcase_add_test(run_tc, graph_mode_captures_a_child_graph);
   tcase_add_test(run_tc, graph_mode_rebuilds_when_the_child_is_refused);
   tcase_add_test(run_tc, fallback_to_the_template);
+  tcase_add_test(run_tc, the_template_plan_pairs_swiglu);
   tcase_add_test(run_tc, choice_is_timed_once_and_cached);
   tcase_add_test(run_tc, knob_forces_the_template);
   tcase_add_test(run_tc, a_long_choice_is_whole_and_counted);

@@ -29,6 +29,7 @@ enum {
  * other from stg[o]. */
 typedef struct {
   int bn, stages, w;
+  int ow; /* the output tile's width: bn, or bn / 2 for a paired product */
   bool staged;
   int stg_wg;         /* staging bytes per consumer warpgroup */
   int stg[MAX_OUT];   /* output o's staging rows' offset */
@@ -47,14 +48,30 @@ static int64_t numel(const ir_node *n) {
   return e;
 }
 
+/* What a paired kernel's second product must share with the first: A, and
+ * a B of the same shape and dtype read as it is stored; NULL when it does. */
+static const char *pair_refuses(const cg_emit_args *a, const ir_node *mm, const ir_node *m2) {
+  const ir_node *B = &a->g->nodes[mm->args[1]], *B2 = &a->g->nodes[m2->args[1]];
+  if (m2->args[0] != mm->args[0]) return "a paired product's two A differ";
+  if (m2->dtype != mm->dtype || B2->dtype != B->dtype || B2->rank != B->rank ||
+      memcmp(B2->shape, B->shape, sizeof B->shape) || m2->rank != mm->rank ||
+      memcmp(m2->shape, mm->shape, sizeof mm->shape))
+    return "a paired product's two B differ";
+  if (!is_input(a->k, m2->args[1])) return "an operand computed in the kernel";
+  return NULL;
+}
+
 bool cg_gemm90_fits(const cg_emit_args *a, char *why, size_t size) {
-  int32_t id = -1;
+  int32_t id = -1, id2 = -1;
   const ir_node *mm = cg_find_matmul(a, &id);
   const char *no = NULL;
   if (!mm) return false;
+  const ir_node *m2 = cg_find_matmul2(a, id, &id2);
   const ir_node *A = &a->g->nodes[mm->args[0]], *B = &a->g->nodes[mm->args[1]];
   int64_t m = mm->shape[mm->rank - 2], n = mm->shape[mm->rank - 1], k = A->shape[A->rank - 1];
-  if (a->t->cc_major != 9 || a->t->cc_minor != 0)
+  if (a->k->paired && !m2)
+    no = "a paired kernel without its second product";
+  else if (a->t->cc_major != 9 || a->t->cc_minor != 0)
     no = "not sm_90";
   else if (a->t->knobs && a->t->knobs->gemm90 == 0)
     no = "KFUSE_GEMM90=0";
@@ -74,6 +91,8 @@ bool cg_gemm90_fits(const cg_emit_args *a, char *why, size_t size) {
     no = "K or N not a multiple of 8 (rows of 16 bytes for the copy engine)";
   else if (cg_ceil_div(m, BM) * cg_ceil_div(n, 64) > INT32_MAX)
     no = "too many tiles";
+  else if (m2)
+    no = pair_refuses(a, mm, m2);
   if (no && why) snprintf(why, size, "%s", no);
   return no == NULL;
 }
@@ -85,6 +104,25 @@ static int tile_n(const cg_target *t, int64_t n) {
   if (t && t->knobs && t->knobs->gemm90_bn > 0 && t->knobs->gemm90_bn < 4)
     return forced[t->knobs->gemm90_bn];
   return n > 128 ? 256 : n > 64 ? 128 : 64;
+}
+
+/* A paired product's output tile width: half the block tile's B, whole
+ * 64-wide boxes of each B (128 by N, or KFUSE_GEMM90_BN / 2, at least 64),
+ * so the mainloop's m64n(2 OW) is 256 or 128 wide. */
+static int tile_pair(const cg_target *t, int64_t n) {
+  int w = tile_n(t, n) / 2;
+  if (!(t && t->knobs && t->knobs->gemm90_bn > 0)) w = n > 64 ? 128 : 64;
+  return w < 64 ? 64 : w;
+}
+
+/* The block tile's B width and the output tile's width of kernel a. */
+static void tile_of(const cg_emit_args *a, int64_t n, int *bn, int *ow) {
+  if (a->k->paired) {
+    *ow = tile_pair(a->t, n);
+    *bn = 2 * *ow;
+  } else {
+    *bn = *ow = tile_n(a->t, n);
+  }
 }
 
 int64_t cg_gemm90_tiles(int64_t m, int64_t n, int64_t k, double *tile_flops) {
@@ -133,15 +171,16 @@ static int staging_bytes(const cg_emit_args *a, int w, layout *L) {
  * 32, 16 or 8 columns whose staging rows leave the ring at least 4 stages
  * (or as many as it had without them); otherwise each element is stored
  * from its register. */
-static void plan_layout(const cg_emit_args *a, int bn, layout *L) {
+static void plan_layout(const cg_emit_args *a, int bn, int ow, layout *L) {
   memset(L, 0, sizeof *L);
   int room = smem_limit(a->t) - 1024 - BAR_BYTES;
   L->bn = bn;
-  L->w = bn;
+  L->ow = ow;
+  L->w = ow;
   L->stages = stages_in(room, bn);
   bool want = (!a->t->knobs || a->t->knobs->gemm90_stage) && a->k->n_outputs <= MAX_OUT;
   int keep = L->stages < 4 ? L->stages : 4;
-  for (int w = 64; want && w >= 8; w /= 2) {
+  for (int w = 64 < ow ? 64 : ow; want && w >= 8; w /= 2) {
     int wg = staging_bytes(a, w, L);
     int ns = stages_in(room - 2 * wg, bn);
     if (ns >= keep && ns >= 2) {
@@ -167,15 +206,19 @@ kf_status cg_plan_gemm90(cg_emit_args *a) {
   int64_t m = mm->shape[mm->rank - 2], n = mm->shape[mm->rank - 1], k = A->shape[A->rank - 1];
   cg_part *p = a->part;
   layout L;
-  plan_layout(a, tile_n(a->t, n), &L);
+  int bn0, ow0;
+  tile_of(a, n, &bn0, &ow0);
+  plan_layout(a, bn0, ow0, &L);
   int bn = L.bn, ns = L.stages;
+  int32_t id2 = -1;
+  const ir_node *m2 = cg_find_matmul2(a, id, &id2);
   if (ns < 2) {
     snprintf(a->err, a->errsize, "%s: %d bytes of shared memory are too few for the sm_90 template",
              a->k->name, a->t->max_smem_per_block);
     return KF_ERR_UNSUPPORTED;
   }
   int cl = cluster_size(a->t, m);
-  int64_t groups = cg_ceil_div(cg_ceil_div(m, BM), cl) * cg_ceil_div(n, bn);
+  int64_t groups = cg_ceil_div(cg_ceil_div(m, BM), cl) * cg_ceil_div(n, L.ow);
   p->threads = THREADS;
   p->min_blocks = 1; /* setmaxnreg needs the register cap of (384, 1) */
   p->cluster = cl;
@@ -202,11 +245,19 @@ kf_status cg_plan_gemm90(cg_emit_args *a) {
   p->tmaps[1] =
       (cg_tmap){mm->args[1], B->dtype, {(uint64_t)n, (uint64_t)k}, {(uint64_t)n * es}, {64, BK}, 2};
   p->n_tmaps = 2;
+  char what[96] = "";
+  if (m2) {
+    p->tmaps[2] = p->tmaps[1];
+    p->tmaps[2].value = m2->args[1];
+    p->n_tmaps = 3;
+    snprintf(what, sizeof what, "paired: %%%d and %%%d share A, %d columns of each a tile, ",
+             (int)id, (int)id2, L.ow);
+  }
   snprintf(p->decisions, sizeof p->decisions,
-           "matmul: %lldx%lldx%lld on the sm_90 template (wgmma m64n%dk16, TMA with the 128-byte "
+           "matmul: %lldx%lldx%lld on the sm_90 template (%swgmma m64n%dk16, TMA with the 128-byte "
            "swizzle, tile %dx%dx%d, %d stages, 1 producer + 2 consumer warpgroups, clusters of %d, "
            "persistent over %lld tiles in bands of %d tile rows, %s), %s index",
-           (long long)m, (long long)n, (long long)k, bn, BM, bn, BK, ns, cl,
+           (long long)m, (long long)n, (long long)k, what, bn, BM, bn, BK, ns, cl,
            (long long)(groups * cl), (int)(band_rows(a->t, m, cl) * cl),
            L.staged ? "stores staged in shared memory" : "each element stored from registers",
            p->index64 ? "64-bit" : "32-bit");
@@ -239,6 +290,9 @@ static void emit_wgmma(cg_buf *out, int bn, kf_dtype dt) {
  * output's value goes to its staging rows at (lr, lc) instead. */
 static void emit_epilogue(cg_gen *gen, const cg_emit_args *a, const ir_node *mm, int32_t id,
                           const layout *L) {
+  int32_t id2 = -1;
+  /* the second product is bound as the first is (rounded to its dtype) */
+  if (cg_find_matmul2(a, id, &id2)) cg_gen_bind(gen, id2, NULL, "acc2");
   if (!L->staged) {
     cg_matmul_epilogue(gen, a, mm, id, 12);
     return;
@@ -322,8 +376,11 @@ kf_status cg_emit_gemm90(cg_emit_args *a) {
   const ir_node *A = &g->nodes[mm->args[0]];
   int64_t m = mm->shape[mm->rank - 2], n = mm->shape[mm->rank - 1], k = A->shape[A->rank - 1];
   layout L;
-  plan_layout(a, tile_n(a->t, n), &L);
+  int bn0, ow0;
+  tile_of(a, n, &bn0, &ow0);
+  plan_layout(a, bn0, ow0, &L);
   int bn = L.bn, ns = L.stages, cl = p->cluster > 1 ? p->cluster : 1;
+  bool pair = a->k->paired;
   int64_t groups_m = cg_ceil_div(cg_ceil_div(m, BM), cl);
   cg_buf epi = {0}, params = {0}, mma = {0}, decl = {0}, copy = {0};
   cg_gen gen;
@@ -343,17 +400,20 @@ kf_status cg_emit_gemm90(cg_emit_args *a) {
   snprintf(v[5], sizeof v[5], "%d", BK);
   snprintf(v[6], sizeof v[6], "%d", ns);
   snprintf(v[7], sizeof v[7], "%lld", (long long)groups_m);
-  snprintf(v[8], sizeof v[8], "%lld", (long long)(groups_m * cg_ceil_div(n, bn)));
+  snprintf(v[8], sizeof v[8], "%lld", (long long)(groups_m * cg_ceil_div(n, L.ow)));
   snprintf(v[12], sizeof v[12], "%d", cl);
   snprintf(v[9], sizeof v[9], "%lld", (long long)cg_ceil_div(k, BK));
   snprintf(v[10], sizeof v[10], "%du", stage_bytes(bn));
   snprintf(v[11], sizeof v[11], "%du", BK * bn * 2);
-  snprintf(v[13], sizeof v[13], "%lld", (long long)cg_ceil_div(n, bn));
+  snprintf(v[13], sizeof v[13], "%lld", (long long)cg_ceil_div(n, L.ow));
   snprintf(v[14], sizeof v[14], "%lld", (long long)band_rows(a->t, m, cl));
   snprintf(v[15], sizeof v[15], "%d", L.staged ? 1 : 0);
   snprintf(v[16], sizeof v[16], "%d", L.w);
-  char nacc[16];
+  char nacc[16], ow[16], acc2[64];
   snprintf(nacc, sizeof nacc, "%d", bn / 2);
+  snprintf(ow, sizeof ow, "%d", L.ow);
+  acc2[0] = '\0';
+  if (pair) snprintf(acc2, sizeof acc2, "            const float acc2 = d[i + %d];\n", bn / 4);
   cg_hole holes[] = {{"fn", p->fn},
                      {"BID", cg_part_bid_type(p)},
                      {"IDX", idx},
@@ -376,6 +436,11 @@ kf_status cg_emit_gemm90(cg_emit_args *a) {
                      {"STAGED", v[15]},
                      {"INFLIGHT", a->t->knobs && a->t->knobs->gemm90_inflight == 0 ? "0" : "1"},
                      {"W", v[16]},
+                     {"PAIR", pair ? "1" : "0"},
+                     {"OW", ow},
+                     {"TMB2", pair ? "kf_tmb2" : "kf_tmb"},
+                     {"tmb2_param", pair ? ", const kf_tmap &kf_tmb2" : ""},
+                     {"acc2", acc2},
                      {"params", cg_use(a->out, &params)},
                      {"wgmma", cg_use(a->out, &mma)},
                      {"stage_decl", cg_use(a->out, &decl)},

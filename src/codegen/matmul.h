@@ -12,6 +12,9 @@ kf_status cg_emit_matmul(cg_emit_args *a);
 
 /* The matmul node of a matmul kernel (its id in *id), or NULL. */
 const ir_node *cg_find_matmul(const cg_emit_args *a, int32_t *id);
+/* A paired kernel's second product (fuse_kernel.paired: the matmul other
+ * than `first`, its id in *id2), or NULL. */
+const ir_node *cg_find_matmul2(const cg_emit_args *a, int32_t first, int32_t *id2);
 /* The matmul kernel's epilogue into gen->code: the product bound to the
  * f32 variable `acc`, each output computed and stored at (bt, row, col),
  * lines indented by `indent`. */

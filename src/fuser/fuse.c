@@ -42,6 +42,8 @@ void fuse_options_default(fuse_options *opt) {
   opt->max_recompute = 4;
   opt->blocks_per_sm = 4;
   opt->recompute = true;
+  /* the pipeline pairs products for a target whose template takes them */
+  snprintf(opt->gemm_pair_off, sizeof opt->gemm_pair_off, "not asked for");
 }
 
 static kf_status check_graph(const kf_graph *g, char *err, size_t errsize) {

@@ -209,6 +209,13 @@ static bool may_join(packer *pk, int32_t kid) {
                 "%s into launch %d: a library call is a launch of its own", k->name, (int)pk->open);
     return false;
   }
+  if (k->paired || plan->kernels[l->kernels[0]].paired) {
+    fuse_decide(plan, false, "gemm-pair",
+                "%s into launch %d: a paired product is a launch of its own (the sm_90 "
+                "template runs alone)",
+                k->name, (int)pk->open);
+    return false;
+  }
   if (k->kind == FK_ATTENTION || plan->kernels[l->kernels[0]].kind == FK_ATTENTION) {
     fuse_decide(plan, false, "attention",
                 "%s into launch %d: an attention kernel is a launch of its own", k->name,

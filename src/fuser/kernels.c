@@ -54,6 +54,7 @@ static void reduce_space(fuse_kernel *k) {
 static void set_space(const kf_graph *g, fuse_kernel *k, const fuse_shape_info *info) {
   k->kind = info->kind;
   k->n_epilogue = info->n_epilogue;
+  k->paired = info->kind == FK_MATMUL && info->pair[0] >= 0;
   const ir_node *a = info->anchor >= 0 ? &g->nodes[info->anchor] : NULL;
   const ir_node *src = a;
   if (k->kind == FK_POINTWISE) src = &g->nodes[k->outputs[0]];

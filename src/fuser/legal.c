@@ -10,6 +10,7 @@
 
 #include "core/alloc.h"
 #include "fuser/few_rows.h"
+#include "fuser/gemm_pair.h"
 #include "fuser/node.h"
 #include "fuser/recompute.h"
 #include "fuser/split.h"
@@ -255,22 +256,56 @@ static bool legal_reduction(fuse_legal_ctx *lc, const fuse_set *set, fuse_shape_
   return info->kind != FK_ROW || legal_recompute(lc, set, info);
 }
 
+/* The set rules of a paired product (info->pair, its operands checked by
+ * fuse_pair_fits): neither product is written, and some node of the set
+ * reads both (lc->stack: bit 0 or 1 for a member that depends on the first
+ * or the second product). */
+static bool legal_pair_set(fuse_legal_ctx *lc, const fuse_set *set, fuse_shape_info *info) {
+  const kf_graph *g = lc->g;
+  char b1[64], b2[64];
+  bool both = false;
+  for (int32_t i = 0; i < set->n; i++) {
+    int32_t v = set->nodes[i];
+    const ir_node *nd = &g->nodes[v];
+    int32_t bits = v == info->pair[0] ? 1 : v == info->pair[1] ? 2 : 0;
+    for (int a = 0; a < nd->nargs; a++)
+      if (member(lc, nd->args[a])) bits |= lc->stack[nd->args[a]];
+    lc->stack[v] = bits;
+    both |= bits == 3;
+    if ((v == info->pair[0] || v == info->pair[1]) && set->is_out[i])
+      return refuse(info, "gemm-pair",
+                    "%s and %s: %s is written (a graph output, or read outside the epilogue)",
+                    lbl(g, info->pair[0], b1, sizeof b1), lbl(g, info->pair[1], b2, sizeof b2),
+                    lbl(g, v, b1, sizeof b1));
+  }
+  if (!both)
+    return refuse(info, "gemm-pair", "%s and %s: no epilogue node reads both",
+                  lbl(g, info->pair[0], b1, sizeof b1), lbl(g, info->pair[1], b2, sizeof b2));
+  return true;
+}
+
 static bool legal_matmul(fuse_legal_ctx *lc, const fuse_set *set, fuse_shape_info *info,
                          uint8_t *roles) {
   const kf_graph *g = lc->g;
   char b1[64], b2[64];
-  const ir_node *mm = &g->nodes[info->anchor];
   info->kind = FK_MATMUL;
   bool lib = lc->opt->matmul_library;
-  for (int a = 0; a < mm->nargs; a++)
-    if (member(lc, mm->args[a]) && !(lib && g->nodes[mm->args[a]].op == IR_OP_TRANSPOSE))
-      return refuse(info, "matmul-prologue", "the operand %s of matmul %s would be fused into it",
-                    lbl(g, mm->args[a], b1, sizeof b1), lbl(g, info->anchor, b2, sizeof b2));
+  for (int p = 0; p < 2; p++) {
+    int32_t at = p == 0 ? info->anchor : info->pair[1];
+    if (at < 0) continue;
+    const ir_node *mm = &g->nodes[at];
+    for (int a = 0; a < mm->nargs; a++)
+      if (member(lc, mm->args[a]) && !(lib && g->nodes[mm->args[a]].op == IR_OP_TRANSPOSE))
+        return refuse(info, "matmul-prologue", "the operand %s of matmul %s would be fused into it",
+                      lbl(g, mm->args[a], b1, sizeof b1), lbl(g, at, b2, sizeof b2));
+  }
+  if (info->pair[0] >= 0 && !legal_pair_set(lc, set, info)) return false;
+  const ir_node *mm = &g->nodes[info->anchor];
   for (int32_t i = 0; i < set->n; i++) {
     int32_t v = set->nodes[i];
     const ir_node *nd = &g->nodes[v];
     uint8_t role = FUSE_ROLE_FREE;
-    if (v == info->anchor) {
+    if (v == info->anchor || v == info->pair[1]) {
       role = FUSE_ROLE_FULL;
     } else {
       info->n_epilogue++;
@@ -350,10 +385,34 @@ static bool legal_attention(fuse_legal_ctx *lc, const fuse_set *set, fuse_shape_
   return true;
 }
 
+/* Two products that are not attention: a paired product when their
+ * operands fit (fuse_pair_fits) and neither reads the other; else the
+ * usual one-matmul refusal, with the pair's reason where they are two
+ * products of one A. */
+static bool legal_two(fuse_legal_ctx *lc, const fuse_set *set, fuse_shape_info *info,
+                      uint8_t *roles) {
+  const kf_graph *g = lc->g;
+  int32_t mm[2], n = 0;
+  for (int32_t i = 0; i < set->n && n < 2; i++)
+    if (g->nodes[set->nodes[i]].op == IR_OP_MATMUL) mm[n++] = set->nodes[i];
+  const ir_node *q = &g->nodes[mm[1]];
+  /* library calls take one product each: nothing to say about pairs */
+  if (n != 2 || member(lc, q->args[0]) || member(lc, q->args[1]) || lc->opt->matmul_library)
+    return refuse(info, "one-matmul", "2 matmuls in one kernel");
+  char why[192];
+  if (!fuse_pair_fits(g, lc->opt, mm[0], mm[1], why, sizeof why))
+    return refuse(info, "gemm-pair", "2 matmuls in one kernel: %s", why);
+  info->anchor = mm[0];
+  info->pair[0] = mm[0];
+  info->pair[1] = mm[1];
+  return legal_matmul(lc, set, info, roles);
+}
+
 bool fuse_legal(fuse_legal_ctx *lc, const fuse_set *set, fuse_shape_info *info, uint8_t *roles) {
   const kf_graph *g = lc->g;
   memset(info, 0, sizeof *info);
   info->anchor = -1;
+  info->pair[0] = info->pair[1] = -1;
   const fuse_options *o = lc->opt;
   int most = o->max_nodes > o->max_pw_nodes ? o->max_nodes : o->max_pw_nodes;
   if (set->n > most) return refuse(info, "size-limit", "%d nodes > %d", set->n, most);
@@ -388,6 +447,7 @@ bool fuse_legal(fuse_legal_ctx *lc, const fuse_set *set, fuse_shape_info *info, 
   if (set->n > o->max_pw_nodes && !n_mm && !n_red)
     return refuse(info, "size-limit", "%d nodes > max_pw_nodes %d", set->n, o->max_pw_nodes);
   if (n_mm == 2 && legal_attention(lc, set, info, roles)) return true;
+  if (n_mm == 2 && !n_red) return legal_two(lc, set, info, roles);
   if (n_mm > 1) return refuse(info, "one-matmul", "%d matmuls in one kernel", n_mm);
   if (n_mm && n_red) return refuse(info, "matmul-reduce", "a matmul and a reduction in one kernel");
   if (n_mm) return legal_matmul(lc, set, info, roles);

@@ -43,6 +43,7 @@ typedef struct fuse_shape_info {
   int32_t anchor; /* the first reduction or the matmul, -1 for pointwise */
   int32_t n_inputs;
   int32_t n_epilogue;
+  int32_t pair[2]; /* MATMUL: a paired product's two matmuls, else -1 */
   int s_rank; /* ROW/REDUCE: the reduced input, leading 1s stripped */
   int64_t s[KF_MAX_RANK];
   uint8_t mask;  /* reduced axes of s */

@@ -59,6 +59,8 @@ typedef struct fuse_kernel {
                           the kept extent before the first reduced axis,
                           inner the kept extent after it */
   int32_t n_epilogue;  /* MATMUL: pointwise nodes fused after the GEMM */
+  bool paired;         /* MATMUL: two products of one A (fuse_options.gemm_pair):
+                          the first and second matmul of nodes, m n k each's */
   int64_t blocks;      /* estimated thread blocks, to judge horizontal packing */
   /* MATMUL in a plan built with fuse_options.matmul_library: the kernel is
    * one library call, described by gemm (fuse_gemm_match); it has a launch
@@ -144,6 +146,13 @@ typedef struct fuse_options {
    * more for the library, at fuse_plan.library_ws_offset. */
   bool matmul_library;
   int64_t library_ws_bytes;
+  /* Paired products (docs/matmul.md): two template products that read the
+   * same A and feed one pointwise epilogue become one kernel for the sm_90
+   * template. The pipeline sets it from the target and the knobs
+   * (KFUSE_GEMM_PAIR, KFUSE_GEMM90); gemm_pair_off says why it is off, for
+   * the decision log. */
+  bool gemm_pair;
+  char gemm_pair_off[64];
 } fuse_options;
 
 /* What the load's matmul choice did (src/pipeline/matmul_choice.c), for

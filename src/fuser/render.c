@@ -70,9 +70,10 @@ static void space_text(fuse_sb *sb, const fuse_kernel *k) {
                      (long long)k->red, (long long)k->inner, k->red_strided ? " (strided)" : "");
       break;
     case FK_MATMUL:
-      fuse_sb_printf(sb, "batch %lld x m %lld x n %lld x k %lld, %d epilogue ops%s",
+      fuse_sb_printf(sb, "batch %lld x m %lld x n %lld x k %lld, %d epilogue ops%s%s",
                      (long long)k->batch, (long long)k->m, (long long)k->n, (long long)k->k,
-                     (int)k->n_epilogue, k->library ? ", a library call" : "");
+                     (int)k->n_epilogue, k->library ? ", a library call" : "",
+                     k->paired ? ", a paired product (two B, one A)" : "");
       break;
     case FK_ATTENTION:
       fuse_sb_printf(sb, "batch %lld x queries %lld x keys %lld x head dim %lld%s",
@@ -184,6 +185,7 @@ static void kernel_shape_json(core_json *j, const fuse_kernel *k) {
     core_json_int(j, "k", k->k);
     core_json_int(j, "epilogue", k->n_epilogue);
     core_json_bool(j, "library", k->library);
+    if (k->kind == FK_MATMUL) core_json_bool(j, "paired", k->paired);
   }
 }
 

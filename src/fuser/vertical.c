@@ -415,7 +415,23 @@ static bool copyable(vstate *s, int32_t p) {
   return true;
 }
 
+/* A merge that made a paired product (in->pair) says so: A read once,
+ * neither product written. */
+static void log_pair(vstate *s, const fuse_shape_info *in) {
+  if (in->kind != FK_MATMUL || in->pair[0] < 0) return;
+  char b1[64], b2[64], b3[64], b4[32];
+  const ir_node *p = &s->g->nodes[in->pair[0]];
+  fuse_decide(
+      s->plan, true, "gemm-pair",
+      "paired product: %s and %s share %s: one sm_90 template kernel reads it once, both "
+      "products stay on chip (saves %s)",
+      lbl(s, in->pair[0], b1, sizeof b1), lbl(s, in->pair[1], b2, sizeof b2),
+      lbl(s, p->args[0], b3, sizeof b3),
+      fuse_fmt_bytes(b4, sizeof b4, fuse_bytes(&s->g->nodes[p->args[0]]) + 2 * fuse_bytes(p)));
+}
+
 static void log_merge(vstate *s, int32_t p, const int32_t *C, int nC, const fuse_shape_info *in) {
+  log_pair(s, in);
   char b1[64], b2[64], b3[32];
   int64_t saved = 2 * fuse_bytes(&s->g->nodes[p]);
   if (nC == 1) {
@@ -575,6 +591,7 @@ static void merge_siblings(vstate *s, int32_t *C) {
                     g->nodes[u].name, info.why);
         continue;
       }
+      log_pair(s, &info);
       fuse_decide(s->plan, true, "sibling",
                   "the kernels of %s and %s both read %s: one %s kernel reads it once (saves %s)",
                   b1, b2, g->nodes[u].name, fuse_kind_name(info.kind),

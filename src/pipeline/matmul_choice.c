@@ -86,9 +86,11 @@ kf_status pl_matmul_fallback(kf_plan *plan) {
 static void record_what_of(kf_plan *plan, const rt_state *rt, char *what, size_t size) {
   kf_hash128 h = kf_graph_hash(plan->graph);
   char ver[300];
-  snprintf(what, size, "%016llx%016llx %s tf32 %d mode %d", (unsigned long long)h.hi,
+  /* the template plan's pairs change what it runs (KFUSE_GEMM_PAIR A/B) */
+  snprintf(what, size, "%016llx%016llx %s tf32 %d mode %d%s", (unsigned long long)h.hi,
            (unsigned long long)h.lo, rt_lib_version_of(rt, ver, sizeof ver),
-           (int)plan->options.allow_tf32, (int)plan->knobs->matmul);
+           (int)plan->options.allow_tf32, (int)plan->knobs->matmul,
+           plan->fuse && plan->fuse->options.gemm_pair ? " pair" : "");
 }
 
 static void record_what(kf_plan *plan, char *what, size_t size) {

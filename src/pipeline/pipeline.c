@@ -101,6 +101,7 @@ kf_status kf_plan_compile(kf_plan *plan) {
   cg_target target;
   kf_status st =
       pl_plan_target(plan, NULL, true, "kf_plan_compile", &target, prog->arch, sizeof prog->arch);
+  if (st == KF_OK && !plan->rt) st = pl_gemm_pair_refit(plan, &target);
   if (st == KF_OK) st = emit_all(plan, prog, &target);
   /* feedback an earlier process measured: re-fuse before NVRTC */
   for (int r = 0; st == KF_OK && r < PL_FEEDBACK_ROUNDS && pl_feedback_apply_cached(plan, prog);

@@ -14,8 +14,9 @@
 #include "fuser/render.h"
 #include "ir/graph.h"
 #include "ir/ir.h"
-#include "pipeline/scratch_plan.h"
 #include "pipeline/pipeline.h"
+#include "pipeline/plan_target.h"
+#include "pipeline/scratch_plan.h"
 #include "runtime/lib_launch.h"
 #include "runtime/nvtx.h"
 #include "runtime/rt.h"
@@ -108,6 +109,7 @@ kf_status kf_plan_create(kf_ctx *ctx, const kf_graph *g, const kf_options *opt, 
    * template kernels (src/pipeline/matmul_choice.c). */
   fo.matmul_library = plan->knobs->matmul != RT_MATMUL_TEMPLATE;
   fo.library_ws_bytes = RT_LIB_WS_BYTES;
+  pl_gemm_pair(plan, NULL, &fo); /* the template plan's paired products */
   char err[512] = "";
   rt_span_push("fuse");
   kf_status st = fuse_plan_build(plan->graph, &fo, &plan->fuse, err, sizeof err);

@@ -9,6 +9,7 @@
 
 #include "codegen/target.h"
 #include "core/alloc.h"
+#include "fuser/fuse.h"
 #include "runtime/device.h"
 #include "runtime/nvrtc.h"
 #include "runtime/rt.h"
@@ -74,5 +75,56 @@ kf_status pl_plan_target(kf_plan *plan, const char *arch, bool warn, const char 
     if (info.max_threads_per_sm > 0) out->max_threads_per_sm = info.max_threads_per_sm;
     if (info.max_smem_per_block > 0) out->max_smem_per_block = info.max_smem_per_block;
   }
+  return KF_OK;
+}
+
+static int count_products(const kf_graph *g) {
+  int n = 0;
+  for (int32_t v = 0; v < g->n_nodes; v++) n += g->nodes[v].op == IR_OP_MATMUL;
+  return n;
+}
+
+void pl_gemm_pair(kf_plan *plan, const cg_target *t, fuse_options *fo) {
+  const char *off = NULL;
+  char arch[32], buf[64];
+  cg_target guess;
+  if (plan->knobs->gemm_pair == 0)
+    off = "KFUSE_GEMM_PAIR=0";
+  else if (plan->knobs->gemm90 == 0)
+    off = "KFUSE_GEMM90=0";
+  else if (count_products(plan->graph) < 2)
+    off = "fewer than two products";
+  if (!off && !t) {
+    char saved[sizeof plan->errmsg];
+    memcpy(saved, plan->errmsg, sizeof saved);
+    if (pl_plan_target(plan, NULL, false, "kf_plan_create", &guess, arch, sizeof arch) == KF_OK)
+      t = &guess;
+    else
+      off = "no target";
+    memcpy(plan->errmsg, saved, sizeof saved); /* kf_plan_compile reports a bad arch */
+  }
+  if (!off && (t->cc_major != 9 || t->cc_minor != 0)) {
+    snprintf(buf, sizeof buf, "the target is sm_%d%d, not sm_90", t->cc_major, t->cc_minor);
+    off = buf;
+  }
+  fo->gemm_pair = off == NULL;
+  snprintf(fo->gemm_pair_off, sizeof fo->gemm_pair_off, "%s", off ? off : "");
+}
+
+kf_status pl_gemm_pair_refit(kf_plan *plan, const cg_target *t) {
+  fuse_options fo = plan->fuse->options;
+  if (fo.matmul_library) return KF_OK; /* library calls are never paired */
+  pl_gemm_pair(plan, t, &fo);
+  if (fo.gemm_pair == plan->fuse->options.gemm_pair) return KF_OK;
+  bool had = false;
+  for (int32_t i = 0; i < plan->fuse->n_kernels; i++) had |= plan->fuse->kernels[i].paired;
+  if (!had && !fo.gemm_pair) return KF_OK; /* nothing was paired: nothing to undo */
+  char err[512] = "";
+  fuse_plan *fp = NULL;
+  kf_status st = fuse_plan_build(plan->graph, &fo, &fp, err, sizeof err);
+  if (st != KF_OK)
+    return pl_plan_error(plan, st, "kf_plan_compile: re-planning the pairs: %s", err);
+  fuse_plan_free(plan->fuse);
+  plan->fuse = fp;
   return KF_OK;
 }

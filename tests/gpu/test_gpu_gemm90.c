@@ -6,7 +6,9 @@
  * tile order, tile width, staged or direct stores); outputs not 16-byte
  * aligned; inputs not 16-byte aligned (the run falls back to the kernel
  * without tensor maps); large shapes against the same graph's library
- * plan (cuBLASLt). Skips (exit 77) without a GPU, and on one without
+ * plan (cuBLASLt); paired products (SwiGLU's two products of one A in one
+ * kernel) at small shapes against the reference and at 2048x11008x4096
+ * against the library plan. Skips (exit 77) without a GPU, and on one without
  * sm_90 (the template is not planned there). */
 #include "gpu/gpu_util.h"
 
@@ -289,6 +291,170 @@ START_TEST(large_shapes_match_the_library) {
 }
 END_TEST
 
+/* The paired product (docs/matmul.md): silu(x @ wg) * (x @ wu), with a
+ * residual when res, as one kernel. */
+static kf_graph *swiglu(int64_t m, int64_t n, int64_t k, kf_dtype t, bool res) {
+  kf_graph *g = NULL;
+  ck_assert_int_eq(kf_graph_create(G_ctx, &g), KF_OK);
+  int64_t xs[2] = {m, k}, ws[2] = {k, n}, rs[2] = {m, n};
+  kf_value x = kf_input(g, "x", t, 2, xs);
+  kf_value gate = kf_matmul(g, x, kf_input(g, "wg", t, 2, ws));
+  kf_value up = kf_matmul(g, x, kf_input(g, "wu", t, 2, ws));
+  kf_value y = kf_mul(g, kf_silu(g, gate), up);
+  if (res) y = kf_add(g, y, kf_input(g, "r", t, 2, rs));
+  kf_set_name(g, y, "y");
+  kf_set_output(g, y);
+  ck_assert_msg(kf_graph_status(g) == KF_OK, "%s", kf_graph_errmsg(g));
+  return g;
+}
+
+static bool paired(kf_plan *plan) {
+  char *text = kf_plan_describe(plan, KF_FORMAT_TEXT);
+  bool yes = text && strstr(text, "a paired product (two B, one A)");
+  kf_free(text);
+  return yes && kf_plan_num_kernels(plan) == 1 && on_template(plan);
+}
+
+/* Paired products at small shapes with tails in M, N (the output tile is
+ * 128 or 64 wide) and K, bf16 and f16, with and without a residual, plain
+ * and graph mode, every element within the reference's bound; then
+ * (shapes 1 and 3, bf16) clusters of 2 (each B box multicast from its own
+ * map) and 64-wide output tiles (KFUSE_GEMM90_BN=128). */
+START_TEST(paired_products_against_the_reference) {
+  if (!G_sm90) return;
+  static const int64_t shapes[][3] = {{300, 520, 136}, {1, 8, 8},       {129, 64, 1000},
+                                      {257, 136, 200}, {64, 1032, 520}, {200, 72, 48}};
+  static const kf_dtype types[] = {KF_BF16, KF_F16};
+  static const char *const setting[3][2] = {{"1", "0"}, {"2", "0"}, {"1", "128"}};
+  int bad = 0, runs = 0;
+  kt_setenv("KFUSE_MATMUL", "template", 1);
+  size_t n_shapes = gpu_small() ? 3 : sizeof shapes / sizeof shapes[0];
+  for (int st = 0; st < (gpu_small() ? 1 : 3); st++) {
+    kt_setenv("KFUSE_GEMM90", setting[st][0], 1);
+    kt_setenv("KFUSE_GEMM90_BN", setting[st][1], 1);
+    for (size_t si = 0; si < n_shapes; si++)
+      for (int ti = 0; ti < 2; ti++)
+        for (int res = 0; res < 2; res++) {
+          if (st > 0 && (si % 2 == 1 || si > 3 || ti == 1)) continue;
+          int64_t m = shapes[si][0], n = shapes[si][1], k = shapes[si][2];
+          kf_graph *g = swiglu(m, n, k, types[ti], res);
+          run_io io;
+          io_setup(g, &io, 300 + si * 7 + (size_t)ti * 3 + (size_t)res);
+          ck_assert(io_bound(g, &io));
+          for (int mode = 0; mode < 3; mode += 2) {
+            char what[128];
+            snprintf(what, sizeof what, "pair %lldx%lldx%lld %s%s mode %d setting %d", (long long)m,
+                     (long long)n, (long long)k, kf_dtype_name(types[ti]), res ? " + residual" : "",
+                     mode, st);
+            kf_options o;
+            kf_options_init(&o);
+            o.mode = (kf_run_mode)mode;
+            kf_plan *plan = NULL;
+            ck_assert_msg(kf_compile(G_ctx, g, &o, &plan) == KF_OK, "%s: %s", what,
+                          kf_ctx_errmsg(G_ctx));
+            ck_assert_msg(paired(plan), "%s: not one paired sm_90 kernel", what);
+            io_poison(&io);
+            kf_status rs = kf_plan_run(plan, io.din, io.n_in, io.dout, io.n_out, NULL);
+            ck_assert_msg(rs == KF_OK, "%s: run failed: %s", what, kf_plan_errmsg(plan));
+            io_fetch(&io);
+            kf_plan_destroy(plan);
+            int b = io_check(g, &io, what);
+            if (b) show_bad(&io, n);
+            bad += b;
+            runs++;
+          }
+          io_free(&io);
+          kf_graph_destroy(g);
+        }
+  }
+  kt_unsetenv("KFUSE_GEMM90");
+  kt_unsetenv("KFUSE_GEMM90_BN");
+  kt_unsetenv("KFUSE_MATMUL");
+  printf("gemm90 paired: %d of %d runs within the reference's bound\n", runs - bad, runs);
+  print_worst("gemm90 paired");
+  ck_assert_int_eq(bad, 0);
+}
+END_TEST
+
+/* A paired product whose inputs are 2 bytes past a 16-byte boundary: the
+ * run takes the launch's form without tensor maps (the simple kernel with
+ * two accumulators, one warning), every element within the reference's
+ * bound; aligned inputs then run the paired sm_90 kernel again. Plain and
+ * graph mode. */
+START_TEST(paired_unaligned_inputs_fall_back) {
+  if (!G_sm90) return;
+  int bad = 0;
+  kt_setenv("KFUSE_MATMUL", "template", 1);
+  kf_graph *g = swiglu(300, 520, 136, KF_BF16, true);
+  run_io odd, even;
+  G_offset = 2;
+  io_setup(g, &odd, 950);
+  ck_assert(io_bound(g, &odd));
+  G_offset = 0;
+  io_setup(g, &even, 951);
+  ck_assert(io_bound(g, &even));
+  for (int mode = 0; mode < 3; mode += 2) {
+    char what[96];
+    snprintf(what, sizeof what, "pair 300x520x136 bf16 + residual, inputs 2 bytes past 16, mode %d",
+             mode);
+    kf_options o;
+    kf_options_init(&o);
+    o.mode = (kf_run_mode)mode;
+    kf_plan *plan = NULL;
+    ck_assert_msg(kf_compile(G_ctx, g, &o, &plan) == KF_OK, "%s: %s", what, kf_ctx_errmsg(G_ctx));
+    ck_assert_msg(paired(plan), "%s: not one paired sm_90 kernel", what);
+    watch_warnings("not 16-byte aligned");
+    bad += run_checked(g, plan, &odd, 520, what);
+    int hits = unwatch_warnings();
+    ck_assert_msg(hits == 1, "%s: %d fallback warnings, want 1", what, hits);
+    bad += run_checked(g, plan, &even, 520, what);
+    bad += run_checked(g, plan, &odd, 520, what);
+    kf_plan_destroy(plan);
+  }
+  G_offset = 2;
+  io_free(&odd);
+  G_offset = 0;
+  io_free(&even);
+  kf_graph_destroy(g);
+  kt_unsetenv("KFUSE_MATMUL");
+  ck_assert_int_eq(bad, 0);
+}
+END_TEST
+
+/* A large paired product (SwiGLU at 2048 tokens, 4096 -> 11008, with the
+ * residual) against the library plan of the same graph (two cuBLASLt
+ * products, then the epilogue kernel), within the fixed bf16 tolerance. */
+START_TEST(large_paired_matches_the_library) {
+  if (!G_sm90) return;
+  kf_graph *g = swiglu(2048, 11008, 4096, KF_BF16, true);
+  run_io io;
+  io_setup(g, &io, 777);
+  kt_setenv("KFUSE_MATMUL", "library", 1);
+  kf_plan *lp = NULL;
+  ck_assert_int_eq(kf_compile(G_ctx, g, NULL, &lp), KF_OK);
+  io_poison(&io);
+  ck_assert_int_eq(kf_plan_run(lp, io.din, io.n_in, io.dout, io.n_out, NULL), KF_OK);
+  io_fetch(&io);
+  kf_plan_destroy(lp);
+  io_keep_as_reference(&io);
+  kt_setenv("KFUSE_MATMUL", "template", 1);
+  kf_plan *tp = NULL;
+  ck_assert_int_eq(kf_compile(G_ctx, g, NULL, &tp), KF_OK);
+  ck_assert_msg(paired(tp), "2048x11008x4096: not one paired sm_90 kernel");
+  io_poison(&io);
+  ck_assert_int_eq(kf_plan_run(tp, io.din, io.n_in, io.dout, io.n_out, NULL), KF_OK);
+  io_fetch(&io);
+  kf_plan_destroy(tp);
+  kt_unsetenv("KFUSE_MATMUL");
+  int b = io_check(g, &io, "pair 2048x11008x4096 bf16 + residual");
+  if (b) show_bad(&io, 11008);
+  io_free(&io);
+  kf_graph_destroy(g);
+  print_worst("gemm90 paired large");
+  ck_assert_int_eq(b, 0);
+}
+END_TEST
+
 static Suite *make_suite(void) {
   int major = 0, minor = 0;
   kf_device_info info;
@@ -301,6 +467,8 @@ static Suite *make_suite(void) {
   tcase_add_test(tc, small_shapes_against_the_reference);
   tcase_add_test(tc, unaligned_outputs);
   tcase_add_test(tc, unaligned_inputs_fall_back);
+  tcase_add_test(tc, paired_products_against_the_reference);
+  tcase_add_test(tc, paired_unaligned_inputs_fall_back);
   suite_add_tcase(s, tc);
   /* A case of its own, so that CK_RUN_CASE=gemm90 runs only the small
    * shapes: compute-sanitizer racecheck fails inside itself at the large
@@ -309,6 +477,7 @@ static Suite *make_suite(void) {
   TCase *large = tcase_create("large");
   tcase_set_timeout(large, 600);
   tcase_add_test(large, large_shapes_match_the_library);
+  tcase_add_test(large, large_paired_matches_the_library);
   suite_add_tcase(s, large);
   return s;
 }
