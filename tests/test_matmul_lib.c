@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "check_main.h"
+#include "codegen/program.h"
 #include "fake_blaslt.h"
 #include "fake_driver.h"
 #include "fuser/fuse.h"
@@ -672,6 +673,73 @@ START_TEST(the_template_is_compiled_ahead) {
 }
 END_TEST
 
+/* Kernels compiled by NVRTC in ctx so far. */
+static uint64_t compiled(void) {
+  kf_cache_stats cs;
+  ck_assert_int_eq(kf_ctx_cache_stats(ctx, &cs), KF_OK);
+  return cs.misses;
+}
+
+/* The kernels (not library calls) among the plan's launches. */
+static int kernel_launches(const kf_plan *p) {
+  int n = 0;
+  for (int i = 0; i < p->code->n_launches; i++) n += !p->code->launches[i].src.library;
+  return n;
+}
+
+/* A template plan compiles its launches and nothing else: the load used
+ * to split each tensor-core matmul kernel from its epilogue for the
+ * occupancy feedback and compile every part (the product alone, the
+ * epilogue's kernels) only to find the product's part no more resident
+ * than the fused kernel, since its template fixes its residency (8
+ * products: 21 kernels compiled for 8 launches). Two bf16 products with
+ * epilogues on the fake sm_90: one on the sm_90 template (1 block/SM of
+ * 384 threads by design), one on the mma.sync template (N = 36: 2 blocks
+ * of 256 by design). In auto mode the compile builds the library plan's
+ * kernels and the template plan's ahead, and the load's choice times the
+ * latter without compiling anything. */
+START_TEST(a_template_plan_compiles_only_its_launches) {
+  for (int mode = 0; mode < 2; mode++) {
+    cache_open();
+    kt_setenv("KFUSE_MATMUL", mode ? "auto" : "template", 1);
+    flt_install();
+    rt_fake_reset();
+    rt_driver_override(rt_fake_driver());
+    rt_fake_add_device_range(DEV, 1 << 24);
+    open_graph();
+    kf_value x = in2("x", KF_BF16, 128, 64), b1 = in1("b1", KF_BF16, 64);
+    kf_value h = kf_gelu_tanh(g, kf_add(g, kf_matmul(g, x, in2("w1", KF_BF16, 64, 64)), b1));
+    kf_set_output(g, kf_relu(g, kf_matmul(g, h, in2("w2", KF_BF16, 64, 36))));
+    ck_assert_int_eq(kf_plan_create(ctx, g, NULL, &plan), KF_OK);
+    ck_assert_msg(kf_plan_compile(plan) == KF_OK, "%s", kf_plan_errmsg(plan));
+    uint64_t at_compile = compiled();
+    if (mode == 0) {
+      ck_assert_int_eq(plan->code->n_launches, 2);
+      /* the sm_90 template, then the mma.sync one */
+      ck_assert(plan->code->launches[0].src.arch_specific);
+      ck_assert_int_eq(plan->code->launches[0].src.min_blocks, 1);
+      ck_assert(!plan->code->launches[1].src.arch_specific);
+      ck_assert_int_eq(plan->code->launches[1].src.min_blocks, 2);
+      ck_assert_uint_eq(at_compile, 2);
+    } else {
+      ck_assert_int_eq(plan->fuse->n_library, 2);
+      ck_assert_ptr_nonnull(plan->ahead);
+      ck_assert_uint_eq(at_compile,
+                        (uint64_t)(kernel_launches(plan) + kernel_launches(plan->ahead)));
+    }
+    ck_assert_msg(kf_plan_load(plan) == KF_OK, "%s", kf_plan_errmsg(plan));
+    ck_assert_uint_eq(compiled(), at_compile); /* the load compiled nothing */
+    if (mode == 0) /* measured, and kept fused */
+      describes(KF_FORMAT_TEXT, "1 blocks/SM of 384: occupancy 19%, no spills");
+    else
+      describes(KF_FORMAT_TEXT, "; template 0.200 ms: library");
+    close_plan();
+    cache_close();
+    kt_unsetenv("KFUSE_MATMUL");
+  }
+}
+END_TEST
+
 /* KFUSE_MATMUL=template plans template kernels from the start. */
 START_TEST(knob_forces_the_template) {
   kt_setenv("KFUSE_MATMUL", "template", 1);
@@ -707,5 +775,9 @@ static Suite *make_suite(void) {
   tcase_add_test(run_tc, the_template_is_compiled_ahead);
   tcase_add_test(run_tc, hopeless_template_is_not_timed);
   suite_add_tcase(s, run_tc);
+  TCase *count_tc = tcase_create("compiles");
+  tcase_set_timeout(count_tc, 120); /* NVRTC compiles two tensor-core products, twice */
+  tcase_add_test(count_tc, a_template_plan_compiles_only_its_launches);
+  suite_add_tcase(s, count_tc);
   return s;
 }
