@@ -729,7 +729,8 @@ START_TEST(a_template_plan_compiles_only_its_launches) {
     }
     ck_assert_msg(kf_plan_load(plan) == KF_OK, "%s", kf_plan_errmsg(plan));
     ck_assert_uint_eq(compiled(), at_compile); /* the load compiled nothing */
-    if (mode == 0) /* measured, and kept fused */
+    /* template mode: the kernel measured, and kept fused */
+    if (mode == 0)
       describes(KF_FORMAT_TEXT, "1 blocks/SM of 384: occupancy 19%, no spills");
     else
       describes(KF_FORMAT_TEXT, "; template 0.200 ms: library");
