@@ -103,32 +103,30 @@ static kf_plan *take_ahead(kf_plan *plan) {
   return tmp;
 }
 
-void pl_matmul_precompile(kf_plan *plan) {
+kf_plan *pl_matmul_ahead_plan(kf_plan *plan) {
   rt_state *rt = NULL;
   plan->ahead_ms = 0;
   pl_scratch_free(take_ahead(plan)); /* an earlier compile's */
   char err[512] = "", what[600], rec[2048];
   if (!plan->fuse || plan->fuse->n_library == 0 || plan->knobs->matmul != RT_MATMUL_AUTO ||
       rt_state_get(plan->ctx, &rt) != KF_OK || !rt)
-    return;
+    return NULL;
   /* the library is loaded now (the load needs it next): its version names
    * the record; without it the load falls back to the template anyway */
   if (rt_lib_handle(plan->ctx, rt, err, sizeof err) == KF_OK) {
     record_what_of(plan, rt, what, sizeof what);
-    if (rt_lib_record_get(plan->ctx, what, rec, sizeof rec)) return; /* chosen before */
+    if (rt_lib_record_get(plan->ctx, what, rec, sizeof rec)) return NULL; /* chosen before */
   }
-  kf_plan *tmp = NULL;
-  double t0 = now_ms();
-  kf_status st = variant(plan, false, &tmp, err, sizeof err);
-  plan->ahead_ms = now_ms() - t0;
-  if (st != KF_OK)
-    core_log(plan->ctx, KF_LOG_DEBUG, LOG_RUNTIME,
-             "matmul: the template plan was not compiled ahead: %s", err);
-  /* kept for the load's timing: planning and emitting it again there cost
-   * as much as its compile did (the kernels come from memory, the rest
-   * does not) */
-  plan->ahead = st == KF_OK ? tmp : NULL;
-  if (st != KF_OK) pl_scratch_free(tmp);
+  kf_plan *tmp = pl_scratch_new(plan);
+  fuse_options fo = plan->fuse->options;
+  fo.matmul_library = false;
+  kf_status st = tmp ? fuse_plan_build(plan->graph, &fo, &tmp->fuse, err, sizeof err)
+                     : KF_ERR_OUT_OF_MEMORY;
+  if (st == KF_OK) return tmp;
+  core_log(plan->ctx, KF_LOG_DEBUG, LOG_RUNTIME,
+           "matmul: the template plan was not compiled ahead: %s", tmp ? err : "out of memory");
+  pl_scratch_free(tmp);
+  return NULL;
 }
 
 static void set_candidate(kf_plan *plan, rt_plan *rp, int L, int c) {
