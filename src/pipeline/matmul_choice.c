@@ -120,8 +120,8 @@ kf_plan *pl_matmul_ahead_plan(kf_plan *plan) {
   kf_plan *tmp = pl_scratch_new(plan);
   fuse_options fo = plan->fuse->options;
   fo.matmul_library = false;
-  kf_status st = tmp ? fuse_plan_build(plan->graph, &fo, &tmp->fuse, err, sizeof err)
-                     : KF_ERR_OUT_OF_MEMORY;
+  kf_status st =
+      tmp ? fuse_plan_build(plan->graph, &fo, &tmp->fuse, err, sizeof err) : KF_ERR_OUT_OF_MEMORY;
   if (st == KF_OK) return tmp;
   core_log(plan->ctx, KF_LOG_DEBUG, LOG_RUNTIME,
            "matmul: the template plan was not compiled ahead: %s", tmp ? err : "out of memory");
