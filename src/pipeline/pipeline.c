@@ -122,13 +122,16 @@ static void adopt_code(kf_plan *plan, cg_program *prog, double t0) {
  * only logged (the load plans it again and reports). */
 static kf_status compile_with_ahead(kf_plan *plan, cg_program *prog, kf_plan *ahead,
                                     cg_program *aprog, double t0, double a0) {
-  char *errs[2] = {core_malloc(sizeof plan->errmsg), core_malloc(sizeof plan->errmsg)};
+  int n = ahead ? 2 : 1;
+  char *errs[2] = {NULL, NULL};
   kf_status sts[2] = {KF_ERR_OUT_OF_MEMORY, KF_ERR_OUT_OF_MEMORY};
   cg_program *progs[2] = {prog, aprog};
-  if (errs[0] && errs[1])
-    rt_compile_programs(plan->ctx, progs, ahead ? 2 : 1, sts, errs, sizeof plan->errmsg);
+  bool room = true;
+  for (int i = 0; i < n; i++) room = room && (errs[i] = core_malloc(sizeof plan->errmsg)) != NULL;
+  if (room) rt_compile_programs(plan->ctx, progs, n, sts, errs, sizeof plan->errmsg);
   kf_status st = sts[0];
-  if (st != KF_OK) pl_plan_error(plan, st, "%s", errs[0] ? errs[0] : "out of memory");
+  if (st != KF_OK)
+    pl_plan_error(plan, st, "%s", room ? errs[0] : "kf_plan_compile: out of memory");
   if (ahead && st == KF_OK && sts[1] == KF_OK) {
     adopt_code(ahead, aprog, a0);
     plan->ahead = ahead; /* kept for the load's timing */
@@ -137,7 +140,7 @@ static kf_status compile_with_ahead(kf_plan *plan, cg_program *prog, kf_plan *ah
     if (st == KF_OK)
       core_log(plan->ctx, KF_LOG_DEBUG, LOG_RUNTIME,
                "matmul: the template plan was not compiled ahead: %.400s",
-               errs[1] ? errs[1] : "out of memory");
+               room ? errs[1] : "out of memory");
     cg_program_free(aprog);
     pl_scratch_free(ahead);
   }
