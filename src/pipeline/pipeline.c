@@ -130,8 +130,7 @@ static kf_status compile_with_ahead(kf_plan *plan, cg_program *prog, kf_plan *ah
   for (int i = 0; i < n; i++) room = room && (errs[i] = core_malloc(sizeof plan->errmsg)) != NULL;
   if (room) rt_compile_programs(plan->ctx, progs, n, sts, errs, sizeof plan->errmsg);
   kf_status st = sts[0];
-  if (st != KF_OK)
-    pl_plan_error(plan, st, "%s", room ? errs[0] : "kf_plan_compile: out of memory");
+  if (st != KF_OK) pl_plan_error(plan, st, "%s", room ? errs[0] : "kf_plan_compile: out of memory");
   if (ahead && st == KF_OK && sts[1] == KF_OK) {
     adopt_code(ahead, aprog, a0);
     plan->ahead = ahead; /* kept for the load's timing */
