@@ -106,10 +106,17 @@ static kf_status generate(kf_plan *plan, cg_program **out) {
 /* The compiled program becomes the plan's code. */
 static void adopt_code(kf_plan *plan, cg_program *prog, double t0) {
   prog->stats.compile_ms = now_ms() - t0;
+  /* summed against the wall time: how well the pool overlapped them */
+  double sum = 0, slowest = 0;
+  for (int i = 0; i < prog->n_launches; i++) {
+    sum += prog->launches[i].compile_ms;
+    if (prog->launches[i].compile_ms > slowest) slowest = prog->launches[i].compile_ms;
+  }
   core_log(plan->ctx, KF_LOG_INFO, LOG_CACHE,
-           "compiled %d kernels for %s in %.1f ms (%d by NVRTC, %d cache hits)",
+           "compiled %d kernels for %s in %.1f ms (%d by NVRTC, %d cache hits; %.0f ms of "
+           "compiles summed, the slowest %.0f ms)",
            prog->stats.kernels, prog->arch, prog->stats.compile_ms, prog->stats.compiled,
-           prog->stats.cache_hits);
+           prog->stats.cache_hits, sum, slowest);
   cg_program_free(plan->code);
   plan->code = prog;
   pl_dump_plan(plan); /* KFUSE_DUMP_DIR; nothing when unset */
