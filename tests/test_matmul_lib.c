@@ -17,6 +17,7 @@
 #include "pipeline/pipeline.h"
 #include "runtime/lib_launch.h"
 #include "runtime/rt.h"
+#include "runtime/rt_state.h"
 
 static kf_ctx *ctx;
 static kf_graph *g;
@@ -741,6 +742,36 @@ START_TEST(a_template_plan_compiles_only_its_launches) {
 }
 END_TEST
 
+/* The compile sets up what the load needs next (the CUDA context and
+ * cuBLASLt) beside its kernels' compiles. A warm start (a new context
+ * over the same disk cache) compiles the template plan ahead again from
+ * the disk cache, without NVRTC (the choice's record is not looked up
+ * before: its name needs cuBLASLt's version), and the load reads the
+ * choice back, frees the template plan unused and times nothing. */
+START_TEST(a_warm_start_compiles_nothing) {
+  cache_open();
+  for (int round = 0; round < 2; round++) {
+    open_chain(1, 40, 0, 0);
+    ck_assert_int_eq(kf_plan_compile(plan), KF_OK);
+    ck_assert_ptr_nonnull(ctx->rt); /* set up beside the compile */
+    ck_assert_ptr_nonnull(ctx->rt->lt_handle);
+    ck_assert_ptr_nonnull(plan->ahead);
+    kf_cache_stats a;
+    ck_assert_int_eq(kf_ctx_cache_stats(ctx, &a), KF_OK);
+    ck_assert_uint_eq(a.misses, round ? 0 : 1); /* the template kernel, then from disk */
+    ck_assert_uint_eq(a.disk_hits, round ? 1 : 0);
+    ck_assert_int_eq(kf_plan_load(plan), KF_OK);
+    ck_assert_ptr_null(plan->ahead); /* timed, or not needed: freed */
+    ck_assert_uint_eq(compiled(), a.misses);
+    ck_assert_int_eq(flt.matmuls > 0, round == 0); /* the second times nothing */
+    describes(KF_FORMAT_TEXT,
+              round ? "library (cached): library 0.200 ms" : "template 0.200 ms: library");
+    close_plan();
+  }
+  cache_close();
+}
+END_TEST
+
 /* KFUSE_MATMUL=template plans template kernels from the start. */
 START_TEST(knob_forces_the_template) {
   kt_setenv("KFUSE_MATMUL", "template", 1);
@@ -779,6 +810,7 @@ static Suite *make_suite(void) {
   TCase *count_tc = tcase_create("compiles");
   tcase_set_timeout(count_tc, 120); /* NVRTC compiles two tensor-core products, twice */
   tcase_add_test(count_tc, a_template_plan_compiles_only_its_launches);
+  tcase_add_test(count_tc, a_warm_start_compiles_nothing);
   suite_add_tcase(s, count_tc);
   return s;
 }

@@ -17,6 +17,7 @@
 #include "pipeline/matmul_floor.h"
 #include "pipeline/run.h"
 #include "pipeline/scratch_plan.h"
+#include "runtime/device.h"
 #include "runtime/lib_launch.h"
 #include "runtime/lib_time.h"
 #include "runtime/rt.h"
@@ -104,19 +105,12 @@ static kf_plan *take_ahead(kf_plan *plan) {
 }
 
 kf_plan *pl_matmul_ahead_plan(kf_plan *plan) {
-  rt_state *rt = NULL;
   plan->ahead_ms = 0;
   pl_scratch_free(take_ahead(plan)); /* an earlier compile's */
-  char err[512] = "", what[600], rec[2048];
   if (!plan->fuse || plan->fuse->n_library == 0 || plan->knobs->matmul != RT_MATMUL_AUTO ||
-      rt_state_get(plan->ctx, &rt) != KF_OK || !rt)
+      !rt_device_present(plan->ctx))
     return NULL;
-  /* the library is loaded now (the load needs it next): its version names
-   * the record; without it the load falls back to the template anyway */
-  if (rt_lib_handle(plan->ctx, rt, err, sizeof err) == KF_OK) {
-    record_what_of(plan, rt, what, sizeof what);
-    if (rt_lib_record_get(plan->ctx, what, rec, sizeof rec)) return NULL; /* chosen before */
-  }
+  char err[512] = "";
   kf_plan *tmp = pl_scratch_new(plan);
   fuse_options fo = plan->fuse->options;
   fo.matmul_library = false;
@@ -127,6 +121,14 @@ kf_plan *pl_matmul_ahead_plan(kf_plan *plan) {
            "matmul: the template plan was not compiled ahead: %s", tmp ? err : "out of memory");
   pl_scratch_free(tmp);
   return NULL;
+}
+
+void pl_matmul_ahead_setup(void *arg) {
+  kf_plan *plan = arg;
+  rt_state *rt = NULL;
+  char err[512];
+  /* a failure here is the load's to report, where it needs them */
+  if (rt_state_get(plan->ctx, &rt) == KF_OK && rt) rt_lib_handle(plan->ctx, rt, err, sizeof err);
 }
 
 static void set_candidate(kf_plan *plan, rt_plan *rp, int L, int c) {

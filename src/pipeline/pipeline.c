@@ -135,7 +135,9 @@ static kf_status compile_with_ahead(kf_plan *plan, cg_program *prog, kf_plan *ah
   cg_program *progs[2] = {prog, aprog};
   bool room = true;
   for (int i = 0; i < n; i++) room = room && (errs[i] = core_malloc(sizeof plan->errmsg)) != NULL;
-  if (room) rt_compile_programs(plan->ctx, progs, n, sts, errs, sizeof plan->errmsg);
+  if (room)
+    rt_compile_programs(plan->ctx, progs, n, sts, errs, sizeof plan->errmsg,
+                        ahead ? pl_matmul_ahead_setup : NULL, plan);
   kf_status st = sts[0];
   if (st != KF_OK) pl_plan_error(plan, st, "%s", room ? errs[0] : "kf_plan_compile: out of memory");
   if (ahead && st == KF_OK && sts[1] == KF_OK) {

@@ -41,6 +41,8 @@ typedef struct compile_job {
   kf_ctx *ctx;
   struct cache_state *cs;
   compile_item *items;    /* every program's launches, longest source first */
+  void (*side)(void *);   /* job 0 when set: not a kernel */
+  void *side_arg;
   bool disk;              /* the disk cache is usable */
   core_progress progress; /* a line on a terminal while many compile */
 } compile_job;
@@ -77,6 +79,10 @@ static void launch_arch(const cg_program *prog, const cg_program_launch *l, char
 
 static void compile_one(void *arg, int i) {
   compile_job *job = arg;
+  if (job->side && i-- == 0) {
+    job->side(job->side_arg);
+    return;
+  }
   const compile_item *it = &job->items[i];
   int li = it->launch;
   cg_program_launch *l = &it->prog->launches[li];
@@ -211,7 +217,7 @@ static kf_status finish_program(cg_program *prog, int *rep, char *err, size_t er
 }
 
 void rt_compile_programs(kf_ctx *ctx, cg_program *const *progs, int n_progs, kf_status *status,
-                         char *const *errs, size_t errsize) {
+                         char *const *errs, size_t errsize, void (*side)(void *), void *side_arg) {
   struct cache_state *cs = rt_cache_state_get(ctx);
   int *reps[RT_COMPILE_MAX_PROGRAMS] = {NULL};
   cg_program *live[RT_COMPILE_MAX_PROGRAMS];
@@ -240,9 +246,11 @@ void rt_compile_programs(kf_ctx *ctx, cg_program *const *progs, int n_progs, kf_
   compile_job job = {.ctx = ctx, .cs = cs, .disk = cs && rt_cache_disk_ready(cs)};
   job.items = n_live ? longest_first(live, n_live, live_reps, &n) : NULL;
   if (n_live && !job.items) n = 0;
+  job.side = side, job.side_arg = side_arg;
+  int jobs = n + (side != NULL);
   core_progress_begin(&job.progress, ctx, "compiling kernels", n);
-  core_pool *pool = n > 1 ? rt_cache_state_pool(cs) : NULL;
-  core_pool_for(pool, n, compile_one, &job);
+  core_pool *pool = jobs > 1 && cs ? rt_cache_state_pool(cs) : NULL;
+  core_pool_for(pool, jobs, compile_one, &job);
   core_progress_end(&job.progress);
   for (int p = 0; p < n_progs && p < RT_COMPILE_MAX_PROGRAMS; p++) {
     if (status[p] == KF_OK && n_live && !job.items) {
@@ -258,6 +266,6 @@ void rt_compile_programs(kf_ctx *ctx, cg_program *const *progs, int n_progs, kf_
 
 kf_status rt_compile_program(kf_ctx *ctx, cg_program *prog, char *err, size_t errsize) {
   kf_status st;
-  rt_compile_programs(ctx, &prog, 1, &st, &err, errsize);
+  rt_compile_programs(ctx, &prog, 1, &st, &err, errsize, NULL, NULL);
   return st;
 }

@@ -20,8 +20,11 @@ enum { RT_COMPILE_MAX_PROGRAMS = 4 };
  * a second program's kernels compile beside the first's instead of after
  * them. status[p] and errs[p] (errsize bytes) are program p's result, as
  * rt_compile_program would return and write it; one program's failure
- * leaves the others compiled. */
+ * leaves the others compiled. side, when not NULL, is one more job of the
+ * batch, started first: side(side_arg) runs on one of the pool's threads
+ * (or the caller's) while the others compile, and must be thread-safe
+ * against them. */
 void rt_compile_programs(kf_ctx *ctx, cg_program *const *progs, int n_progs, kf_status *status,
-                         char *const *errs, size_t errsize);
+                         char *const *errs, size_t errsize, void (*side)(void *), void *side_arg);
 
 #endif
