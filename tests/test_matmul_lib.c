@@ -442,8 +442,16 @@ START_TEST(fallback_to_the_template) {
     flt.refuse_heuristic = c == 1;
     open_plan(KF_MODE_PLAIN);
     ck_assert_int_eq(plan->fuse->n_library, 1);
+    ck_assert_int_eq(kf_plan_compile(plan), KF_OK);
+    kf_cache_stats a, b;
+    ck_assert_int_eq(kf_ctx_cache_stats(ctx, &a), KF_OK);
     ck_assert_int_eq(kf_plan_load(plan), KF_OK);
     ck_assert_int_eq(plan->fuse->n_library, 0);
+    /* the template plan compiled ahead is the one taken: nothing compiled
+     * or looked up again */
+    ck_assert_int_eq(kf_ctx_cache_stats(ctx, &b), KF_OK);
+    ck_assert_uint_eq(b.misses, a.misses);
+    ck_assert_uint_eq(b.mem_hits, a.mem_hits);
     ck_assert_int_eq(run(NULL), KF_OK);
     ck_assert_int_eq(flt.matmuls, 0);
     ck_assert_int_ge(rt_fake_find(0, "LaunchKernel", "matmul"), 0);

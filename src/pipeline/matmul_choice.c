@@ -65,11 +65,18 @@ static kf_status variant(kf_plan *plan, bool library, kf_plan **out, char *err, 
   return st;
 }
 
+/* The template plan compiled ahead (NULL if none), now the caller's. */
+static kf_plan *take_ahead(kf_plan *plan) {
+  kf_plan *tmp = plan->ahead;
+  plan->ahead = NULL;
+  return tmp;
+}
+
 kf_status pl_matmul_fallback(kf_plan *plan) {
   char why[600], err[512] = "";
   snprintf(why, sizeof why, "%.500s", plan->errmsg);
-  kf_plan *tmp = NULL;
-  kf_status st = variant(plan, false, &tmp, err, sizeof err);
+  kf_plan *tmp = take_ahead(plan); /* the template plan compiled ahead is this one */
+  kf_status st = tmp ? KF_OK : variant(plan, false, &tmp, err, sizeof err);
   if (st != KF_OK) return pl_plan_error(plan, st, "re-planning without cuBLASLt: %s", err);
   pl_scratch_adopt(plan, tmp);
   core_log(plan->ctx, plan->knobs->matmul == RT_MATMUL_LIBRARY ? KF_LOG_WARN : KF_LOG_INFO,
@@ -95,13 +102,6 @@ static void record_what_of(kf_plan *plan, const rt_state *rt, char *what, size_t
 static void record_what(kf_plan *plan, char *what, size_t size) {
   rt_plan *rp = pl_rt_plan(plan);
   record_what_of(plan, rp ? rp->state : NULL, what, size);
-}
-
-/* The template plan compiled ahead (NULL if none), now the caller's. */
-static kf_plan *take_ahead(kf_plan *plan) {
-  kf_plan *tmp = plan->ahead;
-  plan->ahead = NULL;
-  return tmp;
 }
 
 kf_plan *pl_matmul_ahead_plan(kf_plan *plan) {
