@@ -170,9 +170,9 @@ kf_status kf_plan_compile(kf_plan *plan) {
   kf_status st = generate(plan, &prog);
   if (st != KF_OK) return st;
   /* a plan with library calls: the template plan the load's choice times */
+  double a0 = now_ms();
   kf_plan *ahead = plan->scratch ? NULL : pl_matmul_ahead_plan(plan);
   if (ahead) ahead->options.arch = prog->arch; /* the plan's code once compiled */
-  double a0 = now_ms();
   if (ahead && generate(ahead, &aprog) != KF_OK) {
     core_log(plan->ctx, KF_LOG_DEBUG, LOG_RUNTIME,
              "matmul: the template plan was not compiled ahead: %.400s", ahead->errmsg);
