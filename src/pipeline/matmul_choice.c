@@ -5,6 +5,7 @@
  * and written to the decision log. */
 #include "pipeline/matmul_choice.h"
 
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +13,7 @@
 
 #include "codegen/program.h"
 #include "core/alloc.h"
+#include "core/ctx.h"
 #include "fuser/fuse.h"
 #include "fuser/gemm_match.h"
 #include "pipeline/matmul_floor.h"
@@ -127,6 +129,10 @@ void pl_matmul_ahead_setup(void *arg) {
   kf_plan *plan = arg;
   rt_state *rt = NULL;
   char err[512];
+  /* Once per context: partitions compiling at once (the torch backend)
+   * would each hold a compile worker waiting on the lock the first one
+   * loads cuBLASLt under. */
+  if (atomic_exchange(&plan->ctx->setup_claimed, true)) return;
   /* a failure here is the load's to report, where it needs them */
   if (rt_state_get(plan->ctx, &rt) == KF_OK && rt) rt_lib_handle(plan->ctx, rt, err, sizeof err);
 }

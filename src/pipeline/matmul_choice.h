@@ -37,8 +37,9 @@ kf_status pl_matmul_choose(kf_plan *plan, bool *reload);
 kf_plan *pl_matmul_ahead_plan(kf_plan *plan);
 /* What the load needs next, set up as one more job of the compile's batch
  * (arg: the kf_plan): the CUDA context and cuBLASLt, whose first load
- * reads a few hundred MB. Failures are left for the load to report.
- * Thread-safe against the batch's compiles. */
+ * reads a few hundred MB; once per context (the first compile's job does
+ * it, later ones return at once). Failures are left for the load to
+ * report. Thread-safe against the batch's compiles. */
 void pl_matmul_ahead_setup(void *arg);
 
 /* The choice as made, kept across the load's re-planning (occupancy
