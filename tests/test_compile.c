@@ -252,6 +252,44 @@ END_TEST
 
 /* ---- plans --------------------------------------------------------------- */
 
+static void count_side(void *arg) {
+  (*(int *)arg)++;
+}
+
+/* Two programs in one batch with a side job: each program gets its own
+ * result and stats, one that fails leaves the other compiled, the side
+ * job runs once, and a kernel both programs hold compiles once. */
+START_TEST(programs_compile_in_one_batch) {
+  kf_ctx *ctx = new_ctx();
+  for (int round = 0; round < 2; round++) {
+    cg_program *a = make_prog(3, 0, -1), *b = make_prog(2, 2, round ? 0 : -1);
+    cg_program *progs[2] = {a, b};
+    kf_status st[2];
+    char e0[8192], e1[8192], *errs[2] = {e0, e1};
+    int side = 0;
+    rt_compile_programs(ctx, progs, 2, st, errs, sizeof e0, count_side, &side);
+    ck_assert_int_eq(side, 1);
+    ck_assert_msg(st[0] == KF_OK, "%s", e0);
+    ck_assert_int_eq(a->stats.kernels, 3);
+    for (int i = 0; i < 3; i++) ck_assert_ptr_nonnull(a->launches[i].image);
+    if (round == 0) {
+      ck_assert_msg(st[1] == KF_OK, "%s", e1);
+      ck_assert_int_eq(b->stats.kernels, 2);
+      /* k2 is in both: compiled by one, waited for or found by the other */
+      ck_assert_int_eq(a->stats.compiled + b->stats.compiled, 4);
+      ck_assert_ptr_nonnull(b->launches[1].image);
+    } else {
+      ck_assert_int_eq(st[1], KF_ERR_COMPILE);
+      ck_assert_msg(strstr(e1, "bad_k") != NULL, "%s", e1);
+      ck_assert_int_eq(a->stats.compiled, 0); /* from memory this time */
+    }
+    cg_program_free(a);
+    cg_program_free(b);
+  }
+  kf_ctx_destroy(ctx);
+}
+END_TEST
+
 static kf_graph *small_graph(kf_ctx *ctx) {
   kf_graph *g;
   ck_assert_int_eq(kf_graph_create(ctx, &g), KF_OK);
@@ -532,6 +570,7 @@ static Suite *make_suite(void) {
   tcase_set_timeout(tc, 120);
   tcase_add_test(tc, compile_then_memory_then_disk);
   tcase_add_test(tc, alike_launches_compile_once);
+  tcase_add_test(tc, programs_compile_in_one_batch);
   tcase_add_test(tc, compile_error_has_log_source_and_dump);
   tcase_add_test(tc, threads_share_one_compile);
   tcase_add_test(tc, full_disk_compiles_without_cache);

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "check_main.h"
+#include "codegen/program.h"
 #include "fake_blaslt.h"
 #include "fake_driver.h"
 #include "fuser/fuse.h"
@@ -17,6 +18,7 @@
 #include "runtime/lib_launch.h"
 #include "runtime/lib_time.h"
 #include "runtime/rt.h"
+#include "runtime/rt_state.h"
 
 static kf_ctx *ctx;
 static kf_graph *g;
@@ -441,8 +443,16 @@ START_TEST(fallback_to_the_template) {
     flt.refuse_heuristic = c == 1;
     open_plan(KF_MODE_PLAIN);
     ck_assert_int_eq(plan->fuse->n_library, 1);
+    ck_assert_int_eq(kf_plan_compile(plan), KF_OK);
+    kf_cache_stats a, b;
+    ck_assert_int_eq(kf_ctx_cache_stats(ctx, &a), KF_OK);
     ck_assert_int_eq(kf_plan_load(plan), KF_OK);
     ck_assert_int_eq(plan->fuse->n_library, 0);
+    /* the template plan compiled ahead is the one taken: nothing compiled
+     * or looked up again */
+    ck_assert_int_eq(kf_ctx_cache_stats(ctx, &b), KF_OK);
+    ck_assert_uint_eq(b.misses, a.misses);
+    ck_assert_uint_eq(b.mem_hits, a.mem_hits);
     ck_assert_int_eq(run(NULL), KF_OK);
     ck_assert_int_eq(flt.matmuls, 0);
     ck_assert_int_ge(rt_fake_find(0, "LaunchKernel", "matmul"), 0);
@@ -838,6 +848,104 @@ START_TEST(the_template_is_compiled_ahead) {
 }
 END_TEST
 
+/* Kernels compiled by NVRTC in ctx so far. */
+static uint64_t compiled(void) {
+  kf_cache_stats cs;
+  ck_assert_int_eq(kf_ctx_cache_stats(ctx, &cs), KF_OK);
+  return cs.misses;
+}
+
+/* The kernels (not library calls) among the plan's launches. */
+static int kernel_launches(const kf_plan *p) {
+  int n = 0;
+  for (int i = 0; i < p->code->n_launches; i++) n += !p->code->launches[i].src.library;
+  return n;
+}
+
+/* A template plan compiles its launches and nothing else: the load used
+ * to split each tensor-core matmul kernel from its epilogue for the
+ * occupancy feedback and compile every part (the product alone, the
+ * epilogue's kernels) only to find the product's part no more resident
+ * than the fused kernel, since its template fixes its residency (8
+ * products: 21 kernels compiled for 8 launches). Two bf16 products with
+ * epilogues on the fake sm_90: one on the sm_90 template (1 block/SM of
+ * 384 threads by design), one on the mma.sync template (N = 36: 2 blocks
+ * of 256 by design). In auto mode the compile builds the library plan's
+ * kernels and the template plan's ahead, and the load's choice times the
+ * latter without compiling anything. */
+START_TEST(a_template_plan_compiles_only_its_launches) {
+  for (int mode = 0; mode < 2; mode++) {
+    cache_open();
+    kt_setenv("KFUSE_MATMUL", mode ? "auto" : "template", 1);
+    flt_install();
+    rt_fake_reset();
+    rt_driver_override(rt_fake_driver());
+    rt_fake_add_device_range(DEV, 1 << 24);
+    open_graph();
+    kf_value x = in2("x", KF_BF16, 128, 64), b1 = in1("b1", KF_BF16, 64);
+    kf_value h = kf_gelu_tanh(g, kf_add(g, kf_matmul(g, x, in2("w1", KF_BF16, 64, 64)), b1));
+    kf_set_output(g, kf_relu(g, kf_matmul(g, h, in2("w2", KF_BF16, 64, 36))));
+    ck_assert_int_eq(kf_plan_create(ctx, g, NULL, &plan), KF_OK);
+    ck_assert_msg(kf_plan_compile(plan) == KF_OK, "%s", kf_plan_errmsg(plan));
+    uint64_t at_compile = compiled();
+    if (mode == 0) {
+      ck_assert_int_eq(plan->code->n_launches, 2);
+      /* the sm_90 template, then the mma.sync one */
+      ck_assert(plan->code->launches[0].src.arch_specific);
+      ck_assert_int_eq(plan->code->launches[0].src.min_blocks, 1);
+      ck_assert(!plan->code->launches[1].src.arch_specific);
+      ck_assert_int_eq(plan->code->launches[1].src.min_blocks, 2);
+      ck_assert_uint_eq(at_compile, 2);
+    } else {
+      ck_assert_int_eq(plan->fuse->n_library, 2);
+      ck_assert_ptr_nonnull(plan->ahead);
+      ck_assert_uint_eq(at_compile,
+                        (uint64_t)(kernel_launches(plan) + kernel_launches(plan->ahead)));
+    }
+    ck_assert_msg(kf_plan_load(plan) == KF_OK, "%s", kf_plan_errmsg(plan));
+    ck_assert_uint_eq(compiled(), at_compile); /* the load compiled nothing */
+    /* template mode: the kernel measured, and kept fused */
+    if (mode == 0)
+      describes(KF_FORMAT_TEXT, "1 blocks/SM of 384: occupancy 19%, no spills");
+    else
+      describes(KF_FORMAT_TEXT, "; template 0.200 ms: library");
+    close_plan();
+    cache_close();
+    kt_unsetenv("KFUSE_MATMUL");
+  }
+}
+END_TEST
+
+/* The compile sets up what the load needs next (the CUDA context and
+ * cuBLASLt) beside its kernels' compiles. A warm start (a new context
+ * over the same disk cache) compiles the template plan ahead again from
+ * the disk cache, without NVRTC (the choice's record is not looked up
+ * before: its name needs cuBLASLt's version), and the load reads the
+ * choice back, frees the template plan unused and times nothing. */
+START_TEST(a_warm_start_compiles_nothing) {
+  cache_open();
+  for (int round = 0; round < 2; round++) {
+    open_chain(1, 40, 0, 0);
+    ck_assert_int_eq(kf_plan_compile(plan), KF_OK);
+    ck_assert_ptr_nonnull(ctx->rt); /* set up beside the compile */
+    ck_assert_ptr_nonnull(ctx->rt->lt_handle);
+    ck_assert_ptr_nonnull(plan->ahead);
+    kf_cache_stats a;
+    ck_assert_int_eq(kf_ctx_cache_stats(ctx, &a), KF_OK);
+    ck_assert_uint_eq(a.misses, round ? 0 : 1); /* the template kernel, then from disk */
+    ck_assert_uint_eq(a.disk_hits, round ? 1 : 0);
+    ck_assert_int_eq(kf_plan_load(plan), KF_OK);
+    ck_assert_ptr_null(plan->ahead); /* timed, or not needed: freed */
+    ck_assert_uint_eq(compiled(), a.misses);
+    ck_assert_int_eq(flt.matmuls > 0, round == 0); /* the second times nothing */
+    describes(KF_FORMAT_TEXT,
+              round ? "library (cached): library 0.200 ms" : "template 0.200 ms: library");
+    close_plan();
+  }
+  cache_close();
+}
+END_TEST
+
 /* KFUSE_MATMUL=template plans template kernels from the start. */
 START_TEST(knob_forces_the_template) {
   kt_setenv("KFUSE_MATMUL", "template", 1);
@@ -877,5 +985,10 @@ static Suite *make_suite(void) {
   tcase_add_test(run_tc, the_template_is_compiled_ahead);
   tcase_add_test(run_tc, hopeless_template_is_not_timed);
   suite_add_tcase(s, run_tc);
+  TCase *count_tc = tcase_create("compiles");
+  tcase_set_timeout(count_tc, 120); /* NVRTC compiles two tensor-core products, twice */
+  tcase_add_test(count_tc, a_template_plan_compiles_only_its_launches);
+  tcase_add_test(count_tc, a_warm_start_compiles_nothing);
+  suite_add_tcase(s, count_tc);
   return s;
 }

@@ -424,6 +424,45 @@ START_TEST(suspicious_but_parts_no_better_is_kept_and_cached) {
 }
 END_TEST
 
+/* gelu_tanh(x @ w + b) in bf16: one matmul kernel on the sm_90 template,
+ * whose 216 KB of tiles leave room for 1 block of 384 threads an SM (19%),
+ * as the template is designed (__launch_bounds__(384, 1)). */
+static kf_graph *bf16_product(kf_ctx *ctx) {
+  kf_graph *g;
+  ck_assert_int_eq(kf_graph_create(ctx, &g), KF_OK);
+  int64_t xs[2] = {128, 64}, ws[2] = {64, 64}, bs[1] = {64};
+  kf_value y = kf_matmul(g, kf_input(g, "x", KF_BF16, 2, xs), kf_input(g, "w", KF_BF16, 2, ws));
+  kf_value out = kf_gelu_tanh(g, kf_add(g, y, kf_input(g, "b", KF_BF16, 1, bs)));
+  kf_set_output(g, out);
+  ck_assert_int_eq(kf_graph_status(g), KF_OK);
+  return g;
+}
+
+/* A tensor-core matmul kernel below the limit only because its template
+ * keeps it so is not split, and its parts are not compiled: the product's
+ * part would run the same template just as resident. One that spills is
+ * measured against its parts as before. */
+START_TEST(matmul_at_its_design_is_kept_without_measuring) {
+  kt_setenv("KFUSE_MATMUL", "template", 1);
+  run r = compile_and_load_graph(0.20, bf16_product);
+  ck_assert_int_eq(kf_plan_num_launches(r.plan), 1);
+  ck_assert(r.plan->rt->launches[0].occ.occupancy < 0.8);
+  ck_assert_int_eq(rt_fake_count_prefix("ModuleLoadData"), 1); /* no parts compiled */
+  ck_assert_msg(strstr(T.log, "1 blocks/SM of 384 as its template is designed (1), no spills"),
+                "%s", T.log);
+  run_free(&r);
+  rt_fake_reset();
+  rt_fake_set_kernel("k0_matmul", 168, 512, 0);
+  T.log_len = 0;
+  T.log[0] = 0;
+  run spills = compile_and_load_graph(0.20, bf16_product);
+  ck_assert_int_ge(rt_fake_count_prefix("ModuleLoadData"), 3); /* fused + its parts */
+  ck_assert_msg(strstr(T.log, "parts' lowest"), "%s", T.log);
+  run_free(&spills);
+  kt_unsetenv("KFUSE_MATMUL");
+}
+END_TEST
+
 START_TEST(zero_limit_disables) {
   rt_fake_set_kernel("k0_reduce", 255, 64, 0);
   run r = compile_and_load(0.0);
@@ -468,6 +507,7 @@ static Suite *make_suite(void) {
   tcase_add_test(tc, spills_are_split);
   tcase_add_test(tc, split_in_two_keeps_each_side_fused);
   tcase_add_test(tc, small_spills_kept_when_split_moves_more_bytes);
+  tcase_add_test(tc, matmul_at_its_design_is_kept_without_measuring);
   tcase_add_test(tc, within_limit_is_kept_without_measuring);
   tcase_add_test(tc, suspicious_but_parts_no_better_is_kept_and_cached);
   tcase_add_test(tc, zero_limit_disables);

@@ -107,6 +107,11 @@ typedef struct cg_launch_src {
   /* Blocks per thread block cluster (__cluster_dims__ in the source), 0 or
    * 1 for none: a persistent launch's grid stays a multiple of it. */
   int cluster;
+  /* Resident blocks per SM the source asks of ptxas (__launch_bounds__'
+   * second argument), 0 for none: the tensor-core templates fix their
+   * register cap and tile memory by it, so a kernel resident that many
+   * times is as resident as its template is designed to be. */
+  int min_blocks;
 } cg_launch_src;
 
 #endif

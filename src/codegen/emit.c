@@ -252,6 +252,7 @@ static kf_status emit_parts(const kf_graph *g, const cg_target *t, cg_part *part
     out->arch_specific = true;
   }
   if (n == 1) out->cluster = parts[0].cluster;
+  if (n == 1) out->min_blocks = parts[0].min_blocks;
   for (int i = 0; i < n; i++) {
     parts[i].launch_threads = (int)out->block;
     cg_emit_args a = {g, parts[i].k, t, &parts[i], body, err, errsize};

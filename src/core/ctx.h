@@ -6,6 +6,7 @@
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "core/log.h"
@@ -26,6 +27,10 @@ struct kf_ctx {
   struct rt_state *rt;
   struct cache_state *cache;
   _Atomic(void *) knobs_warned; /* the knob snapshot whose warnings it logged */
+  /* Set by the first compile that takes on setting up the device runtime
+   * beside its kernels (pipeline/matmul_choice.c): later ones leave it to
+   * that one instead of holding a compile worker on the same lock. */
+  atomic_bool setup_claimed;
 };
 
 /* Records the message of a failing call on the context; returns st. ctx may

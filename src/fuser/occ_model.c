@@ -56,6 +56,18 @@ const fuse_kernel *fuse_occ_splittable(const fuse_plan *fp, int launch) {
   return home >= 2 ? k : NULL;
 }
 
+bool fuse_occ_split_can_help(const fuse_kernel *k, const fuse_occ *o, int design_blocks, char *why,
+                             size_t size) {
+  if (k->kind != FK_MATMUL || design_blocks <= 0 || o->local_bytes > 0 ||
+      o->blocks_per_sm < design_blocks)
+    return true;
+  snprintf(why, size,
+           "%d blocks/SM of %d as its template is designed (%d), no spills: its product's part "
+           "would be no more resident, kept fused",
+           o->blocks_per_sm, o->block, design_blocks);
+  return false;
+}
+
 void fuse_occ_describe(fuse_occ_cand *c, const char *entry, double drop) {
   const fuse_occ *f = &c->rec.fused;
   if (c->rec.n_parts > 0)

@@ -50,6 +50,15 @@ bool fuse_occ_suspicious(const fuse_occ *o, double drop);
 /* The one kernel of a launch when a split can change it (at least two
  * nodes computed at home), else NULL. */
 const fuse_kernel *fuse_occ_splittable(const fuse_plan *fp, int launch);
+/* Whether parts could be more resident than kernel k measured as o:
+ * false, with the reason in why, for a matmul kernel that does not spill
+ * and is resident at least design_blocks times per SM (design_blocks > 0:
+ * the residency its template asks of ptxas). The part that computes the
+ * product runs the same template, with the same tile memory and register
+ * cap, so it is resident no more than the fused kernel; a split would only
+ * add a pass over the product, and measuring it compiles every part. */
+bool fuse_occ_split_can_help(const fuse_kernel *k, const fuse_occ *o, int design_blocks, char *why,
+                             size_t size);
 /* Sets c->cut to the cut of the candidate's home nodes that leaves the
  * plan the fewest bytes to move, and c->ratio to those bytes over the
  * plan's now (1e9 when no split plans). */

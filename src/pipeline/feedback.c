@@ -52,6 +52,12 @@ static int find_candidates(kf_plan *plan, fuse_occ_cand *c) {
     const fuse_kernel *k = fuse_occ_splittable(fp, i);
     const rt_occ *o = &plan->rt->launches[i].occ;
     if (!k || !fuse_occ_suspicious(o, drop)) continue;
+    char why[200];
+    if (!fuse_occ_split_can_help(k, o, prog->launches[i].src.min_blocks, why, sizeof why)) {
+      core_log(plan->ctx, KF_LOG_INFO, LOG_RUNTIME, "occupancy: %s: %.0f%% occupancy, %s",
+               prog->launches[i].src.entry, 100 * o->occupancy, why);
+      continue;
+    }
     fuse_occ_cand *ci = &c[nc];
     memset(ci, 0, sizeof *ci);
     ci->launch = i;
@@ -61,7 +67,6 @@ static int find_candidates(kf_plan *plan, fuse_occ_cand *c) {
     /* Parts at full occupancy without spills are the best a split can get:
      * when even they lose, nothing is compiled or measured. */
     rt_occ best = {.occupancy = 1.0};
-    char why[200];
     if (!fuse_occ_split_pays(ci, &best, why, sizeof why)) {
       core_log(plan->ctx, KF_LOG_INFO, LOG_RUNTIME,
                "occupancy: %s: %.0f%% occupancy, %d B spills, %s", prog->launches[i].src.entry,

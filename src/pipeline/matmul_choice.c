@@ -5,6 +5,7 @@
  * and written to the decision log. */
 #include "pipeline/matmul_choice.h"
 
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,11 +13,13 @@
 
 #include "codegen/program.h"
 #include "core/alloc.h"
+#include "core/ctx.h"
 #include "fuser/fuse.h"
 #include "fuser/gemm_match.h"
 #include "pipeline/matmul_floor.h"
 #include "pipeline/run.h"
 #include "pipeline/scratch_plan.h"
+#include "runtime/device.h"
 #include "runtime/lib_launch.h"
 #include "runtime/lib_time.h"
 #include "runtime/rt.h"
@@ -64,11 +67,18 @@ static kf_status variant(kf_plan *plan, bool library, kf_plan **out, char *err, 
   return st;
 }
 
+/* The template plan compiled ahead (NULL if none), now the caller's. */
+static kf_plan *take_ahead(kf_plan *plan) {
+  kf_plan *tmp = plan->ahead;
+  plan->ahead = NULL;
+  return tmp;
+}
+
 kf_status pl_matmul_fallback(kf_plan *plan) {
   char why[600], err[512] = "";
   snprintf(why, sizeof why, "%.500s", plan->errmsg);
-  kf_plan *tmp = NULL;
-  kf_status st = variant(plan, false, &tmp, err, sizeof err);
+  kf_plan *tmp = take_ahead(plan); /* the template plan compiled ahead is this one */
+  kf_status st = tmp ? KF_OK : variant(plan, false, &tmp, err, sizeof err);
   if (st != KF_OK) return pl_plan_error(plan, st, "re-planning without cuBLASLt: %s", err);
   pl_scratch_adopt(plan, tmp);
   core_log(plan->ctx, plan->knobs->matmul == RT_MATMUL_LIBRARY ? KF_LOG_WARN : KF_LOG_INFO,
@@ -98,39 +108,35 @@ static void record_what(kf_plan *plan, char *what, size_t size) {
   record_what_of(plan, rp ? rp->state : NULL, what, size);
 }
 
-/* The template plan compiled ahead (NULL if none), now the caller's. */
-static kf_plan *take_ahead(kf_plan *plan) {
-  kf_plan *tmp = plan->ahead;
-  plan->ahead = NULL;
-  return tmp;
-}
-
-void pl_matmul_precompile(kf_plan *plan) {
-  rt_state *rt = NULL;
+kf_plan *pl_matmul_ahead_plan(kf_plan *plan) {
   plan->ahead_ms = 0;
   pl_scratch_free(take_ahead(plan)); /* an earlier compile's */
-  char err[512] = "", what[600], rec[2048];
   if (!plan->fuse || plan->fuse->n_library == 0 || plan->knobs->matmul != RT_MATMUL_AUTO ||
-      rt_state_get(plan->ctx, &rt) != KF_OK || !rt)
-    return;
-  /* the library is loaded now (the load needs it next): its version names
-   * the record; without it the load falls back to the template anyway */
-  if (rt_lib_handle(plan->ctx, rt, err, sizeof err) == KF_OK) {
-    record_what_of(plan, rt, what, sizeof what);
-    if (rt_lib_record_get(plan->ctx, what, rec, sizeof rec)) return; /* chosen before */
-  }
-  kf_plan *tmp = NULL;
-  double t0 = now_ms();
-  kf_status st = variant(plan, false, &tmp, err, sizeof err);
-  plan->ahead_ms = now_ms() - t0;
-  if (st != KF_OK)
-    core_log(plan->ctx, KF_LOG_DEBUG, LOG_RUNTIME,
-             "matmul: the template plan was not compiled ahead: %s", err);
-  /* kept for the load's timing: planning and emitting it again there cost
-   * as much as its compile did (the kernels come from memory, the rest
-   * does not) */
-  plan->ahead = st == KF_OK ? tmp : NULL;
-  if (st != KF_OK) pl_scratch_free(tmp);
+      !rt_device_present(plan->ctx))
+    return NULL;
+  char err[512] = "";
+  kf_plan *tmp = pl_scratch_new(plan);
+  fuse_options fo = plan->fuse->options;
+  fo.matmul_library = false;
+  kf_status st =
+      tmp ? fuse_plan_build(plan->graph, &fo, &tmp->fuse, err, sizeof err) : KF_ERR_OUT_OF_MEMORY;
+  if (st == KF_OK) return tmp;
+  core_log(plan->ctx, KF_LOG_DEBUG, LOG_RUNTIME,
+           "matmul: the template plan was not compiled ahead: %s", tmp ? err : "out of memory");
+  pl_scratch_free(tmp);
+  return NULL;
+}
+
+void pl_matmul_ahead_setup(void *arg) {
+  kf_plan *plan = arg;
+  rt_state *rt = NULL;
+  char err[512];
+  /* Once per context: partitions compiling at once (the torch backend)
+   * would each hold a compile worker waiting on the lock the first one
+   * loads cuBLASLt under. */
+  if (atomic_exchange(&plan->ctx->setup_claimed, true)) return;
+  /* a failure here is the load's to report, where it needs them */
+  if (rt_state_get(plan->ctx, &rt) == KF_OK && rt) rt_lib_handle(plan->ctx, rt, err, sizeof err);
 }
 
 static void set_candidate(kf_plan *plan, rt_plan *rp, int L, int c) {

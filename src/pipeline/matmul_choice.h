@@ -22,13 +22,25 @@ kf_status pl_matmul_fallback(kf_plan *plan);
  * plan->errmsg. */
 kf_status pl_matmul_choose(kf_plan *plan, bool *reload);
 
-/* After kf_plan_compile of a plan with library calls (KFUSE_MATMUL=auto,
- * a device present, no choice on record yet): the template plan's kernels
- * compiled into the kernel caches, so that the load's choice finds them
- * there. The compile runs where kf_plan_compile runs (the torch backend's
- * worker threads, beside the other partitions' compiles), not on the
- * thread that loads; its failure is left for the load to report. */
-void pl_matmul_precompile(kf_plan *plan);
+/* The template plan of a plan with library calls, planned (fused, not yet
+ * generated) for kf_plan_compile to compile ahead, beside the plan's own
+ * kernels, so that the load's choice times it without compiling:
+ * KFUSE_MATMUL=auto and a GPU present. A choice on record is not looked
+ * up first: its name needs cuBLASLt's version, and loading cuBLASLt is
+ * what pl_matmul_ahead_setup does beside the compile; on a warm start the
+ * template's kernels come from the disk cache (milliseconds), and the
+ * load's choice frees the plan unused. NULL when not wanted or when
+ * planning fails (logged at debug: the load plans it again and reports).
+ * Frees an earlier compile's (plan->ahead). The compile runs where
+ * kf_plan_compile runs (the torch backend's worker threads, beside the
+ * other partitions' compiles), not on the thread that loads. */
+kf_plan *pl_matmul_ahead_plan(kf_plan *plan);
+/* What the load needs next, set up as one more job of the compile's batch
+ * (arg: the kf_plan): the CUDA context and cuBLASLt, whose first load
+ * reads a few hundred MB; once per context (the first compile's job does
+ * it, later ones return at once). Failures are left for the load to
+ * report. Thread-safe against the batch's compiles. */
+void pl_matmul_ahead_setup(void *arg);
 
 /* The choice as made, kept across the load's re-planning (occupancy
  * splits replace plan->fuse and plan->code): its counters, its decision,

@@ -21,6 +21,7 @@
 #include "pipeline/plan_dump.h"
 #include "pipeline/plan_target.h"
 #include "pipeline/run.h"
+#include "pipeline/scratch_plan.h"
 #include "runtime/compile.h"
 #include "runtime/nvtx.h"
 #include "runtime/rt.h"
@@ -81,13 +82,83 @@ static kf_status load_program(kf_plan *plan) {
   return st;
 }
 
-/* NVRTC for every launch (through the caches). */
-static kf_status compile_all(kf_plan *plan, cg_program *prog) {
-  char *err = core_malloc(sizeof plan->errmsg);
+/* A new program for plan->fuse: the target, code generation, and the
+ * splits an earlier process measured (re-fused before NVRTC). */
+static kf_status generate(kf_plan *plan, cg_program **out) {
+  *out = NULL;
+  cg_program *prog = cg_program_new(plan->fuse->n_launches);
+  if (!prog) return pl_plan_error(plan, KF_ERR_OUT_OF_MEMORY, "kf_plan_compile: out of memory");
+  cg_target target;
   kf_status st =
-      err ? rt_compile_program(plan->ctx, prog, err, sizeof plan->errmsg) : KF_ERR_OUT_OF_MEMORY;
-  if (st != KF_OK) pl_plan_error(plan, st, "%s", err ? err : "out of memory");
-  free(err);
+      pl_plan_target(plan, NULL, true, "kf_plan_compile", &target, prog->arch, sizeof prog->arch);
+  if (st == KF_OK && !plan->rt) st = pl_gemm_pair_refit(plan, &target);
+  if (st == KF_OK) st = emit_all(plan, prog, &target);
+  for (int r = 0; st == KF_OK && r < PL_FEEDBACK_ROUNDS && pl_feedback_apply_cached(plan, prog);
+       r++)
+    st = reemit(plan, &prog, &target);
+  if (st != KF_OK) {
+    cg_program_free(prog);
+    return st;
+  }
+  *out = prog;
+  return KF_OK;
+}
+
+/* The compiled program becomes the plan's code. */
+static void adopt_code(kf_plan *plan, cg_program *prog, double t0) {
+  prog->stats.compile_ms = now_ms() - t0;
+  /* summed against the wall time: how well the pool overlapped them */
+  double sum = 0, slowest = 0;
+  for (int i = 0; i < prog->n_launches; i++) {
+    sum += prog->launches[i].compile_ms;
+    if (prog->launches[i].compile_ms > slowest) slowest = prog->launches[i].compile_ms;
+  }
+  core_log(plan->ctx, KF_LOG_INFO, LOG_CACHE,
+           "compiled %d kernels for %s in %.1f ms (%d by NVRTC, %d cache hits; %.0f ms of "
+           "compiles summed, the slowest %.0f ms)",
+           prog->stats.kernels, prog->arch, prog->stats.compile_ms, prog->stats.compiled,
+           prog->stats.cache_hits, sum, slowest);
+  cg_program_free(plan->code);
+  plan->code = prog;
+  pl_dump_plan(plan); /* KFUSE_DUMP_DIR; nothing when unset */
+}
+
+/* NVRTC for the plan's program and, when there is one, for its template
+ * plan's (compiled ahead for the load's choice) in one batch of the pool:
+ * the template's kernels compile beside the plan's, where they used to
+ * wait for them. The plan's failure is the compile's; the template's is
+ * only logged (the load plans it again and reports). */
+static kf_status compile_with_ahead(kf_plan *plan, cg_program *prog, kf_plan *ahead,
+                                    cg_program *aprog, double t0, double a0) {
+  int n = ahead ? 2 : 1;
+  char *errs[2] = {NULL, NULL};
+  kf_status sts[2] = {KF_ERR_OUT_OF_MEMORY, KF_ERR_OUT_OF_MEMORY};
+  cg_program *progs[2] = {prog, aprog};
+  bool room = true;
+  for (int i = 0; i < n; i++) room = room && (errs[i] = core_malloc(sizeof plan->errmsg)) != NULL;
+  if (room)
+    rt_compile_programs(plan->ctx, progs, n, sts, errs, sizeof plan->errmsg,
+                        ahead ? pl_matmul_ahead_setup : NULL, plan);
+  kf_status st = sts[0];
+  if (st != KF_OK) pl_plan_error(plan, st, "%s", room ? errs[0] : "kf_plan_compile: out of memory");
+  if (ahead && st == KF_OK && sts[1] == KF_OK) {
+    adopt_code(ahead, aprog, a0);
+    plan->ahead = ahead; /* kept for the load's timing */
+    plan->ahead_ms = now_ms() - a0;
+  } else if (ahead) {
+    if (st == KF_OK)
+      core_log(plan->ctx, KF_LOG_DEBUG, LOG_RUNTIME,
+               "matmul: the template plan was not compiled ahead: %.400s",
+               room ? errs[1] : "out of memory");
+    cg_program_free(aprog);
+    pl_scratch_free(ahead);
+  }
+  if (st == KF_OK)
+    adopt_code(plan, prog, t0);
+  else
+    cg_program_free(prog);
+  free(errs[0]);
+  free(errs[1]);
   return st;
 }
 
@@ -96,32 +167,20 @@ kf_status kf_plan_compile(kf_plan *plan) {
     return plan ? pl_plan_error(plan, KF_ERR_INVALID_ARG, "kf_plan_compile: plan has no fusion")
                 : KF_ERR_INVALID_ARG;
   double t0 = now_ms();
-  cg_program *prog = cg_program_new(plan->fuse->n_launches);
-  if (!prog) return pl_plan_error(plan, KF_ERR_OUT_OF_MEMORY, "kf_plan_compile: out of memory");
-  cg_target target;
-  kf_status st =
-      pl_plan_target(plan, NULL, true, "kf_plan_compile", &target, prog->arch, sizeof prog->arch);
-  if (st == KF_OK && !plan->rt) st = pl_gemm_pair_refit(plan, &target);
-  if (st == KF_OK) st = emit_all(plan, prog, &target);
-  /* feedback an earlier process measured: re-fuse before NVRTC */
-  for (int r = 0; st == KF_OK && r < PL_FEEDBACK_ROUNDS && pl_feedback_apply_cached(plan, prog);
-       r++)
-    st = reemit(plan, &prog, &target);
-  if (st == KF_OK) st = compile_all(plan, prog);
-  if (st != KF_OK) {
-    cg_program_free(prog);
-    return st;
+  cg_program *prog = NULL, *aprog = NULL;
+  kf_status st = generate(plan, &prog);
+  if (st != KF_OK) return st;
+  /* a plan with library calls: the template plan the load's choice times */
+  double a0 = now_ms();
+  kf_plan *ahead = plan->scratch ? NULL : pl_matmul_ahead_plan(plan);
+  if (ahead) ahead->options.arch = prog->arch; /* the plan's code once compiled */
+  if (ahead && generate(ahead, &aprog) != KF_OK) {
+    core_log(plan->ctx, KF_LOG_DEBUG, LOG_RUNTIME,
+             "matmul: the template plan was not compiled ahead: %.400s", ahead->errmsg);
+    pl_scratch_free(ahead);
+    ahead = NULL;
   }
-  prog->stats.compile_ms = now_ms() - t0;
-  core_log(plan->ctx, KF_LOG_INFO, LOG_CACHE,
-           "compiled %d kernels for %s in %.1f ms (%d by NVRTC, %d cache hits)",
-           prog->stats.kernels, prog->arch, prog->stats.compile_ms, prog->stats.compiled,
-           prog->stats.cache_hits);
-  cg_program_free(plan->code);
-  plan->code = prog;
-  pl_dump_plan(plan); /* KFUSE_DUMP_DIR; nothing when unset */
-  if (!plan->scratch) pl_matmul_precompile(plan); /* the choice's template, ahead */
-  return KF_OK;
+  return compile_with_ahead(plan, prog, ahead, aprog, t0, a0);
 }
 
 kf_status kf_plan_load(kf_plan *plan) {

@@ -21,7 +21,7 @@ struct kf_plan {
   struct rt_plan *rt;
   const core_knobs *knobs; /* the environment as at kf_plan_create: emit and compile agree */
   bool scratch;            /* a re-planning step's second plan (scratch_plan.h) */
-  double ahead_ms;         /* the last compile's pl_matmul_precompile */
+  double ahead_ms;         /* the last compile's template plan compiled ahead */
   struct kf_plan *ahead;   /* its template plan, compiled, until the load's choice times it */
   char errmsg[8192];
 };

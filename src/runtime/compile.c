@@ -30,13 +30,20 @@ static double now_ms(void) {
   return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
 }
 
+/* One launch of one of the batch's programs. */
+typedef struct compile_item {
+  cg_program *prog;
+  int launch;
+  const int *rep; /* its program's first alike launch of each; NULL: none known */
+} compile_item;
+
 typedef struct compile_job {
   kf_ctx *ctx;
   struct cache_state *cs;
-  cg_program *prog;
+  compile_item *items;    /* every program's launches, longest source first */
+  void (*side)(void *);   /* job 0 when set: not a kernel */
+  void *side_arg;
   bool disk;              /* the disk cache is usable */
-  int *order;             /* launches, longest source first; NULL: in order */
-  int *rep;               /* each launch's first alike launch; NULL: none known */
   core_progress progress; /* a line on a terminal while many compile */
 } compile_job;
 
@@ -72,9 +79,14 @@ static void launch_arch(const cg_program *prog, const cg_program_launch *l, char
 
 static void compile_one(void *arg, int i) {
   compile_job *job = arg;
-  int li = job->order ? job->order[i] : i;
-  cg_program_launch *l = &job->prog->launches[li];
-  if (job->rep && job->rep[li] != li) { /* an alike launch: adopted after the pool */
+  if (job->side && i-- == 0) {
+    job->side(job->side_arg);
+    return;
+  }
+  const compile_item *it = &job->items[i];
+  int li = it->launch;
+  cg_program_launch *l = &it->prog->launches[li];
+  if (it->rep && it->rep[li] != li) { /* an alike launch: adopted after the pool */
     core_progress_step(&job->progress);
     return;
   }
@@ -88,7 +100,7 @@ static void compile_one(void *arg, int i) {
   rt_nvrtc_opts opts;
   char joined[sizeof opts.text];
   char arch[24];
-  launch_arch(job->prog, l, arch, sizeof arch);
+  launch_arch(it->prog, l, arch, sizeof arch);
   rt_nvrtc_options(arch, l->src.source, &opts);
   joined[0] = 0;
   for (int k = 0; k < opts.argc; k++) {
@@ -158,52 +170,38 @@ static kf_status report_failure(const cg_program *prog, int i, char *err, size_t
 }
 
 /* The longest sources tend to compile longest: starting them first keeps
- * the last worker from finishing alone with a big kernel. */
-static int *longest_first(const cg_program *prog) {
-  int n = prog->n_launches;
-  int *order = core_malloc((size_t)(n ? n : 1) * sizeof *order);
+ * the last worker from finishing alone with a big kernel. Every program's
+ * launches in one list, so that a second program's kernels fill the
+ * workers the first leaves idle. */
+static compile_item *longest_first(cg_program **progs, int n_progs, int *const *reps, int *n_out) {
+  int n = 0;
+  for (int p = 0; p < n_progs; p++) n += progs[p]->n_launches;
+  *n_out = n;
+  compile_item *items = core_malloc((size_t)(n ? n : 1) * sizeof *items);
   size_t *len = core_malloc((size_t)(n ? n : 1) * sizeof *len);
-  if (!order || !len) {
-    free(order);
+  if (!items || !len) {
+    free(items);
     free(len);
     return NULL;
   }
-  for (int i = 0; i < n; i++) {
-    len[i] = strlen(prog->launches[i].src.source);
-    int j = i;
-    for (; j > 0 && len[order[j - 1]] < len[i]; j--) order[j] = order[j - 1];
-    order[j] = i;
-  }
+  int k = 0;
+  for (int p = 0; p < n_progs; p++)
+    for (int i = 0; i < progs[p]->n_launches; i++, k++) {
+      compile_item it = {progs[p], i, reps[p]};
+      size_t l = strlen(progs[p]->launches[i].src.source);
+      int j = k;
+      for (; j > 0 && len[j - 1] < l; j--) items[j] = items[j - 1], len[j] = len[j - 1];
+      items[j] = it, len[j] = l;
+    }
   free(len);
-  return order;
+  return items;
 }
 
-kf_status rt_compile_program(kf_ctx *ctx, cg_program *prog, char *err, size_t errsize) {
-  struct cache_state *cs = rt_cache_state_get(ctx);
-  if (!cs) {
-    snprintf(err, errsize, "out of memory");
-    return KF_ERR_OUT_OF_MEMORY;
-  }
-  for (int i = 0; i < prog->n_launches; i++)
-    if (!prog->launches[i].src.source) {
-      snprintf(err, errsize, "launch %d has no source", i);
-      return KF_ERR_INVALID_ARG;
-    }
-  compile_job job = {.ctx = ctx,
-                     .cs = cs,
-                     .prog = prog,
-                     .disk = rt_cache_disk_ready(cs),
-                     .order = longest_first(prog)};
-  core_progress_begin(&job.progress, ctx, "compiling kernels", prog->n_launches);
-  core_pool *pool = prog->n_launches > 1 ? rt_cache_state_pool(cs) : NULL;
-  /* one launch has nothing to be alike: no second hash of its source */
-  job.rep = prog->n_launches > 1 ? rt_alike_launches(prog) : NULL;
-  core_pool_for(pool, prog->n_launches, compile_one, &job);
-  core_progress_end(&job.progress);
-  for (int i = 0; job.rep && i < prog->n_launches; i++)
-    if (job.rep[i] != i) rt_alike_adopt(prog, i, job.rep[i]);
-  free(job.rep);
-  free(job.order);
+/* After the batch: alike launches adopted, the stats, the first failure. */
+static kf_status finish_program(cg_program *prog, int *rep, char *err, size_t errsize) {
+  for (int i = 0; rep && i < prog->n_launches; i++)
+    if (rep[i] != i && prog->launches[rep[i]].status == KF_OK)
+      prog->launches[i].status = rt_alike_adopt(prog, i, rep[i]);
   kf_compile_stats *s = &prog->stats;
   s->kernels = prog->n_launches;
   snprintf(s->arch, sizeof s->arch, "%s", prog->arch);
@@ -216,4 +214,58 @@ kf_status rt_compile_program(kf_ctx *ctx, cg_program *prog, char *err, size_t er
   }
   s->cache_hits = s->mem_hits + s->disk_hits;
   return KF_OK;
+}
+
+void rt_compile_programs(kf_ctx *ctx, cg_program *const *progs, int n_progs, kf_status *status,
+                         char *const *errs, size_t errsize, void (*side)(void *), void *side_arg) {
+  struct cache_state *cs = rt_cache_state_get(ctx);
+  int *reps[RT_COMPILE_MAX_PROGRAMS] = {NULL};
+  cg_program *live[RT_COMPILE_MAX_PROGRAMS];
+  int *live_reps[RT_COMPILE_MAX_PROGRAMS];
+  int n_live = 0;
+  for (int p = 0; p < n_progs; p++) {
+    status[p] = KF_OK;
+    errs[p][0] = 0;
+    if (!cs || p >= RT_COMPILE_MAX_PROGRAMS) {
+      status[p] = cs ? KF_ERR_INVALID_ARG : KF_ERR_OUT_OF_MEMORY;
+      snprintf(errs[p], errsize, cs ? "more than %d programs in one batch" : "out of memory",
+               RT_COMPILE_MAX_PROGRAMS);
+      continue;
+    }
+    for (int i = 0; i < progs[p]->n_launches && status[p] == KF_OK; i++)
+      if (!progs[p]->launches[i].src.source) {
+        snprintf(errs[p], errsize, "launch %d has no source", i);
+        status[p] = KF_ERR_INVALID_ARG;
+      }
+    if (status[p] != KF_OK) continue;
+    /* one launch has nothing to be alike: no second hash of its source */
+    reps[p] = progs[p]->n_launches > 1 ? rt_alike_launches(progs[p]) : NULL;
+    live[n_live] = progs[p], live_reps[n_live++] = reps[p];
+  }
+  int n = 0;
+  compile_job job = {.ctx = ctx, .cs = cs, .disk = cs && rt_cache_disk_ready(cs)};
+  job.items = n_live ? longest_first(live, n_live, live_reps, &n) : NULL;
+  if (n_live && !job.items) n = 0;
+  job.side = side, job.side_arg = side_arg;
+  int jobs = n + (side != NULL);
+  core_progress_begin(&job.progress, ctx, "compiling kernels", n);
+  core_pool *pool = jobs > 1 && cs ? rt_cache_state_pool(cs) : NULL;
+  core_pool_for(pool, jobs, compile_one, &job);
+  core_progress_end(&job.progress);
+  for (int p = 0; p < n_progs && p < RT_COMPILE_MAX_PROGRAMS; p++) {
+    if (status[p] == KF_OK && n_live && !job.items) {
+      snprintf(errs[p], errsize, "out of memory");
+      status[p] = KF_ERR_OUT_OF_MEMORY;
+    } else if (status[p] == KF_OK) {
+      status[p] = finish_program(progs[p], reps[p], errs[p], errsize);
+    }
+    free(reps[p]);
+  }
+  free(job.items);
+}
+
+kf_status rt_compile_program(kf_ctx *ctx, cg_program *prog, char *err, size_t errsize) {
+  kf_status st;
+  rt_compile_programs(ctx, &prog, 1, &st, &err, errsize, NULL, NULL);
+  return st;
 }

@@ -14,4 +14,17 @@
  * status and writes the NVRTC log and numbered source into err. */
 kf_status rt_compile_program(kf_ctx *ctx, cg_program *prog, char *err, size_t errsize);
 
+enum { RT_COMPILE_MAX_PROGRAMS = 4 };
+/* rt_compile_program for n_progs programs (at most RT_COMPILE_MAX_PROGRAMS)
+ * in one batch of the pool, every program's launches longest source first:
+ * a second program's kernels compile beside the first's instead of after
+ * them. status[p] and errs[p] (errsize bytes) are program p's result, as
+ * rt_compile_program would return and write it; one program's failure
+ * leaves the others compiled. side, when not NULL, is one more job of the
+ * batch, started first: side(side_arg) runs on one of the pool's threads
+ * (or the caller's) while the others compile, and must be thread-safe
+ * against them. */
+void rt_compile_programs(kf_ctx *ctx, cg_program *const *progs, int n_progs, kf_status *status,
+                         char *const *errs, size_t errsize, void (*side)(void *), void *side_arg);
+
 #endif

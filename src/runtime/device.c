@@ -78,6 +78,15 @@ kf_status kf_device_count(kf_ctx *ctx, int *count) {
   return KF_OK;
 }
 
+bool rt_device_present(kf_ctx *ctx) {
+  (void)ctx; /* no message: having no GPU is not the caller's error here */
+  const rt_driver *d;
+  char err[512];
+  int n = 0;
+  return rt_driver_get(&d, err, sizeof err) == KF_OK && d->Init(0) == CUDA_SUCCESS &&
+         d->DeviceGetCount(&n) == CUDA_SUCCESS && n > 0;
+}
+
 kf_status kf_device_query(kf_ctx *ctx, int ordinal, kf_device_info *out) {
   const rt_driver *d;
   CUdevice dev;
