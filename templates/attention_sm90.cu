@@ -160,13 +160,13 @@ KF_INLINE void {{fn}}({{BID}} bid, {{params}}, const kf_tmap &kf_tmq, const kf_t
   /* The modifier per score (queries and keys past the ends are -inf), the
    * running max, p = exp(x - max) in s, the running sum; scale: how much
    * the accumulator shrinks. */
-  auto softmax = [&](int j) {
+  auto softmax = [&](int j{{edge_param}}) {
     const int k0 = j * BN + 2 * t4;
     float mx[2] = {mrow[0], mrow[1]};
 #pragma unroll
     for (int i = 0; i < BN / 2; i++) {
       const int qi = qrow + 8 * ((i >> 1) & 1), ki = k0 + 8 * (i >> 2) + (i & 1);
-      const float x = qi < SQ && ki < SK ? {{fn}}_mod(s[i], bt, qi, ki, {{args}}) : -KF_INF;
+      const float x = {{in_bounds}} ? {{fn}}_mod(s[i], bt, qi, ki, {{args}}) : -KF_INF;
       s[i] = x;
       mx[(i >> 1) & 1] = fmaxf(mx[(i >> 1) & 1], x);
     }
@@ -174,15 +174,15 @@ KF_INLINE void {{fn}}({{BID}} bid, {{params}}, const kf_tmap &kf_tmq, const kf_t
 #pragma unroll
     for (int r = 0; r < 2; r++) {
       mx[r] = fmaxf(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], 1));
-      mx[r] = fmaxf(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], 2));
+      mx[r] = fmaxf(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], 2));{{lazy}}
       /* a row with nothing visible yet: exponents against 0, not -inf - -inf */
       mu[r] = mx[r] == -KF_INF ? 0.0f : mx[r] * LOG2E;
-      scale[r] = exp2f(mrow[r] * LOG2E - mu[r]);
+      scale[r] = {{ex2}}(mrow[r] * LOG2E - mu[r]);
       mrow[r] = mx[r];
     }
 #pragma unroll
     for (int i = 0; i < BN / 2; i++) {
-      const float p = exp2f(fmaf(s[i], LOG2E, -mu[(i >> 1) & 1]));
+      const float p = {{ex2}}(fmaf(s[i], LOG2E, -mu[(i >> 1) & 1]));
       s[i] = p;
       sum[(i >> 1) & 1] += p;
     }
@@ -209,7 +209,7 @@ KF_INLINE void {{fn}}({{BID}} bid, {{params}}, const kf_tmap &kf_tmq, const kf_t
     kf_fa90_wait<0>();
     kf_fa90_pin(s);
     release(2, 0);
-    softmax(0);
+    {{softmax0}}
     round_p();
   }
   for (int j = 1; j < nt; j++) {
@@ -226,11 +226,11 @@ KF_INLINE void {{fn}}({{BID}} bid, {{params}}, const kf_tmap &kf_tmq, const kf_t
     kf_fa90_wait<1>(); /* s_j is done; o += p_{j-1} v_{j-1} may still run */
     kf_fa90_pin(s);
     release(2, st);
-    softmax(j);
+    {{softmaxj}}
     kf_fa90_wait<0>();
     kf_fa90_pin(o);
     kf_fa90_pin(pa);
-    release(3, pst);
+    release(3, pst);{{rescale_if}}
 #pragma unroll
     for (int i = 0; i < D / 2; i++) o[i] *= scale[(i >> 1) & 1];
     round_p();

@@ -19,7 +19,8 @@ enum { BM = 128, THREADS = 384, MAX_STAGES = 4 };
  * gives a thread of 384 together (128 keys spill). */
 static int tile_keys(const cg_emit_args *a) {
   if (a->k->attn.d <= 64) return 128;
-  return a->t->knobs && a->t->knobs->attn90_keys == 1 ? 64 : 96;
+  int knob = a->t->knobs ? a->t->knobs->attn90_keys : 0;
+  return knob == 1 ? 64 : knob == 2 ? 128 : 96;
 }
 
 /* Follows operand v's layout ops down to the stored tensor while each
@@ -95,6 +96,32 @@ bool cg_flash90_fits(const cg_emit_args *a, char *why, size_t size) {
   return no == NULL;
 }
 
+/* Whether the score modifier reads memory (a mask, a bias): an input of
+ * the kernel other than the stored q, k and v. The edge-tile variant
+ * (KFUSE_ATTN90_EDGE) is not taken then: unpredicated, a tile's element
+ * loads are all hoisted ahead of their use, past the 168 registers a
+ * thread has (ptxas spills). */
+static bool modifier_loads(const cg_emit_args *a) {
+  const fuse_attn *at = &a->k->attn;
+  int32_t s[3];
+  rows_whole(a->g, a->k, at->q, &s[0]);
+  rows_whole(a->g, a->k, at->k, &s[1]);
+  rows_whole(a->g, a->k, at->v, &s[2]);
+  for (int i = 0; i < a->k->n_inputs; i++) {
+    int32_t v = a->k->inputs[i];
+    if (v != s[0] && v != s[1] && v != s[2]) return true;
+  }
+  return false;
+}
+
+/* The variants the knobs ask for and the kernel takes. */
+static void variants(const cg_emit_args *a, bool *ex2, bool *edge, bool *lazy) {
+  const core_knobs *kn = a->t->knobs;
+  *ex2 = kn && kn->attn90_ex2;
+  *edge = kn && kn->attn90_edge && !modifier_loads(a);
+  *lazy = kn && kn->attn90_lazy;
+}
+
 static cg_tmap operand_map(const kf_graph *g, int32_t v, kf_dtype dt, int64_t rows, int64_t d,
                            uint32_t box_rows) {
   uint64_t es = kf_dtype_size(dt);
@@ -144,6 +171,16 @@ kf_status cg_plan_flash90(cg_emit_args *a) {
            tile_keys(a), (long long)at->d, BM, tile_keys(a), ns,
            at->causal ? ", causal tile skipping" : "",
            at->lse >= 0 ? ", writing the logsumexp" : "");
+  bool ex2, edge, lazy;
+  variants(a, &ex2, &edge, &lazy);
+  const core_knobs *kn = a->t->knobs;
+  if (ex2 || edge || lazy || (kn && kn->attn90_edge)) {
+    size_t used = strlen(p->decisions);
+    snprintf(p->decisions + used, sizeof p->decisions - used, "; variants:%s%s%s%s",
+             ex2 ? " ex2.approx.ftz" : "", edge ? " edge-tile bounds" : "",
+             lazy ? " lazy rescale" : "",
+             kn->attn90_edge && !edge ? " (no edge tiles: the modifier reads memory)" : "");
+  }
   return KF_OK;
 }
 
@@ -182,6 +219,46 @@ static void emit_wgmma(cg_buf *out, const char *name, int n, kf_dtype dt, bool a
     cg_puts(out, "\n      : \"l\"(da), \"l\"(db), \"r\"(sd));\n}\n");
 }
 
+/* The tuning knobs' variants of the kernel (docs/attention.md, "Knobs of
+ * the Hopper kernel"): each hole's text is the default kernel's when its
+ * knob is off, so that the default source stays what it was. */
+typedef struct fa90_variant {
+  const char *ex2, *edge_param, *in_bounds, *lazy, *softmax0, *softmaxj, *rescale_if;
+} fa90_variant;
+
+static void variant_of(const cg_emit_args *a, cg_buf *helpers, fa90_variant *v) {
+  bool ex2, edge, lazy;
+  variants(a, &ex2, &edge, &lazy);
+  v->ex2 = ex2 ? "kf_fa90_ex2" : "exp2f";
+  v->edge_param = edge ? ", auto edge" : "";
+  v->in_bounds = edge ? "(!edge.value || (qi < SQ && ki < SK))" : "qi < SQ && ki < SK";
+  /* a tile is an edge when it has query rows past SQ or keys past SK; the
+   * others skip the checks (two copies of the softmax, one branch a tile) */
+  v->softmax0 = edge ? "if (q0 + BM > SQ || BN > SK) softmax(0, kf_fa90_flag<true>());\n"
+                       "    else softmax(0, kf_fa90_flag<false>());"
+                     : "softmax(0);";
+  v->softmaxj = edge ? "if (q0 + BM > SQ || (long long)(j + 1) * BN > SK) softmax(j, "
+                       "kf_fa90_flag<true>());\n    else softmax(j, kf_fa90_flag<false>());"
+                     : "softmax(j);";
+  /* keep the row's max unless the tile's exceeds it by more than 8 in
+   * log2 units: p = 2^(x log2e - mu) <= 2^8, and o, l are not rescaled */
+  v->lazy = lazy ? "\n      if (mx[r] * LOG2E - mrow[r] * LOG2E <= 8.0f) mx[r] = mrow[r];" : "";
+  v->rescale_if =
+      lazy ? "\n    if (__any_sync(0xffffffffu, scale[0] != 1.0f || scale[1] != 1.0f))" : "";
+  if (!ex2 && !edge) return;
+  cg_puts(helpers, "#ifndef KF_FA90_VARIANTS\n#define KF_FA90_VARIANTS\n");
+  if (ex2)
+    cg_puts(helpers,
+            "// 2^x by the SFU alone: exp2f adds a scaling for subnormal results, which\n"
+            "// are weights below 2^-126 of the row's largest (flushed to 0 here)\n"
+            "KF_INLINE float kf_fa90_ex2(float x) {\n  float r;\n"
+            "  asm(\"ex2.approx.ftz.f32 %0, %1;\" : \"=f\"(r) : \"f\"(x));\n  return r;\n}\n");
+  if (edge)
+    cg_puts(helpers,
+            "template <bool B>\nstruct kf_fa90_flag {\n  static constexpr bool value = B;\n};\n");
+  cg_puts(helpers, "#endif\n");
+}
+
 kf_status cg_emit_flash90(cg_emit_args *a) {
   const fuse_attn *at = &a->k->attn;
   const kf_graph *g = a->g;
@@ -195,6 +272,8 @@ kf_status cg_emit_flash90(cg_emit_args *a) {
   cg_param_args(p, &args);
   emit_wgmma(&mma, "kf_fa90_qk", tile_keys(a), at->dtype, false);
   emit_wgmma(&mma, "kf_fa90_pv", (int)at->d, at->dtype, true);
+  fa90_variant var;
+  variant_of(a, &mma, &var);
   char on[16], qr[112], kr[112], vr[112], d[16], bn[16], ns[16];
   char sqs[32], sks[32], bat[32], qt[32], coff[32];
   snprintf(on, sizeof on, "p%d", (int)at->out);
@@ -231,7 +310,14 @@ kf_status cg_emit_flash90(cg_emit_args *a) {
                      {"KR", kr},
                      {"VR", vr},
                      {"wgmma", cg_use(a->out, &mma)},
-                     {"lse", lse}};
+                     {"lse", lse},
+                     {"ex2", var.ex2},
+                     {"edge_param", var.edge_param},
+                     {"in_bounds", var.in_bounds},
+                     {"lazy", var.lazy},
+                     {"softmax0", var.softmax0},
+                     {"softmaxj", var.softmaxj},
+                     {"rescale_if", var.rescale_if}};
   kf_status st = KF_OK;
   if (gen.failed) {
     snprintf(a->err, a->errsize, "%s: %s", a->k->name, gen.err);

@@ -74,12 +74,14 @@ void cg_flash_modifier(cg_gen *gen, const cg_emit_args *a, const char *fn, cg_bu
   /* the f32 accumulator; the binding rounds it to the product's dtype
    * before any use, as the graph rounds the product */
   cg_gen_bind(gen, at->mm1, NULL, "kf_acc");
+  gen->fast16 = a->t->knobs && a->t->knobs->attn_fast_tanh;
   cg_ctx c;
   int bounds[4] = {0, x->rank - 2, x->rank - 1, x->rank};
   const char *vars[3] = {"bt", "qi", "ki"};
   cg_ctx_groups(&c, x->rank, x->shape, 3, bounds, vars, VC_GATHER);
   char name[160];
   cg_gen_value(gen, at->x, &c, name, sizeof name);
+  gen->fast16 = false;
   cg_param_decls(a->g, a->part, &decls);
   cg_printf(out,
             "KF_INLINE float %s_mod(float kf_acc, long long bt, long long qi, long long ki, "
