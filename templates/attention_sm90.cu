@@ -139,14 +139,14 @@ KF_INLINE void {{fn}}({{BID}} bid, {{params}}, const kf_tmap &kf_tmq, const kf_t
 #pragma unroll
   for (int i = 0; i < D / 2; i++) o[i] = 0.0f;
   float mrow[2] = {-KF_INF, -KF_INF}, lrow[2] = {0.0f, 0.0f}, scale[2];
-  const unsigned qa = qs + cw * 64 * 128;
+  const unsigned qa = qs + cw * 64 * 128;{{qdesc}}
   /* s = q k^T of the k tile at k (A: q, B: k, both K-major; each k16 step
    * 32 B along a 128-byte row, then the next 64-column box) */
   auto issue_qk = [&](unsigned k) {
 #pragma unroll
     for (int kk = 0; kk < D / 16; kk++)
-      kf_fa90_qk(s, kf_gmma_desc(qa + (kk / 4) * BM * 128 + (kk % 4) * 32, 16, 1024),
-                 kf_gmma_desc(k + (kk / 4) * BN * 128 + (kk % 4) * 32, 16, 1024), kk > 0);
+      kf_fa90_qk(s, {{desc_q}},
+                 {{desc_k}}, kk > 0);
     kf_fa90_commit();
   };
   /* o += p v of the v tile at v (B N-major: 64-column boxes BN x 128 B
@@ -154,7 +154,7 @@ KF_INLINE void {{fn}}({{BID}} bid, {{params}}, const kf_tmap &kf_tmq, const kf_t
   auto issue_pv = [&](unsigned v) {
 #pragma unroll
     for (int kk = 0; kk < BN / 16; kk++)
-      kf_fa90_pv(o, pa[kk], kf_gmma_desc(v + kk * 2048, BN * 128, 1024));
+      kf_fa90_pv(o, pa[kk], {{desc_v}});
     kf_fa90_commit();
   };
   /* The modifier per score (queries and keys past the ends are -inf), the

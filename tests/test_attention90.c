@@ -184,13 +184,13 @@ START_TEST(nvrtc_sm90a) {
 }
 END_TEST
 
-/* The knob variants (KFUSE_ATTN90_EX2, _EDGE, _LAZY, KFUSE_ATTN_FAST_TANH):
+/* The knob variants (KFUSE_ATTN90_EX2, _EDGE, _LAZY, _DESC, KFUSE_ATTN_FAST_TANH):
  * each source shows its variant and compiles with no spills, at the
  * bench's shapes and at small odd ones. */
 START_TEST(nvrtc_sm90a_variants) {
   attn_spec s = attn_base();
   core_knobs kn = *core_knobs_quiet();
-  kn.attn90_ex2 = kn.attn90_edge = kn.attn90_lazy = true;
+  kn.attn90_ex2 = kn.attn90_edge = kn.attn90_lazy = kn.attn90_desc = true;
   switch (_i) {
     case 0: /* the bench shape */
       s.d = 128, s.sq = s.sk = 2048, s.h = s.hk = 16;
@@ -230,6 +230,7 @@ START_TEST(nvrtc_sm90a_variants) {
             (strstr(src.source, "(no edge tiles: the modifier reads memory)") &&
              !strstr(src.source, "kf_fa90_flag")));
   ck_assert(!kn.attn90_lazy || strstr(src.source, "__any_sync("));
+  ck_assert(!kn.attn90_desc || strstr(src.source, "kf_fa90_dq + ("));
   if (kn.attn_fast_tanh && s.modifier == 1) { /* the modifier: no tanhf, no division */
     const char *m = strstr(src.source, "_mod(float kf_acc"), *end = m ? strstr(m, "\n}\n") : NULL;
     ck_assert(m && end);

@@ -115,8 +115,9 @@ static bool modifier_loads(const cg_emit_args *a) {
 }
 
 /* The variants the knobs ask for and the kernel takes. */
-static void variants(const cg_emit_args *a, bool *ex2, bool *edge, bool *lazy) {
+static void variants(const cg_emit_args *a, bool *ex2, bool *edge, bool *lazy, bool *desc) {
   const core_knobs *kn = a->t->knobs;
+  *desc = kn && kn->attn90_desc;
   *ex2 = kn && kn->attn90_ex2;
   *edge = kn && kn->attn90_edge && !modifier_loads(a);
   *lazy = kn && kn->attn90_lazy;
@@ -171,14 +172,14 @@ kf_status cg_plan_flash90(cg_emit_args *a) {
            tile_keys(a), (long long)at->d, BM, tile_keys(a), ns,
            at->causal ? ", causal tile skipping" : "",
            at->lse >= 0 ? ", writing the logsumexp" : "");
-  bool ex2, edge, lazy;
-  variants(a, &ex2, &edge, &lazy);
+  bool ex2, edge, lazy, desc;
+  variants(a, &ex2, &edge, &lazy, &desc);
   const core_knobs *kn = a->t->knobs;
-  if (ex2 || edge || lazy || (kn && kn->attn90_edge)) {
+  if (ex2 || edge || lazy || desc || (kn && kn->attn90_edge)) {
     size_t used = strlen(p->decisions);
-    snprintf(p->decisions + used, sizeof p->decisions - used, "; variants:%s%s%s%s",
+    snprintf(p->decisions + used, sizeof p->decisions - used, "; variants:%s%s%s%s%s",
              ex2 ? " ex2.approx.ftz" : "", edge ? " edge-tile bounds" : "",
-             lazy ? " lazy rescale" : "",
+             lazy ? " lazy rescale" : "", desc ? " descriptor steps" : "",
              kn->attn90_edge && !edge ? " (no edge tiles: the modifier reads memory)" : "");
   }
   return KF_OK;
@@ -224,11 +225,12 @@ static void emit_wgmma(cg_buf *out, const char *name, int n, kf_dtype dt, bool a
  * knob is off, so that the default source stays what it was. */
 typedef struct fa90_variant {
   const char *ex2, *edge_param, *in_bounds, *lazy, *softmax0, *softmaxj, *rescale_if;
+  const char *qdesc, *desc_q, *desc_k, *desc_v;
 } fa90_variant;
 
 static void variant_of(const cg_emit_args *a, cg_buf *helpers, fa90_variant *v) {
-  bool ex2, edge, lazy;
-  variants(a, &ex2, &edge, &lazy);
+  bool ex2, edge, lazy, desc;
+  variants(a, &ex2, &edge, &lazy, &desc);
   v->ex2 = ex2 ? "kf_fa90_ex2" : "exp2f";
   v->edge_param = edge ? ", auto edge" : "";
   v->in_bounds = edge ? "(!edge.value || (qi < SQ && ki < SK))" : "qi < SQ && ki < SK";
@@ -245,6 +247,16 @@ static void variant_of(const cg_emit_args *a, cg_buf *helpers, fa90_variant *v) 
   v->lazy = lazy ? "\n      if (mx[r] * LOG2E - mrow[r] * LOG2E <= 8.0f) mx[r] = mrow[r];" : "";
   v->rescale_if =
       lazy ? "\n    if (__any_sync(0xffffffffu, scale[0] != 1.0f || scale[1] != 1.0f))" : "";
+  /* descriptors as a base plus 16-byte steps: the start address field is
+   * the low 14 bits of addr >> 4, and shared addresses are below 2^18, so
+   * a step never carries out of it */
+  v->qdesc = desc ? "\n  const unsigned long long kf_fa90_dq = kf_gmma_desc(qa, 16, 1024);" : "";
+  v->desc_q = desc ? "kf_fa90_dq + (((kk / 4) * BM * 128 + (kk % 4) * 32) >> 4)"
+                   : "kf_gmma_desc(qa + (kk / 4) * BM * 128 + (kk % 4) * 32, 16, 1024)";
+  v->desc_k = desc ? "kf_gmma_desc(k, 16, 1024) + (((kk / 4) * BN * 128 + (kk % 4) * 32) >> 4)"
+                   : "kf_gmma_desc(k + (kk / 4) * BN * 128 + (kk % 4) * 32, 16, 1024)";
+  v->desc_v = desc ? "kf_gmma_desc(v, BN * 128, 1024) + kk * 128"
+                   : "kf_gmma_desc(v + kk * 2048, BN * 128, 1024)";
   if (!ex2 && !edge) return;
   cg_puts(helpers, "#ifndef KF_FA90_VARIANTS\n#define KF_FA90_VARIANTS\n");
   if (ex2)
@@ -317,7 +329,11 @@ kf_status cg_emit_flash90(cg_emit_args *a) {
                      {"lazy", var.lazy},
                      {"softmax0", var.softmax0},
                      {"softmaxj", var.softmaxj},
-                     {"rescale_if", var.rescale_if}};
+                     {"rescale_if", var.rescale_if},
+                     {"qdesc", var.qdesc},
+                     {"desc_q", var.desc_q},
+                     {"desc_k", var.desc_k},
+                     {"desc_v", var.desc_v}};
   kf_status st = KF_OK;
   if (gen.failed) {
     snprintf(a->err, a->errsize, "%s: %s", a->k->name, gen.err);
