@@ -166,7 +166,7 @@ KF_INLINE void {{fn}}({{BID}} bid, {{params}}, const kf_tmap &kf_tmq, const kf_t
 #pragma unroll
     for (int i = 0; i < BN / 2; i++) {
       const int qi = qrow + 8 * ((i >> 1) & 1), ki = k0 + 8 * (i >> 2) + (i & 1);
-      const float x = {{in_bounds}} ? {{fn}}_mod(s[i], bt, qi, ki, {{args}}) : -KF_INF;
+      const float x = {{score}};
       s[i] = x;
       mx[(i >> 1) & 1] = fmaxf(mx[(i >> 1) & 1], x);
     }

@@ -231,6 +231,9 @@ START_TEST(nvrtc_sm90a_variants) {
              !strstr(src.source, "kf_fa90_flag")));
   ck_assert(!kn.attn90_lazy || strstr(src.source, "__any_sync("));
   ck_assert(!kn.attn90_desc || strstr(src.source, "kf_fa90_dq + ("));
+  /* causal (an iota mask), edge tiles: inner tiles skip the comparison */
+  bool causal = s.mask == 2 || s.mask == 3;
+  ck_assert(!kn.attn90_edge || loads || (strstr(src.source, "_modv(") != NULL) == causal);
   if (kn.attn_fast_tanh && s.modifier == 1) { /* the modifier: no tanhf, no division */
     const char *m = strstr(src.source, "_mod(float kf_acc"), *end = m ? strstr(m, "\n}\n") : NULL;
     ck_assert(m && end);

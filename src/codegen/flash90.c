@@ -224,24 +224,44 @@ static void emit_wgmma(cg_buf *out, const char *name, int n, kf_dtype dt, bool a
  * the Hopper kernel"): each hole's text is the default kernel's when its
  * knob is off, so that the default source stays what it was. */
 typedef struct fa90_variant {
-  const char *ex2, *edge_param, *in_bounds, *lazy, *softmax0, *softmaxj, *rescale_if;
+  const char *ex2, *edge_param, *lazy, *rescale_if;
   const char *qdesc, *desc_q, *desc_k, *desc_v;
+  cg_buf score, softmax0, softmaxj;
 } fa90_variant;
 
-static void variant_of(const cg_emit_args *a, cg_buf *helpers, fa90_variant *v) {
+/* The variants' holes; the visible modifier (<fn>_modv) into pre. */
+static void variant_of(const cg_emit_args *a, cg_gen *gen, cg_buf *pre, const char *args,
+                       cg_buf *helpers, fa90_variant *v) {
+  const fuse_attn *at = &a->k->attn;
+  const char *fn = a->part->fn;
   bool ex2, edge, lazy, desc;
   variants(a, &ex2, &edge, &lazy, &desc);
   v->ex2 = ex2 ? "kf_fa90_ex2" : "exp2f";
   v->edge_param = edge ? ", auto edge" : "";
-  v->in_bounds = edge ? "(!edge.value || (qi < SQ && ki < SK))" : "qi < SQ && ki < SK";
-  /* a tile is an edge when it has query rows past SQ or keys past SK; the
-   * others skip the checks (two copies of the softmax, one branch a tile) */
-  v->softmax0 = edge ? "if (q0 + BM > SQ || BN > SK) softmax(0, kf_fa90_flag<true>());\n"
-                       "    else softmax(0, kf_fa90_flag<false>());"
-                     : "softmax(0);";
-  v->softmaxj = edge ? "if (q0 + BM > SQ || (long long)(j + 1) * BN > SK) softmax(j, "
-                       "kf_fa90_flag<true>());\n    else softmax(j, kf_fa90_flag<false>());"
-                     : "softmax(j);";
+  /* A tile is an edge when it has query rows past SQ, keys past SK or,
+   * causal, keys past some row's last visible one; the others skip the
+   * bounds checks and, causal, the comparison (<fn>_modv): two copies of
+   * the softmax, one branch a tile. */
+  bool vis = edge && cg_flash_modifier_visible(gen, a, fn, pre);
+  if (edge)
+    cg_printf(&v->score, "!edge.value ? %s_mod%s(s[i], bt, qi, ki, %s) : ", fn, vis ? "v" : "",
+              args);
+  cg_printf(&v->score, "qi < SQ && ki < SK ? %s_mod(s[i], bt, qi, ki, %s) : -KF_INF", fn, args);
+  for (int t = 0; t < 2; t++) {
+    cg_buf *b = t ? &v->softmaxj : &v->softmax0;
+    const char *j = t ? "j" : "0";
+    if (!edge) {
+      cg_printf(b, "softmax(%s);", j);
+      continue;
+    }
+    cg_printf(b, "if (q0 + BM > SQ || (long long)(%s + 1) * BN > SK", j);
+    if (vis)
+      cg_printf(b, " || (long long)(%s + 1) * BN - 1 > q0 + %lldLL", j, (long long)at->causal_off);
+    cg_printf(b,
+              ")\n      softmax(%s, kf_fa90_flag<true>());\n    else\n      softmax(%s, "
+              "kf_fa90_flag<false>());",
+              j, j);
+  }
   /* keep the row's max unless the tile's exceeds it by more than 8 in
    * log2 units: p = 2^(x log2e - mu) <= 2^8, and o, l are not rescaled */
   v->lazy = lazy ? "\n      if (mx[r] * LOG2E - mrow[r] * LOG2E <= 8.0f) mx[r] = mrow[r];" : "";
@@ -284,8 +304,8 @@ kf_status cg_emit_flash90(cg_emit_args *a) {
   cg_param_args(p, &args);
   emit_wgmma(&mma, "kf_fa90_qk", tile_keys(a), at->dtype, false);
   emit_wgmma(&mma, "kf_fa90_pv", (int)at->d, at->dtype, true);
-  fa90_variant var;
-  variant_of(a, &mma, &var);
+  fa90_variant var = {0};
+  variant_of(a, &gen, &pre, cg_use(a->out, &args), &mma, &var);
   char on[16], qr[112], kr[112], vr[112], d[16], bn[16], ns[16];
   char sqs[32], sks[32], bat[32], qt[32], coff[32];
   snprintf(on, sizeof on, "p%d", (int)at->out);
@@ -325,10 +345,10 @@ kf_status cg_emit_flash90(cg_emit_args *a) {
                      {"lse", lse},
                      {"ex2", var.ex2},
                      {"edge_param", var.edge_param},
-                     {"in_bounds", var.in_bounds},
+                     {"score", cg_use(a->out, &var.score)},
                      {"lazy", var.lazy},
-                     {"softmax0", var.softmax0},
-                     {"softmaxj", var.softmaxj},
+                     {"softmax0", cg_use(a->out, &var.softmax0)},
+                     {"softmaxj", cg_use(a->out, &var.softmaxj)},
                      {"rescale_if", var.rescale_if},
                      {"qdesc", var.qdesc},
                      {"desc_q", var.desc_q},
@@ -345,11 +365,16 @@ kf_status cg_emit_flash90(cg_emit_args *a) {
                  a->errsize))
       st = KF_ERR_INTERNAL;
   }
-  if (st == KF_OK && (pre.oom || params.oom || args.oom || mma.oom)) st = KF_ERR_OUT_OF_MEMORY;
+  if (st == KF_OK && (pre.oom || params.oom || args.oom || mma.oom || var.score.oom ||
+                      var.softmax0.oom || var.softmaxj.oom))
+    st = KF_ERR_OUT_OF_MEMORY;
   cg_gen_free(&gen);
   cg_buf_free(&pre);
   cg_buf_free(&params);
   cg_buf_free(&args);
   cg_buf_free(&mma);
+  cg_buf_free(&var.score);
+  cg_buf_free(&var.softmax0);
+  cg_buf_free(&var.softmaxj);
   return st;
 }
