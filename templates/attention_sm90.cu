@@ -200,12 +200,12 @@ KF_INLINE void {{fn}}({{BID}} bid, {{params}}, const kf_tmap &kf_tmq, const kf_t
   auto release = [&](int kind, int st) {
     if (lane == 0) kf_bar_arrive(KF_FA90_BAR(kind, st));
   };
-  kf_bar_wait(bars, 0);
+  kf_bar_wait(bars, 0);{{pp_start}}
   if (nt > 0) {
-    kf_bar_wait(KF_FA90_BAR(0, 0), 0);
+    kf_bar_wait(KF_FA90_BAR(0, 0), 0);{{pp_wait}}
     kf_fa90_pin(s);
     kf_fa90_fence();
-    issue_qk(ring);
+    issue_qk(ring);{{pp_pass}}
     kf_fa90_wait<0>();
     kf_fa90_pin(s);
     release(2, 0);
@@ -215,14 +215,14 @@ KF_INLINE void {{fn}}({{BID}} bid, {{params}}, const kf_tmap &kf_tmq, const kf_t
   for (int j = 1; j < nt; j++) {
     const int st = j % ST, pst = (j - 1) % ST;
     const unsigned ph = (unsigned)(j / ST) & 1u, pph = (unsigned)((j - 1) / ST) & 1u;
-    kf_bar_wait(KF_FA90_BAR(0, st), ph);
+    kf_bar_wait(KF_FA90_BAR(0, st), ph);{{pp_wait}}
     kf_fa90_pin(s);
     kf_fa90_pin(o);
     kf_fa90_pin(pa);
     kf_fa90_fence();
     issue_qk(ring + st * 2 * KV_BYTES);
     kf_bar_wait(KF_FA90_BAR(1, pst), pph);
-    issue_pv(ring + pst * 2 * KV_BYTES + KV_BYTES);
+    issue_pv(ring + pst * 2 * KV_BYTES + KV_BYTES);{{pp_pass}}
     kf_fa90_wait<1>(); /* s_j is done; o += p_{j-1} v_{j-1} may still run */
     kf_fa90_pin(s);
     release(2, st);
@@ -237,11 +237,11 @@ KF_INLINE void {{fn}}({{BID}} bid, {{params}}, const kf_tmap &kf_tmq, const kf_t
   }
   if (nt > 0) {
     const int st = (nt - 1) % ST;
-    kf_bar_wait(KF_FA90_BAR(1, st), (unsigned)((nt - 1) / ST) & 1u);
+    kf_bar_wait(KF_FA90_BAR(1, st), (unsigned)((nt - 1) / ST) & 1u);{{pp_wait}}
     kf_fa90_pin(o);
     kf_fa90_pin(pa);
     kf_fa90_fence();
-    issue_pv(ring + st * 2 * KV_BYTES + KV_BYTES);
+    issue_pv(ring + st * 2 * KV_BYTES + KV_BYTES);{{pp_last}}
     kf_fa90_wait<0>();
     kf_fa90_pin(o);
     release(3, st);

@@ -184,13 +184,14 @@ START_TEST(nvrtc_sm90a) {
 }
 END_TEST
 
-/* The knob variants (KFUSE_ATTN90_EX2, _EDGE, _LAZY, _DESC, KFUSE_ATTN_FAST_TANH):
+/* The knob variants (KFUSE_ATTN90_EX2, _EDGE, _LAZY, _DESC, _PINGPONG,
+ * KFUSE_ATTN_FAST_TANH):
  * each source shows its variant and compiles with no spills, at the
  * bench's shapes and at small odd ones. */
 START_TEST(nvrtc_sm90a_variants) {
   attn_spec s = attn_base();
   core_knobs kn = *core_knobs_quiet();
-  kn.attn90_ex2 = kn.attn90_edge = kn.attn90_lazy = kn.attn90_desc = true;
+  kn.attn90_ex2 = kn.attn90_edge = kn.attn90_lazy = kn.attn90_desc = kn.attn90_pingpong = true;
   switch (_i) {
     case 0: /* the bench shape */
       s.d = 128, s.sq = s.sk = 2048, s.h = s.hk = 16;
@@ -231,6 +232,7 @@ START_TEST(nvrtc_sm90a_variants) {
              !strstr(src.source, "kf_fa90_flag")));
   ck_assert(!kn.attn90_lazy || strstr(src.source, "__any_sync("));
   ck_assert(!kn.attn90_desc || strstr(src.source, "kf_fa90_dq + ("));
+  ck_assert(!kn.attn90_pingpong || strstr(src.source, "kf_fa90_bar_sync(1 + cw);"));
   /* causal (an iota mask), edge tiles: inner tiles skip the comparison */
   bool causal = s.mask == 2 || s.mask == 3;
   ck_assert(!kn.attn90_edge || loads || (strstr(src.source, "_modv(") != NULL) == causal);

@@ -175,11 +175,12 @@ kf_status cg_plan_flash90(cg_emit_args *a) {
   bool ex2, edge, lazy, desc;
   variants(a, &ex2, &edge, &lazy, &desc);
   const core_knobs *kn = a->t->knobs;
-  if (ex2 || edge || lazy || desc || (kn && kn->attn90_edge)) {
+  bool pp = kn && kn->attn90_pingpong;
+  if (ex2 || edge || lazy || desc || pp || (kn && kn->attn90_edge)) {
     size_t used = strlen(p->decisions);
-    snprintf(p->decisions + used, sizeof p->decisions - used, "; variants:%s%s%s%s%s",
+    snprintf(p->decisions + used, sizeof p->decisions - used, "; variants:%s%s%s%s%s%s",
              ex2 ? " ex2.approx.ftz" : "", edge ? " edge-tile bounds" : "",
-             lazy ? " lazy rescale" : "", desc ? " descriptor steps" : "",
+             lazy ? " lazy rescale" : "", desc ? " descriptor steps" : "", pp ? " ping-pong" : "",
              kn->attn90_edge && !edge ? " (no edge tiles: the modifier reads memory)" : "");
   }
   return KF_OK;
@@ -226,6 +227,7 @@ static void emit_wgmma(cg_buf *out, const char *name, int n, kf_dtype dt, bool a
 typedef struct fa90_variant {
   const char *ex2, *edge_param, *lazy, *rescale_if;
   const char *qdesc, *desc_q, *desc_k, *desc_v;
+  const char *pp_start, *pp_wait, *pp_pass, *pp_last;
   cg_buf score, softmax0, softmaxj;
 } fa90_variant;
 
@@ -277,7 +279,17 @@ static void variant_of(const cg_emit_args *a, cg_gen *gen, cg_buf *pre, const ch
                    : "kf_gmma_desc(k + (kk / 4) * BN * 128 + (kk % 4) * 32, 16, 1024)";
   v->desc_v = desc ? "kf_gmma_desc(v, BN * 128, 1024) + kk * 128"
                    : "kf_gmma_desc(v + kk * 2048, BN * 128, 1024)";
-  if (!ex2 && !edge) return;
+  /* Ping-pong: the consumer warpgroups issue their products in turns
+   * (named barriers 1 and 2 of 256 threads: one warpgroup waits at its
+   * own, the other arrives), so that one's softmax runs while the other's
+   * products do. Warpgroup 1 gives warpgroup 0 the first turn and passes
+   * no turn after its last issue, so every barrier completes. */
+  bool pp = a->t->knobs && a->t->knobs->attn90_pingpong;
+  v->pp_start = pp ? "\n  if (cw == 1 && nt > 0) kf_fa90_bar_arrive(1);" : "";
+  v->pp_wait = pp ? "\n    kf_fa90_bar_sync(1 + cw);" : "";
+  v->pp_pass = pp ? "\n    kf_fa90_bar_arrive(2 - cw);" : "";
+  v->pp_last = pp ? "\n    if (cw == 0) kf_fa90_bar_arrive(2);" : "";
+  if (!ex2 && !edge && !pp) return;
   cg_puts(helpers, "#ifndef KF_FA90_VARIANTS\n#define KF_FA90_VARIANTS\n");
   if (ex2)
     cg_puts(helpers,
@@ -285,6 +297,13 @@ static void variant_of(const cg_emit_args *a, cg_gen *gen, cg_buf *pre, const ch
             "// are weights below 2^-126 of the row's largest (flushed to 0 here)\n"
             "KF_INLINE float kf_fa90_ex2(float x) {\n  float r;\n"
             "  asm(\"ex2.approx.ftz.f32 %0, %1;\" : \"=f\"(r) : \"f\"(x));\n  return r;\n}\n");
+  if (pp)
+    cg_puts(helpers,
+            "// named barrier id of the two consumer warpgroups (256 threads)\n"
+            "KF_INLINE void kf_fa90_bar_sync(int id) {\n"
+            "  asm volatile(\"bar.sync %0, 256;\" ::\"r\"(id) : \"memory\");\n}\n"
+            "KF_INLINE void kf_fa90_bar_arrive(int id) {\n"
+            "  asm volatile(\"bar.arrive %0, 256;\" ::\"r\"(id) : \"memory\");\n}\n");
   if (edge)
     cg_puts(helpers,
             "template <bool B>\nstruct kf_fa90_flag {\n  static constexpr bool value = B;\n};\n");
@@ -353,7 +372,11 @@ kf_status cg_emit_flash90(cg_emit_args *a) {
                      {"qdesc", var.qdesc},
                      {"desc_q", var.desc_q},
                      {"desc_k", var.desc_k},
-                     {"desc_v", var.desc_v}};
+                     {"desc_v", var.desc_v},
+                     {"pp_start", var.pp_start},
+                     {"pp_wait", var.pp_wait},
+                     {"pp_pass", var.pp_pass},
+                     {"pp_last", var.pp_last}};
   kf_status st = KF_OK;
   if (gen.failed) {
     snprintf(a->err, a->errsize, "%s: %s", a->k->name, gen.err);

@@ -215,14 +215,15 @@ static bool takes90(const gcase *c) {
 
 /* The knob variants of the kernels (docs/attention.md, "Knobs"), each run
  * on every case: alone, then all together. */
-static const char *const VARIANTS[][6] = {
+static const char *const VARIANTS[][7] = {
     {"KFUSE_ATTN90_EX2"},
     {"KFUSE_ATTN90_EDGE"},
     {"KFUSE_ATTN90_LAZY"},
     {"KFUSE_ATTN90_DESC"},
+    {"KFUSE_ATTN90_PINGPONG"},
     {"KFUSE_ATTN_FAST_TANH"},
     {"KFUSE_ATTN90_EX2", "KFUSE_ATTN90_EDGE", "KFUSE_ATTN90_LAZY", "KFUSE_ATTN90_DESC",
-     "KFUSE_ATTN_FAST_TANH"},
+     "KFUSE_ATTN90_PINGPONG", "KFUSE_ATTN_FAST_TANH"},
 };
 enum { N_VARIANTS = (int)(sizeof VARIANTS / sizeof VARIANTS[0]) };
 
@@ -243,7 +244,7 @@ static void run_gcase_knobs(const gcase *c, bool attn90, const char *const *knob
   snprintf(what, sizeof what, "%s%s", c->what, attn90 ? "" : " (KFUSE_ATTN90=0)");
   bool sm90 = attn90 && G_sm90 && takes90(c) && c->sq > FUSE_DECODE_MAX_QUERIES;
   const char *marker2 = NULL;
-  for (int i = 0; knobs && i < 6 && knobs[i]; i++) {
+  for (int i = 0; knobs && i < 7 && knobs[i]; i++) {
     kt_setenv(knobs[i], "1", 1);
     size_t used = strlen(what);
     snprintf(what + used, sizeof what - used, " %s=1", knobs[i]);
@@ -261,9 +262,11 @@ static void run_gcase_knobs(const gcase *c, bool attn90, const char *const *knob
       marker2 = marker2 ? marker2 : "lazy rescale";
     else if (sm90 && !strcmp(knobs[i], "KFUSE_ATTN90_DESC"))
       marker2 = marker2 ? marker2 : "descriptor steps";
+    else if (sm90 && !strcmp(knobs[i], "KFUSE_ATTN90_PINGPONG"))
+      marker2 = marker2 ? marker2 : "ping-pong";
   }
   run_case(&s, c->offset, sm90, c->ramp, what, marker2);
-  for (int i = 0; knobs && i < 6 && knobs[i]; i++) kt_unsetenv(knobs[i]);
+  for (int i = 0; knobs && i < 7 && knobs[i]; i++) kt_unsetenv(knobs[i]);
   kt_unsetenv("KFUSE_ATTN90_KEYS");
   kt_unsetenv("KFUSE_ATTN90");
 }
