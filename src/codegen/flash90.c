@@ -11,6 +11,7 @@
 #include "codegen/flash_gen.h"
 #include "codegen/part.h"
 #include "codegen/template.h"
+#include "core/alloc.h"
 
 enum { BM = 128, THREADS = 384, MAX_STAGES = 4 };
 
@@ -114,11 +115,47 @@ static bool modifier_loads(const cg_emit_args *a) {
   return false;
 }
 
+static bool sfu_op(ir_op op) {
+  return op == IR_OP_EXP || op == IR_OP_LOG || op == IR_OP_SQRT || op == IR_OP_RSQRT ||
+         op == IR_OP_RECIPROCAL || op == IR_OP_SIN || op == IR_OP_COS || op == IR_OP_TANH ||
+         op == IR_OP_SIGMOID || op == IR_OP_GELU || op == IR_OP_GELU_TANH || op == IR_OP_SILU ||
+         op == IR_OP_ERF || op == IR_OP_POW || op == IR_OP_DIV;
+}
+
+/* Whether the score modifier (the chain from the scores to x and its side
+ * values, the kernel's ancestors of x short of the first product) holds a
+ * function of the SFU or a division. The ex2 variant (KFUSE_ATTN90_EX2)
+ * is not taken then: with those results and the exponentials in flight
+ * together ptxas spills (the soft-cap: 136 bytes at 96 keys). True too
+ * when it cannot tell (no memory, an argument after its node). */
+static bool modifier_sfu(const cg_emit_args *a) {
+  const kf_graph *g = a->g;
+  const fuse_attn *at = &a->k->attn;
+  bool *mark = core_calloc((size_t)g->n_nodes, sizeof *mark);
+  if (!mark) return true;
+  bool found = false;
+  mark[at->x] = true;
+  for (int32_t v = at->x; v >= 0 && !found; v--) {
+    if (!mark[v] || v == at->mm1 || !cg_in_kernel(a->k, v)) continue;
+    const ir_node *n = &g->nodes[v];
+    found = sfu_op(n->op);
+    for (int i = 0; i < n->nargs && !found; i++) {
+      if (n->args[i] < 0) continue;
+      if (n->args[i] > v)
+        found = true; /* not in id order: assume the worst */
+      else
+        mark[n->args[i]] = true;
+    }
+  }
+  core_free(mark);
+  return found;
+}
+
 /* The variants the knobs ask for and the kernel takes. */
 static void variants(const cg_emit_args *a, bool *ex2, bool *edge, bool *lazy, bool *desc) {
   const core_knobs *kn = a->t->knobs;
   *desc = kn && kn->attn90_desc;
-  *ex2 = kn && kn->attn90_ex2;
+  *ex2 = kn && kn->attn90_ex2 && !modifier_sfu(a);
   *edge = kn && kn->attn90_edge && !modifier_loads(a);
   *lazy = kn && kn->attn90_lazy;
 }
@@ -176,12 +213,13 @@ kf_status cg_plan_flash90(cg_emit_args *a) {
   variants(a, &ex2, &edge, &lazy, &desc);
   const core_knobs *kn = a->t->knobs;
   bool pp = kn && kn->attn90_pingpong;
-  if (ex2 || edge || lazy || desc || pp || (kn && kn->attn90_edge)) {
+  if (ex2 || edge || lazy || desc || pp || (kn && (kn->attn90_edge || kn->attn90_ex2))) {
     size_t used = strlen(p->decisions);
-    snprintf(p->decisions + used, sizeof p->decisions - used, "; variants:%s%s%s%s%s%s",
+    snprintf(p->decisions + used, sizeof p->decisions - used, "; variants:%s%s%s%s%s%s%s",
              ex2 ? " ex2.approx.ftz" : "", edge ? " edge-tile bounds" : "",
              lazy ? " lazy rescale" : "", desc ? " descriptor steps" : "", pp ? " ping-pong" : "",
-             kn->attn90_edge && !edge ? " (no edge tiles: the modifier reads memory)" : "");
+             kn->attn90_edge && !edge ? " (no edge tiles: the modifier reads memory)" : "",
+             kn->attn90_ex2 && !ex2 ? " (exp2f: the modifier uses the SFU)" : "");
   }
   return KF_OK;
 }

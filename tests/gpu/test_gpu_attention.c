@@ -252,8 +252,8 @@ static void run_gcase_knobs(const gcase *c, bool attn90, const char *const *knob
      * fast tanh in the modifier (every kernel) */
     if (!strcmp(knobs[i], "KFUSE_ATTN_FAST_TANH") && c->modifier == 1)
       marker2 = "kf_tanh_approx(";
-    else if (sm90 && !strcmp(knobs[i], "KFUSE_ATTN90_EX2"))
-      marker2 = marker2 ? marker2 : "kf_fa90_ex2(";
+    else if (sm90 && !strcmp(knobs[i], "KFUSE_ATTN90_EX2")) /* not with the soft-cap's tanh */
+      marker2 = marker2 ? marker2 : c->modifier == 1 ? "the modifier uses the SFU" : "kf_fa90_ex2(";
     else if (sm90 && !strcmp(knobs[i], "KFUSE_ATTN90_EDGE")) /* not where the modifier loads */
       marker2 = marker2                            ? marker2
                 : c->mask == 1 || c->modifier == 2 ? "no edge tiles"
