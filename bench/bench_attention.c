@@ -11,8 +11,9 @@
  * GB/s on the bytes of k and v, and the percentage of a copy ceiling
  * measured in the same run (cuMemcpyDtoDAsync, read plus written bytes,
  * kf_device_copy_bandwidth) at the same bytes moved and at 1 GiB.
- * Usage: bench_attention [--quick | --decode]  (--quick: S 2048 only;
- * --decode: the decode lines only) */
+ * Usage: bench_attention [--quick | --decode | --prefill]  (--quick: S 2048
+ * only; --decode: the decode lines only; --prefill: every prefill line, no
+ * decode lines: the A/B runs of the sm_90 kernel's knobs, docs/attention.md) */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -195,6 +196,7 @@ static void decode_lines(void) {
 int main(int argc, char **argv) {
   bool quick = argc > 1 && !strcmp(argv[1], "--quick");
   bool decode_only = argc > 1 && !strcmp(argv[1], "--decode");
+  bool prefill_only = argc > 1 && !strcmp(argv[1], "--prefill");
   int n = 0;
   rt_state *rt;
   if (kf_ctx_create(&C) != KF_OK || kf_device_count(C, &n) != KF_OK || n == 0 ||
@@ -214,7 +216,7 @@ int main(int argc, char **argv) {
     bench("B2 H16 S4096 D128 bf16 causal", 2, 16, 4096, 128, true, false);
     bench("B2 H16 S8192 D128 bf16 causal", 2, 16, 8192, 128, true, false);
   }
-  decode_lines();
+  if (!prefill_only) decode_lines();
   D->CtxPopCurrent(NULL);
   kf_ctx_destroy(C);
   return 0;

@@ -139,14 +139,14 @@ KF_INLINE void {{fn}}({{BID}} bid, {{params}}, const kf_tmap &kf_tmq, const kf_t
 #pragma unroll
   for (int i = 0; i < D / 2; i++) o[i] = 0.0f;
   float mrow[2] = {-KF_INF, -KF_INF}, lrow[2] = {0.0f, 0.0f}, scale[2];
-  const unsigned qa = qs + cw * 64 * 128;
+  const unsigned qa = qs + cw * 64 * 128;{{qdesc}}
   /* s = q k^T of the k tile at k (A: q, B: k, both K-major; each k16 step
    * 32 B along a 128-byte row, then the next 64-column box) */
   auto issue_qk = [&](unsigned k) {
 #pragma unroll
     for (int kk = 0; kk < D / 16; kk++)
-      kf_fa90_qk(s, kf_gmma_desc(qa + (kk / 4) * BM * 128 + (kk % 4) * 32, 16, 1024),
-                 kf_gmma_desc(k + (kk / 4) * BN * 128 + (kk % 4) * 32, 16, 1024), kk > 0);
+      kf_fa90_qk(s, {{desc_q}},
+                 {{desc_k}}, kk > 0);
     kf_fa90_commit();
   };
   /* o += p v of the v tile at v (B N-major: 64-column boxes BN x 128 B
@@ -154,19 +154,19 @@ KF_INLINE void {{fn}}({{BID}} bid, {{params}}, const kf_tmap &kf_tmq, const kf_t
   auto issue_pv = [&](unsigned v) {
 #pragma unroll
     for (int kk = 0; kk < BN / 16; kk++)
-      kf_fa90_pv(o, pa[kk], kf_gmma_desc(v + kk * 2048, BN * 128, 1024));
+      kf_fa90_pv(o, pa[kk], {{desc_v}});
     kf_fa90_commit();
   };
   /* The modifier per score (queries and keys past the ends are -inf), the
    * running max, p = exp(x - max) in s, the running sum; scale: how much
    * the accumulator shrinks. */
-  auto softmax = [&](int j) {
+  auto softmax = [&](int j{{edge_param}}) {
     const int k0 = j * BN + 2 * t4;
     float mx[2] = {mrow[0], mrow[1]};
 #pragma unroll
     for (int i = 0; i < BN / 2; i++) {
       const int qi = qrow + 8 * ((i >> 1) & 1), ki = k0 + 8 * (i >> 2) + (i & 1);
-      const float x = qi < SQ && ki < SK ? {{fn}}_mod(s[i], bt, qi, ki, {{args}}) : -KF_INF;
+      const float x = {{score}};
       s[i] = x;
       mx[(i >> 1) & 1] = fmaxf(mx[(i >> 1) & 1], x);
     }
@@ -174,15 +174,15 @@ KF_INLINE void {{fn}}({{BID}} bid, {{params}}, const kf_tmap &kf_tmq, const kf_t
 #pragma unroll
     for (int r = 0; r < 2; r++) {
       mx[r] = fmaxf(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], 1));
-      mx[r] = fmaxf(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], 2));
+      mx[r] = fmaxf(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], 2));{{lazy}}
       /* a row with nothing visible yet: exponents against 0, not -inf - -inf */
       mu[r] = mx[r] == -KF_INF ? 0.0f : mx[r] * LOG2E;
-      scale[r] = exp2f(mrow[r] * LOG2E - mu[r]);
+      scale[r] = {{ex2}}(mrow[r] * LOG2E - mu[r]);
       mrow[r] = mx[r];
     }
 #pragma unroll
     for (int i = 0; i < BN / 2; i++) {
-      const float p = exp2f(fmaf(s[i], LOG2E, -mu[(i >> 1) & 1]));
+      const float p = {{ex2}}(fmaf(s[i], LOG2E, -mu[(i >> 1) & 1]));
       s[i] = p;
       sum[(i >> 1) & 1] += p;
     }
@@ -200,48 +200,48 @@ KF_INLINE void {{fn}}({{BID}} bid, {{params}}, const kf_tmap &kf_tmq, const kf_t
   auto release = [&](int kind, int st) {
     if (lane == 0) kf_bar_arrive(KF_FA90_BAR(kind, st));
   };
-  kf_bar_wait(bars, 0);
+  kf_bar_wait(bars, 0);{{pp_start}}
   if (nt > 0) {
-    kf_bar_wait(KF_FA90_BAR(0, 0), 0);
+    kf_bar_wait(KF_FA90_BAR(0, 0), 0);{{pp_wait}}
     kf_fa90_pin(s);
     kf_fa90_fence();
-    issue_qk(ring);
+    issue_qk(ring);{{pp_pass}}
     kf_fa90_wait<0>();
     kf_fa90_pin(s);
     release(2, 0);
-    softmax(0);
+    {{softmax0}}
     round_p();
   }
   for (int j = 1; j < nt; j++) {
     const int st = j % ST, pst = (j - 1) % ST;
     const unsigned ph = (unsigned)(j / ST) & 1u, pph = (unsigned)((j - 1) / ST) & 1u;
-    kf_bar_wait(KF_FA90_BAR(0, st), ph);
+    kf_bar_wait(KF_FA90_BAR(0, st), ph);{{pp_wait}}
     kf_fa90_pin(s);
     kf_fa90_pin(o);
     kf_fa90_pin(pa);
     kf_fa90_fence();
     issue_qk(ring + st * 2 * KV_BYTES);
     kf_bar_wait(KF_FA90_BAR(1, pst), pph);
-    issue_pv(ring + pst * 2 * KV_BYTES + KV_BYTES);
+    issue_pv(ring + pst * 2 * KV_BYTES + KV_BYTES);{{pp_pass}}
     kf_fa90_wait<1>(); /* s_j is done; o += p_{j-1} v_{j-1} may still run */
     kf_fa90_pin(s);
     release(2, st);
-    softmax(j);
+    {{softmaxj}}
     kf_fa90_wait<0>();
     kf_fa90_pin(o);
     kf_fa90_pin(pa);
-    release(3, pst);
+    release(3, pst);{{rescale_if}}
 #pragma unroll
     for (int i = 0; i < D / 2; i++) o[i] *= scale[(i >> 1) & 1];
     round_p();
   }
   if (nt > 0) {
     const int st = (nt - 1) % ST;
-    kf_bar_wait(KF_FA90_BAR(1, st), (unsigned)((nt - 1) / ST) & 1u);
+    kf_bar_wait(KF_FA90_BAR(1, st), (unsigned)((nt - 1) / ST) & 1u);{{pp_wait}}
     kf_fa90_pin(o);
     kf_fa90_pin(pa);
     kf_fa90_fence();
-    issue_pv(ring + st * 2 * KV_BYTES + KV_BYTES);
+    issue_pv(ring + st * 2 * KV_BYTES + KV_BYTES);{{pp_last}}
     kf_fa90_wait<0>();
     kf_fa90_pin(o);
     release(3, st);

@@ -126,8 +126,11 @@ static void compile(const attn_spec *s, const core_knobs *kn) {
   ck_assert((strstr(src.source, "_lse(") != NULL) == (s->lse != 0));
   ck_assert_int_eq(nvrtcCreateProgram(&prog, src.source, "attn90.cu", 0, NULL, NULL),
                    NVRTC_SUCCESS);
-  const char *opts[] = {"--gpu-architecture=sm_90a", "--std=c++17", "--ptxas-options=-v"};
-  nvrtcResult r = nvrtcCompileProgram(prog, 3, opts);
+  /* --fmad=false and -default-device as the runtime compiles
+   * (src/runtime/nvrtc.c) */
+  const char *opts[] = {"--gpu-architecture=sm_90a", "--std=c++17", "--ptxas-options=-v",
+                        "--fmad=false", "-default-device"};
+  nvrtcResult r = nvrtcCompileProgram(prog, 5, opts);
   size_t n = 0;
   nvrtcGetProgramLogSize(prog, &n);
   char *log = malloc(n + 1);
@@ -260,6 +263,77 @@ START_TEST(misaligned_q_falls_back) {
 }
 END_TEST
 
+/* The knob variants (KFUSE_ATTN90_EX2, _EDGE, _LAZY, _DESC, _PINGPONG,
+ * KFUSE_ATTN_FAST_TANH):
+ * each source shows its variant and compiles with no spills, at the
+ * bench's shapes and at small odd ones. */
+START_TEST(nvrtc_sm90a_variants) {
+  attn_spec s = attn_base();
+  core_knobs kn = *core_knobs_quiet();
+  kn.attn90_ex2 = kn.attn90_edge = kn.attn90_lazy = kn.attn90_desc = kn.attn90_pingpong = true;
+  switch (_i) {
+    case 0: /* the bench shape */
+      s.d = 128, s.sq = s.sk = 2048, s.h = s.hk = 16;
+      break;
+    case 1: /* causal, GQA */
+      s.d = 128, s.sq = s.sk = 4096, s.h = 8, s.hk = 2, s.mask = 2;
+      break;
+    case 2: /* the soft-cap, fast (no ex2 there: it spilled) */
+      s.d = 128, s.sq = s.sk = 2048, s.modifier = 1, kn.attn_fast_tanh = true;
+      break;
+    case 3: /* the soft-cap with every knob at 64 keys */
+      s.d = 128, s.sq = 200, s.sk = 333, s.modifier = 1, kn.attn_fast_tanh = true;
+      kn.attn90_keys = 1;
+      break;
+    case 4: /* head dim 64, odd lengths, a boolean mask, f16 */
+      s.dt = KF_F16, s.sq = 37, s.sk = 77, s.mask = 1;
+      break;
+    case 5: /* head dim 64, the soft-cap, fast */
+      s.sq = 64, s.sk = 192, s.modifier = 1, kn.attn_fast_tanh = true;
+      break;
+    case 6: /* a bias, a negated causal mask (the default's case 4) */
+      s.d = 128, s.modifier = 2, s.hand = true, s.mask = 3;
+      break;
+    default: /* 128 keys a tile (KFUSE_ATTN90_KEYS=128) spill: not checked */
+      s.d = 128, s.mask = 2, kn.attn90_lazy = false;
+      break;
+  }
+  cg_launch_src src;
+  char err[512] = "";
+  ck_assert_msg(emit(&s, "sm_90a", &kn, &src, err, sizeof err) == KF_OK, "%s", err);
+  /* not with an SFU function in the modifier (the soft-cap's tanh) */
+  bool sfu = s.modifier == 1;
+  ck_assert(!kn.attn90_ex2 || sfu || strstr(src.source, "kf_fa90_ex2("));
+  ck_assert(!kn.attn90_ex2 || !sfu ||
+            (strstr(src.source, "(exp2f: the modifier uses the SFU)") &&
+             !strstr(src.source, "kf_fa90_ex2(")));
+  /* no edge tiles where the modifier loads (a mask, a bias): the loads
+   * would all be hoisted and spill */
+  bool loads = s.modifier == 2 || s.mask == 1;
+  ck_assert(!kn.attn90_edge || loads || strstr(src.source, "softmax(j, kf_fa90_flag<false>())"));
+  ck_assert(!kn.attn90_edge || !loads ||
+            (strstr(src.source, "(no edge tiles: the modifier reads memory)") &&
+             !strstr(src.source, "kf_fa90_flag")));
+  ck_assert(!kn.attn90_lazy || strstr(src.source, "__any_sync("));
+  ck_assert(!kn.attn90_desc || strstr(src.source, "kf_fa90_dq + ("));
+  ck_assert(!kn.attn90_pingpong || strstr(src.source, "kf_fa90_bar_sync(1 + cw);"));
+  /* causal (an iota mask), edge tiles: inner tiles skip the comparison */
+  bool causal = s.mask == 2 || s.mask == 3;
+  ck_assert(!kn.attn90_edge || loads || (strstr(src.source, "_modv(") != NULL) == causal);
+  if (kn.attn_fast_tanh && s.modifier == 1) { /* the modifier: no tanhf, no division */
+    const char *m = strstr(src.source, "_mod(float kf_acc"), *end = m ? strstr(m, "\n}\n") : NULL;
+    ck_assert(m && end);
+    char *body = strndup(m, (size_t)(end - m));
+    ck_assert_msg(strstr(body, "kf_tanh_approx(") && !strstr(body, "kf_div(") &&
+                      !strstr(body, "kf_tanh_h16("),
+                  "%s", body);
+    free(body);
+  }
+  cg_launch_src_free(&src);
+  compile(&s, &kn);
+}
+END_TEST
+
 static Suite *make_suite(void) {
   Suite *s = suite_create("attention90");
   TCase *tc = tcase_create("select");
@@ -270,6 +344,7 @@ static Suite *make_suite(void) {
   tcase_set_timeout(tn, 300);
   tcase_add_loop_test(tn, nvrtc_sm90a, 0, 8);
   tcase_add_test(tn, misaligned_q_falls_back);
+  tcase_add_loop_test(tn, nvrtc_sm90a_variants, 0, 8);
   suite_add_tcase(s, tn);
   return s;
 }

@@ -2,8 +2,11 @@
  * NVRTC for sm_90 (pointwise kernels of every dtype, broadcast, layout ops,
  * several outputs, 64-bit indices), templates and targets. Row, reduce,
  * horizontal and matmul kernels are in test_codegen_kinds.c. */
+#include <math.h>
+
 #include "check_main.h"
 #include "codegen/cg_internal.h"
+#include "codegen/div_const.h"
 #include "codegen/emit.h"
 #include "codegen/target.h"
 #include "codegen/template.h"
@@ -433,11 +436,32 @@ START_TEST(golden_sources) {
 }
 END_TEST
 
+/* cg_div_const_exact: a division by 30 rounds as the product by 1/30 for
+ * every bf16 value but not for every f16 one (some f16 input's product
+ * rounds to the other neighbour), powers of two always do; zero, infinities, NaN and
+ * values that are not a float are refused; the reciprocal comes back. */
+START_TEST(div_const_exact) {
+  float r = 0;
+  ck_assert(cg_div_const_exact(KF_BF16, 30.0, &r) && r == 1.0f / 30.0f);
+  ck_assert(!cg_div_const_exact(KF_F16, 30.0, &r));
+  for (int e = -8; e <= 8; e++) {
+    ck_assert(cg_div_const_exact(KF_F16, ldexp(1.0, e), &r) && r == (float)ldexp(1.0, -e));
+    ck_assert(cg_div_const_exact(KF_BF16, -ldexp(1.0, e), &r));
+  }
+  ck_assert(!cg_div_const_exact(KF_BF16, 0.0, &r));
+  ck_assert(!cg_div_const_exact(KF_BF16, INFINITY, &r));
+  ck_assert(!cg_div_const_exact(KF_BF16, NAN, &r));
+  ck_assert(!cg_div_const_exact(KF_BF16, 0.1, &r)); /* not a float */
+  ck_assert(!cg_div_const_exact(KF_F32, 2.0, &r));
+}
+END_TEST
+
 static Suite *make_suite(void) {
   Suite *s = suite_create("codegen");
   TCase *tc = tcase_create("pointwise");
   tcase_set_timeout(tc, 120);
   tcase_add_test(tc, target_parse);
+  tcase_add_test(tc, div_const_exact);
   tcase_add_test(tc, template_fill);
   tcase_add_test(tc, every_op_every_dtype);
   tcase_add_test(tc, chain_f32_vectorized);

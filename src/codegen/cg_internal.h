@@ -90,6 +90,10 @@ typedef struct cg_gen {
    * kf_bad instead (FLAG); or for the flagged chunk's second computation,
    * kf_div_rcp of kf_fresh(x) (REDO) */
   enum { CG_DIV_PLAIN, CG_DIV_FLAG, CG_DIV_REDO } div_mode;
+  /* the attention modifier's fast form (KFUSE_ATTN_FAST_TANH): 16-bit tanh
+   * as tanh.approx, and a 16-bit division by a constant as a product where
+   * cg_div_const_exact says every input rounds the same */
+  bool fast16;
   /* values bound to variables (reduction results, preloaded registers) */
   cg_bind *binds;
   int n_binds, cap_binds;

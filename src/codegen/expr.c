@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "codegen/cg_internal.h"
+#include "codegen/div_const.h"
 #include "codegen/index.h"
 #include "codegen/index_ctx.h"
 #include "core/alloc.h"
@@ -321,6 +322,20 @@ static bool has_h16(const ir_node *n) {
          (size_t)n->op < sizeof op_dev / sizeof op_dev[0] && op_dev[n->op].half;
 }
 
+/* A 16-bit division of a 16-bit value by a constant of its dtype that a
+ * product by the reciprocal computes bit for bit, for every input
+ * (cg_div_const_exact); the reciprocal as an exact hexadecimal literal. */
+static bool div_by_const(cg_gen *gen, const ir_node *n, char *lit, size_t size) {
+  if (n->op != IR_OP_DIV || (n->dtype != KF_F16 && n->dtype != KF_BF16)) return false;
+  const ir_node *x = &gen->g->nodes[n->args[0]], *c = &gen->g->nodes[n->args[1]];
+  float r;
+  if (x->dtype != n->dtype || c->op != IR_OP_CONST || c->dtype != n->dtype ||
+      !cg_div_const_exact(n->dtype, c->value, &r))
+    return false;
+  snprintf(lit, size, "%af", (double)r);
+  return true;
+}
+
 /* An operand of node n at the node's context c. */
 static void operand(cg_gen *gen, const ir_node *n, int i, const cg_ctx *c, char *out, size_t size) {
   const ir_node *a = &gen->g->nodes[n->args[i]];
@@ -520,7 +535,12 @@ static void value_at(cg_gen *gen, int32_t v, const cg_ctx *c, const char *key, c
     /* the 16-bit function computes other bits than kf_div_rcp */
     const bool h16 = has_h16(n);
     const char *sfx = h16 ? "_h16" : "";
-    if (kind == KIND_UNARY)
+    char rcp[48];
+    if (gen->fast16 && h16 && n->op == IR_OP_TANH)
+      snprintf(call, sizeof call, "kf_tanh_approx(%s)", a[0]);
+    else if (gen->fast16 && div_by_const(gen, n, rcp, sizeof rcp))
+      snprintf(call, sizeof call, "kf_mul(%s, %s)", a[0], rcp);
+    else if (kind == KIND_UNARY)
       snprintf(call, sizeof call, "kf_%s%s(%s)", op_lname[n->op], sfx, a[0]);
     else if (n->op == IR_OP_DIV && !h16 && !strcmp(ct, "float") && uniform_expr(gen, a[1]))
     /* a division by a per-row value: its reciprocal is computed once

@@ -11,6 +11,7 @@
 #include "codegen/flash_gen.h"
 #include "codegen/part.h"
 #include "codegen/template.h"
+#include "core/alloc.h"
 
 enum { BM = 128, THREADS = 384, MAX_STAGES = 4 };
 
@@ -19,7 +20,8 @@ enum { BM = 128, THREADS = 384, MAX_STAGES = 4 };
  * gives a thread of 384 together (128 keys spill). */
 static int tile_keys(const cg_emit_args *a) {
   if (a->k->attn.d <= 64) return 128;
-  return a->t->knobs && a->t->knobs->attn90_keys == 1 ? 64 : 96;
+  int knob = a->t->knobs ? a->t->knobs->attn90_keys : 0;
+  return knob == 1 ? 64 : knob == 2 ? 128 : 96;
 }
 
 /* Follows operand v's layout ops down to the stored tensor while each
@@ -95,6 +97,69 @@ bool cg_flash90_fits(const cg_emit_args *a, char *why, size_t size) {
   return no == NULL;
 }
 
+/* Whether the score modifier reads memory (a mask, a bias): an input of
+ * the kernel other than the stored q, k and v. The edge-tile variant
+ * (KFUSE_ATTN90_EDGE) is not taken then: unpredicated, a tile's element
+ * loads are all hoisted ahead of their use, past the 168 registers a
+ * thread has (ptxas spills). */
+static bool modifier_loads(const cg_emit_args *a) {
+  const fuse_attn *at = &a->k->attn;
+  int32_t s[3];
+  rows_whole(a->g, a->k, at->q, &s[0]);
+  rows_whole(a->g, a->k, at->k, &s[1]);
+  rows_whole(a->g, a->k, at->v, &s[2]);
+  for (int i = 0; i < a->k->n_inputs; i++) {
+    int32_t v = a->k->inputs[i];
+    if (v != s[0] && v != s[1] && v != s[2]) return true;
+  }
+  return false;
+}
+
+static bool sfu_op(ir_op op) {
+  return op == IR_OP_EXP || op == IR_OP_LOG || op == IR_OP_SQRT || op == IR_OP_RSQRT ||
+         op == IR_OP_RECIPROCAL || op == IR_OP_SIN || op == IR_OP_COS || op == IR_OP_TANH ||
+         op == IR_OP_SIGMOID || op == IR_OP_GELU || op == IR_OP_GELU_TANH || op == IR_OP_SILU ||
+         op == IR_OP_ERF || op == IR_OP_POW || op == IR_OP_DIV;
+}
+
+/* Whether the score modifier (the chain from the scores to x and its side
+ * values, the kernel's ancestors of x short of the first product) holds a
+ * function of the SFU or a division. The ex2 variant (KFUSE_ATTN90_EX2)
+ * is not taken then: with those results and the exponentials in flight
+ * together ptxas spills (the soft-cap: 136 bytes at 96 keys). True too
+ * when it cannot tell (no memory, an argument after its node). */
+static bool modifier_sfu(const cg_emit_args *a) {
+  const kf_graph *g = a->g;
+  const fuse_attn *at = &a->k->attn;
+  bool *mark = core_calloc((size_t)g->n_nodes, sizeof *mark);
+  if (!mark) return true;
+  bool found = false;
+  mark[at->x] = true;
+  for (int32_t v = at->x; v >= 0 && !found; v--) {
+    if (!mark[v] || v == at->mm1 || !cg_in_kernel(a->k, v)) continue;
+    const ir_node *n = &g->nodes[v];
+    found = sfu_op(n->op);
+    for (int i = 0; i < n->nargs && !found; i++) {
+      if (n->args[i] < 0) continue;
+      if (n->args[i] > v)
+        found = true; /* not in id order: assume the worst */
+      else
+        mark[n->args[i]] = true;
+    }
+  }
+  core_free(mark);
+  return found;
+}
+
+/* The variants the knobs ask for and the kernel takes. */
+static void variants(const cg_emit_args *a, bool *ex2, bool *edge, bool *lazy, bool *desc) {
+  const core_knobs *kn = a->t->knobs;
+  *desc = kn && kn->attn90_desc;
+  *ex2 = kn && kn->attn90_ex2 && !modifier_sfu(a);
+  *edge = kn && kn->attn90_edge && !modifier_loads(a);
+  *lazy = kn && kn->attn90_lazy;
+}
+
 static cg_tmap operand_map(const kf_graph *g, int32_t v, kf_dtype dt, int64_t rows, int64_t d,
                            uint32_t box_rows) {
   uint64_t es = kf_dtype_size(dt);
@@ -144,6 +209,18 @@ kf_status cg_plan_flash90(cg_emit_args *a) {
            tile_keys(a), (long long)at->d, BM, tile_keys(a), ns,
            at->causal ? ", causal tile skipping" : "",
            at->lse >= 0 ? ", writing the logsumexp" : "");
+  bool ex2, edge, lazy, desc;
+  variants(a, &ex2, &edge, &lazy, &desc);
+  const core_knobs *kn = a->t->knobs;
+  bool pp = kn && kn->attn90_pingpong;
+  if (ex2 || edge || lazy || desc || pp || (kn && (kn->attn90_edge || kn->attn90_ex2))) {
+    size_t used = strlen(p->decisions);
+    snprintf(p->decisions + used, sizeof p->decisions - used, "; variants:%s%s%s%s%s%s%s",
+             ex2 ? " ex2.approx.ftz" : "", edge ? " edge-tile bounds" : "",
+             lazy ? " lazy rescale" : "", desc ? " descriptor steps" : "", pp ? " ping-pong" : "",
+             kn->attn90_edge && !edge ? " (no edge tiles: the modifier reads memory)" : "",
+             kn->attn90_ex2 && !ex2 ? " (exp2f: the modifier uses the SFU)" : "");
+  }
   return KF_OK;
 }
 
@@ -182,6 +259,95 @@ static void emit_wgmma(cg_buf *out, const char *name, int n, kf_dtype dt, bool a
     cg_puts(out, "\n      : \"l\"(da), \"l\"(db), \"r\"(sd));\n}\n");
 }
 
+/* The tuning knobs' variants of the kernel (docs/attention.md, "Knobs of
+ * the Hopper kernel"): each hole's text is the default kernel's when its
+ * knob is off, so that the default source stays what it was. */
+typedef struct fa90_variant {
+  const char *ex2, *edge_param, *lazy, *rescale_if;
+  const char *qdesc, *desc_q, *desc_k, *desc_v;
+  const char *pp_start, *pp_wait, *pp_pass, *pp_last;
+  cg_buf score, softmax0, softmaxj;
+} fa90_variant;
+
+/* The variants' holes; the visible modifier (<fn>_modv) into pre. */
+static void variant_of(const cg_emit_args *a, cg_gen *gen, cg_buf *pre, const char *args,
+                       cg_buf *helpers, fa90_variant *v) {
+  const fuse_attn *at = &a->k->attn;
+  const char *fn = a->part->fn;
+  bool ex2, edge, lazy, desc;
+  variants(a, &ex2, &edge, &lazy, &desc);
+  v->ex2 = ex2 ? "kf_fa90_ex2" : "exp2f";
+  v->edge_param = edge ? ", auto edge" : "";
+  /* A tile is an edge when it has query rows past SQ, keys past SK or,
+   * causal, keys past some row's last visible one; the others skip the
+   * bounds checks and, causal, the comparison (<fn>_modv): two copies of
+   * the softmax, one branch a tile. */
+  bool vis = edge && cg_flash_modifier_visible(gen, a, fn, pre);
+  if (edge)
+    cg_printf(&v->score, "!edge.value ? %s_mod%s(s[i], bt, qi, ki, %s) : ", fn, vis ? "v" : "",
+              args);
+  cg_printf(&v->score, "qi < SQ && ki < SK ? %s_mod(s[i], bt, qi, ki, %s) : -KF_INF", fn, args);
+  for (int t = 0; t < 2; t++) {
+    cg_buf *b = t ? &v->softmaxj : &v->softmax0;
+    const char *j = t ? "j" : "0";
+    if (!edge) {
+      cg_printf(b, "softmax(%s);", j);
+      continue;
+    }
+    cg_printf(b, "if (q0 + BM > SQ || (long long)(%s + 1) * BN > SK", j);
+    if (vis)
+      cg_printf(b, " || (long long)(%s + 1) * BN - 1 > q0 + %lldLL", j, (long long)at->causal_off);
+    cg_printf(b,
+              ")\n      softmax(%s, kf_fa90_flag<true>());\n    else\n      softmax(%s, "
+              "kf_fa90_flag<false>());",
+              j, j);
+  }
+  /* keep the row's max unless the tile's exceeds it by more than 8 in
+   * log2 units: p = 2^(x log2e - mu) <= 2^8, and o, l are not rescaled */
+  v->lazy = lazy ? "\n      if (mx[r] * LOG2E - mrow[r] * LOG2E <= 8.0f) mx[r] = mrow[r];" : "";
+  v->rescale_if =
+      lazy ? "\n    if (__any_sync(0xffffffffu, scale[0] != 1.0f || scale[1] != 1.0f))" : "";
+  /* descriptors as a base plus 16-byte steps: the start address field is
+   * the low 14 bits of addr >> 4, and shared addresses are below 2^18, so
+   * a step never carries out of it */
+  v->qdesc = desc ? "\n  const unsigned long long kf_fa90_dq = kf_gmma_desc(qa, 16, 1024);" : "";
+  v->desc_q = desc ? "kf_fa90_dq + (((kk / 4) * BM * 128 + (kk % 4) * 32) >> 4)"
+                   : "kf_gmma_desc(qa + (kk / 4) * BM * 128 + (kk % 4) * 32, 16, 1024)";
+  v->desc_k = desc ? "kf_gmma_desc(k, 16, 1024) + (((kk / 4) * BN * 128 + (kk % 4) * 32) >> 4)"
+                   : "kf_gmma_desc(k + (kk / 4) * BN * 128 + (kk % 4) * 32, 16, 1024)";
+  v->desc_v = desc ? "kf_gmma_desc(v, BN * 128, 1024) + kk * 128"
+                   : "kf_gmma_desc(v + kk * 2048, BN * 128, 1024)";
+  /* Ping-pong: the consumer warpgroups issue their products in turns
+   * (named barriers 1 and 2 of 256 threads: one warpgroup waits at its
+   * own, the other arrives), so that one's softmax runs while the other's
+   * products do. Warpgroup 1 gives warpgroup 0 the first turn and passes
+   * no turn after its last issue, so every barrier completes. */
+  bool pp = a->t->knobs && a->t->knobs->attn90_pingpong;
+  v->pp_start = pp ? "\n  if (cw == 1 && nt > 0) kf_fa90_bar_arrive(1);" : "";
+  v->pp_wait = pp ? "\n    kf_fa90_bar_sync(1 + cw);" : "";
+  v->pp_pass = pp ? "\n    kf_fa90_bar_arrive(2 - cw);" : "";
+  v->pp_last = pp ? "\n    if (cw == 0) kf_fa90_bar_arrive(2);" : "";
+  if (!ex2 && !edge && !pp) return;
+  cg_puts(helpers, "#ifndef KF_FA90_VARIANTS\n#define KF_FA90_VARIANTS\n");
+  if (ex2)
+    cg_puts(helpers,
+            "// 2^x by the SFU alone: exp2f adds a scaling for subnormal results, which\n"
+            "// are weights below 2^-126 of the row's largest (flushed to 0 here)\n"
+            "KF_INLINE float kf_fa90_ex2(float x) {\n  float r;\n"
+            "  asm(\"ex2.approx.ftz.f32 %0, %1;\" : \"=f\"(r) : \"f\"(x));\n  return r;\n}\n");
+  if (pp)
+    cg_puts(helpers,
+            "// named barrier id of the two consumer warpgroups (256 threads)\n"
+            "KF_INLINE void kf_fa90_bar_sync(int id) {\n"
+            "  asm volatile(\"bar.sync %0, 256;\" ::\"r\"(id) : \"memory\");\n}\n"
+            "KF_INLINE void kf_fa90_bar_arrive(int id) {\n"
+            "  asm volatile(\"bar.arrive %0, 256;\" ::\"r\"(id) : \"memory\");\n}\n");
+  if (edge)
+    cg_puts(helpers,
+            "template <bool B>\nstruct kf_fa90_flag {\n  static constexpr bool value = B;\n};\n");
+  cg_puts(helpers, "#endif\n");
+}
+
 kf_status cg_emit_flash90(cg_emit_args *a) {
   const fuse_attn *at = &a->k->attn;
   const kf_graph *g = a->g;
@@ -195,6 +361,8 @@ kf_status cg_emit_flash90(cg_emit_args *a) {
   cg_param_args(p, &args);
   emit_wgmma(&mma, "kf_fa90_qk", tile_keys(a), at->dtype, false);
   emit_wgmma(&mma, "kf_fa90_pv", (int)at->d, at->dtype, true);
+  fa90_variant var = {0};
+  variant_of(a, &gen, &pre, cg_use(a->out, &args), &mma, &var);
   char on[16], qr[112], kr[112], vr[112], d[16], bn[16], ns[16];
   char sqs[32], sks[32], bat[32], qt[32], coff[32];
   snprintf(on, sizeof on, "p%d", (int)at->out);
@@ -231,7 +399,22 @@ kf_status cg_emit_flash90(cg_emit_args *a) {
                      {"KR", kr},
                      {"VR", vr},
                      {"wgmma", cg_use(a->out, &mma)},
-                     {"lse", lse}};
+                     {"lse", lse},
+                     {"ex2", var.ex2},
+                     {"edge_param", var.edge_param},
+                     {"score", cg_use(a->out, &var.score)},
+                     {"lazy", var.lazy},
+                     {"softmax0", cg_use(a->out, &var.softmax0)},
+                     {"softmaxj", cg_use(a->out, &var.softmaxj)},
+                     {"rescale_if", var.rescale_if},
+                     {"qdesc", var.qdesc},
+                     {"desc_q", var.desc_q},
+                     {"desc_k", var.desc_k},
+                     {"desc_v", var.desc_v},
+                     {"pp_start", var.pp_start},
+                     {"pp_wait", var.pp_wait},
+                     {"pp_pass", var.pp_pass},
+                     {"pp_last", var.pp_last}};
   kf_status st = KF_OK;
   if (gen.failed) {
     snprintf(a->err, a->errsize, "%s: %s", a->k->name, gen.err);
@@ -243,11 +426,16 @@ kf_status cg_emit_flash90(cg_emit_args *a) {
                  a->errsize))
       st = KF_ERR_INTERNAL;
   }
-  if (st == KF_OK && (pre.oom || params.oom || args.oom || mma.oom)) st = KF_ERR_OUT_OF_MEMORY;
+  if (st == KF_OK && (pre.oom || params.oom || args.oom || mma.oom || var.score.oom ||
+                      var.softmax0.oom || var.softmaxj.oom))
+    st = KF_ERR_OUT_OF_MEMORY;
   cg_gen_free(&gen);
   cg_buf_free(&pre);
   cg_buf_free(&params);
   cg_buf_free(&args);
   cg_buf_free(&mma);
+  cg_buf_free(&var.score);
+  cg_buf_free(&var.softmax0);
+  cg_buf_free(&var.softmaxj);
   return st;
 }

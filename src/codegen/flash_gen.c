@@ -3,6 +3,7 @@
  * score modifier (the graph's chain between the products, per element). */
 #include "codegen/flash_gen.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -63,8 +64,10 @@ int32_t cg_flash_row_struct(cg_gen *gen, const char *fn, const char *tag, const 
   return s;
 }
 
-/* "<fn>_mod(acc, bt, qi, ki, params)": the chain's value x at one score. */
-void cg_flash_modifier(cg_gen *gen, const cg_emit_args *a, const char *fn, cg_buf *out) {
+/* "<fn>_mod<sfx>(acc, bt, qi, ki, params)": the chain's value x at one
+ * score; cond >= 0: that node bound to the constant cond_text. */
+static void modifier(cg_gen *gen, const cg_emit_args *a, const char *fn, const char *sfx,
+                     int32_t cond, const char *cond_text, cg_buf *out) {
   const fuse_attn *at = &a->k->attn;
   const ir_node *x = &a->g->nodes[at->x];
   cg_buf body = {0}, decls = {0};
@@ -74,20 +77,45 @@ void cg_flash_modifier(cg_gen *gen, const cg_emit_args *a, const char *fn, cg_bu
   /* the f32 accumulator; the binding rounds it to the product's dtype
    * before any use, as the graph rounds the product */
   cg_gen_bind(gen, at->mm1, NULL, "kf_acc");
+  int binds = gen->n_binds;
+  if (cond >= 0) cg_gen_bind(gen, cond, NULL, cond_text);
+  gen->fast16 = a->t->knobs && a->t->knobs->attn_fast_tanh;
   cg_ctx c;
   int bounds[4] = {0, x->rank - 2, x->rank - 1, x->rank};
   const char *vars[3] = {"bt", "qi", "ki"};
   cg_ctx_groups(&c, x->rank, x->shape, 3, bounds, vars, VC_GATHER);
   char name[160];
   cg_gen_value(gen, at->x, &c, name, sizeof name);
+  gen->fast16 = false;
+  if (gen->n_binds > binds) gen->n_binds = binds; /* the cond binding is this function's */
   cg_param_decls(a->g, a->part, &decls);
   cg_printf(out,
-            "KF_INLINE float %s_mod(float kf_acc, long long bt, long long qi, long long ki, "
+            "KF_INLINE float %s_mod%s(float kf_acc, long long bt, long long qi, long long ki, "
             "%s) {\n  (void)bt, (void)qi, (void)ki;\n%s  return (float)%s;\n}\n",
-            fn, decls.s ? decls.s : "", body.s ? body.s : "", name);
+            fn, sfx, decls.s ? decls.s : "", body.s ? body.s : "", name);
   if (body.oom || decls.oom) cg_gen_oom(gen);
   cg_buf_free(&body);
   cg_buf_free(&decls);
+}
+
+void cg_flash_modifier(cg_gen *gen, const cg_emit_args *a, const char *fn, cg_buf *out) {
+  modifier(gen, a, fn, "", -1, NULL, out);
+}
+
+bool cg_flash_modifier_visible(cg_gen *gen, const cg_emit_args *a, const char *fn, cg_buf *out) {
+  const fuse_attn *at = &a->k->attn;
+  const kf_graph *g = a->g;
+  if (!at->causal) return false;
+  /* the chain ends in where(cond, scores, -inf) or where(cond, -inf,
+   * scores), maybe cast (fuse_attn's causal structure) */
+  int32_t w = at->x;
+  while (g->nodes[w].op == IR_OP_CAST && w != at->mm1) w = g->nodes[w].args[0];
+  const ir_node *wn = &g->nodes[w];
+  if (wn->op != IR_OP_WHERE) return false;
+  const ir_node *b = &g->nodes[wn->args[2]];
+  bool inf_third = b->op == IR_OP_CONST && isinf(b->value) && b->value < 0;
+  modifier(gen, a, fn, "v", wn->args[0], inf_third ? "true" : "false", out);
+  return true;
 }
 
 void cg_flash_helpers(cg_gen *gen, const cg_emit_args *a, cg_buf *pre, int32_t stored[3]) {

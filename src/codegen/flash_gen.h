@@ -15,6 +15,11 @@ int32_t cg_flash_row_struct(cg_gen *gen, const char *fn, const char *tag, const 
  * chain's value x at one score, the product bound to the f32 accumulator
  * rounded to the product's dtype. */
 void cg_flash_modifier(cg_gen *gen, const cg_emit_args *a, const char *fn, cg_buf *out);
+/* For a causal match, appends "<fn>_modv", the same chain with the
+ * visibility condition bound to its visible value: for tiles whose every
+ * score is visible (key <= query + off throughout), where the comparison
+ * is known; false (nothing written) when the match is not causal. */
+bool cg_flash_modifier_visible(cg_gen *gen, const cg_emit_args *a, const char *fn, cg_buf *out);
 
 /* The parameter and row-struct names of an attention part's operands. */
 typedef struct cg_flash_names {
