@@ -62,6 +62,27 @@ static void show_bad(const run_io *io, int64_t n) {
 
 static bool G_sm90;
 
+/* One compile and run of g in `mode` on poisoned outputs, checked against
+ * the reference: the count of elements outside the bound. `kind` says
+ * which kernel the plan must hold (its failure message: `not_kind`). */
+static int run_one(kf_graph *g, run_io *io, int mode, bool (*kind)(kf_plan *),
+                   const char *not_kind, const char *what, int64_t n) {
+  kf_options o;
+  kf_options_init(&o);
+  o.mode = (kf_run_mode)mode;
+  kf_plan *plan = NULL;
+  ck_assert_msg(kf_compile(G_ctx, g, &o, &plan) == KF_OK, "%s: %s", what, kf_ctx_errmsg(G_ctx));
+  ck_assert_msg(kind(plan), "%s: %s", what, not_kind);
+  io_poison(io);
+  kf_status st = kf_plan_run(plan, io->din, io->n_in, io->dout, io->n_out, NULL);
+  ck_assert_msg(st == KF_OK, "%s: run failed: %s", what, kf_plan_errmsg(plan));
+  io_fetch(io);
+  kf_plan_destroy(plan);
+  int b = io_check(g, io, what);
+  if (b) show_bad(io, n);
+  return b;
+}
+
 START_TEST(small_shapes_against_the_reference) {
   if (!G_sm90) return;
   static const int64_t shapes[][3] = {{128, 256, 64},  {300, 520, 136}, {1, 8, 8},
@@ -97,21 +118,7 @@ START_TEST(small_shapes_against_the_reference) {
             char what[128];
             snprintf(what, sizeof what, "%lldx%lldx%lld %s %s mode %d setting %d", (long long)m,
                      (long long)n, (long long)k, kf_dtype_name(types[ti]), epi_name[e], mode, cl);
-            kf_options o;
-            kf_options_init(&o);
-            o.mode = (kf_run_mode)mode;
-            kf_plan *plan = NULL;
-            ck_assert_msg(kf_compile(G_ctx, g, &o, &plan) == KF_OK, "%s: %s", what,
-                          kf_ctx_errmsg(G_ctx));
-            ck_assert_msg(on_template(plan), "%s: not on the sm_90 template", what);
-            io_poison(&io);
-            kf_status st = kf_plan_run(plan, io.din, io.n_in, io.dout, io.n_out, NULL);
-            ck_assert_msg(st == KF_OK, "%s: run failed: %s", what, kf_plan_errmsg(plan));
-            io_fetch(&io);
-            kf_plan_destroy(plan);
-            int b = io_check(g, &io, what);
-            if (b) show_bad(&io, n);
-            bad += b;
+            bad += run_one(g, &io, mode, on_template, "not on the sm_90 template", what, n);
             runs++;
           }
           io_free(&io);
@@ -346,21 +353,7 @@ START_TEST(paired_products_against_the_reference) {
             snprintf(what, sizeof what, "pair %lldx%lldx%lld %s%s mode %d setting %d", (long long)m,
                      (long long)n, (long long)k, kf_dtype_name(types[ti]), res ? " + residual" : "",
                      mode, st);
-            kf_options o;
-            kf_options_init(&o);
-            o.mode = (kf_run_mode)mode;
-            kf_plan *plan = NULL;
-            ck_assert_msg(kf_compile(G_ctx, g, &o, &plan) == KF_OK, "%s: %s", what,
-                          kf_ctx_errmsg(G_ctx));
-            ck_assert_msg(paired(plan), "%s: not one paired sm_90 kernel", what);
-            io_poison(&io);
-            kf_status rs = kf_plan_run(plan, io.din, io.n_in, io.dout, io.n_out, NULL);
-            ck_assert_msg(rs == KF_OK, "%s: run failed: %s", what, kf_plan_errmsg(plan));
-            io_fetch(&io);
-            kf_plan_destroy(plan);
-            int b = io_check(g, &io, what);
-            if (b) show_bad(&io, n);
-            bad += b;
+            bad += run_one(g, &io, mode, paired, "not one paired sm_90 kernel", what, n);
             runs++;
           }
           io_free(&io);
