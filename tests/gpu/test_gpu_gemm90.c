@@ -65,8 +65,8 @@ static bool G_sm90;
 /* One compile and run of g in `mode` on poisoned outputs, checked against
  * the reference: the count of elements outside the bound. `kind` says
  * which kernel the plan must hold (its failure message: `not_kind`). */
-static int run_one(kf_graph *g, run_io *io, int mode, bool (*kind)(kf_plan *),
-                   const char *not_kind, const char *what, int64_t n) {
+static int run_one(kf_graph *g, run_io *io, int mode, bool (*kind)(kf_plan *), const char *not_kind,
+                   const char *what, int64_t n) {
   kf_options o;
   kf_options_init(&o);
   o.mode = (kf_run_mode)mode;
